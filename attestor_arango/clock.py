@@ -1,0 +1,122 @@
+"""Time: one representation, one injectable source.
+
+Stored times are integer microseconds since the Unix epoch (UTC). Open intervals
+use the far-future sentinel ``OPEN`` rather than null, because null sorts first
+in AQL and would make ``t_expired > @t`` false for open rows.
+
+``TickClock`` hands out strictly increasing ticks. Reads and writes both take a
+tick, so a write that follows a read always gets a later transaction time and
+``as_of`` replays of that read can never see it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Protocol
+
+from .errors import ValidationError
+
+OPEN: int = 253_402_300_799_000_000  # 9999-12-31T23:59:59Z in microseconds
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class Clock(Protocol):
+    def now_us(self) -> int:
+        """Current time in integer microseconds since the epoch."""
+        ...
+
+
+class SystemClock:
+    """The wall clock."""
+
+    def now_us(self) -> int:
+        return time.time_ns() // 1000
+
+
+class ManualClock:
+    """A clock tests move by hand."""
+
+    def __init__(self, start: datetime | int = 1_767_225_600_000_000) -> None:
+        self._now = start if isinstance(start, int) else to_us(start)
+
+    def now_us(self) -> int:
+        return self._now
+
+    def set(self, value: datetime | int) -> None:
+        self._now = value if isinstance(value, int) else to_us(value)
+
+    def advance(self, *, seconds: float = 0, days: float = 0) -> None:
+        self._now += int(round((seconds + days * 86_400) * 1_000_000))
+
+
+class TickClock:
+    """Wraps a clock so that every call returns a strictly larger value."""
+
+    def __init__(self, source: Clock) -> None:
+        self.source = source
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def now_us(self) -> int:
+        with self._lock:
+            value = max(self.source.now_us(), self._last + 1)
+            self._last = value
+            return value
+
+    def observe(self, value: int) -> None:
+        """Never hand out a tick at or before ``value`` (a time already stored)."""
+        with self._lock:
+            self._last = max(self._last, value)
+
+
+def to_us(value: datetime) -> int:
+    """A timezone-aware datetime to microseconds; naive datetimes are refused."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError(
+            f"naive datetime {value.isoformat()} has no timezone; pass an aware datetime "
+            "(e.g. datetime(..., tzinfo=UTC)) or an ISO string ending in Z or +00:00",
+        )
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_us(value: int) -> datetime:
+    """Microseconds to an aware UTC datetime."""
+    return datetime.fromtimestamp(value // 1_000_000, tz=UTC).replace(microsecond=value % 1_000_000)
+
+
+def parse_time(value: datetime | str | int | float, *, field: str = "time") -> int:
+    """Accepts an aware datetime, an ISO-8601 string with an offset, or epoch seconds."""
+    if isinstance(value, bool):
+        raise ValidationError(f"{field}: expected a timestamp, got a boolean")
+    if isinstance(value, datetime):
+        return to_us(value)
+    if isinstance(value, int | float):
+        return int(round(value * 1_000_000))
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) == 10 and text[4] == "-" and text[7] == "-":
+            text += "T00:00:00+00:00"  # a bare date means its UTC midnight
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise ValidationError(
+                f"{field}: {value!r} is not an ISO-8601 timestamp; use e.g. 2026-03-01T00:00:00Z",
+            ) from exc
+        if parsed.tzinfo is None:
+            raise ValidationError(
+                f"{field}: {value!r} has no timezone; append Z or an offset such as +00:00",
+            )
+        return to_us(parsed)
+    raise ValidationError(f"{field}: unsupported timestamp type {type(value).__name__}")
+
+
+def iso(value: int | None) -> str | None:
+    """Microseconds to ISO-8601 with Z; OPEN and None map to None."""
+    if value is None or value >= OPEN:
+        return None
+    return from_us(value).isoformat().replace("+00:00", "Z")

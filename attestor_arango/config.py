@@ -1,0 +1,149 @@
+"""Configuration: environment, then a YAML file, then arguments in code (later wins).
+
+With nothing configured the library works: embedded backend in the user's data
+directory, SOLO identity, the best embedder available offline. Secrets are
+``SecretStr`` so they never print or serialise by accident.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import ValidationError as PydanticValidationError
+
+from .errors import ValidationError
+
+DB_FILENAME = "memory.db"
+
+
+class ArangoSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = "http://127.0.0.1:8529"
+    database: str = "attestor"
+    username: str = "root"
+    password: SecretStr = SecretStr("")
+    verify_tls: bool | str = True  # True, False, or a CA bundle path
+    vector_min_docs: int = 1000  # below this a tenant is served by exact cosine
+
+
+class TraceSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    path: str | None = None
+    include_content: bool = False
+
+
+class SigningSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    key_path: str | None = None
+
+
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["embedded", "arangodb"] = "embedded"
+    path: str | None = None  # embedded: the SQLite file, or a directory to hold memory.db
+    embedder: Literal["auto", "hashing", "ollama", "openai", "local"] = "auto"
+    embedder_model: str | None = None
+    embedder_dimension: int | None = None
+    local_model_path: str | None = None
+    ollama_url: str = "http://127.0.0.1:11434"
+    openai_base_url: str | None = None
+    openai_api_key: SecretStr | None = None
+    max_content_chars: int = Field(default=32_000, gt=0)
+    arango: ArangoSettings = Field(default_factory=ArangoSettings)
+    retrieval: dict[str, Any] = Field(default_factory=dict)
+    trace: TraceSettings = Field(default_factory=TraceSettings)
+    signing: SigningSettings = Field(default_factory=SigningSettings)
+    retention: list[dict[str, Any]] = Field(default_factory=list)
+    llm: dict[str, Any] = Field(default_factory=dict)
+
+    def db_path(self) -> Path:
+        """The embedded database file."""
+        raw = self.path or os.environ.get("ATTESTOR_HOME") or str(default_data_dir())
+        path = Path(raw).expanduser()
+        if path.suffix in {".db", ".sqlite", ".sqlite3"}:
+            return path
+        return path / DB_FILENAME
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "attestor-arango"
+
+
+_ENV: dict[str, tuple[str, ...]] = {
+    "ATTESTOR_BACKEND": ("backend",),
+    "ATTESTOR_PATH": ("path",),
+    "ATTESTOR_EMBEDDER": ("embedder",),
+    "ATTESTOR_EMBEDDER_MODEL": ("embedder_model",),
+    "ATTESTOR_LOCAL_MODEL_PATH": ("local_model_path",),
+    "ATTESTOR_OLLAMA_URL": ("ollama_url",),
+    "ATTESTOR_OPENAI_BASE_URL": ("openai_base_url",),
+    "ATTESTOR_OPENAI_API_KEY": ("openai_api_key",),
+    "ATTESTOR_MAX_CONTENT_CHARS": ("max_content_chars",),
+    "ATTESTOR_TRACE": ("trace", "enabled"),
+    "ATTESTOR_TRACE_PATH": ("trace", "path"),
+    "ATTESTOR_SIGNING": ("signing", "enabled"),
+    "ATTESTOR_SIGNING_KEY": ("signing", "key_path"),
+    "ARANGO_URL": ("arango", "url"),
+    "ARANGO_DB": ("arango", "database"),
+    "ARANGO_USER": ("arango", "username"),
+    "ARANGO_PASSWORD": ("arango", "password"),
+}
+
+
+def _set(tree: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
+    for key in keys[:-1]:
+        tree = tree.setdefault(key, {})
+    tree[keys[-1]] = value
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_config(
+    file: str | Path | None = None,
+    env: dict[str, str] | None = None,
+    **overrides: Any,
+) -> Config:
+    """Environment < YAML file (``file`` or $ATTESTOR_CONFIG) < ``overrides``."""
+    environ = os.environ if env is None else env
+    layered: dict[str, Any] = {}
+    for name, keys in _ENV.items():
+        if environ.get(name):
+            _set(layered, keys, environ[name])
+    file = file or environ.get("ATTESTOR_CONFIG")
+    if file:
+        path = Path(file).expanduser()
+        if not path.is_file():
+            raise ValidationError(
+                f"config file {path} does not exist; create it or unset ATTESTOR_CONFIG"
+            )
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ValidationError(f"config file {path} is not valid YAML: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ValidationError(f"config file {path} must hold a mapping at the top level")
+        layered = _merge(layered, loaded)
+    layered = _merge(layered, {k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Config.model_validate(layered)
+    except PydanticValidationError as exc:
+        raise ValidationError(f"invalid configuration: {exc}") from exc

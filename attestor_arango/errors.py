@@ -1,0 +1,88 @@
+"""Typed errors.
+
+Every error a caller can trigger with bad input or a forbidden call has its own
+class, so the REST and MCP layers can map it to a stable code, and its message
+says what to do next.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AttestorError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    code: str = "attestor_error"
+    http_status: int = 500
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class ValidationError(AttestorError, ValueError):
+    """Input that can never be stored as given."""
+
+    code = "invalid_input"
+    http_status = 422
+
+
+class TenantRequiredError(ValidationError):
+    """A store call without a tenant: refused before any I/O (fail closed)."""
+
+    code = "tenant_required"
+    http_status = 400
+
+
+class AccessDenied(AttestorError, PermissionError):
+    """The agent's role (or read_only switch) does not allow the operation."""
+
+    code = "permission_denied"
+    http_status = 403
+
+
+class NotFoundError(AttestorError, LookupError):
+    """No such record in the caller's tenant (records of other tenants look the same)."""
+
+    code = "not_found"
+    http_status = 404
+
+
+class ConflictError(AttestorError):
+    """The operation conflicts with the stored state (e.g. closing a closed memory)."""
+
+    code = "conflict"
+    http_status = 409
+
+
+class EmbeddingMismatchError(AttestorError):
+    """The tenant's vectors were made by another embedder or dimension."""
+
+    code = "embedding_mismatch"
+    http_status = 409
+
+
+class QuotaExceededError(AttestorError):
+    """A daily write quota or a per-agent write limit is used up."""
+
+    code = "quota_exceeded"
+    http_status = 429
+
+
+class StoreError(AttestorError):
+    """The backend failed; the message names the backend and what to check."""
+
+    code = "store_error"
+    http_status = 503
+
+
+class TenantLeakError(StoreError):
+    """A backend returned a row of another tenant: a bug, raised instead of leaked."""
+
+    code = "tenant_leak"
+    http_status = 500

@@ -1,0 +1,218 @@
+"""Data model: what a memory, an episode and an audit entry are.
+
+Models are frozen: a stored fact is never edited in place, a new version is
+written instead. Times are aware UTC datetimes here and integer microseconds in
+the stores (see ``clock``); ``None`` for ``valid_until`` / ``t_expired`` means
+the interval is still open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .clock import OPEN, from_us, to_us
+
+
+class MemoryStatus(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    ARCHIVED = "archived"
+
+
+def content_hash(content: str) -> str:
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+class Provenance(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    agent_id: str
+    role: str
+    session_id: str | None = None
+    source_episode_id: str | None = None
+    agent_trail: tuple[str, ...] = ()
+    parent_agent_id: str | None = None
+
+
+class Memory(BaseModel):
+    """One asserted fact, with both time axes and its provenance."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    tenant: str
+    namespace: str
+    content: str
+    entity: str | None = None
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    valid_from: datetime
+    valid_until: datetime | None = None
+    t_created: datetime
+    t_expired: datetime | None = None
+    superseded_by: str | None = None
+    supersedes: str | None = None
+    status: MemoryStatus = MemoryStatus.ACTIVE
+    provenance: Provenance
+    content_hash: str
+    signature: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def is_active(self) -> bool:
+        return self.t_expired is None
+
+    def us(self, name: str) -> int:
+        """A time field in microseconds, OPEN for an open bound."""
+        value = getattr(self, name)
+        return OPEN if value is None else to_us(value)
+
+    def at(self, as_of: int) -> Memory:
+        """This row as a reader at ``as_of`` saw it: later closes are masked.
+
+        Closing a row stamps ``t_expired`` and the successor link; before that
+        instant the row was active with no successor, and a replay must say so.
+        """
+        if self.t_expired is None or to_us(self.t_expired) <= as_of:
+            return self
+        return self.model_copy(
+            update={"t_expired": None, "superseded_by": None, "status": MemoryStatus.ACTIVE},
+        )
+
+
+def us_or_none(value: int) -> datetime | None:
+    return None if value >= OPEN else from_us(value)
+
+
+class Episode(BaseModel):
+    """A conversation round kept verbatim: the evidence facts point back to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    tenant: str
+    namespace: str
+    session_id: str | None = None
+    agent_id: str
+    user_text: str = ""
+    assistant_text: str = ""
+    user_time: datetime
+    assistant_time: datetime | None = None
+    t_created: datetime
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class AuditEntry(BaseModel):
+    """One link of a tenant's hash chain."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    seq: int
+    id: str
+    ts: datetime
+    agent_id: str
+    role: str
+    action: str
+    target: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    prev_hash: str
+    hash: str
+
+
+class Entity(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    namespace: str
+    key: str  # normalised name: lower case, single spaces
+    name: str
+    kind: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+class Relation(BaseModel):
+    """A typed edge between two entities, bi-temporal like memories."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    tenant: str
+    namespace: str
+    source: str  # entity key
+    relation: str
+    target: str  # entity key
+    memory_id: str | None = None
+    t_created: datetime
+    t_expired: datetime | None = None
+    properties: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScoreBreakdown(BaseModel):
+    """Why a result ranked where it did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    vector_rank: int | None = None
+    vector_score: float | None = None
+    bm25_rank: int | None = None
+    bm25_score: float | None = None
+    rrf: float = 0.0
+    graph_hops: int | None = None
+    graph_bonus: float = 0.0
+    mmr: float | None = None
+    decay: float = 1.0
+    boost: float = 0.0
+    final: float = 0.0
+
+
+class RecallResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    memory: Memory
+    score: float
+    tokens: int
+    breakdown: ScoreBreakdown
+
+
+class RecallResponse(BaseModel):
+    """A ranked, budget-packed answer plus what degraded on the way."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    as_of: datetime
+    results: tuple[RecallResult, ...]
+    tokens_used: int
+    token_budget: int
+    errors: dict[str, str] = Field(default_factory=dict)  # lane -> message, e.g. vector_error
+    recall_id: str | None = None
+
+    def __iter__(self):  # type: ignore[override]
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+
+class Stats(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    namespace: str | None
+    total: int
+    active: int
+    superseded: int
+    archived: int
+    episodes: int
+    entities: int
+    relations: int
+    audit_entries: int
+    embedder: str | None
+    dimension: int | None

@@ -1,0 +1,153 @@
+"""The Store protocol: tenant-scoped primitives, nothing more.
+
+Backends store, filter and return candidates with raw signals (cosine, BM25,
+hop distance); they never rank. Every method takes a ``Scope`` first; ``Scope``
+cannot be built without a tenant, so a call without one fails before any I/O.
+Every row a backend returns must be checked with ``check_tenant`` (the third
+lock of the tenant-filter layer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import TenantLeakError
+from ..models import AuditEntry, Entity, Episode, Memory, Relation
+from ..scope import Scope, TemporalView
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Optional equality filters for ``list_memories``; None means "any"."""
+
+    entity: str | None = None
+    category: str | None = None
+    tags: tuple[str, ...] | None = None  # any of these tags
+    status: str | None = None  # status as seen at the view's as_of
+    content_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A lane candidate: the memory and the lane's raw score (higher is better)."""
+
+    memory: Memory
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingSpace:
+    name: str
+    dimension: int
+
+
+@runtime_checkable
+class Store(Protocol):
+    backend: str
+
+    # lifecycle -----------------------------------------------------------------
+    def close(self) -> None: ...
+    def health(self) -> dict[str, Any]: ...
+    def transaction(self) -> AbstractContextManager[None]:
+        """All writes inside commit together or not at all; nesting joins the outer one."""
+        ...
+
+    # embedding space -------------------------------------------------------------
+    def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None: ...
+    def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None: ...
+
+    # memories ----------------------------------------------------------------------
+    def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None: ...
+    def get_memory(self, scope: Scope, memory_id: str) -> Memory | None:
+        """By id within the tenant (and namespace when the scope has one); no view applied."""
+        ...
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]: ...
+    def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+    def close_memory(
+        self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
+    ) -> None:
+        """Set the transaction-time end once; ConflictError if already closed."""
+        ...
+
+    def find_active(
+        self, scope: Scope, entity: str, category: str, view: TemporalView
+    ) -> list[Memory]: ...
+    def list_memories(
+        self, scope: Scope, filters: MemoryFilter, view: TemporalView, limit: int, offset: int = 0
+    ) -> list[Memory]:
+        """Ordered by t_created ascending, id ascending."""
+        ...
+
+    def count_memories(self, scope: Scope) -> dict[str, int]:
+        """Counts by stored status plus 'total'."""
+        ...
+
+    # candidate lanes ---------------------------------------------------------------
+    def vector_candidates(
+        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
+    ) -> list[Hit]: ...
+    def text_candidates(
+        self, scope: Scope, query: str, k: int, view: TemporalView
+    ) -> list[Hit]: ...
+
+    # graph ---------------------------------------------------------------------------
+    def upsert_entity(self, scope: Scope, entity: Entity) -> None: ...
+    def list_entities(self, scope: Scope) -> list[Entity]: ...
+    def add_relation(self, scope: Scope, relation: Relation) -> None: ...
+    def relations_touching(
+        self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
+    ) -> list[Relation]: ...
+    def hops(
+        self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
+    ) -> dict[str, int]:
+        """Entity key -> BFS depth from the nearest source (sources are depth 0)."""
+        ...
+
+    # episodes ------------------------------------------------------------------------
+    def put_episode(self, scope: Scope, episode: Episode) -> None: ...
+    def get_episode(self, scope: Scope, episode_id: str) -> Episode | None: ...
+    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]: ...
+
+    # audit (append-only) -----------------------------------------------------------
+    def last_audit(self, scope: Scope) -> AuditEntry | None: ...
+    def append_audit(self, scope: Scope, entry: AuditEntry) -> None: ...
+    def read_audit(self, scope: Scope, limit: int, after_seq: int = 0) -> list[AuditEntry]: ...
+
+    # quotas ---------------------------------------------------------------------------
+    def get_quota(self, scope: Scope) -> int | None: ...
+    def set_quota(self, scope: Scope, daily_writes: int | None) -> None: ...
+    def count_writes(self, scope: Scope, day: str) -> int: ...
+    def add_writes(self, scope: Scope, day: str, n: int) -> int: ...
+
+    # compliance -----------------------------------------------------------------------
+    def purge_tenant(self, scope: Scope) -> dict[str, int]:
+        """Removes every row of the tenant except its audit chain; per-collection counts."""
+        ...
+
+
+def check_tenant(scope: Scope, rows: Sequence[Any]) -> None:
+    """Raises if any returned row belongs to another tenant or namespace."""
+    for row in rows:
+        tenant = row.tenant if not isinstance(row, dict) else row.get("tenant")
+        if tenant != scope.tenant:
+            raise TenantLeakError(
+                f"backend returned a row of tenant {tenant!r} to a call scoped to {scope.tenant!r}",
+            )
+        if scope.namespace is not None:
+            ns = row.namespace if not isinstance(row, dict) else row.get("namespace")
+            if ns is not None and ns != scope.namespace:
+                raise TenantLeakError(
+                    f"backend returned a row of namespace {ns!r} to a call scoped to "
+                    f"{scope.namespace!r}",
+                )
+
+
+def iter_chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
