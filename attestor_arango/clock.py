@@ -48,7 +48,7 @@ class ManualClock:
         self._now = value if isinstance(value, int) else to_us(value)
 
     def advance(self, *, seconds: float = 0, days: float = 0) -> None:
-        self._now += int(round((seconds + days * 86_400) * 1_000_000))
+        self._now += round((seconds + days * 86_400) * 1_000_000)
 
 
 class TickClock:
@@ -94,7 +94,7 @@ def parse_time(value: datetime | str | int | float, *, field: str = "time") -> i
     if isinstance(value, datetime):
         return to_us(value)
     if isinstance(value, int | float):
-        return int(round(value * 1_000_000))
+        return round(value * 1_000_000)
     if isinstance(value, str):
         text = value.strip()
         if len(text) == 10 and text[4] == "-" and text[7] == "-":

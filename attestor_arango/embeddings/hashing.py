@@ -9,6 +9,7 @@ reproducible vectors.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 
 import numpy as np
@@ -28,7 +29,7 @@ class HashingEmbedder:
     def _features(self, text: str) -> list[tuple[str, float]]:
         words = [w.lower() for w in _WORD.findall(text)]
         feats: list[tuple[str, float]] = [("w:" + w, 1.0) for w in words]
-        feats += [(f"b:{a} {b}", 0.5) for a, b in zip(words, words[1:], strict=False)]
+        feats += [(f"b:{a} {b}", 0.5) for a, b in itertools.pairwise(words)]
         for w in words:
             padded = f"#{w}#"
             feats += [("c:" + padded[i : i + 3], 0.25) for i in range(len(padded) - 2)]
