@@ -84,8 +84,9 @@ class Store(Protocol):
         """Ordered by t_created ascending, id ascending."""
         ...
 
-    def count_memories(self, scope: Scope) -> dict[str, int]:
-        """Counts by stored status plus 'total'."""
+    def count_rows(self, scope: Scope) -> dict[str, int]:
+        """Keys: total, active, superseded, archived (memories), episodes, entities,
+        relations, audit (audit is tenant-wide)."""
         ...
 
     # candidate lanes ---------------------------------------------------------------

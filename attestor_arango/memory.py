@@ -1,0 +1,576 @@
+"""AgentMemory: the one public API.
+
+Order of every call: permission check (before any I/O), input validation,
+then one store transaction for everything the call writes. Interfaces (CLI,
+REST, MCP, client) map onto these methods and add no logic of their own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from . import audit as audit_log
+from .clock import OPEN, Clock, SystemClock, TickClock, from_us, parse_time
+from .config import Config, load_config
+from .context import AgentContext, Permission
+from .embeddings import Embedder
+from .errors import (
+    ConflictError,
+    EmbeddingMismatchError,
+    NotFoundError,
+    QuotaExceededError,
+    ValidationError,
+)
+from .ids import IdSource, UUID7Source
+from .models import AuditEntry, Entity, Memory, MemoryStatus, Provenance, RecallResponse, Stats
+from .models import content_hash as hash_content
+from .retrieval import RetrievalConfig
+from .retrieval import recall as run_recall
+from .scope import Scope, TemporalView
+from .store.factory import open_store
+from .store.protocol import EmbeddingSpace, MemoryFilter, Store
+from .validation import (
+    TimeInput,
+    check_confidence,
+    check_content,
+    check_label,
+    check_limit,
+    check_metadata,
+    check_tags,
+    check_window,
+    entity_key,
+)
+
+_UNSET: Any = object()
+_STATUSES = {None, "active", "superseded", "archived", "all"}
+
+
+def _default_embedder(config: Config) -> Embedder:
+    try:
+        from .embeddings.chain import make_embedder
+    except ImportError:
+        from .embeddings import HashingEmbedder
+
+        return HashingEmbedder()
+    return make_embedder(config)
+
+
+class AgentMemory:
+    """Shared, bi-temporal memory for a team of agents."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        config: Config | None = None,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+        context: AgentContext | None = None,
+    ) -> None:
+        if config is None:
+            config = load_config(path=str(path) if path is not None else None)
+        elif path is not None:
+            config = config.model_copy(update={"path": str(path)})
+        self.config = config
+        self.clock = TickClock(clock or SystemClock())
+        self.ids: IdSource = ids or UUID7Source()
+        self.store: Store = store or open_store(config)
+        self.embedder: Embedder = embedder or _default_embedder(config)
+        self.default_context = context or AgentContext()
+        self.retrieval_config = RetrievalConfig.from_dict(config.retrieval)
+        self.signer: Any = None
+
+    # lifecycle ------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> AgentMemory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # helpers ----------------------------------------------------------------------------------
+    def _ctx(self, context: AgentContext | None) -> AgentContext:
+        if context is not None and not isinstance(context, AgentContext):
+            raise ValidationError("context must be an AgentContext")
+        return context or self.default_context
+
+    def _scope(self, ctx: AgentContext, namespace: str | None = None) -> Scope:
+        return Scope(ctx.tenant, namespace or ctx.namespace)
+
+    def _view(
+        self,
+        as_of: TimeInput | None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        include_closed: bool = False,
+    ) -> TemporalView:
+        now = self.clock.now_us()
+        if as_of is None:
+            at = now
+        else:
+            at = parse_time(as_of, field="as_of")
+            if at > now:
+                raise ValidationError(
+                    "as_of is in the future; the past can be replayed, the future not yet",
+                )
+        return TemporalView(
+            as_of=at, window=check_window(time_window), include_closed=include_closed
+        )
+
+    def _audit(
+        self,
+        ctx: AgentContext,
+        action: str,
+        target: str | None,
+        details: dict[str, Any] | None = None,
+    ) -> AuditEntry:
+        now = self.clock.now_us()
+        return audit_log.append(
+            self.store,
+            Scope(ctx.tenant),
+            entry_id=self.ids.new_id(now),
+            ts_us=now,
+            agent_id=ctx.agent_id,
+            role=ctx.role.value,
+            action=action,
+            target=target,
+            details={"namespace": ctx.namespace, **(details or {})},
+        )
+
+    def _embed(self, scope: Scope, texts: list[str]) -> np.ndarray:
+        """Embeds with the tenant's embedding space, recording it on first use."""
+        space = self.store.get_embedding_space(scope)
+        mine = EmbeddingSpace(self.embedder.name, self.embedder.dimension)
+        if space is not None and space != mine:
+            raise EmbeddingMismatchError(
+                f"tenant {scope.tenant!r} holds vectors of {space.name} ({space.dimension}-d) but "
+                f"this memory embeds with {mine.name} ({mine.dimension}-d); configure the same "
+                "embedder, or export the tenant and import it into a store set up with the new "
+                "one (import re-embeds every memory)",
+                stored=space.name,
+                configured=mine.name,
+            )
+        vectors = self.embedder.embed(texts)
+        if space is None:
+            self.store.set_embedding_space(scope, mine)
+        return vectors
+
+    def _check_quota(self, ctx: AgentContext, scope: Scope, now: int) -> str:
+        if ctx.max_writes_per_agent is not None and ctx.writes_made >= ctx.max_writes_per_agent:
+            raise QuotaExceededError(
+                f"agent {ctx.agent_id} has used its {ctx.max_writes_per_agent} writes; "
+                "start a new context or raise max_writes_per_agent",
+                limit=ctx.max_writes_per_agent,
+            )
+        day = from_us(now).date().isoformat()
+        quota = self.store.get_quota(scope)
+        if quota is not None and self.store.count_writes(scope, day) >= quota:
+            raise QuotaExceededError(
+                f"tenant {scope.tenant!r} has used its daily quota of {quota} writes for {day} "
+                "(UTC); it resets at 00:00 UTC",
+                limit=quota,
+                day=day,
+                resets_at=f"{day}T24:00:00Z",
+            )
+        return day
+
+    def _write_memory(
+        self,
+        ctx: AgentContext,
+        *,
+        content: str,
+        entity: str | None,
+        category: str | None,
+        tags: tuple[str, ...],
+        confidence: float,
+        valid_from_us: int | None,
+        valid_until_us: int | None,
+        metadata: dict[str, Any],
+        source_episode_id: str | None,
+        supersede: bool = True,
+        supersedes_id: str | None = None,
+    ) -> Memory:
+        """The single write path: quota, dedup, supersession, signing, graph, audit."""
+        ctx.require(Permission.WRITE, "write")
+        scope = self._scope(ctx)
+        vector = self._embed(scope, [content])[0]
+        digest = hash_content(content)
+        with self.store.transaction():
+            now = self.clock.now_us()
+            view = TemporalView(as_of=now)
+            start = now if valid_from_us is None else valid_from_us
+            end = OPEN if valid_until_us is None else valid_until_us
+            if end <= start:
+                raise ValidationError(
+                    "valid_until must be after valid_from (which defaults to now); pass "
+                    "valid_from for a fact that ended in the past",
+                )
+            if supersedes_id is None:
+                same = self.store.list_memories(
+                    scope,
+                    MemoryFilter(content_hash=digest, entity=entity, category=category),
+                    view,
+                    limit=1,
+                )
+                if same:
+                    return same[0]
+            day = self._check_quota(ctx, scope, now)
+            to_close: list[Memory] = []
+            if supersedes_id is not None:
+                old = self.store.get_memory(scope, supersedes_id)
+                if old is None:
+                    raise NotFoundError(f"memory {supersedes_id} not found in this scope")
+                if not old.is_active:
+                    raise ConflictError(
+                        f"memory {old.id} was already closed ({old.status.value}); update its "
+                        f"current version {old.superseded_by or '(none: it was forgotten)'}",
+                    )
+                to_close.append(old)
+            if supersede and entity is not None and category is not None:
+                for old in self.store.find_active(scope, entity, category, view):
+                    if old.content_hash != digest and old.id not in {m.id for m in to_close}:
+                        to_close.append(old)
+            memory = Memory(
+                id=self.ids.new_id(now),
+                tenant=scope.tenant,
+                namespace=scope.require_namespace(),
+                content=content,
+                entity=entity,
+                category=category,
+                tags=tags,
+                confidence=confidence,
+                valid_from=from_us(start),
+                valid_until=None if end >= OPEN else from_us(end),
+                t_created=from_us(now),
+                supersedes=to_close[0].id if to_close else None,
+                provenance=Provenance(
+                    agent_id=ctx.agent_id,
+                    role=ctx.role.value,
+                    session_id=ctx.session_id,
+                    source_episode_id=source_episode_id,
+                    agent_trail=ctx.agent_trail,
+                    parent_agent_id=ctx.parent_agent_id,
+                ),
+                content_hash=digest,
+                metadata=metadata,
+            )
+            if self.signer is not None:
+                memory = memory.model_copy(update={"signature": self.signer.sign(memory)})
+            self.store.insert_memory(scope, memory, vector)
+            for old in to_close:
+                self.store.close_memory(
+                    scope, old.id, now, MemoryStatus.SUPERSEDED.value, memory.id
+                )
+                action = "update" if old.id == supersedes_id else "supersede"
+                self._audit(ctx, action, old.id, {"by": memory.id})
+            if entity is not None:
+                self.store.upsert_entity(
+                    scope,
+                    Entity(
+                        tenant=scope.tenant,
+                        namespace=scope.require_namespace(),
+                        key=entity_key(entity),
+                        name=entity,
+                    ),
+                )
+            self.store.add_writes(scope, day, 1)
+        ctx.writes_made += 1
+        return memory
+
+    # writes -----------------------------------------------------------------------------------
+    def add(
+        self,
+        content: str,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: list[str] | tuple[str, ...] | None = (),
+        confidence: float = 1.0,
+        valid_from: TimeInput | None = None,
+        valid_until: TimeInput | None = None,
+        metadata: dict[str, Any] | None = None,
+        source_episode_id: str | None = None,
+        context: AgentContext | None = None,
+    ) -> Memory:
+        """Stores a fact; an active fact with the same entity and category is superseded."""
+        ctx = self._ctx(context)
+        ctx.require(Permission.WRITE, "add")
+        text = check_content(content, self.config.max_content_chars)
+        start = None if valid_from is None else parse_time(valid_from, field="valid_from")
+        end = None if valid_until is None else parse_time(valid_until, field="valid_until")
+        if start is not None and end is not None and end <= start:
+            raise ValidationError("valid_until must be after valid_from")
+        return self._write_memory(
+            ctx,
+            content=text,
+            entity=check_label(entity, "entity"),
+            category=check_label(category, "category"),
+            tags=check_tags(tags),
+            confidence=check_confidence(confidence),
+            valid_from_us=start,
+            valid_until_us=end,
+            metadata=check_metadata(metadata),
+            source_episode_id=check_label(source_episode_id, "source_episode_id"),
+        )
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        entity: str | None = _UNSET,
+        category: str | None = _UNSET,
+        tags: list[str] | tuple[str, ...] | None = None,
+        confidence: float | None = None,
+        valid_from: TimeInput | None = None,
+        valid_until: TimeInput | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: AgentContext | None = None,
+    ) -> Memory:
+        """Writes a new version and closes the old one; nothing is rewritten in place."""
+        ctx = self._ctx(context)
+        ctx.require(Permission.WRITE, "update")
+        old = self.get(memory_id, context=ctx)
+        if not old.is_active:
+            raise ConflictError(
+                f"memory {old.id} is {old.status.value}; update its current version "
+                f"{old.superseded_by or '(none: it was forgotten)'}",
+            )
+        text = (
+            old.content
+            if content is None
+            else check_content(content, self.config.max_content_chars)
+        )
+        start = old.us("valid_from") if valid_from is None else parse_time(valid_from)
+        end = old.us("valid_until") if valid_until is None else parse_time(valid_until)
+        return self._write_memory(
+            ctx,
+            content=text,
+            entity=old.entity if entity is _UNSET else check_label(entity, "entity"),
+            category=old.category if category is _UNSET else check_label(category, "category"),
+            tags=old.tags if tags is None else check_tags(tags),
+            confidence=old.confidence if confidence is None else check_confidence(confidence),
+            valid_from_us=start,
+            valid_until_us=end,
+            metadata=old.metadata if metadata is None else check_metadata(metadata),
+            source_episode_id=old.provenance.source_episode_id,
+            supersedes_id=old.id,
+        )
+
+    def forget(
+        self, memory_id: str, *, reason: str | None = None, context: AgentContext | None = None
+    ) -> Memory:
+        """Archives a memory: closes it in transaction time; the row stays for replay."""
+        ctx = self._ctx(context)
+        ctx.require(Permission.FORGET, "forget")
+        scope = self._scope(ctx)
+        with self.store.transaction():
+            old = self.store.get_memory(scope, memory_id)
+            if old is None:
+                raise NotFoundError(f"memory {memory_id} not found in this scope")
+            if not old.is_active:
+                raise ConflictError(f"memory {memory_id} is already {old.status.value}")
+            now = self.clock.now_us()
+            self.store.close_memory(scope, memory_id, now, MemoryStatus.ARCHIVED.value, None)
+            self._audit(ctx, "forget", memory_id, {"reason": reason})
+            closed = self.store.get_memory(scope, memory_id)
+        assert closed is not None
+        return closed
+
+    # reads ------------------------------------------------------------------------------------
+    def get(
+        self,
+        memory_id: str,
+        *,
+        as_of: TimeInput | None = None,
+        context: AgentContext | None = None,
+    ) -> Memory:
+        ctx = self._ctx(context)
+        ctx.require(Permission.READ, "get")
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValidationError("memory_id must be a non-empty string")
+        view = self._view(as_of)
+        found = self.store.get_memory(self._scope(ctx), memory_id)
+        if found is None or found.us("t_created") > view.as_of:
+            raise NotFoundError(f"memory {memory_id} not found in this scope at that time")
+        return found.at(view.as_of)
+
+    def list(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: list[str] | tuple[str, ...] | None = None,
+        namespace: str | None = None,
+        status: str | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        as_of: TimeInput | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        context: AgentContext | None = None,
+    ) -> list[Memory]:
+        """Memories as believed at ``as_of`` (default now); status 'all' includes history."""
+        ctx = self._ctx(context)
+        ctx.require(Permission.READ, "list")
+        if status not in _STATUSES:
+            raise ValidationError(f"status must be one of {sorted(s for s in _STATUSES if s)}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValidationError("offset must be a non-negative integer")
+        closed = status not in (None, "active")
+        view = self._view(as_of, time_window, include_closed=closed)
+        filters = MemoryFilter(
+            entity=check_label(entity, "entity"),
+            category=check_label(category, "category"),
+            tags=check_tags(tags) or None,
+            status=None if status in (None, "all") else status,
+        )
+        rows = self.store.list_memories(
+            self._scope(ctx, namespace), filters, view, check_limit(limit), offset
+        )
+        return [m.at(view.as_of) for m in rows]
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: list[str] | tuple[str, ...] | None = None,
+        status: str | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        as_of: TimeInput | None = None,
+        context: AgentContext | None = None,
+    ) -> list[Memory]:
+        """Keyword (BM25) search with the same filters as ``list``."""
+        ctx = self._ctx(context)
+        ctx.require(Permission.READ, "search")
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query is empty; pass the words to search for")
+        if status not in _STATUSES:
+            raise ValidationError(f"status must be one of {sorted(s for s in _STATUSES if s)}")
+        limit = check_limit(limit, maximum=1000)
+        view = self._view(as_of, time_window, include_closed=status not in (None, "active"))
+        want_tags = set(check_tags(tags))
+        ent, cat = check_label(entity, "entity"), check_label(category, "category")
+        hits = self.store.text_candidates(self._scope(ctx), query, max(limit * 5, 50), view)
+        out: list[Memory] = []
+        for hit in hits:
+            m = hit.memory.at(view.as_of)
+            if ent is not None and m.entity != ent:
+                continue
+            if cat is not None and m.category != cat:
+                continue
+            if want_tags and not want_tags & set(m.tags):
+                continue
+            if status not in (None, "all") and m.status.value != status:
+                continue
+            out.append(m)
+        return out[:limit]
+
+    def timeline(
+        self,
+        entity: str,
+        *,
+        as_of: TimeInput | None = None,
+        context: AgentContext | None = None,
+    ) -> list[Memory]:
+        """Every version ever stored about an entity, superseded and archived included."""
+        ctx = self._ctx(context)
+        ctx.require(Permission.READ, "timeline")
+        name = check_label(entity, "entity")
+        if name is None:
+            raise ValidationError("timeline needs an entity")
+        view = self._view(as_of, include_closed=True)
+        rows = self.store.list_memories(
+            self._scope(ctx), MemoryFilter(entity=name), view, limit=10_000
+        )
+        return [m.at(view.as_of) for m in rows]
+
+    def current_facts(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        as_of: TimeInput | None = None,
+        context: AgentContext | None = None,
+    ) -> list[Memory]:
+        return self.list(
+            entity=entity, category=category, as_of=as_of, limit=10_000, context=context
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        token_budget: int | None = None,
+        context: AgentContext | None = None,
+    ) -> RecallResponse:
+        """Ranked, budget-packed memories for a query; no LLM, no writes."""
+        ctx = self._ctx(context)
+        ctx.require(Permission.READ, "recall")
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query is empty; pass what you want to recall")
+        budget = ctx.token_budget if token_budget is None else token_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+            raise ValidationError("token_budget must be a positive integer")
+        view = self._view(as_of, time_window)
+        response = run_recall(
+            self.store,
+            self.embedder,
+            self._scope(ctx),
+            query.strip(),
+            view,
+            budget,
+            self.retrieval_config,
+        )
+        ctx.token_budget_used += response.tokens_used
+        return response
+
+    def stats(self, *, context: AgentContext | None = None) -> Stats:
+        ctx = self._ctx(context)
+        ctx.require(Permission.READ, "stats")
+        scope = self._scope(ctx)
+        counts = self.store.count_rows(scope)
+        space = self.store.get_embedding_space(scope)
+        return Stats(
+            tenant=scope.tenant,
+            namespace=scope.namespace,
+            total=counts["total"],
+            active=counts["active"],
+            superseded=counts["superseded"],
+            archived=counts["archived"],
+            episodes=counts["episodes"],
+            entities=counts["entities"],
+            relations=counts["relations"],
+            audit_entries=counts["audit"],
+            embedder=space.name if space else None,
+            dimension=space.dimension if space else None,
+        )
+
+    def health(self) -> dict[str, Any]:
+        report = dict(self.store.health())
+        report["embedder"] = {"name": self.embedder.name, "dimension": self.embedder.dimension}
+        return report
+
+    def audit_log(
+        self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
+    ) -> list[AuditEntry]:
+        """The tenant's audit chain, oldest first."""
+        ctx = self._ctx(context)
+        ctx.require(Permission.READ, "audit_log")
+        return self.store.read_audit(Scope(ctx.tenant), check_limit(limit), after_seq)

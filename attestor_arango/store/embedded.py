@@ -1,0 +1,580 @@
+"""The embedded backend: one SQLite file (WAL), FTS5 for BM25, numpy for vectors.
+
+Zero-config default for library use, tests and CI. A single connection is
+shared behind a re-entrant lock; writes run in ``BEGIN IMMEDIATE``
+transactions so check-then-write sequences (quotas, supersession) cannot race
+across threads or processes. In-memory vector caches are updated only after
+a commit, and dropped when another process commits (``PRAGMA data_version``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..clock import OPEN
+from ..errors import ConflictError, StoreError, ValidationError
+from ..models import AuditEntry, Entity, Episode, Memory, Relation
+from ..scope import Scope, TemporalView
+from . import embedded_sql as q
+from .embedded_schema import migrate
+from .protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
+from .rows import (
+    audit_from_doc,
+    audit_to_doc,
+    entity_from_doc,
+    entity_to_doc,
+    episode_from_doc,
+    episode_to_doc,
+    memory_from_doc,
+    memory_to_doc,
+    relation_from_doc,
+    relation_to_doc,
+)
+from .vectors import TenantVectors
+
+_JSON_FIELDS = ("tags", "agent_trail", "metadata", "details", "aliases", "properties")
+_WORD = re.compile(r"\w+", re.UNICODE)
+# Query-side only: words so common that OR-matching them scans most of the index.
+_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "that",
+        "the",
+        "their",
+        "them",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    }
+)
+
+
+def fts_match(query: str) -> str | None:
+    """An FTS5 MATCH expression that ORs the query's words (quoted, so no operators)."""
+    words: list[str] = []
+    for word in _WORD.findall(query.lower()):
+        if word not in _STOPWORDS and word not in words:
+            words.append(word)
+    if not words:
+        words = list(dict.fromkeys(_WORD.findall(query.lower())))
+    return " OR ".join(f'"{w}"' for w in words) if words else None
+
+
+def _decode(row: sqlite3.Row) -> dict[str, Any]:
+    doc = dict(row)
+    for key in _JSON_FIELDS:
+        if key in doc and isinstance(doc[key], str):
+            doc[key] = json.loads(doc[key])
+    return doc
+
+
+def _encode(doc: dict[str, Any]) -> dict[str, Any]:
+    out = dict(doc)
+    for key in _JSON_FIELDS:
+        if key in out:
+            out[key] = json.dumps(out[key], sort_keys=True, separators=(",", ":"))
+    return out
+
+
+def _scope_params(scope: Scope) -> dict[str, Any]:
+    return {"tenant": scope.tenant, "namespace": scope.namespace}
+
+
+def _view_params(view: TemporalView) -> dict[str, Any]:
+    return {
+        "as_of": view.as_of,
+        "expired_after": view.t_expired_after,
+        "w_start": view.window_start,
+        "w_end": view.window_end,
+    }
+
+
+class SQLiteStore:
+    """The Store protocol over one SQLite file."""
+
+    backend = "embedded"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = sqlite3.connect(
+                str(path), check_same_thread=False, isolation_level=None, timeout=30.0
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the embedded store at {path}: {exc}") from exc
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA foreign_keys=ON")
+        self._conn.execute("PRAGMA busy_timeout=30000")
+        self.schema_version = migrate(self._conn)
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._pending: list[tuple[str, Any]] = []
+        self._vectors: dict[str, TenantVectors] = {}
+        self._data_version = self._read_data_version()
+
+    # lifecycle -----------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def health(self) -> dict[str, Any]:
+        with self._lock:
+            ok = self._conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            fts = bool(self._conn.execute(q.FTS_PRESENT).fetchone()[0])
+        return {
+            "backend": self.backend,
+            "path": str(self.path),
+            "schema_version": self.schema_version,
+            "document": ok,
+            "vector": True,
+            "text": fts,
+            "graph": True,
+            "ok": ok,
+        }
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._refresh_caches()
+            self._conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            self._pending = []
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                self._pending = []
+                raise
+            else:
+                self._conn.execute("COMMIT")
+                self._apply_pending()
+            finally:
+                self._depth = 0
+
+    def _exec(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor:
+        try:
+            return self._conn.execute(sql, params or {})
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(f"the write conflicts with stored data: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise StoreError(f"embedded store error: {exc}") from exc
+
+    def _read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._exec(sql, params).fetchall()
+
+    # vector cache ------------------------------------------------------------------------
+    def _read_data_version(self) -> int:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _refresh_caches(self) -> None:
+        """Another connection committed: our caches may be stale, reload lazily."""
+        version = self._read_data_version()
+        if version != self._data_version:
+            self._vectors.clear()
+            self._data_version = version
+
+    def _tenant_vectors(self, tenant: str) -> TenantVectors | None:
+        self._refresh_caches()
+        cached = self._vectors.get(tenant)
+        if cached is not None:
+            return cached
+        space = self.get_embedding_space(Scope(tenant))
+        if space is None:
+            return None
+        index = TenantVectors(space.dimension)
+        for row in self._exec(q.LOAD_VECTORS, {"tenant": tenant}):
+            index.add(
+                row["id"],
+                row["namespace"],
+                np.frombuffer(row["embedding"], dtype=np.float32),
+                row["t_created"],
+                row["t_expired"],
+                row["valid_from"],
+                row["valid_until"],
+            )
+        self._vectors[tenant] = index
+        return index
+
+    def _after_commit(self, op: str, payload: Any) -> None:
+        if self._depth:
+            self._pending.append((op, payload))
+        else:
+            self._apply(op, payload)
+
+    def _apply_pending(self) -> None:
+        pending, self._pending = self._pending, []
+        for op, payload in pending:
+            self._apply(op, payload)
+
+    def _apply(self, op: str, payload: Any) -> None:
+        if op == "drop":
+            self._vectors.pop(payload, None)
+            return
+        index = self._vectors.get(payload[0])
+        if index is None:
+            return  # loaded lazily later, from the committed rows
+        if op == "add":
+            index.add(*payload[1:])
+        elif op == "expire":
+            index.set_expired(payload[1], payload[2])
+
+    # embedding space ------------------------------------------------------------------------
+    def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None:
+        rows = self._read(q.GET_SPACE, {"tenant": scope.tenant})
+        return EmbeddingSpace(rows[0]["name"], rows[0]["dimension"]) if rows else None
+
+    def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
+        with self.transaction():
+            params = {"tenant": scope.tenant, "name": space.name, "dimension": space.dimension}
+            self._exec(q.SET_SPACE, params)
+            self._after_commit("drop", scope.tenant)
+
+    # memories ------------------------------------------------------------------------------
+    def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None:
+        check_tenant(scope, [memory])
+        doc = _encode(memory_to_doc(memory))
+        blob = None
+        if vector is not None:
+            vector = np.asarray(vector, dtype=np.float32)
+            space = self.get_embedding_space(scope)
+            if space is None or vector.shape != (space.dimension,):
+                raise ValidationError(
+                    f"vector of shape {vector.shape} does not fit the tenant's embedding space "
+                    f"{space}; embed with the tenant's embedder",
+                )
+            blob = vector.tobytes()
+        with self.transaction():
+            cur = self._exec(q.INSERT_MEMORY, {**doc, "embedding": blob})
+            self._exec(q.INSERT_FTS, {"rowid": cur.lastrowid, "content": memory.content})
+            if blob is not None:
+                self._after_commit(
+                    "add",
+                    (
+                        scope.tenant,
+                        memory.id,
+                        memory.namespace,
+                        vector,
+                        doc["t_created"],
+                        doc["t_expired"],
+                        doc["valid_from"],
+                        doc["valid_until"],
+                    ),
+                )
+
+    def _memories(self, scope: Scope, rows: Sequence[sqlite3.Row]) -> list[Memory]:
+        out = [memory_from_doc(_decode(r)) for r in rows]
+        check_tenant(scope, out)
+        return out
+
+    def get_memory(self, scope: Scope, memory_id: str) -> Memory | None:
+        rows = self._read(q.GET_MEMORY, {"id": memory_id, **_scope_params(scope)})
+        found = self._memories(scope, rows)
+        return found[0] if found else None
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        rows = self._read(q.GET_MEMORIES, {"ids": json.dumps(list(ids)), **_scope_params(scope)})
+        return {m.id: m for m in self._memories(scope, rows)}
+
+    def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        with self._lock:
+            index = self._tenant_vectors(scope.tenant)
+            if index is not None and scope.namespace is None:
+                found = {i: v for i in ids if (v := index.vector(i)) is not None}
+                if len(found) == len(set(ids)):
+                    return found
+            rows = self._exec(
+                q.GET_VECTORS, {"ids": json.dumps(list(ids)), **_scope_params(scope)}
+            ).fetchall()
+        check_tenant(scope, [dict(r) for r in rows])
+        return {r["id"]: np.frombuffer(r["embedding"], dtype=np.float32).copy() for r in rows}
+
+    def close_memory(
+        self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
+    ) -> None:
+        with self.transaction():
+            cur = self._exec(
+                q.CLOSE_MEMORY,
+                {
+                    "id": memory_id,
+                    "t_expired": t_expired,
+                    "status": status,
+                    "superseded_by": superseded_by,
+                    "open": OPEN,
+                    **_scope_params(scope),
+                },
+            )
+            if cur.rowcount != 1:
+                raise ConflictError(
+                    f"memory {memory_id} is not open in this scope (already closed or unknown)",
+                )
+            self._after_commit("expire", (scope.tenant, memory_id, t_expired))
+
+    def find_active(
+        self, scope: Scope, entity: str, category: str, view: TemporalView
+    ) -> list[Memory]:
+        params = {
+            **_scope_params(scope),
+            **_view_params(view),
+            "entity": entity,
+            "category": category,
+        }
+        return self._memories(scope, self._read(q.FIND_ACTIVE, params))
+
+    def list_memories(
+        self, scope: Scope, filters: MemoryFilter, view: TemporalView, limit: int, offset: int = 0
+    ) -> list[Memory]:
+        params = {
+            **_scope_params(scope),
+            **_view_params(view),
+            "entity": filters.entity,
+            "category": filters.category,
+            "content_hash": filters.content_hash,
+            "tags": json.dumps(list(filters.tags)) if filters.tags else None,
+            "status": filters.status,
+            "limit": limit,
+            "offset": offset,
+        }
+        return self._memories(scope, self._read(q.LIST_MEMORIES, params))
+
+    def count_rows(self, scope: Scope) -> dict[str, int]:
+        params = _scope_params(scope)
+        with self._lock:
+            row = self._exec(q.COUNT_MEMORIES, {**params, "open": OPEN}).fetchone()
+            counts = {k: int(row[k]) for k in ("total", "active", "superseded", "archived")}
+            counts["episodes"] = self._exec(q.COUNT_EPISODES, params).fetchone()[0]
+            counts["entities"] = self._exec(q.COUNT_ENTITIES, params).fetchone()[0]
+            counts["relations"] = self._exec(q.COUNT_RELATIONS, params).fetchone()[0]
+            counts["audit"] = self._exec(q.COUNT_AUDIT, {"tenant": scope.tenant}).fetchone()[0]
+        return counts
+
+    # candidate lanes ---------------------------------------------------------------------------
+    def vector_candidates(
+        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
+    ) -> list[Hit]:
+        with self._lock:
+            index = self._tenant_vectors(scope.tenant)
+            if index is None:
+                return []
+            query = np.asarray(vector, dtype=np.float32)
+            if query.shape != (index.dimension,):
+                raise ValidationError(
+                    f"query vector has shape {query.shape}, the tenant's space has dimension "
+                    f"{index.dimension}",
+                )
+            pairs = index.search(query, k, scope.namespace, view)
+        found = self.get_memories(scope, [i for i, _ in pairs])
+        return [Hit(found[i], s) for i, s in pairs if i in found]
+
+    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
+        match = fts_match(query)
+        if match is None:
+            return []
+        params = {**_scope_params(scope), **_view_params(view), "match": match, "k": k}
+        rows = self._read(q.TEXT_CANDIDATES, params)
+        memories = self._memories(scope, rows)
+        return [Hit(m, float(r["score"])) for m, r in zip(memories, rows, strict=True)]
+
+    # graph ------------------------------------------------------------------------------------
+    def upsert_entity(self, scope: Scope, entity: Entity) -> None:
+        check_tenant(scope, [entity])
+        with self.transaction():
+            rows = self._exec(
+                q.GET_ENTITY,
+                {"tenant": entity.tenant, "namespace": entity.namespace, "key": entity.key},
+            ).fetchall()
+            aliases = set(entity.aliases)
+            if rows:
+                aliases |= set(json.loads(rows[0]["aliases"]))
+            doc = entity_to_doc(entity)
+            doc["aliases"] = sorted(aliases)
+            self._exec(q.UPSERT_ENTITY, _encode(doc))
+
+    def list_entities(self, scope: Scope) -> list[Entity]:
+        rows = self._read(q.LIST_ENTITIES, _scope_params(scope))
+        out = [entity_from_doc(_decode(r)) for r in rows]
+        check_tenant(scope, out)
+        return out
+
+    def add_relation(self, scope: Scope, relation: Relation) -> None:
+        check_tenant(scope, [relation])
+        with self.transaction():
+            self._exec(q.INSERT_RELATION, _encode(relation_to_doc(relation)))
+
+    def relations_touching(
+        self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
+    ) -> list[Relation]:
+        if not entity_keys:
+            return []
+        params = {
+            **_scope_params(scope),
+            "as_of": view.as_of,
+            "expired_after": view.t_expired_after,
+            "keys": json.dumps(sorted(set(entity_keys))),
+        }
+        out = [relation_from_doc(_decode(r)) for r in self._read(q.RELATIONS_TOUCHING, params)]
+        check_tenant(scope, out)
+        return out
+
+    def hops(
+        self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
+    ) -> dict[str, int]:
+        depth = {key: 0 for key in sources}
+        frontier = sorted(depth)
+        for level in range(1, max_depth + 1):
+            if not frontier:
+                break
+            nxt: set[str] = set()
+            for rel in self.relations_touching(scope, frontier, view):
+                for a, b in ((rel.source, rel.target), (rel.target, rel.source)):
+                    if a in frontier and b not in depth:
+                        nxt.add(b)
+            for key in nxt:
+                depth[key] = level
+            frontier = sorted(nxt)
+        return depth
+
+    # episodes ---------------------------------------------------------------------------------
+    def put_episode(self, scope: Scope, episode: Episode) -> None:
+        check_tenant(scope, [episode])
+        with self.transaction():
+            self._exec(q.INSERT_EPISODE, _encode(episode_to_doc(episode)))
+
+    def get_episode(self, scope: Scope, episode_id: str) -> Episode | None:
+        rows = self._read(q.GET_EPISODE, {"id": episode_id, **_scope_params(scope)})
+        out = [episode_from_doc(_decode(r)) for r in rows]
+        check_tenant(scope, out)
+        return out[0] if out else None
+
+    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
+        params = {**_scope_params(scope), "limit": limit, "offset": offset}
+        out = [episode_from_doc(_decode(r)) for r in self._read(q.LIST_EPISODES, params)]
+        check_tenant(scope, out)
+        return out
+
+    # audit ------------------------------------------------------------------------------------
+    def last_audit(self, scope: Scope) -> AuditEntry | None:
+        rows = self._read(q.LAST_AUDIT, {"tenant": scope.tenant})
+        out = [audit_from_doc(_decode(r)) for r in rows]
+        check_tenant(scope.tenant_wide(), out)
+        return out[0] if out else None
+
+    def append_audit(self, scope: Scope, entry: AuditEntry) -> None:
+        check_tenant(scope.tenant_wide(), [entry])
+        with self.transaction():
+            self._exec(q.INSERT_AUDIT, _encode(audit_to_doc(entry)))
+
+    def read_audit(self, scope: Scope, limit: int, after_seq: int = 0) -> list[AuditEntry]:
+        params = {"tenant": scope.tenant, "after_seq": after_seq, "limit": limit}
+        out = [audit_from_doc(_decode(r)) for r in self._read(q.READ_AUDIT, params)]
+        check_tenant(scope.tenant_wide(), out)
+        return out
+
+    # quotas -----------------------------------------------------------------------------------
+    def get_quota(self, scope: Scope) -> int | None:
+        rows = self._read(q.GET_QUOTA, {"tenant": scope.tenant})
+        return rows[0]["daily_writes"] if rows else None
+
+    def set_quota(self, scope: Scope, daily_writes: int | None) -> None:
+        with self.transaction():
+            self._exec(q.SET_QUOTA, {"tenant": scope.tenant, "daily_writes": daily_writes})
+
+    def count_writes(self, scope: Scope, day: str) -> int:
+        rows = self._read(q.COUNT_WRITES, {"tenant": scope.tenant, "day": day})
+        return int(rows[0]["count"]) if rows else 0
+
+    def add_writes(self, scope: Scope, day: str, n: int) -> int:
+        with self.transaction():
+            row = self._exec(q.ADD_WRITES, {"tenant": scope.tenant, "day": day, "n": n}).fetchone()
+        return int(row[0])
+
+    # compliance -------------------------------------------------------------------------------
+    def purge_tenant(self, scope: Scope) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        params = {"tenant": scope.tenant}
+        with self.transaction():
+            counts["vectors"] = int(self._exec(q.COUNT_VECTORS, params).fetchone()[0])
+            self._exec(q.PURGE_FTS, params)
+            for table, sql in q.PURGE.items():
+                counts[table] = self._exec(sql, params).rowcount
+            self._after_commit("drop", scope.tenant)
+        return counts
+
+    # introspection for tests and doctor ---------------------------------------------------------
+    def integrity_check(self) -> str:
+        with self._lock:
+            return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def cached_tenants(self) -> list[str]:
+        return sorted(self._vectors)

@@ -1,0 +1,193 @@
+"""Every SQL statement the embedded backend runs: fixed text, named parameters only.
+
+This module is the embedded half of the query registry (the other is ``aql/``):
+nothing assembles SQL at run time, so the tenant is always a bound parameter.
+"""
+
+from __future__ import annotations
+
+MEMORY_COLUMNS = (
+    "id, tenant, namespace, content, entity, category, tags, confidence, valid_from, "
+    "valid_until, t_created, t_expired, superseded_by, supersedes, status, agent_id, role, "
+    "session_id, source_episode_id, agent_trail, parent_agent_id, content_hash, signature, metadata"
+)
+
+INSERT_MEMORY = """
+INSERT INTO memories (id, tenant, namespace, content, entity, category, tags, confidence,
+    valid_from, valid_until, t_created, t_expired, superseded_by, supersedes, status, agent_id,
+    role, session_id, source_episode_id, agent_trail, parent_agent_id, content_hash, signature,
+    metadata, embedding)
+VALUES (:id, :tenant, :namespace, :content, :entity, :category, :tags, :confidence,
+    :valid_from, :valid_until, :t_created, :t_expired, :superseded_by, :supersedes, :status,
+    :agent_id, :role, :session_id, :source_episode_id, :agent_trail, :parent_agent_id,
+    :content_hash, :signature, :metadata, :embedding)
+"""
+
+INSERT_FTS = "INSERT INTO memories_fts (rowid, content) VALUES (:rowid, :content)"
+
+SCOPE = "tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace)"
+
+VIEW = (
+    "t_created <= :as_of AND t_expired > :expired_after "
+    "AND valid_from < :w_end AND valid_until > :w_start"
+)
+
+GET_MEMORY = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = :id AND {SCOPE}"
+
+GET_MEMORIES = (
+    f"SELECT {MEMORY_COLUMNS} FROM memories "
+    f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {SCOPE}"
+)
+
+GET_VECTORS = (
+    "SELECT id, tenant, namespace, embedding FROM memories "
+    f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {SCOPE} AND embedding IS NOT NULL"
+)
+
+CLOSE_MEMORY = f"""
+UPDATE memories SET t_expired = :t_expired, status = :status, superseded_by = :superseded_by
+WHERE id = :id AND {SCOPE} AND t_expired = :open
+"""
+
+FIND_ACTIVE = f"""
+SELECT {MEMORY_COLUMNS} FROM memories
+WHERE {SCOPE} AND entity = :entity AND category = :category AND {VIEW}
+ORDER BY t_created, id
+"""
+
+LIST_MEMORIES = f"""
+SELECT {MEMORY_COLUMNS} FROM memories
+WHERE {SCOPE} AND {VIEW}
+  AND (:entity IS NULL OR entity = :entity)
+  AND (:category IS NULL OR category = :category)
+  AND (:content_hash IS NULL OR content_hash = :content_hash)
+  AND (:tags IS NULL OR EXISTS (
+        SELECT 1 FROM json_each(memories.tags) AS t
+        WHERE t.value IN (SELECT value FROM json_each(:tags))))
+  AND (:status IS NULL OR
+       (CASE WHEN t_expired > :as_of THEN 'active' ELSE status END) = :status)
+ORDER BY t_created, id
+LIMIT :limit OFFSET :offset
+"""
+
+TEXT_CANDIDATES = f"""
+SELECT {", ".join("m." + c.strip() for c in MEMORY_COLUMNS.split(","))},
+       -bm25(memories_fts) AS score
+FROM memories_fts JOIN memories AS m ON m.rowid = memories_fts.rowid
+WHERE memories_fts MATCH :match
+  AND m.tenant = :tenant AND (:namespace IS NULL OR m.namespace = :namespace)
+  AND m.t_created <= :as_of AND m.t_expired > :expired_after
+  AND m.valid_from < :w_end AND m.valid_until > :w_start
+ORDER BY score DESC, m.id
+LIMIT :k
+"""
+
+LOAD_VECTORS = """
+SELECT id, namespace, embedding, t_created, t_expired, valid_from, valid_until
+FROM memories WHERE tenant = :tenant AND embedding IS NOT NULL ORDER BY rowid
+"""
+
+COUNT_MEMORIES = f"""
+SELECT
+  COUNT(*) AS total,
+  COALESCE(SUM(t_expired = :open), 0) AS active,
+  COALESCE(SUM(t_expired != :open AND status = 'superseded'), 0) AS superseded,
+  COALESCE(SUM(t_expired != :open AND status = 'archived'), 0) AS archived
+FROM memories WHERE {SCOPE}
+"""
+COUNT_EPISODES = f"SELECT COUNT(*) FROM episodes WHERE {SCOPE}"
+COUNT_ENTITIES = f"SELECT COUNT(*) FROM entities WHERE {SCOPE}"
+COUNT_RELATIONS = f"SELECT COUNT(*) FROM relations WHERE {SCOPE}"
+COUNT_AUDIT = "SELECT COUNT(*) FROM audit WHERE tenant = :tenant"
+
+GET_SPACE = "SELECT name, dimension FROM embedding_spaces WHERE tenant = :tenant"
+SET_SPACE = """
+INSERT INTO embedding_spaces (tenant, name, dimension) VALUES (:tenant, :name, :dimension)
+ON CONFLICT (tenant) DO UPDATE SET name = excluded.name, dimension = excluded.dimension
+"""
+
+GET_ENTITY = (
+    "SELECT tenant, namespace, key, name, kind, aliases FROM entities "
+    "WHERE tenant = :tenant AND namespace = :namespace AND key = :key"
+)
+UPSERT_ENTITY = """
+INSERT INTO entities (tenant, namespace, key, name, kind, aliases)
+VALUES (:tenant, :namespace, :key, :name, :kind, :aliases)
+ON CONFLICT (tenant, namespace, key) DO UPDATE
+SET kind = COALESCE(excluded.kind, entities.kind), aliases = excluded.aliases
+"""
+LIST_ENTITIES = (
+    f"SELECT tenant, namespace, key, name, kind, aliases FROM entities WHERE {SCOPE} "
+    "ORDER BY namespace, key"
+)
+
+INSERT_RELATION = """
+INSERT INTO relations (id, tenant, namespace, source, relation, target, memory_id, t_created,
+    t_expired, properties)
+VALUES (:id, :tenant, :namespace, :source, :relation, :target, :memory_id, :t_created,
+    :t_expired, :properties)
+"""
+RELATIONS_TOUCHING = f"""
+SELECT id, tenant, namespace, source, relation, target, memory_id, t_created, t_expired,
+       properties
+FROM relations
+WHERE {SCOPE} AND t_created <= :as_of AND t_expired > :expired_after
+  AND (source IN (SELECT value FROM json_each(:keys))
+       OR target IN (SELECT value FROM json_each(:keys)))
+ORDER BY t_created, id
+"""
+
+INSERT_EPISODE = """
+INSERT INTO episodes (id, tenant, namespace, session_id, agent_id, user_text, assistant_text,
+    user_time, assistant_time, t_created, metadata)
+VALUES (:id, :tenant, :namespace, :session_id, :agent_id, :user_text, :assistant_text,
+    :user_time, :assistant_time, :t_created, :metadata)
+"""
+EPISODE_COLUMNS = (
+    "id, tenant, namespace, session_id, agent_id, user_text, assistant_text, user_time, "
+    "assistant_time, t_created, metadata"
+)
+GET_EPISODE = f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = :id AND {SCOPE}"
+LIST_EPISODES = (
+    f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {SCOPE} "
+    "ORDER BY t_created, id LIMIT :limit OFFSET :offset"
+)
+
+AUDIT_COLUMNS = "tenant, seq, id, ts, agent_id, role, action, target, details, prev_hash, hash"
+LAST_AUDIT = f"SELECT {AUDIT_COLUMNS} FROM audit WHERE tenant = :tenant ORDER BY seq DESC LIMIT 1"
+INSERT_AUDIT = f"""
+INSERT INTO audit ({AUDIT_COLUMNS})
+VALUES (:tenant, :seq, :id, :ts, :agent_id, :role, :action, :target, :details, :prev_hash, :hash)
+"""
+READ_AUDIT = f"""
+SELECT {AUDIT_COLUMNS} FROM audit WHERE tenant = :tenant AND seq > :after_seq
+ORDER BY seq LIMIT :limit
+"""
+
+GET_QUOTA = "SELECT daily_writes FROM quotas WHERE tenant = :tenant"
+SET_QUOTA = """
+INSERT INTO quotas (tenant, daily_writes) VALUES (:tenant, :daily_writes)
+ON CONFLICT (tenant) DO UPDATE SET daily_writes = excluded.daily_writes
+"""
+COUNT_WRITES = "SELECT count FROM write_counts WHERE tenant = :tenant AND day = :day"
+ADD_WRITES = """
+INSERT INTO write_counts (tenant, day, count) VALUES (:tenant, :day, :n)
+ON CONFLICT (tenant, day) DO UPDATE SET count = write_counts.count + excluded.count
+RETURNING count
+"""
+
+COUNT_VECTORS = "SELECT COUNT(*) FROM memories WHERE tenant = :tenant AND embedding IS NOT NULL"
+FTS_PRESENT = "SELECT COUNT(*) FROM sqlite_master WHERE name = 'memories_fts'"
+
+PURGE_FTS = (
+    "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE tenant = :tenant)"
+)
+PURGE: dict[str, str] = {
+    "memories": "DELETE FROM memories WHERE tenant = :tenant",
+    "episodes": "DELETE FROM episodes WHERE tenant = :tenant",
+    "entities": "DELETE FROM entities WHERE tenant = :tenant",
+    "relations": "DELETE FROM relations WHERE tenant = :tenant",
+    "quotas": "DELETE FROM quotas WHERE tenant = :tenant",
+    "write_counts": "DELETE FROM write_counts WHERE tenant = :tenant",
+    "embedding_spaces": "DELETE FROM embedding_spaces WHERE tenant = :tenant",
+}

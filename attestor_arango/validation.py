@@ -1,0 +1,103 @@
+"""Input checks for the write and read paths; each failure says how to fix it."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from .clock import parse_time
+from .errors import ValidationError
+
+MAX_LABEL = 256
+MAX_TAGS = 64
+
+TimeInput = datetime | str | int | float
+
+
+def check_content(content: object, max_chars: int) -> str:
+    if not isinstance(content, str):
+        raise ValidationError("content must be a string")
+    text = content.strip()
+    if not text:
+        raise ValidationError("content is empty; pass the fact to remember as text")
+    if len(text) > max_chars:
+        raise ValidationError(
+            f"content has {len(text)} characters, over the limit of {max_chars}; split it into "
+            "smaller facts or raise max_content_chars in the config",
+            limit=max_chars,
+        )
+    if "\x00" in text:
+        raise ValidationError("content contains a NUL character")
+    return text
+
+
+def check_label(value: object, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{what} must be a non-empty string or None")
+    text = " ".join(value.split())
+    if len(text) > MAX_LABEL:
+        raise ValidationError(f"{what} is longer than {MAX_LABEL} characters")
+    return text
+
+
+def entity_key(name: str) -> str:
+    """The normalised form entities are matched by: lower case, single spaces."""
+    return " ".join(name.lower().split())
+
+
+def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
+    if tags is None:
+        return ()
+    if isinstance(tags, str):
+        raise ValidationError("tags must be a list of strings, not one string")
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:
+            raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
+        if tag.strip() not in out:
+            out.append(tag.strip())
+    if len(out) > MAX_TAGS:
+        raise ValidationError(f"at most {MAX_TAGS} tags per memory")
+    return tuple(out)
+
+
+def check_confidence(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise ValidationError("confidence must be a number between 0 and 1")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValidationError(f"confidence {value} is outside [0, 1]")
+    return float(value)
+
+
+def check_metadata(value: object) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValidationError("metadata must be a JSON object (a dict with string keys)")
+    try:
+        return dict(json.loads(json.dumps(value, sort_keys=True, allow_nan=False)))
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"metadata is not JSON-serialisable: {exc}") from exc
+
+
+def check_window(window: tuple[TimeInput, TimeInput] | None) -> tuple[int, int] | None:
+    if window is None:
+        return None
+    if not isinstance(window, tuple | list) or len(window) != 2:
+        raise ValidationError("time_window must be a (start, end) pair")
+    start = parse_time(window[0], field="time_window start")
+    end = parse_time(window[1], field="time_window end")
+    if end <= start:
+        raise ValidationError("time_window end must be after its start")
+    return start, end
+
+
+def check_limit(value: object, *, maximum: int = 10_000) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise ValidationError(f"limit must be an integer from 1 to {maximum}")
+    return value
