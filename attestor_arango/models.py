@@ -9,6 +9,7 @@ the interval is still open.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -163,12 +164,18 @@ class ScoreBreakdown(BaseModel):
     vector_score: float | None = None
     bm25_rank: int | None = None
     bm25_score: float | None = None
+    lanes: dict[str, int] = Field(default_factory=dict)  # every lane's rank (incl. LLM lanes)
     rrf: float = 0.0
+    rrf_norm: float = 0.0
     graph_hops: int | None = None
     graph_bonus: float = 0.0
     mmr: float | None = None
     decay: float = 1.0
     boost: float = 0.0
+    freshness: float = 0.0
+    session: float = 0.0
+    relevance: float = 0.0
+    synthetic: bool = False
     final: float = 0.0
 
 
@@ -193,8 +200,9 @@ class RecallResponse(BaseModel):
     token_budget: int
     errors: dict[str, str] = Field(default_factory=dict)  # lane -> message, e.g. vector_error
     recall_id: str | None = None
+    query_entities: tuple[str, ...] = ()  # entity keys recognised in the query
 
-    def __iter__(self):  # type: ignore[override]
+    def __iter__(self) -> Iterator[RecallResult]:  # type: ignore[override]
         return iter(self.results)
 
     def __len__(self) -> int:

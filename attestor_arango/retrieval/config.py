@@ -1,8 +1,13 @@
-"""Every retrieval constant in one place, overridable from the YAML config."""
+"""Every retrieval constant in one place, overridable from the YAML config.
+
+``Config.retrieval`` (a plain dict in the YAML file) is validated here: an
+unknown key is an error rather than a silently ignored typo, so an ablation run
+can never believe it switched a step off when it did not.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..errors import ValidationError
@@ -10,17 +15,101 @@ from ..errors import ValidationError
 
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
+    # candidate lanes ---------------------------------------------------------
+    vector_enabled: bool = True
+    bm25_enabled: bool = True
     vector_k: int = 50
     text_k: int = 50
+    # fusion: reciprocal rank fusion as a fused score (sum of 1/(k+rank)),
+    # normalised by its best possible value so the bonuses below are on a 0..1 scale
     rrf_k: int = 60
+    rrf_normalize: bool = True
+    # graph affinity (only when the query names known entities) ---------------
+    graph_enabled: bool = True
+    graph_max_depth: int = 2
+    graph_bonus_0: float = 0.30
+    graph_bonus_1: float = 0.20
+    graph_bonus_2: float = 0.10
+    graph_unreachable: float = -0.05
+    # typed relations touching the query entities, as synthetic candidates ----
+    relations_enabled: bool = True
+    relation_base: float = 0.20
+    relation_limit: int = 20
+    # MMR diversity rerank ------------------------------------------------------
+    mmr_enabled: bool = True
+    mmr_lambda: float = 0.7
+    # confidence decay and recency boost, against the view's as_of -----------
+    decay_enabled: bool = True
+    decay_half_life_days: float = 365.0
+    decay_floor: float = 0.7
+    boost_enabled: bool = True
+    recency_boost: float = 0.05
+    recency_tau_days: float = 30.0
+    # newer statement on the same topic wins: older near-duplicates demoted ---
+    freshness_enabled: bool = True
+    freshness_similarity: float = 0.55
+    freshness_penalty: float = 0.15
+    # session context: a candidate gains from strong hits of its own session --
+    session_enabled: bool = False
+    session_weight: float = 0.10
+    # optional LLM query lanes (never called unless switched on) --------------
+    hyde_enabled: bool = False
+    multi_query_enabled: bool = False
+    multi_query_n: int = 3
+    llm_temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("vector_k", "text_k", "rrf_k", "relation_limit", "multi_query_n"):
+            if getattr(self, name) < 1:
+                raise ValidationError(f"retrieval.{name} must be >= 1")
+        if not 0 <= self.graph_max_depth <= 6:
+            raise ValidationError("retrieval.graph_max_depth must be between 0 and 6")
+        if not 0.0 <= self.mmr_lambda <= 1.0:
+            raise ValidationError("retrieval.mmr_lambda must be between 0 and 1")
+        if not 0.0 <= self.decay_floor <= 1.0:
+            raise ValidationError("retrieval.decay_floor must be between 0 and 1")
+        for name in ("decay_half_life_days", "recency_tau_days"):
+            if getattr(self, name) <= 0:
+                raise ValidationError(f"retrieval.{name} must be > 0")
+        if self.llm_temperature != 0.0:
+            raise ValidationError(
+                "retrieval.llm_temperature is pinned to 0 so LLM query lanes stay repeatable"
+            )
+
+    def hop_bonus(self, hops: int | None) -> float:
+        """The graph bonus for a hop distance; None means unreachable."""
+        table = {0: self.graph_bonus_0, 1: self.graph_bonus_1, 2: self.graph_bonus_2}
+        if hops is None:
+            return self.graph_unreachable
+        return table.get(hops, self.graph_unreachable)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def replace(self, **changes: Any) -> RetrievalConfig:
+        return RetrievalConfig.from_dict({**self.to_dict(), **changes})
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any] | None) -> RetrievalConfig:
         raw = raw or {}
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(raw) - known)
+        known = {f.name: f for f in fields(cls)}
+        unknown = sorted(set(raw) - set(known))
         if unknown:
             raise ValidationError(
                 f"unknown retrieval settings {unknown}; known ones: {sorted(known)}",
             )
-        return cls(**raw)
+        values: dict[str, Any] = {}
+        for key, value in raw.items():
+            default = getattr(cls(), key)
+            if isinstance(default, bool):
+                if not isinstance(value, bool):
+                    raise ValidationError(f"retrieval.{key} must be true or false")
+            elif isinstance(default, int):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ValidationError(f"retrieval.{key} must be an integer")
+            elif isinstance(default, float):
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ValidationError(f"retrieval.{key} must be a number")
+                value = float(value)
+            values[key] = value
+        return cls(**values)

@@ -1,19 +1,175 @@
-"""Recall: vector and BM25 lanes fused by reciprocal rank fusion, budget-packed.
+"""Recall: the deterministic pipeline of DESIGN section 5, above the Store protocol.
+
+Steps, in order (each switchable and tuned in ``RetrievalConfig``):
+1. lanes: vector top-K and BM25 top-K over the same temporal view (plus the
+   optional LLM query lanes, only when switched on and given an expander);
+2. fusion: reciprocal rank fusion as a normalised score;
+3. graph affinity from hop distance to the entities the query names;
+4. typed relations touching those entities, as synthetic candidates;
+5. confidence decay, recency boost and freshness against the view's as_of
+   (applied before diversity so that MMR's order is the final order);
+6. MMR rerank over the candidates' stored vectors (no cap);
+7. greedy budget fit in that order.
 
 Pure Python over the candidates a Store returns, so both backends rank alike.
-A failing lane degrades the answer and is named in ``errors``; it never fails
-silently and never fails the whole recall while another lane answered.
+A failing lane degrades the answer, is named in ``errors`` and in the trace; it
+never fails silently. Recall only reads: it writes nothing to the store.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
 from ..clock import from_us
 from ..embeddings import Embedder
-from ..models import RecallResponse, RecallResult, ScoreBreakdown
+from ..errors import ValidationError
+from ..models import RecallResponse, RecallResult
 from ..scope import Scope, TemporalView
 from ..store.protocol import Hit, Store
-from ..tokens import count_tokens
+from .budget import pack
+from .candidates import Candidate, order
 from .config import RetrievalConfig
+from .entities import recognize
+from .fusion import fuse
+from .graph import apply_affinity, relation_candidates
+from .lanes import QueryExpander
+from .mmr import mmr_rerank
+from .temporal import apply_decay_boost, apply_freshness
+from .trace import RecallTrace, Tracer, recall_id
+
+
+def _err(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _lanes(
+    store: Store,
+    embedder: Embedder,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    config: RetrievalConfig,
+    expanders: Mapping[str, QueryExpander] | None,
+    errors: dict[str, str],
+    tr: RecallTrace,
+) -> list[tuple[str, Sequence[Hit]]]:
+    lanes: list[tuple[str, Sequence[Hit]]] = []
+    if config.vector_enabled:
+        try:
+            qvec = embedder.embed([query])[0]
+            hits = store.vector_candidates(scope, qvec, config.vector_k, view)
+            lanes.append(("vector", hits))
+            tr.step("vector", 0, len(hits), ids=[h.memory.id for h in hits])
+        except Exception as exc:  # a lane failure degrades, it does not abort
+            errors["vector_error"] = _err(exc)
+            tr.step("vector", 0, 0, error=errors["vector_error"])
+    if config.bm25_enabled:
+        try:
+            hits = store.text_candidates(scope, query, config.text_k, view)
+            lanes.append(("bm25", hits))
+            tr.step("bm25", 0, len(hits), ids=[h.memory.id for h in hits])
+        except Exception as exc:
+            errors["bm25_error"] = _err(exc)
+            tr.step("bm25", 0, 0, error=errors["bm25_error"])
+    expanders = expanders or {}
+    if config.hyde_enabled and "hyde" in expanders:
+        try:
+            for i, text in enumerate(expanders["hyde"](query)):
+                vec = embedder.embed([text])[0]
+                hits = store.vector_candidates(scope, vec, config.vector_k, view)
+                lanes.append((f"hyde_{i + 1}", hits))
+            tr.step("hyde", 0, sum(len(h) for n, h in lanes if n.startswith("hyde_")))
+        except Exception as exc:
+            errors["hyde_error"] = _err(exc)
+            tr.step("hyde", 0, 0, error=errors["hyde_error"])
+    if config.multi_query_enabled and "multi_query" in expanders:
+        try:
+            rewrites = expanders["multi_query"](query)[: config.multi_query_n]
+            for i, text in enumerate(rewrites):
+                hits = store.text_candidates(scope, text, config.text_k, view)
+                lanes.append((f"mq_{i + 1}", hits))
+            tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
+        except Exception as exc:
+            errors["multi_query_error"] = _err(exc)
+            tr.step("multi_query", 0, 0, error=errors["multi_query_error"])
+    return lanes
+
+
+def _graph(
+    store: Store,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    config: RetrievalConfig,
+    cands: list[Candidate],
+    errors: dict[str, str],
+    tr: RecallTrace,
+) -> tuple[list[Candidate], list[str]]:
+    n_in = len(cands)
+    try:
+        entities = store.list_entities(scope)
+        keys = recognize(query, entities)
+        if not keys:
+            tr.step("graph", n_in, n_in, query_entities=0)
+            return cands, []
+        hops = store.hops(scope, keys, config.graph_max_depth, view)
+        apply_affinity(cands, hops, config)
+        if config.relations_enabled:
+            rels = store.relations_touching(scope, keys, view)
+            existing = {c.id for c in cands}
+            synth = [
+                s
+                for s in relation_candidates(scope, rels, entities, keys, existing, config)
+                if s.id not in existing
+            ]
+            cands = cands + synth
+        tr.step("graph", n_in, len(cands), query_entities=len(keys))
+        return cands, keys
+    except Exception as exc:
+        errors["graph_error"] = _err(exc)
+        tr.step("graph", n_in, len(cands), error=errors["graph_error"])
+        return cands, []
+
+
+def _vectors(
+    store: Store,
+    embedder: Embedder,
+    scope: Scope,
+    cands: Sequence[Candidate],
+    errors: dict[str, str],
+) -> dict[str, np.ndarray]:
+    real = sorted(c.id for c in cands if not c.synthetic)
+    synth = [c for c in cands if c.synthetic]
+    vectors: dict[str, np.ndarray] = {}
+    try:
+        if real:
+            vectors.update(store.get_vectors(scope, real))
+        if synth:
+            mat = embedder.embed([c.memory.content for c in synth])
+            vectors.update({c.id: mat[i] for i, c in enumerate(synth)})
+    except Exception as exc:
+        errors["mmr_error"] = _err(exc)
+    return vectors
+
+
+def _session_support(cands: Sequence[Candidate], weight: float) -> None:
+    """Lifts candidates whose session holds another strong candidate (neighbouring turns)."""
+    best: dict[str, list[float]] = {}
+    for c in cands:
+        sid = c.memory.provenance.session_id
+        if sid is not None:
+            best.setdefault(sid, []).append(c.relevance)
+    for c in cands:
+        sid = c.memory.provenance.session_id
+        if sid is None:
+            continue
+        others = sorted(best[sid], reverse=True)
+        top = others[1] if others and others[0] == c.relevance and len(others) > 1 else others[0]
+        if len(others) > 1:
+            c.session = round(weight * top, 12)
+            c.compute_relevance()
 
 
 def recall(
@@ -24,61 +180,79 @@ def recall(
     view: TemporalView,
     budget: int,
     config: RetrievalConfig,
+    *,
+    tracer: Tracer | None = None,
+    expanders: Mapping[str, QueryExpander] | None = None,
 ) -> RecallResponse:
-    errors: dict[str, str] = {}
-    vector_hits: list[Hit] = []
-    text_hits: list[Hit] = []
-    try:
-        qvec = embedder.embed([query])[0]
-        vector_hits = store.vector_candidates(scope, qvec, config.vector_k, view)
-    except Exception as exc:  # a lane failure degrades, it does not abort
-        errors["vector_error"] = f"{type(exc).__name__}: {exc}"
-    try:
-        text_hits = store.text_candidates(scope, query, config.text_k, view)
-    except Exception as exc:
-        errors["bm25_error"] = f"{type(exc).__name__}: {exc}"
+    """Ranks the memories of ``scope`` visible in ``view`` for ``query``.
 
-    memories = {}
-    parts: dict[str, dict[str, float | int]] = {}
-    for lane, hits in (("vector", vector_hits), ("bm25", text_hits)):
-        for rank, hit in enumerate(hits, start=1):
-            memories[hit.memory.id] = hit.memory
-            entry = parts.setdefault(hit.memory.id, {"rrf": 0.0})
-            entry[f"{lane}_rank"] = rank
-            entry[f"{lane}_score"] = hit.score
-            entry["rrf"] = float(entry["rrf"]) + 1.0 / (config.rrf_k + rank)
-
-    ordered = sorted(
-        memories.values(),
-        key=lambda m: (-float(parts[m.id]["rrf"]), -m.us("t_created"), m.id),
+    Same store state, view, query, budget, embedder and config -> the same
+    response, byte for byte.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationError("recall needs a non-empty query string")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise ValidationError("token budget must be a non-negative integer")
+    rid = recall_id(
+        scope.tenant,
+        scope.namespace,
+        query,
+        view.as_of,
+        view.window,
+        budget,
+        config.to_dict(),
     )
-    results: list[RecallResult] = []
-    used = 0
-    for memory in ordered:
-        tokens = count_tokens(memory.content)
-        if used + tokens > budget:
-            continue
-        used += tokens
-        p = parts[memory.id]
-        score = round(float(p["rrf"]), 12)
-        breakdown = ScoreBreakdown(
-            vector_rank=p.get("vector_rank"),  # type: ignore[arg-type]
-            vector_score=p.get("vector_score"),
-            bm25_rank=p.get("bm25_rank"),  # type: ignore[arg-type]
-            bm25_score=p.get("bm25_score"),
-            rrf=score,
-            final=score,
+    tr = RecallTrace(tracer, rid)
+    tr.step("start", 0, 0, **({"query": query} if tr.include_content else {}))
+    errors: dict[str, str] = {}
+
+    lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr)
+    cands = fuse(lanes, config.rrf_k, config.rrf_normalize)
+    tr.step("fuse", sum(len(h) for _, h in lanes), len(cands))
+
+    keys: list[str] = []
+    if config.graph_enabled and cands is not None:
+        cands, keys = _graph(store, scope, query, view, config, cands, errors, tr)
+
+    need_vectors = (config.mmr_enabled or config.freshness_enabled) and bool(cands)
+    vectors = _vectors(store, embedder, scope, cands, errors) if need_vectors else {}
+    if "mmr_error" in errors:
+        tr.step("vectors", len(cands), len(cands), error=errors["mmr_error"])
+
+    apply_decay_boost(cands, view.as_of, config)
+    if config.freshness_enabled:
+        apply_freshness(cands, vectors, config)
+    if config.session_enabled:
+        _session_support(cands, config.session_weight)
+    tr.step("time", len(cands), len(cands))
+
+    if config.mmr_enabled:
+        ranked = mmr_rerank(cands, vectors, config.mmr_lambda)
+    else:
+        ranked = order(cands)
+        for c in ranked:
+            c.final = c.relevance
+    tr.step("rerank", len(cands), len(ranked))
+
+    kept, used = pack(ranked, budget)
+    tr.step("budget", len(ranked), len(kept), tokens_used=used, token_budget=budget)
+
+    results = tuple(
+        RecallResult(
+            memory=c.memory.at(view.as_of),
+            score=round(c.final, 12),
+            tokens=tokens,
+            breakdown=c.breakdown(),
         )
-        results.append(
-            RecallResult(
-                memory=memory.at(view.as_of), score=score, tokens=tokens, breakdown=breakdown
-            )
-        )
+        for c, tokens in kept
+    )
     return RecallResponse(
         query=query,
         as_of=from_us(view.as_of),
-        results=tuple(results),
+        results=results,
         tokens_used=used,
         token_budget=budget,
-        errors=errors,
+        errors=dict(sorted(errors.items())),
+        recall_id=rid,
+        query_entities=tuple(keys),
     )

@@ -1,0 +1,26 @@
+"""Greedy budget fit: walk the final order, keep what fits.
+
+The order is the MMR order (or relevance order with MMR off) and is never
+re-sorted here. An item that does not fit is skipped and smaller later items
+may still fit, so the budget is used without reordering anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..tokens import count_tokens
+from .candidates import Candidate
+
+
+def pack(cands: Sequence[Candidate], budget: int) -> tuple[list[tuple[Candidate, int]], int]:
+    """(kept candidates with their token counts, tokens used)."""
+    used = 0
+    kept: list[tuple[Candidate, int]] = []
+    for c in cands:
+        tokens = count_tokens(c.memory.content)
+        if used + tokens > budget:
+            continue
+        used += tokens
+        kept.append((c, tokens))
+    return kept, used

@@ -1,0 +1,79 @@
+"""The candidate record every pipeline step reads and annotates.
+
+A candidate is internal and mutable while the pipeline runs; the response turns
+it into a frozen ``ScoreBreakdown``. Keeping every signal on one record is what
+makes a ranking explainable: nothing is folded away before the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..models import Memory, ScoreBreakdown
+
+
+@dataclass(slots=True)
+class Candidate:
+    memory: Memory
+    lane_ranks: dict[str, int] = field(default_factory=dict)
+    lane_scores: dict[str, float] = field(default_factory=dict)
+    rrf: float = 0.0  # raw sum of 1 / (k + rank) over the lanes
+    rrf_norm: float = 0.0  # rrf divided by its best possible value (or rrf itself)
+    graph_hops: int | None = None
+    graph_bonus: float = 0.0
+    decay: float = 1.0
+    boost: float = 0.0
+    freshness: float = 0.0  # <= 0: an older statement of a newer candidate's topic
+    session: float = 0.0  # support from strong hits of the same session
+    relevance: float = 0.0  # everything but diversity
+    mmr: float | None = None
+    final: float = 0.0
+    synthetic: bool = False
+
+    @property
+    def id(self) -> str:
+        return self.memory.id
+
+    @property
+    def t_created(self) -> int:
+        return self.memory.us("t_created")
+
+    def base(self) -> float:
+        """Lane relevance plus graph affinity: what decay scales."""
+        return self.rrf_norm + self.graph_bonus
+
+    def compute_relevance(self) -> float:
+        self.relevance = round(
+            self.base() * self.decay + self.boost + self.freshness + self.session, 12
+        )
+        return self.relevance
+
+    def breakdown(self) -> ScoreBreakdown:
+        return ScoreBreakdown(
+            vector_rank=self.lane_ranks.get("vector"),
+            vector_score=self.lane_scores.get("vector"),
+            bm25_rank=self.lane_ranks.get("bm25"),
+            bm25_score=self.lane_scores.get("bm25"),
+            lanes={k: self.lane_ranks[k] for k in sorted(self.lane_ranks)},
+            rrf=round(self.rrf, 12),
+            rrf_norm=round(self.rrf_norm, 12),
+            graph_hops=self.graph_hops,
+            graph_bonus=self.graph_bonus,
+            mmr=None if self.mmr is None else round(self.mmr, 12),
+            decay=round(self.decay, 12),
+            boost=round(self.boost, 12),
+            freshness=round(self.freshness, 12),
+            session=round(self.session, 12),
+            relevance=self.relevance,
+            synthetic=self.synthetic,
+            final=round(self.final, 12),
+        )
+
+
+def tie_key(score: float, c: Candidate) -> tuple[float, int, str]:
+    """The one tie rule: score desc, t_created desc, id asc."""
+    return (-round(score, 12), -c.t_created, c.id)
+
+
+def order(cands: list[Candidate], attr: str = "relevance") -> list[Candidate]:
+    return sorted(cands, key=lambda c: tie_key(float(getattr(c, attr)), c))

@@ -1,0 +1,45 @@
+"""Reciprocal rank fusion: lanes' ranks become one fused score.
+
+RRF is used as a score (sum over lanes of 1 / (k + rank)), never as a rank
+floor. Normalised by the best score possible with the lanes that answered, it
+lands on 0..1 so the graph bonus and the recency boost mean the same thing
+whether one lane or four contributed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..store.protocol import Hit
+from .candidates import Candidate, order
+
+
+def fuse(
+    lanes: Sequence[tuple[str, Sequence[Hit]]], rrf_k: int, normalize: bool = True
+) -> list[Candidate]:
+    """One candidate per memory id, in fused order (ties: t_created desc, id asc).
+
+    ``lanes`` are (name, hits) pairs; a lane's hits must already be in its own
+    rank order (best first). Lanes that returned nothing still count towards the
+    normaliser only if they ran; callers pass only lanes that ran.
+    """
+    by_id: dict[str, Candidate] = {}
+    for lane, hits in lanes:
+        seen: set[str] = set()
+        rank = 0
+        for hit in hits:
+            if hit.memory.id in seen:  # a lane names each memory once
+                continue
+            seen.add(hit.memory.id)
+            rank += 1
+            cand = by_id.get(hit.memory.id)
+            if cand is None:
+                cand = by_id[hit.memory.id] = Candidate(memory=hit.memory)
+            cand.lane_ranks[lane] = rank
+            cand.lane_scores[lane] = float(hit.score)
+            cand.rrf += 1.0 / (rrf_k + rank)
+    best = len(lanes) / (rrf_k + 1) if lanes else 1.0
+    for cand in by_id.values():
+        cand.rrf_norm = cand.rrf / best if normalize else cand.rrf
+        cand.compute_relevance()
+    return order(list(by_id.values()))

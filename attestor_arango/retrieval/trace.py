@@ -1,0 +1,109 @@
+"""Recall traces: one JSONL event per pipeline step, off by default.
+
+An event carries the recall id (a hash of the inputs, so the same recall
+always has the same id), a monotonic sequence number, the step name, how many
+candidates went in and came out, the step's duration and any lane error. Query
+text and memory content are left out unless ``include_content`` is set: a trace
+file must not become a second, unaudited copy of the memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import ValidationError
+
+
+def recall_id(
+    tenant: str,
+    namespace: str | None,
+    query: str,
+    as_of: int,
+    window: tuple[int, int] | None,
+    budget: int,
+    config: dict[str, Any],
+) -> str:
+    """Deterministic from the inputs: the same recall (and its replay) has the same id."""
+    payload = json.dumps(
+        [tenant, namespace, query, as_of, list(window) if window else None, budget, config],
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return "rc_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+
+
+class Tracer:
+    """Appends events to a JSONL file; thread-safe; seq is monotonic per tracer."""
+
+    def __init__(self, path: str | Path, *, include_content: bool = False) -> None:
+        if not str(path):
+            raise ValidationError("trace.path is empty; set it to a file path or disable tracing")
+        self.path = Path(path).expanduser()
+        self.include_content = include_content
+        self._seq = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def emit(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            record = {"seq": next(self._seq), **event}
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record, sort_keys=True, default=str) + "\n")
+
+
+class RecallTrace:
+    """The per-recall view of a tracer; a no-op when the tracer is None."""
+
+    def __init__(self, tracer: Tracer | None, rid: str) -> None:
+        self.tracer = tracer
+        self.rid = rid
+        self._t = time.perf_counter()
+
+    @property
+    def include_content(self) -> bool:
+        return bool(self.tracer and self.tracer.include_content)
+
+    def step(
+        self,
+        step: str,
+        n_in: int,
+        n_out: int,
+        *,
+        error: str | None = None,
+        **extra: Any,
+    ) -> None:
+        now = time.perf_counter()
+        ms = round((now - self._t) * 1000, 3)
+        self._t = now
+        if self.tracer is None:
+            return
+        event: dict[str, Any] = {
+            "recall_id": self.rid,
+            "step": step,
+            "candidates_in": n_in,
+            "candidates_out": n_out,
+            "ms": ms,
+        }
+        if error is not None:
+            event["error"] = error
+        event.update(extra)
+        self.tracer.emit(event)
+
+
+def tracer_from_settings(settings: Any) -> Tracer | None:
+    """Config.trace -> a Tracer, or None when tracing is off (the default)."""
+    if settings is None or not getattr(settings, "enabled", False):
+        return None
+    path = getattr(settings, "path", None)
+    if not path:
+        raise ValidationError(
+            "trace.enabled is true but trace.path is not set; give a JSONL file path "
+            "(or ATTESTOR_TRACE_PATH)"
+        )
+    return Tracer(path, include_content=bool(getattr(settings, "include_content", False)))

@@ -1,0 +1,251 @@
+"""Each pipeline step on hand-built candidate lists, expected orders worked out by hand."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from retrieval_fakes import mem, view_at
+
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import Entity, Relation
+from attestor_arango.retrieval.budget import pack
+from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.entities import recognize
+from attestor_arango.retrieval.fusion import fuse
+from attestor_arango.retrieval.graph import apply_affinity, relation_candidates, synthetic_id
+from attestor_arango.retrieval.mmr import mmr_rerank
+from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
+from attestor_arango.scope import Scope
+from attestor_arango.store.protocol import Hit
+from attestor_arango.tokens import count_tokens
+
+CFG = RetrievalConfig()
+
+
+def hits(*ids: str, day: float = 0) -> list[Hit]:
+    return [Hit(mem(i, day=day), 1.0 / (n + 1)) for n, i in enumerate(ids)]
+
+
+def cand(mid: str, relevance: float, *, day: float = 0, entity: str | None = None) -> Candidate:
+    c = Candidate(memory=mem(mid, day=day, entity=entity))
+    c.rrf_norm = relevance
+    c.compute_relevance()
+    return c
+
+
+# -- fusion ----------------------------------------------------------------------------
+
+
+def test_rrf_is_a_fused_score_not_a_rank_floor() -> None:
+    # vector: a b c ; bm25: c a d  (k = 60)
+    # a = 1/61 + 1/62, c = 1/63 + 1/61, b = 1/62, d = 1/63  ->  a > c > b > d
+    out = fuse([("vector", hits("a", "b", "c")), ("bm25", hits("c", "a", "d"))], 60)
+    assert [c.id for c in out] == ["a", "c", "b", "d"]
+    a = out[0]
+    assert a.rrf == pytest.approx(1 / 61 + 1 / 62)
+    assert a.rrf_norm == pytest.approx((1 / 61 + 1 / 62) / (2 / 61))
+    assert a.lane_ranks == {"vector": 1, "bm25": 2}
+    assert out[3].lane_ranks == {"bm25": 3}
+
+
+def test_rrf_normalisation_uses_lanes_that_ran() -> None:
+    one = fuse([("bm25", hits("x", "y"))], 60)
+    assert one[0].rrf_norm == pytest.approx(1.0)
+    raw = fuse([("bm25", hits("x", "y"))], 60, normalize=False)
+    assert raw[0].rrf_norm == pytest.approx(1 / 61)
+
+
+def test_rrf_ties_break_on_t_created_desc_then_id_asc() -> None:
+    # p is rank 1 in one lane, q rank 1 in the other: equal scores.
+    lane1 = [Hit(mem("p", day=1), 1.0)]
+    lane2 = [Hit(mem("q", day=2), 1.0)]
+    assert [c.id for c in fuse([("vector", lane1), ("bm25", lane2)], 60)] == ["q", "p"]
+    lane2 = [Hit(mem("b", day=1), 1.0)]
+    lane1 = [Hit(mem("c", day=1), 1.0)]
+    assert [c.id for c in fuse([("vector", lane1), ("bm25", lane2)], 60)] == ["b", "c"]
+
+
+def test_a_lane_naming_a_memory_twice_counts_it_once() -> None:
+    out = fuse([("bm25", hits("a", "a", "b"))], 60)
+    assert [(c.id, c.lane_ranks["bm25"]) for c in out] == [("a", 1), ("b", 2)]
+
+
+# -- entities ----------------------------------------------------------------------------
+
+
+def ent(key: str, name: str, aliases: tuple[str, ...] = ()) -> Entity:
+    return Entity(tenant="t", namespace="ns", key=key, name=name, aliases=aliases)
+
+
+def test_entity_names_keep_their_trailing_s() -> None:
+    known = [ent("paris", "Paris"), ent("pari", "Pari"), ent("james", "James")]
+    assert recognize("Flights to Paris for James", known) == ["james", "paris"]
+    assert recognize("What did James's sister say about Paris's museums?", known) == [
+        "james",
+        "paris",
+    ]
+
+
+def test_entity_matching_is_on_whole_words_and_longest_first() -> None:
+    known = [ent("new york city", "New York City"), ent("york", "York"), ent("ann", "Ann")]
+    assert recognize("moving to new york city soon", known) == ["new york city"]
+    assert recognize("York minster", known) == ["york"]
+    assert recognize("Annual report on planning", known) == []  # no substring hits
+
+
+def test_entity_aliases_match() -> None:
+    known = [ent("melanie", "Melanie", aliases=("Mel",))]
+    assert recognize("How is mel doing?", known) == ["melanie"]
+    assert recognize("", known) == []
+
+
+# -- graph --------------------------------------------------------------------------------
+
+
+def test_graph_affinity_bonus_by_hops() -> None:
+    cands = [
+        cand("m0", 0.5, entity="Alice"),
+        cand("m1", 0.5, entity="Bob"),
+        cand("m2", 0.5, entity="Carol"),
+        cand("m9", 0.5, entity="Zed"),
+        cand("mn", 0.5),
+    ]
+    apply_affinity(cands, {"alice": 0, "bob": 1, "carol": 2}, CFG)
+    got = {c.id: (c.graph_hops, c.graph_bonus) for c in cands}
+    assert got == {
+        "m0": (0, 0.30),
+        "m1": (1, 0.20),
+        "m2": (2, 0.10),
+        "m9": (None, -0.05),
+        "mn": (None, 0.0),
+    }
+    # relevance = rrf_norm + bonus (decay 1, no boost yet)
+    assert [c.id for c in order(cands)] == ["m0", "m1", "m2", "mn", "m9"]
+
+
+def test_relation_candidates_have_stable_ids_and_skip_backed_memories() -> None:
+    from attestor_arango.clock import from_us
+
+    t = from_us(1_767_225_600_000_000)
+    rels = [
+        Relation(
+            id=f"r{i}",
+            tenant="t",
+            namespace="ns",
+            source="alice",
+            relation="works_at",
+            target=f"org{i}",
+            memory_id=f"m{i}",
+            t_created=t,
+        )
+        for i in range(3)
+    ]
+    ents = [ent("alice", "Alice"), ent("org0", "Acme")]
+    cfg = CFG.replace(relation_limit=5)
+    out = relation_candidates(Scope("t", "ns"), rels, ents, ["alice"], {"m1"}, cfg)
+    assert [c.id for c in out] == [synthetic_id("r0"), synthetic_id("r2")]
+    assert out[0].memory.content == "Alice works at Acme"
+    assert out[0].synthetic and out[0].graph_hops == 0
+    assert out[0].relevance == pytest.approx(cfg.relation_base + cfg.graph_bonus_0)
+    again = relation_candidates(Scope("t", "ns"), rels, ents, ["alice"], {"m1"}, cfg)
+    assert [c.id for c in again] == [c.id for c in out]
+    limited = relation_candidates(
+        Scope("t", "ns"), rels, ents, ["alice"], set(), cfg.replace(relation_limit=1)
+    )
+    assert len(limited) == 1
+
+
+# -- MMR ----------------------------------------------------------------------------------
+
+
+def test_mmr_order_worked_by_hand() -> None:
+    # a (1.0) and b (0.9) are the same vector; c (0.7) is orthogonal.
+    # step 1: a = 0.7*1.0 = 0.70
+    # step 2: b = 0.7*0.9 - 0.3*1 = 0.33 ; c = 0.7*0.7 - 0 = 0.49  -> c
+    # step 3: b = 0.33
+    cands = [cand("a", 1.0), cand("b", 0.9), cand("c", 0.7)]
+    vecs = {"a": np.array([1.0, 0.0]), "b": np.array([1.0, 0.0]), "c": np.array([0.0, 1.0])}
+    out = mmr_rerank(cands, vecs, 0.7)
+    assert [c.id for c in out] == ["a", "c", "b"]
+    assert [c.mmr for c in out] == pytest.approx([0.70, 0.49, 0.33])
+    # lambda 1 is pure relevance
+    assert [c.id for c in mmr_rerank(cands, vecs, 1.0)] == ["a", "b", "c"]
+
+
+def test_mmr_has_no_silent_cap_and_scores_never_increase() -> None:
+    rng = np.random.default_rng(7)
+    cands = [cand(f"m{i:02d}", float(rng.random())) for i in range(40)]
+    vecs = {c.id: rng.normal(size=8) for c in cands}
+    out = mmr_rerank(cands, vecs, 0.7)
+    assert sorted(c.id for c in out) == sorted(c.id for c in cands)
+    values = [c.mmr for c in out]
+    assert all(x is not None for x in values)
+    assert all(a >= b for a, b in itertools.pairwise(values))  # type: ignore[operator]
+
+
+# -- decay, boost, freshness ------------------------------------------------------------
+
+
+def test_decay_and_boost_against_the_view_not_the_clock() -> None:
+    old = cand("old", 1.0, day=0)
+    new = cand("new", 1.0, day=365)
+    half = Candidate(memory=mem("half", day=365, confidence=0.5))
+    half.rrf_norm = 1.0
+    apply_decay_boost([old, new, half], view_at(365).as_of, CFG)
+    # age 365 d, half-life 365 d: 0.7 + 0.3 * 0.5 = 0.85 ; boost 0.05 * e^(-365/30)
+    assert old.decay == pytest.approx(0.85)
+    assert old.boost == pytest.approx(0.05 * math.exp(-365 / 30))
+    assert new.decay == pytest.approx(1.0) and new.boost == pytest.approx(0.05)
+    assert half.decay == pytest.approx(0.85)
+    assert new.relevance == pytest.approx(1.05)
+    # a fact dated after as_of has age 0
+    future = cand("future", 1.0, day=400)
+    apply_decay_boost([future], view_at(365).as_of, CFG)
+    assert future.decay == pytest.approx(1.0)
+
+
+def test_freshness_demotes_the_older_of_two_restatements() -> None:
+    a = cand("a", 1.0, day=1, entity="salary")
+    b = cand("b", 0.95, day=5, entity="salary")
+    c = cand("c", 0.9, day=9, entity="other")  # same text, other entity: untouched
+    vecs = {"a": np.array([1.0, 0.1]), "b": np.array([1.0, 0.0]), "c": np.array([1.0, 0.0])}
+    apply_freshness([a, b, c], vecs, CFG)
+    assert (a.freshness, b.freshness, c.freshness) == (-0.15, 0.0, 0.0)
+    assert [x.id for x in order([a, b, c])] == ["b", "c", "a"]
+
+
+# -- budget -------------------------------------------------------------------------------
+
+
+def test_budget_pack_keeps_order_and_skips_what_does_not_fit() -> None:
+    big = Candidate(memory=mem("big", "word " * 50))
+    s1 = Candidate(memory=mem("s1", "short one"))
+    s2 = Candidate(memory=mem("s2", "short two"))
+    budget = count_tokens("short one") + count_tokens("short two") + 1
+    kept, used = pack([s2, big, s1], budget)
+    assert [c.id for c, _ in kept] == ["s2", "s1"]
+    assert used == count_tokens("short one") + count_tokens("short two") <= budget
+    assert pack([s1], 0) == ([], 0)
+
+
+# -- config --------------------------------------------------------------------------------
+
+
+def test_config_rejects_unknown_and_mistyped_settings() -> None:
+    with pytest.raises(ValidationError, match="unknown retrieval settings"):
+        RetrievalConfig.from_dict({"mmr_lamda": 0.5})
+    with pytest.raises(ValidationError, match="must be an integer"):
+        RetrievalConfig.from_dict({"vector_k": "50"})
+    with pytest.raises(ValidationError, match="true or false"):
+        RetrievalConfig.from_dict({"mmr_enabled": "yes"})
+    with pytest.raises(ValidationError, match="between 0 and 1"):
+        RetrievalConfig.from_dict({"mmr_lambda": 1.5})
+    with pytest.raises(ValidationError, match="pinned to 0"):
+        RetrievalConfig.from_dict({"llm_temperature": 0.7})
+    cfg = RetrievalConfig.from_dict({"mmr_lambda": 1, "vector_k": 10})
+    assert cfg.mmr_lambda == 1.0 and isinstance(cfg.mmr_lambda, float) and cfg.vector_k == 10
+    assert RetrievalConfig.from_dict(None) == RetrievalConfig()
