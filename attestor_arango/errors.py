@@ -81,6 +81,13 @@ class StoreError(AttestorError):
     http_status = 503
 
 
+class EmbedderUnavailable(AttestorError):
+    """The configured embedder cannot be reached, loaded or used; the message says how to fix it."""
+
+    code = "embedder_unavailable"
+    http_status = 503
+
+
 class TenantLeakError(StoreError):
     """A backend returned a row of another tenant: a bug, raised instead of leaked."""
 

@@ -15,8 +15,13 @@ class Embedder(Protocol):
     refuses to mix vectors of different names or dimensions in one tenant.
     """
 
-    name: str
-    dimension: int
+    # Read-only in the protocol: remote embedders learn their dimension from the
+    # server's first answer, so they expose it as a property.
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
 

@@ -1,0 +1,137 @@
+"""Choosing the embedder from the configuration: explicit choice, or ``auto``.
+
+``auto`` prefers quality that costs nothing and leaves the machine only when
+asked: a local Ollama that already has the model pulled, then an
+OpenAI-compatible endpoint the user configured, then the in-process MiniLM
+from the ``local`` extra, then the model-free hashing embedder. An explicit
+choice never falls back silently: if it cannot work, the caller gets an
+:class:`EmbedderUnavailable` that says how to fix it, because a silent switch
+would put the tenant's vectors into another space.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import httpx
+
+from ..config import Config
+from ..errors import EmbedderUnavailable
+from .base import Embedder
+from .hashing import HashingEmbedder
+from .local import LocalMiniLMEmbedder, local_available
+from .ollama import DEFAULT_OLLAMA_MODEL, OllamaEmbedder
+from .openai import DEFAULT_OPENAI_MODEL, OpenAICompatEmbedder
+
+log = logging.getLogger(__name__)
+
+ENV_DISABLE_OLLAMA_PROBE = "ATTESTOR_DISABLE_LOCAL_EMBED"
+PROBE_TIMEOUT_S = 0.5
+
+
+def ollama_has_model(base_url: str, model: str, timeout: float = PROBE_TIMEOUT_S) -> bool | None:
+    """Ask Ollama's ``/api/tags`` whether ``model`` is pulled.
+
+    None: no server answered in time. False: a server answered but lacks the
+    model (or is not Ollama). True: ready to embed.
+    """
+    try:
+        response = httpx.get(f"{base_url.rstrip('/')}/api/tags", timeout=timeout)
+    except httpx.HTTPError:
+        return None
+    if response.status_code != 200:
+        return False
+    try:
+        models = response.json().get("models", [])
+        names = {str(m.get("name", "")) for m in models} | {str(m.get("model", "")) for m in models}
+    except (ValueError, AttributeError):
+        return False
+    wanted = {model} if ":" in model else {model, f"{model}:latest"}
+    return bool(names & wanted)
+
+
+def _ollama(config: Config) -> OllamaEmbedder:
+    return OllamaEmbedder(
+        config.embedder_model or DEFAULT_OLLAMA_MODEL,
+        base_url=config.ollama_url,
+        dimension=config.embedder_dimension,
+    )
+
+
+def _openai(config: Config) -> OpenAICompatEmbedder:
+    if not config.openai_base_url:
+        raise EmbedderUnavailable(
+            "embedder 'openai' needs openai_base_url (ATTESTOR_OPENAI_BASE_URL), "
+            "e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
+        )
+    key = config.openai_api_key.get_secret_value() if config.openai_api_key else None
+    return OpenAICompatEmbedder(
+        config.openai_base_url,
+        model=config.embedder_model or DEFAULT_OPENAI_MODEL,
+        api_key=key,
+        dimension=config.embedder_dimension,
+    )
+
+
+def _local(config: Config) -> LocalMiniLMEmbedder:
+    return LocalMiniLMEmbedder(config.local_model_path)
+
+
+def _hashing(config: Config) -> HashingEmbedder:
+    return HashingEmbedder(config.embedder_dimension or 384)
+
+
+def _explicit_ollama(config: Config) -> OllamaEmbedder:
+    model = config.embedder_model or DEFAULT_OLLAMA_MODEL
+    state = ollama_has_model(config.ollama_url, model, timeout=2.0)
+    if state is None:
+        raise EmbedderUnavailable(
+            f"embedder 'ollama' chosen but no Ollama answers at {config.ollama_url}; "
+            "start it with `ollama serve`, set ollama_url (ATTESTOR_OLLAMA_URL), "
+            "or choose another embedder",
+            url=config.ollama_url,
+        )
+    if state is False:
+        raise EmbedderUnavailable(
+            f"Ollama at {config.ollama_url} does not have model {model!r}; "
+            f"run `ollama pull {model}` or set embedder_model",
+            url=config.ollama_url,
+            model=model,
+        )
+    return _ollama(config)
+
+
+def make_embedder(config: Config) -> Embedder:
+    """The embedder ``config.embedder`` asks for; see the module docstring for ``auto``."""
+    choice = config.embedder
+    if choice == "hashing":
+        return _hashing(config)
+    if choice == "ollama":
+        return _explicit_ollama(config)
+    if choice == "openai":
+        return _openai(config)
+    if choice == "local":
+        return _local(config)
+    return _auto(config)
+
+
+def _auto(config: Config) -> Embedder:
+    if os.environ.get(ENV_DISABLE_OLLAMA_PROBE) != "1":
+        model = config.embedder_model or DEFAULT_OLLAMA_MODEL
+        state = ollama_has_model(config.ollama_url, model)
+        if state:
+            log.info("embedder auto: Ollama %s at %s", model, config.ollama_url)
+            return _ollama(config)
+        if state is False:
+            log.info("embedder auto: Ollama answers but lacks %s; trying the next provider", model)
+    if config.openai_base_url:
+        log.info("embedder auto: OpenAI-compatible endpoint %s", config.openai_base_url)
+        return _openai(config)
+    if local_available(config.local_model_path):
+        try:
+            return _local(config)
+        except EmbedderUnavailable as exc:
+            log.warning("embedder auto: local MiniLM failed to load (%s); using hashing", exc)
+    log.info("embedder auto: no model available; using the hashing embedder")
+    return _hashing(config)

