@@ -1,0 +1,71 @@
+"""Shared fixtures: injected clock and ids, stores per backend, AgentMemory instances.
+
+``STORE_FACTORIES`` maps a backend name to a factory; the contract suite and the
+AgentMemory tests run once per entry. A factory for a backend that cannot run
+here calls ``pytest.skip`` with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from attestor_arango.clock import ManualClock
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.ids import SeededIdSource
+from attestor_arango.memory import AgentMemory
+from attestor_arango.store.embedded import SQLiteStore
+from attestor_arango.store.protocol import Store
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _embedded(tmp_path: Path, request: pytest.FixtureRequest) -> Store:
+    return SQLiteStore(tmp_path / "memory.db")
+
+
+STORE_FACTORIES: dict[str, Callable[[Path, pytest.FixtureRequest], Store]] = {
+    "embedded": _embedded,
+}
+BACKENDS = list(STORE_FACTORIES)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    s = STORE_FACTORIES[request.param](tmp_path, request)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def embedder() -> HashingEmbedder:
+    return HashingEmbedder(64)
+
+
+@pytest.fixture
+def mem(tmp_path: Path, clock: ManualClock) -> Iterator[AgentMemory]:
+    """AgentMemory on the embedded store with a deterministic clock, ids and embedder."""
+    m = AgentMemory(
+        tmp_path / "mem.db", embedder=HashingEmbedder(64), clock=clock, ids=SeededIdSource(7)
+    )
+    yield m
+    m.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def any_mem(
+    request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
+) -> Iterator[AgentMemory]:
+    """AgentMemory on every backend the machine can run."""
+    s = STORE_FACTORIES[request.param](tmp_path, request)
+    m = AgentMemory(store=s, embedder=HashingEmbedder(64), clock=clock, ids=SeededIdSource(7))
+    yield m
+    m.close()

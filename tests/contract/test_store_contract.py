@@ -1,0 +1,338 @@
+"""The Store protocol contract, run against every backend in ``STORE_FACTORIES``."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from attestor_arango.clock import OPEN, from_us, to_us
+from attestor_arango.errors import ConflictError, TenantRequiredError, ValidationError
+from attestor_arango.models import (
+    AuditEntry,
+    Entity,
+    Episode,
+    Memory,
+    Provenance,
+    Relation,
+    content_hash,
+)
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
+
+T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z
+A = Scope("acme", "ns1")
+B = Scope("beta", "ns1")
+DIM = 8
+
+
+def vec(*values: float) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[: len(values)] = values
+    return v / np.linalg.norm(v)
+
+
+def mem(
+    scope: Scope,
+    mid: str,
+    content: str,
+    t: int = T0,
+    entity: str | None = None,
+    category: str | None = None,
+    tags: tuple[str, ...] = (),
+    valid_from: int | None = None,
+    valid_until: int | None = None,
+) -> Memory:
+    return Memory(
+        id=mid,
+        tenant=scope.tenant,
+        namespace=scope.namespace or "ns1",
+        content=content,
+        entity=entity,
+        category=category,
+        tags=tags,
+        valid_from=from_us(valid_from if valid_from is not None else t),
+        valid_until=None if valid_until is None else from_us(valid_until),
+        t_created=from_us(t),
+        provenance=Provenance(agent_id="a1", role="planner", agent_trail=("a1",)),
+        content_hash=content_hash(content),
+    )
+
+
+def setup(store: Store, *scopes: Scope) -> None:
+    for s in scopes:
+        store.set_embedding_space(s, EmbeddingSpace("test", DIM))
+
+
+def now(t: int = T0 + 1_000_000) -> TemporalView:
+    return TemporalView(as_of=t)
+
+
+def test_scope_without_tenant_fails_closed() -> None:
+    with pytest.raises(TenantRequiredError):
+        Scope("")
+    with pytest.raises(ValidationError):
+        Scope("acme", "bad namespace!")
+
+
+def test_insert_get_roundtrip_keeps_every_field(store: Store) -> None:
+    setup(store, A)
+    m = mem(
+        A,
+        "m1",
+        "Alice leads the platform team",
+        entity="alice",
+        category="role",
+        tags=("org", "people"),
+        valid_until=T0 + 10**9,
+    )
+    m = m.model_copy(update={"metadata": {"k": [1, 2]}, "signature": "sig"})
+    store.insert_memory(A, m, vec(1, 0))
+    got = store.get_memory(A, "m1")
+    assert got == m
+    assert store.get_memories(A, ["m1", "nope"]) == {"m1": m}
+    np.testing.assert_allclose(store.get_vectors(A, ["m1"])["m1"], vec(1, 0), rtol=1e-6)
+
+
+def test_other_tenant_sees_nothing(store: Store) -> None:
+    setup(store, A, B)
+    store.insert_memory(A, mem(A, "m1", "secret plan alpha"), vec(1, 0))
+    assert store.get_memory(B, "m1") is None
+    assert store.get_memories(B, ["m1"]) == {}
+    assert store.get_vectors(B, ["m1"]) == {}
+    assert store.vector_candidates(B, vec(1, 0), 10, now()) == []
+    assert store.text_candidates(B, "secret plan", 10, now()) == []
+    assert store.list_memories(B, MemoryFilter(), now(), 10) == []
+
+
+def test_namespace_partitions_within_tenant(store: Store) -> None:
+    other = Scope("acme", "ns2")
+    setup(store, A)
+    store.insert_memory(A, mem(A, "m1", "alpha fact"), vec(1, 0))
+    store.insert_memory(other, mem(other, "m2", "alpha fact two"), vec(1, 0.1))
+    assert [h.memory.id for h in store.vector_candidates(A, vec(1, 0), 10, now())] == ["m1"]
+    assert [h.memory.id for h in store.text_candidates(other, "alpha", 10, now())] == ["m2"]
+    tenant_wide = A.tenant_wide()
+    ids = {h.memory.id for h in store.vector_candidates(tenant_wide, vec(1, 0), 10, now())}
+    assert ids == {"m1", "m2"}
+
+
+def test_close_once_and_views(store: Store) -> None:
+    setup(store, A)
+    store.insert_memory(A, mem(A, "m1", "v1", entity="e", category="c"), vec(1, 0))
+    store.insert_memory(A, mem(A, "m2", "v2", t=T0 + 10, entity="e", category="c"), vec(0, 1))
+    store.close_memory(A, "m1", T0 + 10, "superseded", "m2")
+    with pytest.raises(ConflictError):
+        store.close_memory(A, "m1", T0 + 20, "archived", None)
+    closed = store.get_memory(A, "m1")
+    assert closed is not None and closed.superseded_by == "m2"
+    assert closed.t_expired == from_us(T0 + 10)
+    # before the close, m1 was the active one; after, m2
+    before, after = TemporalView(as_of=T0 + 5), TemporalView(as_of=T0 + 10)
+    assert [m.id for m in store.find_active(A, "e", "c", before)] == ["m1"]
+    assert [m.id for m in store.find_active(A, "e", "c", after)] == ["m2"]
+    assert [h.memory.id for h in store.vector_candidates(A, vec(1, 0), 5, before)] == ["m1"]
+    assert [h.memory.id for h in store.vector_candidates(A, vec(1, 0), 5, after)] == ["m2"]
+    assert [h.memory.id for h in store.text_candidates(A, "v1", 5, before)] == ["m1"]
+    assert store.text_candidates(A, "v1", 5, after) == []
+    history = TemporalView(as_of=T0 + 10, include_closed=True)
+    assert [m.id for m in store.list_memories(A, MemoryFilter(), history, 10)] == ["m1", "m2"]
+    superseded = store.list_memories(A, MemoryFilter(status="superseded"), history, 10)
+    assert [m.id for m in superseded] == ["m1"]
+    masked = TemporalView(as_of=T0 + 5, include_closed=True)
+    assert store.list_memories(A, MemoryFilter(status="superseded"), masked, 10) == []
+
+
+def test_list_filters_and_event_time_window(store: Store) -> None:
+    setup(store, A)
+    day = 86_400 * 10**6
+    store.insert_memory(
+        A,
+        mem(
+            A,
+            "m1",
+            "x one",
+            entity="e1",
+            category="c1",
+            tags=("t1",),
+            valid_from=T0 - 10 * day,
+            valid_until=T0 - 5 * day,
+        ),
+        None,
+    )
+    store.insert_memory(A, mem(A, "m2", "x two", entity="e2", category="c1", tags=("t2",)), None)
+    v = now()
+    assert [m.id for m in store.list_memories(A, MemoryFilter(entity="e1"), v, 10)] == ["m1"]
+    assert [m.id for m in store.list_memories(A, MemoryFilter(category="c1"), v, 10)] == [
+        "m1",
+        "m2",
+    ]
+    assert [m.id for m in store.list_memories(A, MemoryFilter(tags=("t2", "zz")), v, 10)] == ["m2"]
+    h = content_hash("x two")
+    assert [m.id for m in store.list_memories(A, MemoryFilter(content_hash=h), v, 10)] == ["m2"]
+    window = TemporalView(as_of=T0 + 1, window=(T0 - 8 * day, T0 - 6 * day))
+    assert [m.id for m in store.list_memories(A, MemoryFilter(), window, 10)] == ["m1"]
+    assert [m.id for m in store.list_memories(A, MemoryFilter(), v, 1, offset=1)] == ["m2"]
+
+
+def test_vector_lane_orders_by_cosine_then_id(store: Store) -> None:
+    setup(store, A)
+    store.insert_memory(A, mem(A, "b", "b"), vec(1, 0))
+    store.insert_memory(A, mem(A, "a", "a"), vec(1, 0))
+    store.insert_memory(A, mem(A, "c", "c"), vec(0.5, 0.5))
+    store.insert_memory(A, mem(A, "d", "d"), vec(0, 1))
+    hits = store.vector_candidates(A, vec(1, 0), 3, now())
+    assert [h.memory.id for h in hits] == ["a", "b", "c"]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert hits[2].score == pytest.approx(np.sqrt(0.5), abs=1e-5)
+
+
+def test_wrong_vector_dimension_is_refused_and_nothing_stored(store: Store) -> None:
+    setup(store, A)
+    with pytest.raises(ValidationError):
+        store.insert_memory(A, mem(A, "m1", "x"), np.ones(DIM + 1, dtype=np.float32))
+    assert store.get_memory(A, "m1") is None
+    with pytest.raises(ValidationError):
+        store.vector_candidates(A, np.ones(DIM + 3, dtype=np.float32), 3, now())
+
+
+def test_text_lane_bm25_prefers_rarer_matching_terms(store: Store) -> None:
+    setup(store, A)
+    store.insert_memory(A, mem(A, "m1", "the deploy uses kubernetes clusters"), None)
+    store.insert_memory(A, mem(A, "m2", "the lunch menu has pasta"), None)
+    store.insert_memory(A, mem(A, "m3", "kubernetes kubernetes operator upgrade"), None)
+    hits = store.text_candidates(A, "Kubernetes upgrade?", 10, now())
+    assert [h.memory.id for h in hits] == ["m3", "m1"]
+    assert hits[0].score > hits[1].score > 0
+    assert store.text_candidates(A, "!!!", 10, now()) == []
+
+
+def test_entities_upsert_merges_aliases(store: Store) -> None:
+    e = Entity(
+        tenant="acme", namespace="ns1", key="alice smith", name="Alice Smith", aliases=("Alice",)
+    )
+    store.upsert_entity(A, e)
+    store.upsert_entity(A, e.model_copy(update={"aliases": ("A. Smith",), "kind": "person"}))
+    [got] = store.list_entities(A)
+    assert set(got.aliases) == {"Alice", "A. Smith"} and got.kind == "person"
+    assert store.list_entities(B) == []
+
+
+def test_relations_and_hops_respect_view_and_tenant(store: Store) -> None:
+    def rel(rid: str, s: str, t: str, scope: Scope = A, at: int = T0) -> Relation:
+        return Relation(
+            id=rid,
+            tenant=scope.tenant,
+            namespace="ns1",
+            source=s,
+            relation="knows",
+            target=t,
+            t_created=from_us(at),
+        )
+
+    store.add_relation(A, rel("r1", "alice", "bob"))
+    store.add_relation(A, rel("r2", "bob", "carol"))
+    store.add_relation(A, rel("r3", "carol", "dave"))
+    store.add_relation(A, rel("r4", "alice", "eve", at=T0 + 100))
+    store.add_relation(B, rel("r5", "alice", "mallory", scope=B))
+    hops = store.hops(A, ["alice"], 2, TemporalView(as_of=T0 + 50))
+    assert hops == {"alice": 0, "bob": 1, "carol": 2}
+    hops_later = store.hops(A, ["alice"], 2, TemporalView(as_of=T0 + 100))
+    assert hops_later["eve"] == 1 and "mallory" not in hops_later
+    touching = store.relations_touching(A, ["bob"], now())
+    assert sorted(r.id for r in touching) == ["r1", "r2"]
+
+
+def test_episodes_roundtrip(store: Store) -> None:
+    ep = Episode(
+        id="ep1",
+        tenant="acme",
+        namespace="ns1",
+        session_id="s1",
+        agent_id="a1",
+        user_text="I moved to Lisbon",
+        assistant_text="Noted.",
+        user_time=from_us(T0),
+        assistant_time=from_us(T0 + 5),
+        t_created=from_us(T0 + 6),
+    )
+    store.put_episode(A, ep)
+    assert store.get_episode(A, "ep1") == ep
+    assert store.get_episode(B, "ep1") is None
+    assert store.list_episodes(A, 10) == [ep]
+
+
+def test_audit_chain_storage(store: Store) -> None:
+    assert store.last_audit(A) is None
+    entry = AuditEntry(
+        tenant="acme",
+        seq=1,
+        id="x1",
+        ts=from_us(T0),
+        agent_id="a",
+        role="r",
+        action="forget",
+        target="m1",
+        details={"why": "test"},
+        prev_hash="0" * 64,
+        hash="h1",
+    )
+    store.append_audit(A, entry)
+    with pytest.raises(ConflictError):
+        store.append_audit(A, entry.model_copy(update={"id": "x2"}))  # same seq: no fork
+    assert store.last_audit(A) == entry
+    assert store.read_audit(A, 10) == [entry]
+    assert store.read_audit(B, 10) == []
+
+
+def test_quotas_and_write_counts(store: Store) -> None:
+    assert store.get_quota(A) is None
+    store.set_quota(A, 5)
+    assert store.get_quota(A) == 5
+    assert store.add_writes(A, "2026-01-01", 2) == 2
+    assert store.add_writes(A, "2026-01-01", 1) == 3
+    assert store.count_writes(A, "2026-01-01") == 3
+    assert store.count_writes(A, "2026-01-02") == 0
+    assert store.count_writes(B, "2026-01-01") == 0
+
+
+def test_transaction_rolls_back_everything(store: Store) -> None:
+    setup(store, A)
+    with pytest.raises(RuntimeError), store.transaction():
+        store.insert_memory(A, mem(A, "m1", "to be rolled back"), vec(1, 0))
+        raise RuntimeError("boom")
+    assert store.get_memory(A, "m1") is None
+    assert store.vector_candidates(A, vec(1, 0), 5, now()) == []
+    assert store.text_candidates(A, "rolled", 5, now()) == []
+
+
+def test_purge_tenant_counts_and_leaves_others(store: Store) -> None:
+    setup(store, A, B)
+    for scope in (A, B):
+        store.insert_memory(scope, mem(scope, f"{scope.tenant}-m", "shared words here"), vec(1, 0))
+        store.upsert_entity(scope, Entity(tenant=scope.tenant, namespace="ns1", key="k", name="k"))
+    counts = store.purge_tenant(A)
+    assert counts["memories"] == 1 and counts["entities"] == 1 and counts["vectors"] == 1
+    assert store.get_memory(A, "acme-m") is None
+    assert store.vector_candidates(A, vec(1, 0), 5, now()) == []
+    assert [h.memory.id for h in store.vector_candidates(B, vec(1, 0), 5, now())] == ["beta-m"]
+    assert store.count_rows(B)["total"] == 1
+
+
+def test_count_rows(store: Store) -> None:
+    setup(store, A)
+    store.insert_memory(A, mem(A, "m1", "one"), None)
+    store.insert_memory(A, mem(A, "m2", "two"), None)
+    store.close_memory(A, "m1", T0 + 1, "archived", None)
+    counts = store.count_rows(A)
+    assert (counts["total"], counts["active"], counts["archived"]) == (2, 1, 1)
+
+
+def test_times_are_exact_microseconds(store: Store) -> None:
+    setup(store, A)
+    t = T0 + 123_457
+    store.insert_memory(A, mem(A, "m1", "precise", t=t), None)
+    got = store.get_memory(A, "m1")
+    assert got is not None and to_us(got.t_created) == t and got.us("t_expired") == OPEN
+    assert got.t_created - from_us(T0) == timedelta(microseconds=123_457)
