@@ -28,8 +28,10 @@ from .errors import (
 from .ids import IdSource, UUID7Source
 from .models import AuditEntry, Entity, Memory, MemoryStatus, Provenance, RecallResponse, Stats
 from .models import content_hash as hash_content
+from .pack import ContextPack
 from .retrieval import RetrievalConfig
 from .retrieval import recall as run_recall
+from .retrieval.trace import shared_tracer
 from .scope import Scope, TemporalView
 from .store.factory import open_store
 from .store.protocol import EmbeddingSpace, MemoryFilter, Store
@@ -511,6 +513,7 @@ class AgentMemory:
             entity=entity, category=category, as_of=as_of, limit=10_000, context=context
         )
 
+    # --- retrieval ---
     def recall(
         self,
         query: str,
@@ -537,9 +540,31 @@ class AgentMemory:
             view,
             budget,
             self.retrieval_config,
+            tracer=shared_tracer(self.config.trace),
         )
         ctx.token_budget_used += response.tokens_used
         return response
+
+    def recall_as_pack(
+        self,
+        query: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        token_budget: int | None = None,
+        context: AgentContext | None = None,
+    ) -> ContextPack:
+        """``recall`` as a frozen, JSON-serialisable pack; ``pack.render_prompt()`` for the LLM."""
+        response = self.recall(
+            query,
+            as_of=as_of,
+            time_window=time_window,
+            token_budget=token_budget,
+            context=context,
+        )
+        return ContextPack.from_response(response)
+
+    # --- end retrieval ---
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
         ctx = self._ctx(context)

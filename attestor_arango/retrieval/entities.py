@@ -17,11 +17,6 @@ from ..models import Entity
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def normalize_key(name: str) -> str:
-    """Entity key form: NFKC, lower case, single spaces."""
-    return " ".join(unicodedata.normalize("NFKC", name).lower().split())
-
-
 def words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(unicodedata.normalize("NFKC", text).lower()))
 

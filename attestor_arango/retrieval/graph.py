@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from ..clock import to_us
 from ..models import Entity, Memory, Provenance, Relation, content_hash
 from ..scope import Scope
+from ..validation import entity_key
 from .candidates import Candidate
 from .config import RetrievalConfig
-from .entities import normalize_key
 
 SYNTHETIC_PREFIX = "rel:"
 
@@ -31,7 +31,7 @@ def apply_affinity(
     for cand in cands:
         if cand.synthetic or cand.memory.entity is None:
             continue
-        depth = hops.get(normalize_key(cand.memory.entity))
+        depth = hops.get(entity_key(cand.memory.entity))
         if depth is not None and depth > config.graph_max_depth:
             depth = None
         cand.graph_hops = depth

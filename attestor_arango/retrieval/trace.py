@@ -107,3 +107,19 @@ def tracer_from_settings(settings: Any) -> Tracer | None:
             "(or ATTESTOR_TRACE_PATH)"
         )
     return Tracer(path, include_content=bool(getattr(settings, "include_content", False)))
+
+
+_SHARED: dict[tuple[str, bool], Tracer] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_tracer(settings: Any) -> Tracer | None:
+    """Like ``tracer_from_settings`` but one Tracer per (path, include_content) per process,
+    so ``seq`` stays monotonic across recalls writing to the same file."""
+    if settings is None or not getattr(settings, "enabled", False):
+        return None
+    fresh = tracer_from_settings(settings)
+    assert fresh is not None
+    key = (str(fresh.path), fresh.include_content)
+    with _SHARED_LOCK:
+        return _SHARED.setdefault(key, fresh)
