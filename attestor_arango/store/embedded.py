@@ -165,6 +165,8 @@ class SQLiteStore:
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA busy_timeout=30000")
+        # erasure: deleted rows are overwritten in the file, not left in free pages
+        self._conn.execute("PRAGMA secure_delete=ON")
         self.schema_version = migrate(self._conn)
         self._lock = threading.RLock()
         self._depth = 0
@@ -570,6 +572,57 @@ class SQLiteStore:
                 counts[table] = self._exec(sql, params).rowcount
             self._after_commit("drop", scope.tenant)
         return counts
+
+    # governance -------------------------------------------------------------------------------
+    def purge_collections(self) -> tuple[str, ...]:
+        return tuple(q.PURGE_STEPS)
+
+    def purge_collection(self, scope: Scope, collection: str) -> int:
+        steps = q.PURGE_STEPS.get(collection)
+        if steps is None:
+            raise ValidationError(
+                f"unknown purge collection {collection!r}; use one of {list(q.PURGE_STEPS)}"
+            )
+        params = {"tenant": scope.tenant}
+        with self._lock:
+            nested = self._depth > 0
+            with self.transaction():
+                removed = 0
+                for sql in steps:
+                    removed = self._exec(sql, params).rowcount
+                if collection == "memories":
+                    # merge FTS segments so no deleted token survives in an old segment
+                    self._exec(q.FTS_OPTIMIZE)
+                if collection in ("vectors", "memories"):
+                    self._after_commit("drop", scope.tenant)
+            if not nested and collection == "memories":
+                # old page images of the erased rows must not linger in the WAL file
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return max(removed, 0)
+
+    def tenant_residue(self, scope: Scope) -> dict[str, int]:
+        params = {"tenant": scope.tenant}
+        with self._lock:
+            self._refresh_caches()
+            counts = {k: int(self._exec(sql, params).fetchone()[0]) for k, sql in q.RESIDUE.items()}
+            cached = self._vectors.get(scope.tenant)
+            counts["vector_cache"] = 0 if cached is None else cached.n
+        return counts
+
+    def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        params = {**_scope_params(scope), "ids": json.dumps(list(ids))}
+        with self.transaction():
+            removed = 0
+            for sql in q.DELETE_MEMORIES:
+                removed = self._exec(sql, params).rowcount
+            self._after_commit("drop", scope.tenant)
+        return removed
+
+    def audit_head(self, scope: Scope) -> tuple[int, str] | None:
+        rows = self._read(q.AUDIT_HEAD, {"tenant": scope.tenant})
+        return (int(rows[0]["seq"]), str(rows[0]["hash"])) if rows else None
 
     # introspection for tests and doctor ---------------------------------------------------------
     def integrity_check(self) -> str:

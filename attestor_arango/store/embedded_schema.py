@@ -124,6 +124,31 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        2,
+        # governance: the newest (seq, hash) per audit chain, kept apart from the entries
+        # and moved only forward by a trigger, so a truncated chain is detectable.
+        """
+        CREATE TABLE audit_heads (
+            tenant TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL,
+            hash TEXT NOT NULL
+        );
+        INSERT INTO audit_heads (tenant, seq, hash)
+            SELECT a.tenant, a.seq, a.hash FROM audit AS a
+            WHERE a.seq = (SELECT MAX(b.seq) FROM audit AS b WHERE b.tenant = a.tenant);
+        CREATE TRIGGER audit_head_advance AFTER INSERT ON audit
+            BEGIN
+                INSERT INTO audit_heads (tenant, seq, hash) VALUES (NEW.tenant, NEW.seq, NEW.hash)
+                ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, hash = excluded.hash;
+            END;
+        CREATE TRIGGER audit_heads_forward_only BEFORE UPDATE ON audit_heads
+            WHEN NEW.seq <= OLD.seq OR NEW.tenant != OLD.tenant
+            BEGIN SELECT RAISE(ABORT, 'audit chain heads only move forward'); END;
+        CREATE TRIGGER audit_heads_no_delete BEFORE DELETE ON audit_heads
+            BEGIN SELECT RAISE(ABORT, 'audit chain heads are append-only'); END;
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

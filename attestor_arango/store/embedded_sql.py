@@ -191,3 +191,41 @@ PURGE: dict[str, str] = {
     "write_counts": "DELETE FROM write_counts WHERE tenant = :tenant",
     "embedding_spaces": "DELETE FROM embedding_spaces WHERE tenant = :tenant",
 }
+
+# governance: erasure step by step, retention deletes, chain head ------------------------------
+# Each purge step is one statement list run in one transaction; "memories" removes the FTS
+# rows with the memory rows so no orphaned text-index entry can outlive its row.
+PURGE_STEPS: dict[str, tuple[str, ...]] = {
+    "relations": ("DELETE FROM relations WHERE tenant = :tenant",),
+    "entities": ("DELETE FROM entities WHERE tenant = :tenant",),
+    "vectors": (
+        "UPDATE memories SET embedding = NULL WHERE tenant = :tenant AND embedding IS NOT NULL",
+    ),
+    "memories": (PURGE_FTS, "DELETE FROM memories WHERE tenant = :tenant"),
+    "episodes": ("DELETE FROM episodes WHERE tenant = :tenant",),
+    "quotas": ("DELETE FROM quotas WHERE tenant = :tenant",),
+    "write_counts": ("DELETE FROM write_counts WHERE tenant = :tenant",),
+    "embedding_spaces": ("DELETE FROM embedding_spaces WHERE tenant = :tenant",),
+}
+RESIDUE: dict[str, str] = {
+    "relations": "SELECT COUNT(*) FROM relations WHERE tenant = :tenant",
+    "entities": "SELECT COUNT(*) FROM entities WHERE tenant = :tenant",
+    "vectors": COUNT_VECTORS,
+    "memories": "SELECT COUNT(*) FROM memories WHERE tenant = :tenant",
+    "memories_fts": (
+        "SELECT COUNT(*) FROM memories_fts "
+        "WHERE rowid IN (SELECT rowid FROM memories WHERE tenant = :tenant)"
+    ),
+    "episodes": "SELECT COUNT(*) FROM episodes WHERE tenant = :tenant",
+    "quotas": "SELECT COUNT(*) FROM quotas WHERE tenant = :tenant",
+    "write_counts": "SELECT COUNT(*) FROM write_counts WHERE tenant = :tenant",
+    "embedding_spaces": "SELECT COUNT(*) FROM embedding_spaces WHERE tenant = :tenant",
+}
+DELETE_MEMORIES: tuple[str, ...] = (
+    f"DELETE FROM relations WHERE {SCOPE} AND memory_id IN (SELECT value FROM json_each(:ids))",
+    "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories "
+    f"WHERE {SCOPE} AND id IN (SELECT value FROM json_each(:ids)))",
+    f"DELETE FROM memories WHERE {SCOPE} AND id IN (SELECT value FROM json_each(:ids))",
+)
+FTS_OPTIMIZE = "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
+AUDIT_HEAD = "SELECT seq, hash FROM audit_heads WHERE tenant = :tenant"

@@ -131,6 +131,34 @@ class Store(Protocol):
         """Removes every row of the tenant except its audit chain; per-collection counts."""
         ...
 
+    # governance (erasure step by step, retention, chain head) --------------------------
+    def purge_collections(self) -> tuple[str, ...]:
+        """Names ``purge_collection`` accepts, in safe removal order (never the audit chain)."""
+        ...
+
+    def purge_collection(self, scope: Scope, collection: str) -> int:
+        """Deletes every row of the tenant in one collection, caches of it included.
+
+        Idempotent (a re-run returns 0); returns how many rows it removed. Call it
+        inside ``transaction()``; caches are dropped when that commits.
+        """
+        ...
+
+    def tenant_residue(self, scope: Scope) -> dict[str, int]:
+        """Rows (and cache entries, e.g. 'vector_cache') the tenant still holds, per
+        collection of ``purge_collections()``; all zero after a complete purge."""
+        ...
+
+    def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:
+        """Hard-deletes memories with their vectors, text-index entries, cached vectors and
+        the relations derived from them (retention delete, compaction); returns rows removed."""
+        ...
+
+    def audit_head(self, scope: Scope) -> tuple[int, str] | None:
+        """(seq, hash) of the newest audit entry ever appended for the tenant, kept apart
+        from the entries and only moving forward, so a truncated chain is detectable."""
+        ...
+
 
 def check_tenant(scope: Scope, rows: Sequence[Any]) -> None:
     """Raises if any returned row belongs to another tenant or namespace."""

@@ -1,0 +1,101 @@
+"""Store primitives the governance layer relies on, run against every backend."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from attestor_arango.clock import from_us, to_us
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import Memory, Provenance, Relation, content_hash
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
+
+T0 = to_us(datetime(2026, 1, 1, tzinfo=UTC))
+DIM = 4
+
+
+def _memory(tenant: str, mid: str, content: str, namespace: str = "inbox", t: int = T0) -> Memory:
+    return Memory(
+        id=mid,
+        tenant=tenant,
+        namespace=namespace,
+        content=content,
+        valid_from=from_us(t),
+        t_created=from_us(t),
+        provenance=Provenance(agent_id="a", role="executor"),
+        content_hash=content_hash(content),
+    )
+
+
+def _seed(store: Store, tenant: str, n: int = 3) -> list[str]:
+    scope = Scope(tenant, "inbox")
+    store.set_embedding_space(scope, EmbeddingSpace("test", DIM))
+    ids = []
+    for i in range(n):
+        mid = f"{tenant}-m{i}"
+        vec = np.eye(DIM, dtype=np.float32)[i % DIM]
+        store.insert_memory(scope, _memory(tenant, mid, f"{tenant} fact {i}", t=T0 + i), vec)
+        ids.append(mid)
+    store.add_relation(
+        scope,
+        Relation(
+            id=f"{tenant}-r0",
+            tenant=tenant,
+            namespace="inbox",
+            source="x",
+            relation="knows",
+            target="y",
+            memory_id=ids[0],
+            t_created=from_us(T0),
+        ),
+    )
+    store.set_quota(scope, 10)
+    store.add_writes(scope, "2026-01-01", 3)
+    return ids
+
+
+def test_purge_collection_is_stepwise_and_idempotent(store: Store) -> None:
+    _seed(store, "alice")
+    _seed(store, "bob")
+    scope = Scope("alice")
+    # load the vector cache so the residue must report it
+    view = TemporalView(as_of=T0 + 100)
+    assert store.vector_candidates(scope, np.eye(DIM, dtype=np.float32)[0], 5, view)
+    before = store.tenant_residue(scope)
+    assert before["memories"] == 3 and before["vectors"] == 3 and before["relations"] == 1
+    assert before["quotas"] == 1 and before["write_counts"] == 1
+    bob_before = store.tenant_residue(Scope("bob"))
+    removed = {}
+    for name in store.purge_collections():
+        with store.transaction():
+            removed[name] = store.purge_collection(scope, name)
+    assert removed["memories"] == 3 and removed["relations"] == 1
+    assert not any(store.tenant_residue(scope).values())
+    assert store.tenant_residue(Scope("bob")) == bob_before
+    with store.transaction():
+        again = [store.purge_collection(scope, n) for n in store.purge_collections()]
+    assert again == [0] * len(again)
+    assert store.vector_candidates(Scope("bob"), np.eye(DIM, dtype=np.float32)[0], 5, view)
+    with pytest.raises(ValidationError):
+        store.purge_collection(scope, "audit")
+
+
+def test_delete_memories_removes_rows_vectors_text_and_derived_edges(store: Store) -> None:
+    ids = _seed(store, "alice")
+    scope = Scope("alice")
+    view = TemporalView(as_of=T0 + 100)
+    store.vector_candidates(scope, np.eye(DIM, dtype=np.float32)[0], 5, view)
+    assert store.delete_memories(scope, [ids[0], "not-there"]) == 1
+    left = store.list_memories(scope, MemoryFilter(), view, 10)
+    assert [m.id for m in left] == ids[1:]
+    hits = store.vector_candidates(scope, np.eye(DIM, dtype=np.float32)[0], 5, view)
+    assert ids[0] not in {h.memory.id for h in hits}
+    assert all(h.memory.id != ids[0] for h in store.text_candidates(scope, "fact", 10, view))
+    assert store.tenant_residue(scope)["relations"] == 0
+    # another tenant's ids are out of reach
+    bob = _seed(store, "bob")
+    assert store.delete_memories(scope, bob) == 0
+    assert store.tenant_residue(Scope("bob"))["memories"] == 3
