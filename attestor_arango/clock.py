@@ -65,6 +65,11 @@ class TickClock:
             self._last = value
             return value
 
+    @property
+    def last(self) -> int:
+        """The most recent tick handed out (the "now" of the latest read or write)."""
+        return self._last
+
     def observe(self, value: int) -> None:
         """Never hand out a tick at or before ``value`` (a time already stored)."""
         with self._lock:
