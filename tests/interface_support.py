@@ -1,0 +1,103 @@
+"""Helpers for the interface tests: a real uvicorn server on 127.0.0.1, keys, fingerprints."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from attestor_arango.api.app import ApiSettings, create_app
+from attestor_arango.api.auth import ApiKey, KeyRing, hash_key
+from attestor_arango.context import AgentContext, AgentRole
+from attestor_arango.memory import AgentMemory
+
+ROOT = Path(__file__).resolve().parents[1]
+ROLES = [r.value for r in AgentRole]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def role_key(role: str, tenant: str = "acme") -> tuple[str, ApiKey]:
+    """A key for one role of one tenant; the plaintext is derived, only the hash is kept."""
+    plain = f"key-{tenant}-{role}"
+    return plain, ApiKey(
+        id=f"{tenant}-{role}",
+        sha256=hash_key(plain),
+        tenant=tenant,
+        roles=(AgentRole(role),),
+        agent_ids=(f"{role}-1", f"{role}-2"),
+    )
+
+
+def keyring() -> tuple[KeyRing, dict[str, str]]:
+    """Every role for tenant acme, an orchestrator for tenant beta; returns plaintexts by id."""
+    keys, plain = [], {}
+    for tenant, roles in (("acme", ROLES), ("beta", ["orchestrator", "reviewer"])):
+        for role in roles:
+            text, key = role_key(role, tenant)
+            keys.append(key)
+            plain[key.id] = text
+    return KeyRing(keys), plain
+
+
+@contextmanager
+def running_server(
+    memory: AgentMemory, keys: KeyRing | None, settings: ApiSettings | None = None
+) -> Iterator[str]:
+    """uvicorn serving ``memory`` in a thread on a free loopback port; yields the base URL."""
+    app = create_app(memory, keys, settings)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+
+
+def fingerprint(memory: AgentMemory, tenant: str = "acme") -> Any:
+    """Everything a rejected request must leave alone (audit entries may record refusals)."""
+    ctx = AgentContext(agent_id="inspector", role="orchestrator", tenant=tenant)
+    rows = memory.list(status="all", limit=1000, context=ctx)
+    stats = memory.stats(context=ctx)
+    return (
+        sorted((m.id, m.content_hash, m.status.value, str(m.t_expired)) for m in rows),
+        stats.episodes,
+        stats.entities,
+        stats.relations,
+    )
+
+
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    """Environment for a CLI subprocess: this checkout importable, an isolated data dir."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ATTESTOR_", "ARANGO_"))}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["ATTESTOR_PATH"] = str(home / "memory.db")
+    env["ATTESTOR_EMBEDDER"] = "hashing"
+    env["XDG_DATA_HOME"] = str(home / "xdg")
+    env.update(extra)
+    return env
+
+
+PYTHON = sys.executable

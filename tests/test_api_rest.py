@@ -1,0 +1,358 @@
+"""REST service through MemoryClient against a real uvicorn server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from interface_support import fingerprint, keyring, running_server
+
+from attestor_arango.api import spec
+from attestor_arango.api.app import ApiSettings
+from attestor_arango.api.auth import ApiKey, KeyRing, hash_key
+from attestor_arango.api.errors import AuthenticationError, PayloadTooLarge, RequestTimeout
+from attestor_arango.client import MemoryClient
+from attestor_arango.clock import ManualClock
+from attestor_arango.context import AgentContext
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.errors import (
+    AccessDenied,
+    AttestorError,
+    ConflictError,
+    NotFoundError,
+    QuotaExceededError,
+    ValidationError,
+)
+from attestor_arango.ids import SeededIdSource
+from attestor_arango.memory import AgentMemory
+from attestor_arango.models import Stats
+
+ACME_ORCH = AgentContext(agent_id="orchestrator-1", role="orchestrator", tenant="acme")
+
+
+def make_memory(path: Path) -> AgentMemory:
+    return AgentMemory(
+        path / "api.db",
+        embedder=HashingEmbedder(64),
+        clock=ManualClock(),
+        ids=SeededIdSource(11),
+    )
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AgentMemory, str, dict]]:
+    memory = make_memory(tmp_path_factory.mktemp("api"))
+    ring, plain = keyring()
+    with running_server(memory, ring) as url:
+        yield memory, url, plain
+    memory.close()
+
+
+def client(url: str, plain: dict[str, str], key_id: str, **kw: object) -> MemoryClient:
+    return MemoryClient(url, plain[key_id], **kw)  # type: ignore[arg-type]
+
+
+def test_round_trip_matches_the_library(served: tuple[AgentMemory, str, dict]) -> None:
+    memory, url, plain = served
+    with client(url, plain, "acme-executor") as c:
+        first = c.add("Alice lives in Paris", entity="Alice", category="city", tags=["geo"])
+        second = c.add("Alice lives in Lyon", entity="Alice", category="city")
+        ctx = AgentContext(agent_id="executor-1", role="executor", tenant="acme")
+        assert c.get(first.id) == memory.get(first.id, context=ctx)
+        assert second.supersedes == first.id
+        assert second.provenance.agent_id == "executor-1"
+        assert second.provenance.role == "executor"
+        at = second.t_created
+        assert c.get(first.id, as_of=at) == memory.get(first.id, as_of=at, context=ctx)
+        assert c.timeline("Alice", as_of=at) == memory.timeline("Alice", as_of=at, context=ctx)
+        assert c.list(as_of=at) == memory.list(as_of=at, context=ctx)
+        assert c.current_facts(entity="Alice", as_of=at) == memory.current_facts(
+            entity="Alice", as_of=at, context=ctx
+        )
+        assert c.search("Lyon", as_of=at) == memory.search("Lyon", as_of=at, context=ctx)
+        remote = c.recall("where does Alice live", as_of=at)
+        local = memory.recall("where does Alice live", as_of=at, context=ctx)
+        assert remote == local and len(remote.results) >= 1
+        assert c.recall_as_pack("Alice", as_of=at) == memory.recall_as_pack(
+            "Alice", as_of=at, context=ctx
+        )
+        stats = c.stats()
+        assert isinstance(stats, Stats) and stats.tenant == "acme" and stats.active >= 1
+        assert c.audit_log() == memory.audit_log(context=ctx)
+        assert "embedder" in c.health()
+
+
+def test_update_and_forget_round_trip(served: tuple[AgentMemory, str, dict]) -> None:
+    _, url, plain = served
+    with client(url, plain, "acme-orchestrator") as c:
+        m = c.add("Build server is ci-7", entity="build", category="host")
+        newer = c.update(m.id, content="Build server is ci-8")
+        assert newer.supersedes == m.id and newer.entity == "build"  # unset fields kept
+        with pytest.raises(ConflictError):
+            c.update(m.id, content="again")
+        gone = c.forget(newer.id, reason="decommissioned")
+        assert gone.status.value == "archived" and gone.t_expired is not None
+        with pytest.raises(ConflictError):
+            c.forget(newer.id)
+
+
+def test_typed_errors_come_back(served: tuple[AgentMemory, str, dict]) -> None:
+    memory, url, plain = served
+    before = fingerprint(memory)
+    with client(url, plain, "acme-orchestrator") as c:
+        with pytest.raises(NotFoundError):
+            c.get("no-such-id")
+        with pytest.raises(ValidationError):
+            c.add("")
+        with pytest.raises(ValidationError):
+            c.add("naive time", valid_from="2026-01-01T00:00:00")
+        with pytest.raises(ValidationError):
+            c.add("bad confidence", confidence=7.0)
+        with pytest.raises(ValidationError):
+            c.recall("x", token_budget=0)
+    with pytest.raises(AuthenticationError), MemoryClient(url, "wrong-key") as bad:
+        bad.stats()
+    with pytest.raises(AuthenticationError), MemoryClient(url) as anonymous:
+        anonymous.stats()
+    assert fingerprint(memory) == before
+
+
+def _needed(op: str) -> str:
+    return {"add": "write", "update": "write", "forget": "forget"}.get(op, "read")
+
+
+GRANTS = {
+    "orchestrator": {"read", "write", "forget"},
+    "planner": {"read", "write"},
+    "executor": {"read", "write"},
+    "researcher": {"read", "write"},
+    "reviewer": {"read"},
+    "monitor": {"read"},
+}
+CORE_OPS = [
+    "add",
+    "update",
+    "forget",
+    "get",
+    "list",
+    "search",
+    "recall",
+    "recall_as_pack",
+    "timeline",
+    "current_facts",
+    "stats",
+    "audit_log",
+]
+
+
+def _invoke(c: MemoryClient, op: str, memory_id: str) -> object:
+    calls = {
+        "add": lambda: c.add(f"fact {time.monotonic_ns()}", entity="rbac", category="probe"),
+        "update": lambda: c.update(memory_id, content=f"v {time.monotonic_ns()}"),
+        "forget": lambda: c.forget(memory_id, reason="rbac"),
+        "get": lambda: c.get(memory_id),
+        "list": lambda: c.list(),
+        "search": lambda: c.search("target"),
+        "recall": lambda: c.recall("target"),
+        "recall_as_pack": lambda: c.recall_as_pack("target"),
+        "timeline": lambda: c.timeline("rbac-target"),
+        "current_facts": lambda: c.current_facts(),
+        "stats": lambda: c.stats(),
+        "audit_log": lambda: c.audit_log(),
+    }
+    return calls[op]()
+
+
+@pytest.mark.parametrize("op", CORE_OPS)
+@pytest.mark.parametrize("role", list(GRANTS))
+def test_rbac_matrix(served: tuple[AgentMemory, str, dict], role: str, op: str) -> None:
+    memory, url, plain = served
+    target = memory.add(f"target {role} {op}", entity="rbac-target", context=ACME_ORCH)
+    allowed = _needed(op) in GRANTS[role]
+    before = fingerprint(memory)
+    with client(url, plain, f"acme-{role}") as c:
+        if allowed:
+            assert _invoke(c, op, target.id) is not None
+        else:
+            with pytest.raises(AccessDenied):
+                _invoke(c, op, target.id)
+            assert fingerprint(memory) == before
+
+
+def test_a_reviewer_key_cannot_ask_for_a_writer_role(served: tuple[AgentMemory, str, dict]) -> None:
+    memory, url, plain = served
+    before = fingerprint(memory)
+    widened = AgentContext(agent_id="reviewer-1", role="orchestrator", tenant="acme")
+    with client(url, plain, "acme-reviewer", context=widened) as c:
+        with pytest.raises(AccessDenied, match="does not grant role"):
+            c.add("sneaky write")
+        with pytest.raises(AccessDenied):
+            c.stats()  # the whole identity is refused, not just writes
+    assert fingerprint(memory) == before
+
+
+def test_read_only_header_narrows_a_writer(served: tuple[AgentMemory, str, dict]) -> None:
+    memory, url, plain = served
+    before = fingerprint(memory)
+    ro = AgentContext(agent_id="executor-1", role="executor", tenant="acme", read_only=True)
+    with client(url, plain, "acme-executor", context=ro) as c:
+        with pytest.raises(AccessDenied):
+            c.add("not allowed")
+        assert c.stats().tenant == "acme"
+    assert fingerprint(memory) == before
+
+
+def test_agent_ids_and_trail_are_limited_to_the_key(served: tuple[AgentMemory, str, dict]) -> None:
+    _, url, plain = served
+    mallory = AgentContext(agent_id="mallory", role="executor", tenant="acme")
+    with client(url, plain, "acme-executor", context=mallory) as c, pytest.raises(AccessDenied):
+        c.add("as someone else")
+    parent = AgentContext(agent_id="executor-1", role="executor", tenant="acme")
+    child = parent.as_agent("executor-2")
+    with client(url, plain, "acme-executor", context=child) as c:
+        m = c.add("handed off", entity="handoff", category="note")
+    assert m.provenance.agent_trail == ("executor-1", "executor-2")
+    assert m.provenance.parent_agent_id == "executor-1"
+
+
+def _call_route(c: MemoryClient, op: str) -> object:
+    args: dict[str, dict[str, object]] = {
+        "add": {"content": "x"},
+        "get": {"memory_id": "m"},
+        "update": {"memory_id": "m", "content": "y"},
+        "forget": {"memory_id": "m"},
+        "search": {"query": "q"},
+        "recall": {"query": "q"},
+        "recall_as_pack": {"query": "q"},
+        "timeline": {"entity": "e"},
+        "export_user": {"user": "acme"},
+        "import_user": {"data": {}},
+        "purge_user": {"user": "acme", "reason": "test"},
+        "set_quota": {"user": "acme", "daily_writes": 5},
+        "quota_status": {"user": "acme"},
+        "compact": {"older_than": "30d"},
+        "verify_memory": {"memory_id": "m"},
+        "ingest_round": {"turn": {}},
+    }
+    return getattr(c, op)(**args.get(op, {}))
+
+
+def test_cross_tenant_identity_is_refused_on_every_route(
+    served: tuple[AgentMemory, str, dict],
+) -> None:
+    """A beta key asking to act in tenant acme is refused before any route runs."""
+    memory, url, plain = served
+    before = fingerprint(memory)
+    acme = AgentContext(agent_id="orchestrator-1", role="orchestrator", tenant="acme")
+    mounted = [r.op for r in spec.ROUTES if callable(getattr(AgentMemory, r.op, None))]
+    assert "add" in mounted and "stats" in mounted
+    with client(url, plain, "beta-orchestrator", context=acme) as c:
+        for op in mounted:
+            with pytest.raises(AccessDenied, match="tenant"):
+                _call_route(c, op)
+    assert fingerprint(memory) == before
+
+
+def test_other_tenants_ids_and_rows_are_invisible(served: tuple[AgentMemory, str, dict]) -> None:
+    memory, url, plain = served
+    secret = memory.add("acme secret plan zebra", entity="plan", context=ACME_ORCH)
+    before = fingerprint(memory)
+    with client(url, plain, "beta-orchestrator") as c:
+        with pytest.raises(NotFoundError):
+            c.get(secret.id)
+        with pytest.raises(NotFoundError):
+            c.update(secret.id, content="overwritten")
+        with pytest.raises(NotFoundError):
+            c.forget(secret.id)
+        assert all(m.tenant == "beta" for m in c.list(status="all"))
+        assert c.search("zebra") == []
+        assert all(r.memory.tenant == "beta" for r in c.recall("secret plan zebra").results)
+        assert c.timeline("plan") == []
+        assert c.stats().tenant == "beta"
+    assert fingerprint(memory) == before
+
+
+def test_write_limit_per_agent_counts_across_requests(tmp_path: Path) -> None:
+    memory = make_memory(tmp_path)
+    key = ApiKey(
+        id="limited",
+        sha256=hash_key("limited-key"),
+        tenant="acme",
+        roles=("executor",),
+        agent_ids=("bot",),
+        max_writes_per_agent=2,
+    )
+    with running_server(memory, KeyRing([key])) as url, MemoryClient(url, "limited-key") as c:
+        c.add("one")
+        c.add("two")
+        with pytest.raises(QuotaExceededError):
+            c.add("three")
+    memory.close()
+
+
+def test_body_limit_and_bad_requests(tmp_path: Path) -> None:
+    memory = make_memory(tmp_path)
+    ring, plain = keyring()
+    settings = ApiSettings(max_body_bytes=2048)
+    headers = {"authorization": f"Bearer {plain['acme-orchestrator']}"}
+    with running_server(memory, ring, settings) as url:
+        before = fingerprint(memory)
+        with MemoryClient(url, plain["acme-orchestrator"]) as c, pytest.raises(PayloadTooLarge):
+            c.add("x" * 5000)
+        raw = httpx.post(f"{url}/v1/memories", content=b"{not json", headers=headers)
+        assert raw.status_code == 422 and raw.json()["code"] == "invalid_input"
+        raw = httpx.post(f"{url}/v1/memories", json={"content": "a", "evil": 1}, headers=headers)
+        assert raw.status_code == 422 and set(raw.json()) == {"code", "message", "details"}
+        raw = httpx.post(f"{url}/v1/memories", json=["a"], headers=headers)
+        assert raw.status_code == 422
+        raw = httpx.get(f"{url}/v1/nowhere", headers=headers)
+        assert raw.status_code == 404 and raw.json()["code"] == "route_not_found"
+        raw = httpx.delete(f"{url}/v1/memories", headers=headers)
+        assert raw.status_code == 405 and raw.json()["code"] == "method_not_allowed"
+        doc = httpx.get(f"{url}/openapi.json").json()
+        assert doc["openapi"].startswith("3.1")
+        assert {"post"} <= set(doc["paths"]["/v1/memories"])
+        assert fingerprint(memory) == before
+    memory.close()
+
+
+class SlowMemory(AgentMemory):
+    def stats(self, *, context: AgentContext | None = None) -> Stats:
+        time.sleep(1.5)
+        return super().stats(context=context)
+
+
+def test_request_timeout_is_a_typed_504(tmp_path: Path) -> None:
+    memory = SlowMemory(tmp_path / "slow.db", embedder=HashingEmbedder(64), clock=ManualClock())
+    ring, plain = keyring()
+    with (
+        running_server(memory, ring, ApiSettings(request_timeout_s=0.2)) as url,
+        MemoryClient(url, plain["acme-reviewer"]) as c,
+        pytest.raises(RequestTimeout),
+    ):
+        c.stats()
+    memory.close()
+
+
+def test_unreachable_server_is_a_typed_error() -> None:
+    from interface_support import free_port
+
+    with (
+        MemoryClient(f"http://127.0.0.1:{free_port()}", "k", timeout=2) as c,
+        pytest.raises(AttestorError, match="cannot reach"),
+    ):
+        c.stats()
+
+
+def test_no_auth_mode_acts_as_the_default_context(tmp_path: Path) -> None:
+    memory = make_memory(tmp_path)
+    with running_server(memory, None) as url, MemoryClient(url) as c:
+        m = c.add("solo note")
+        assert m.tenant == "local" and m.provenance.agent_id == "solo"
+        other = AgentContext(agent_id="solo", role="orchestrator", tenant="acme")
+        with pytest.raises(AccessDenied):
+            c.stats(context=other)
+    memory.close()
