@@ -19,12 +19,22 @@ from .config import Config, load_config
 from .context import AgentContext, Permission
 from .embeddings import Embedder
 from .errors import (
+    AccessDenied,
     ConflictError,
     EmbeddingMismatchError,
     NotFoundError,
     QuotaExceededError,
     ValidationError,
 )
+from .governance import audit_chain as gov_audit
+from .governance import compact as gov_compact
+from .governance import export as gov_export
+from .governance import provenance as gov_provenance
+from .governance import purge as gov_purge
+from .governance import quotas as gov_quotas
+from .governance import retention as gov_retention
+from .governance.access import audit_denial, guard
+from .governance.signing import Signer
 from .ids import IdSource, UUID7Source
 from .models import AuditEntry, Entity, Memory, MemoryStatus, Provenance, RecallResponse, Stats
 from .models import content_hash as hash_content
@@ -86,7 +96,9 @@ class AgentMemory:
         self.embedder: Embedder = embedder or _default_embedder(config)
         self.default_context = context or AgentContext()
         self.retrieval_config = RetrievalConfig.from_dict(config.retrieval)
-        self.signer: Any = None
+        self.signer: Signer | None = Signer.from_settings(
+            config.signing, config.db_path().parent if config.backend == "embedded" else None
+        )
 
     # lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
@@ -108,6 +120,14 @@ class AgentMemory:
         if context is not None and not isinstance(context, AgentContext):
             raise ValidationError("context must be an AgentContext")
         return context or self.default_context
+
+    def _require(self, ctx: AgentContext, permission: Permission, operation: str) -> None:
+        """``ctx.require`` plus an audit entry for every refusal (the entry needs no permission)."""
+        try:
+            ctx.require(permission, operation)
+        except AccessDenied as exc:
+            audit_denial(self, ctx, operation, exc)
+            raise
 
     def _scope(self, ctx: AgentContext, namespace: str | None = None) -> Scope:
         return Scope(ctx.tenant, namespace or ctx.namespace)
@@ -205,7 +225,7 @@ class AgentMemory:
         supersedes_id: str | None = None,
     ) -> Memory:
         """The single write path: quota, dedup, supersession, signing, graph, audit."""
-        ctx.require(Permission.WRITE, "write")
+        self._require(ctx, Permission.WRITE, "write")
         scope = self._scope(ctx)
         vector = self._embed(scope, [content])[0]
         digest = hash_content(content)
@@ -308,7 +328,7 @@ class AgentMemory:
     ) -> Memory:
         """Stores a fact; an active fact with the same entity and category is superseded."""
         ctx = self._ctx(context)
-        ctx.require(Permission.WRITE, "add")
+        self._require(ctx, Permission.WRITE, "add")
         text = check_content(content, self.config.max_content_chars)
         start = None if valid_from is None else parse_time(valid_from, field="valid_from")
         end = None if valid_until is None else parse_time(valid_until, field="valid_until")
@@ -343,7 +363,7 @@ class AgentMemory:
     ) -> Memory:
         """Writes a new version and closes the old one; nothing is rewritten in place."""
         ctx = self._ctx(context)
-        ctx.require(Permission.WRITE, "update")
+        self._require(ctx, Permission.WRITE, "update")
         old = self.get(memory_id, context=ctx)
         if not old.is_active:
             raise ConflictError(
@@ -376,7 +396,7 @@ class AgentMemory:
     ) -> Memory:
         """Archives a memory: closes it in transaction time; the row stays for replay."""
         ctx = self._ctx(context)
-        ctx.require(Permission.FORGET, "forget")
+        self._require(ctx, Permission.FORGET, "forget")
         scope = self._scope(ctx)
         with self.store.transaction():
             old = self.store.get_memory(scope, memory_id)
@@ -400,7 +420,7 @@ class AgentMemory:
         context: AgentContext | None = None,
     ) -> Memory:
         ctx = self._ctx(context)
-        ctx.require(Permission.READ, "get")
+        self._require(ctx, Permission.READ, "get")
         if not isinstance(memory_id, str) or not memory_id:
             raise ValidationError("memory_id must be a non-empty string")
         view = self._view(as_of)
@@ -425,7 +445,7 @@ class AgentMemory:
     ) -> list[Memory]:
         """Memories as believed at ``as_of`` (default now); status 'all' includes history."""
         ctx = self._ctx(context)
-        ctx.require(Permission.READ, "list")
+        self._require(ctx, Permission.READ, "list")
         if status not in _STATUSES:
             raise ValidationError(f"status must be one of {sorted(s for s in _STATUSES if s)}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -458,7 +478,7 @@ class AgentMemory:
     ) -> list[Memory]:
         """Keyword (BM25) search with the same filters as ``list``."""
         ctx = self._ctx(context)
-        ctx.require(Permission.READ, "search")
+        self._require(ctx, Permission.READ, "search")
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty; pass the words to search for")
         if status not in _STATUSES:
@@ -491,7 +511,7 @@ class AgentMemory:
     ) -> list[Memory]:
         """Every version ever stored about an entity, superseded and archived included."""
         ctx = self._ctx(context)
-        ctx.require(Permission.READ, "timeline")
+        self._require(ctx, Permission.READ, "timeline")
         name = check_label(entity, "entity")
         if name is None:
             raise ValidationError("timeline needs an entity")
@@ -525,7 +545,7 @@ class AgentMemory:
     ) -> RecallResponse:
         """Ranked, budget-packed memories for a query; no LLM, no writes."""
         ctx = self._ctx(context)
-        ctx.require(Permission.READ, "recall")
+        self._require(ctx, Permission.READ, "recall")
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty; pass what you want to recall")
         budget = ctx.token_budget if token_budget is None else token_budget
@@ -568,7 +588,7 @@ class AgentMemory:
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
         ctx = self._ctx(context)
-        ctx.require(Permission.READ, "stats")
+        self._require(ctx, Permission.READ, "stats")
         scope = self._scope(ctx)
         counts = self.store.count_rows(scope)
         space = self.store.get_embedding_space(scope)
@@ -597,5 +617,117 @@ class AgentMemory:
     ) -> list[AuditEntry]:
         """The tenant's audit chain, oldest first."""
         ctx = self._ctx(context)
-        ctx.require(Permission.READ, "audit_log")
+        self._require(ctx, Permission.READ, "audit_log")
         return self.store.read_audit(Scope(ctx.tenant), check_limit(limit), after_seq)
+
+    # --- governance ---
+    # Thin delegations to attestor_arango/governance/; permissions per operation are listed in
+    # governance/access.py (tenant-wide operations need FORGET, audit reads need READ).
+    def set_quota(
+        self, user: str, *, daily_writes: int | None, context: AgentContext | None = None
+    ) -> dict[str, Any]:
+        """Sets the tenant's writes per UTC day (None removes the limit); audited."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "set_quota", user)
+        limit = gov_quotas.check_limit(daily_writes)
+        return gov_quotas.set_quota(self, ctx, user, limit)
+
+    def quota_status(
+        self, user: str | None = None, *, context: AgentContext | None = None
+    ) -> dict[str, Any]:
+        """Limit, writes used today (UTC) and when the counter resets."""
+        ctx = self._ctx(context)
+        user = ctx.tenant if user is None else user
+        guard(self, ctx, "quota_status", user)
+        return gov_quotas.quota_status(self, user)
+
+    def export_user(self, user: str, *, context: AgentContext | None = None) -> dict[str, Any]:
+        """Everything held about tenant ``user`` (subject-access request), JSON-ready."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "export_user", user)
+        return gov_export.export_user(self, ctx, user)
+
+    def import_user(
+        self, data: dict[str, Any], *, context: AgentContext | None = None
+    ) -> dict[str, int]:
+        """Restores an ``export_user`` result into the context's tenant, which must be empty."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "import_user")
+        return gov_export.import_user(self, ctx, data)
+
+    def purge_user(
+        self, user: str, reason: str, *, context: AgentContext | None = None
+    ) -> gov_purge.PurgeReport:
+        """GDPR erasure of tenant ``user``; check ``report.ok`` (a partial purge is a failure)."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "purge_user", user)
+        why = gov_purge.check_reason(reason)
+        return gov_purge.purge_user(self, ctx, user, why)
+
+    def verify_audit_chain(
+        self,
+        user: str | None = None,
+        *,
+        anchor: tuple[int, str] | None = None,
+        context: AgentContext | None = None,
+    ) -> gov_audit.ChainReport:
+        """Walks the tenant's audit chain; ``anchor`` is a (seq, hash) saved outside the store."""
+        ctx = self._ctx(context)
+        user = ctx.tenant if user is None else user
+        guard(self, ctx, "verify_audit_chain", user)
+        return gov_audit.verify_chain(
+            self.store,
+            user,
+            lambda e: audit_log.entry_hash(audit_log.hash_fields(e)),
+            audit_log.GENESIS,
+            anchor=anchor,
+        )
+
+    def deletion_audit_log(
+        self, limit: int = 100, *, context: AgentContext | None = None
+    ) -> gov_audit.AuditEntries:
+        """Audit entries about forgotten, purged, retained-away or compacted data, newest first."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "deletion_audit_log")
+        return gov_audit.deletion_log(self.store, ctx.tenant, check_limit(limit))
+
+    def apply_retention(
+        self,
+        policies: Any = None,
+        *,
+        dry_run: bool = False,
+        context: AgentContext | None = None,
+    ) -> gov_retention.RetentionReport:
+        """Runs retention policies (default: ``config.retention``); dry_run only lists."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "apply_retention")
+        parsed = gov_retention.load_policies(
+            self.config.retention if policies is None else policies
+        )
+        return gov_retention.apply_retention(self, ctx, parsed, bool(dry_run))
+
+    def compact(
+        self,
+        *,
+        older_than: str | int | float,
+        dry_run: bool = False,
+        context: AgentContext | None = None,
+    ) -> dict[str, Any]:
+        """Physically removes rows archived more than ``older_than`` ago ('30d', '12h', days)."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "compact")
+        return gov_compact.compact(self, ctx, older_than, bool(dry_run))
+
+    def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
+        """True when the memory's Ed25519 signature matches its current content."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "verify_memory")
+        if not isinstance(memory_id, str) or not memory_id:
+            raise ValidationError("memory_id must be a non-empty string")
+        return gov_provenance.verify_memory(self, ctx, memory_id)
+
+    def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
+        """Checks every stored version's signature; names the ids that fail or are unsigned."""
+        ctx = self._ctx(context)
+        guard(self, ctx, "verify_all")
+        return gov_provenance.verify_all(self, ctx)

@@ -26,7 +26,8 @@ ORCH = AgentContext(agent_id="orch", role=AgentRole.ORCHESTRATOR, tenant="acme",
 
 def snapshot(m: AgentMemory, ctx: AgentContext = ORCH) -> dict[str, Any]:
     return {
-        "counts": m.store.count_rows(ctx.scope),
+        # a refused call appends a permission_denied audit entry and changes nothing else
+        "counts": {k: v for k, v in m.store.count_rows(ctx.scope).items() if k != "audit"},
         "rows": [x.model_dump() for x in m.list(status="all", context=ctx)],
     }
 
@@ -139,7 +140,11 @@ def test_reviewer_write_is_denied_before_any_io(mem: AgentMemory) -> None:
         mem.add("I should not be stored", context=reviewer)
     with pytest.raises(PermissionError):
         mem.forget("whatever", context=reviewer)
-    assert calls == []
+    # the only store calls are the denial audit appends (governance: refusals are audited)
+    assert set(calls) <= {"transaction", "last_audit", "append_audit"}
+    mem.store = real
+    denied = [e for e in mem.audit_log(context=ORCH) if e.action == "permission_denied"]
+    assert [(e.agent_id, e.target) for e in denied] == [("rev", "add"), ("rev", "forget")]
     mem.store = real
 
 

@@ -1,0 +1,216 @@
+"""Verifying a tenant's audit hash chain, and reading the deletion trail back.
+
+Each entry stores the hash of its predecessor and a hash over its own fields.
+Walking the chain in ``seq`` order detects:
+
+- an edited entry (its recomputed hash differs from the stored one);
+- a removed entry (a gap in ``seq`` and a link that no longer matches);
+- reordered entries (links and hashes no longer line up; time runs backwards);
+- a truncated tail: the store records the newest ``(seq, hash)`` it ever
+  appended apart from the entries (``Store.audit_head``), and an operator can
+  pass an ``anchor`` saved earlier outside the store, which also catches an
+  attacker who rewrote that head record.
+
+Problems are collected, not raised: the report names every bad link so an
+investigator sees the extent of the damage, not just the first break.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..models import AuditEntry
+from ..scope import Scope
+from ..store.protocol import Store
+
+PAGE = 500
+
+# actions that removed or hid data, for deletion_audit_log()
+DELETION_ACTIONS = frozenset(
+    {
+        "forget",
+        "purge_attempted",
+        "purge_completed",
+        "purge_failed",
+        "retention_archive",
+        "retention_delete_attempted",
+        "retention_delete",
+        "retention_delete_failed",
+        "compact_attempted",
+        "compact",
+        "compact_failed",
+    }
+)
+
+HashFn = Callable[[AuditEntry], str]
+# a name for list[AuditEntry] usable inside classes that define a method called "list"
+AuditEntries = list[AuditEntry]
+
+
+@dataclass(frozen=True)
+class ChainProblem:
+    kind: str  # modified | broken_link | gap | reordered | truncated | head_mismatch | anchor
+    seq: int | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "seq": self.seq, "message": self.message}
+
+
+@dataclass
+class ChainReport:
+    tenant: str
+    entries: int = 0
+    last_seq: int = 0
+    last_hash: str | None = None
+    head: tuple[int, str] | None = None
+    problems: list[ChainProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "ok": self.ok,
+            "entries": self.entries,
+            "last_seq": self.last_seq,
+            "last_hash": self.last_hash,
+            "head": list(self.head) if self.head else None,
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+def iter_chain(store: Store, tenant: str, page: int = PAGE) -> Iterator[AuditEntry]:
+    """Every entry of the tenant's chain in ``seq`` order, paged."""
+    scope = Scope(tenant)
+    after = 0
+    while True:
+        batch = store.read_audit(scope, page, after)
+        yield from batch
+        if len(batch) < page:
+            return
+        after = batch[-1].seq
+
+
+def verify_chain(
+    store: Store,
+    tenant: str,
+    hash_fn: HashFn,
+    genesis: str,
+    *,
+    anchor: tuple[int, str] | None = None,
+) -> ChainReport:
+    """Walks the chain once and reports every inconsistency found."""
+    report = ChainReport(tenant=tenant)
+    prev_hash = genesis
+    expected_seq = 1
+    last_ts = None
+    seen: dict[int, str] = {}
+    for entry in iter_chain(store, tenant):
+        report.entries += 1
+        problems = report.problems
+        if entry.seq != expected_seq:
+            kind = "gap" if entry.seq > expected_seq else "reordered"
+            problems.append(
+                ChainProblem(
+                    kind,
+                    entry.seq,
+                    f"expected seq {expected_seq}, found {entry.seq}: "
+                    + ("entries are missing" if kind == "gap" else "sequence runs backwards"),
+                )
+            )
+        recomputed = hash_fn(entry)
+        if recomputed != entry.hash:
+            problems.append(
+                ChainProblem(
+                    "modified",
+                    entry.seq,
+                    f"entry {entry.seq} ({entry.action}) does not match its hash: "
+                    "its content was changed after it was written",
+                )
+            )
+        if entry.prev_hash != prev_hash:
+            problems.append(
+                ChainProblem(
+                    "broken_link",
+                    entry.seq,
+                    f"entry {entry.seq} does not link to the entry before it: "
+                    "an entry was removed, inserted or moved",
+                )
+            )
+        if last_ts is not None and entry.ts < last_ts:
+            problems.append(
+                ChainProblem(
+                    "reordered",
+                    entry.seq,
+                    f"entry {entry.seq} is older than the entry before it",
+                )
+            )
+        last_ts = entry.ts
+        prev_hash = entry.hash
+        expected_seq = entry.seq + 1
+        seen[entry.seq] = entry.hash
+        report.last_seq = entry.seq
+        report.last_hash = entry.hash
+
+    head = store.audit_head(Scope(tenant))
+    report.head = head
+    if head is not None:
+        head_seq, head_hash = head
+        if head_seq > report.last_seq:
+            report.problems.append(
+                ChainProblem(
+                    "truncated",
+                    head_seq,
+                    f"the chain ends at seq {report.last_seq} but the store appended up to "
+                    f"seq {head_seq}: the newest entries were removed",
+                )
+            )
+        elif head_seq < report.last_seq or seen.get(head_seq) != head_hash:
+            report.problems.append(
+                ChainProblem(
+                    "head_mismatch",
+                    head_seq,
+                    f"the recorded chain head (seq {head_seq}) does not match the chain's "
+                    f"last entry (seq {report.last_seq})",
+                )
+            )
+    elif report.entries:
+        report.problems.append(
+            ChainProblem(
+                "head_mismatch",
+                None,
+                "the chain has entries but the store holds no chain head record",
+            )
+        )
+    if anchor is not None:
+        a_seq, a_hash = anchor
+        if a_seq > report.last_seq:
+            report.problems.append(
+                ChainProblem(
+                    "truncated",
+                    a_seq,
+                    f"the saved anchor names seq {a_seq} but the chain ends at "
+                    f"seq {report.last_seq}: the newest entries were removed",
+                )
+            )
+        elif seen.get(a_seq) != a_hash:
+            report.problems.append(
+                ChainProblem(
+                    "anchor",
+                    a_seq,
+                    f"entry {a_seq} no longer has the hash recorded in the saved anchor",
+                )
+            )
+    return report
+
+
+def deletion_log(store: Store, tenant: str, limit: int) -> AuditEntries:
+    """The newest ``limit`` entries about removed or hidden data, newest first."""
+    found = [e for e in iter_chain(store, tenant) if e.action in DELETION_ACTIONS]
+    found.reverse()
+    return found[:limit]

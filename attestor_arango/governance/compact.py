@@ -1,0 +1,60 @@
+"""Compaction: physically remove archived rows once they are old enough.
+
+Archiving hides a row from current reads but keeps it for ``as_of`` replays;
+compaction is the step that gives that history up. Only rows archived (closed
+with status ``archived``) before ``now - older_than`` go, superseded history is
+never touched, and the removal is audited like a delete (attempt first, then
+the outcome).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..context import AgentContext
+from ..models import MemoryStatus
+from ..scope import Scope, TemporalView
+from ..store.protocol import MemoryFilter
+from .retention import PAGE, delete_audited, parse_age
+
+if TYPE_CHECKING:
+    from ..memory import AgentMemory
+
+
+def archived_before(mem: AgentMemory, tenant: str, cutoff_us: int, now_us: int) -> list[str]:
+    view = TemporalView(as_of=now_us, include_closed=True)
+    filters = MemoryFilter(status=MemoryStatus.ARCHIVED.value)
+    ids: list[str] = []
+    offset = 0
+    while True:
+        batch = mem.store.list_memories(Scope(tenant), filters, view, PAGE, offset)
+        ids.extend(
+            m.id
+            for m in batch
+            if m.status == MemoryStatus.ARCHIVED and m.us("t_expired") < cutoff_us
+        )
+        if len(batch) < PAGE:
+            return ids
+        offset += len(batch)
+
+
+def compact(
+    mem: AgentMemory, ctx: AgentContext, older_than: object, dry_run: bool = False
+) -> dict[str, Any]:
+    """Removes archived rows archived more than ``older_than`` ago ('30d', '12h', days)."""
+    age = parse_age(older_than)
+    now = mem.clock.now_us()
+    ids = archived_before(mem, ctx.tenant, now - age, now)
+    result: dict[str, Any] = {
+        "tenant": ctx.tenant,
+        "older_than": older_than,
+        "dry_run": dry_run,
+        "matched": ids,
+        "removed": 0,
+    }
+    if dry_run or not ids:
+        return result
+    result["removed"] = delete_audited(
+        mem, ctx, "compact", ids, {"older_than": older_than, "count": len(ids)}
+    )
+    return result

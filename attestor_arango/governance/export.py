@@ -1,0 +1,222 @@
+"""Subject-access export of one tenant, and restoring an export into an empty tenant.
+
+The export is plain JSON (times as ISO-8601 strings): every memory version
+with its full history and provenance, every verbatim episode, the sessions they
+belong to, the graph, the quota, and the tenant's whole audit chain. Vectors
+are not exported; they are derived data, recomputed by the importing store's
+embedder.
+
+Import writes everything in one transaction into a tenant that holds no data
+(an audit chain may exist, e.g. after a purge). The source audit chain is not
+replayed: the target keeps its own chain, and an ``import`` entry records the
+source tenant, entry count and the source chain's last hash, which links the
+two chains for an investigator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..clock import iso
+from ..context import AgentContext
+from ..errors import ConflictError, ValidationError
+from ..models import Entity, Episode, Memory, Relation
+from ..scope import Scope, TemporalView
+from ..store.protocol import EmbeddingSpace, MemoryFilter, Store
+from .audit_chain import iter_chain
+
+if TYPE_CHECKING:
+    from ..memory import AgentMemory
+
+FORMAT = "attestor-arango-export"
+VERSION = 1
+PAGE = 500
+EMBED_BATCH = 64
+
+
+def _all_memories(store: Store, scope: Scope, as_of: int) -> Iterator[Memory]:
+    view = TemporalView(as_of=as_of, include_closed=True)
+    offset = 0
+    while True:
+        batch = store.list_memories(scope, MemoryFilter(), view, PAGE, offset)
+        yield from batch
+        if len(batch) < PAGE:
+            return
+        offset += len(batch)
+
+
+def _all_episodes(store: Store, scope: Scope) -> Iterator[Episode]:
+    offset = 0
+    while True:
+        batch = store.list_episodes(scope, PAGE, offset)
+        yield from batch
+        if len(batch) < PAGE:
+            return
+        offset += len(batch)
+
+
+def _sessions(memories: list[Memory], episodes: list[Episode]) -> list[dict[str, Any]]:
+    sessions: dict[str, dict[str, Any]] = {}
+    for m in memories:
+        sid = m.provenance.session_id
+        if sid:
+            s = sessions.setdefault(sid, {"session_id": sid, "memories": 0, "episodes": 0})
+            s["memories"] += 1
+    for e in episodes:
+        if e.session_id:
+            s = sessions.setdefault(
+                e.session_id, {"session_id": e.session_id, "memories": 0, "episodes": 0}
+            )
+            s["episodes"] += 1
+    return [sessions[k] for k in sorted(sessions)]
+
+
+def export_user(mem: AgentMemory, ctx: AgentContext, user: str) -> dict[str, Any]:
+    """Everything the store holds about tenant ``user``, as a JSON-ready dict."""
+    store = mem.store
+    scope = Scope(user)
+    now = mem.clock.now_us()
+    memories = list(_all_memories(store, scope, now))
+    episodes = list(_all_episodes(store, scope))
+    entities = store.list_entities(scope)
+    keys = sorted({e.key for e in entities})
+    view = TemporalView(as_of=now, include_closed=True)
+    relations = store.relations_touching(scope, keys, view) if keys else []
+    audit = list(iter_chain(store, user))
+    space = store.get_embedding_space(scope)
+    data: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "tenant": user,
+        "exported_at": iso(now),
+        "exported_by": ctx.agent_id,
+        "embedding_space": None
+        if space is None
+        else {"name": space.name, "dimension": space.dimension},
+        "quota": {"daily_writes": store.get_quota(scope)},
+        "memories": [m.model_dump(mode="json") for m in memories],
+        "episodes": [e.model_dump(mode="json") for e in episodes],
+        "sessions": _sessions(memories, episodes),
+        "entities": [e.model_dump(mode="json") for e in entities],
+        "relations": [r.model_dump(mode="json") for r in relations],
+        "audit": [a.model_dump(mode="json") for a in audit],
+    }
+    mem._audit(
+        ctx,
+        "export",
+        user,
+        {
+            "memories": len(memories),
+            "episodes": len(episodes),
+            "entities": len(entities),
+            "relations": len(relations),
+            "audit_entries": len(audit),
+        },
+    )
+    return data
+
+
+def _retenant(doc: dict[str, Any], tenant: str) -> dict[str, Any]:
+    if not isinstance(doc, dict):
+        raise ValidationError("export rows must be JSON objects")
+    return {**doc, "tenant": tenant}
+
+
+def _rows(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    rows = data.get(key, [])
+    if not isinstance(rows, list):
+        raise ValidationError(f"export field {key!r} must be a list")
+    return rows
+
+
+def parse_export(data: object, tenant: str) -> dict[str, Any]:
+    """Validates an export and rebinds every row to ``tenant``; nothing is written."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValidationError(f"not an attestor-arango export (expected format {FORMAT!r})")
+    if data.get("version") != VERSION:
+        raise ValidationError(
+            f"export version {data.get('version')!r} is not supported; this package reads "
+            f"version {VERSION}"
+        )
+    try:
+        parsed: dict[str, Any] = {
+            "memories": [
+                Memory.model_validate(_retenant(d, tenant)) for d in _rows(data, "memories")
+            ],
+            "episodes": [
+                Episode.model_validate(_retenant(d, tenant)) for d in _rows(data, "episodes")
+            ],
+            "entities": [
+                Entity.model_validate(_retenant(d, tenant)) for d in _rows(data, "entities")
+            ],
+            "relations": [
+                Relation.model_validate(_retenant(d, tenant)) for d in _rows(data, "relations")
+            ],
+        }
+    except ValidationError:
+        raise
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise ValidationError(f"the export holds a malformed row: {exc}") from exc
+    quota = (data.get("quota") or {}).get("daily_writes")
+    if quota is not None and (isinstance(quota, bool) or not isinstance(quota, int) or quota < 0):
+        raise ValidationError("export quota.daily_writes must be a non-negative integer or null")
+    parsed["quota"] = quota
+    audit = _rows(data, "audit")
+    parsed["source"] = {
+        "tenant": data.get("tenant"),
+        "exported_at": data.get("exported_at"),
+        "audit_entries": len(audit),
+        "audit_last_hash": audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None,
+    }
+    ids = [m.id for m in parsed["memories"]]
+    if len(set(ids)) != len(ids):
+        raise ValidationError("the export lists a memory id twice")
+    return parsed
+
+
+def import_user(mem: AgentMemory, ctx: AgentContext, data: object) -> dict[str, int]:
+    """Restores an export into the context's tenant, which must hold no data."""
+    tenant = ctx.tenant
+    parsed = parse_export(data, tenant)
+    store = mem.store
+    scope = Scope(tenant)
+    residue = store.tenant_residue(scope)
+    if any(residue.values()):
+        held = {k: v for k, v in residue.items() if v}
+        raise ConflictError(
+            f"tenant {tenant!r} already holds data {held}; import only into an empty tenant "
+            "(purge it first, or import under another tenant)",
+        )
+    memories: list[Memory] = parsed["memories"]
+    vectors: list[np.ndarray] = []
+    for start in range(0, len(memories), EMBED_BATCH):
+        chunk = memories[start : start + EMBED_BATCH]
+        vectors.extend(mem.embedder.embed([m.content for m in chunk]))
+    with store.transaction():
+        if memories and store.get_embedding_space(scope) is None:
+            store.set_embedding_space(
+                scope, EmbeddingSpace(mem.embedder.name, mem.embedder.dimension)
+            )
+        for entity in parsed["entities"]:
+            store.upsert_entity(Scope(tenant, entity.namespace), entity)
+        for episode in parsed["episodes"]:
+            store.put_episode(Scope(tenant, episode.namespace), episode)
+        for memory, vector in zip(memories, vectors, strict=True):
+            store.insert_memory(Scope(tenant, memory.namespace), memory, vector)
+        for relation in parsed["relations"]:
+            store.add_relation(Scope(tenant, relation.namespace), relation)
+        if parsed["quota"] is not None:
+            store.set_quota(scope, parsed["quota"])
+        counts = {
+            "memories": len(memories),
+            "episodes": len(parsed["episodes"]),
+            "entities": len(parsed["entities"]),
+            "relations": len(parsed["relations"]),
+        }
+        mem._audit(ctx, "import", tenant, {"source": parsed["source"], **counts})
+    if memories:
+        mem.clock.observe(max(m.us("t_created") for m in memories))
+    return counts

@@ -1,0 +1,63 @@
+"""Checking stored memories against their Ed25519 signatures.
+
+``verify_memory`` answers for one row; ``verify_all`` walks every version the
+tenant holds (closed history included) and names the rows that fail, so an
+investigator sees exactly which facts were altered or inserted without the key.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..context import AgentContext
+from ..errors import NotFoundError, ValidationError
+from ..scope import Scope
+from .export import _all_memories
+from .signing import Signer
+
+if TYPE_CHECKING:
+    from ..memory import AgentMemory
+
+
+def _signer(mem: AgentMemory) -> Signer:
+    signer = getattr(mem, "signer", None)
+    if signer is None:
+        raise ValidationError(
+            "provenance signing is not enabled; set signing.enabled (and signing.key_path) "
+            "in the configuration to sign and verify memories"
+        )
+    if not isinstance(signer, Signer):
+        raise ValidationError(f"the configured signer {type(signer).__name__} cannot verify")
+    return signer
+
+
+def verify_memory(mem: AgentMemory, ctx: AgentContext, memory_id: str) -> bool:
+    """True when the row carries a valid signature by the configured key."""
+    signer = _signer(mem)
+    memory = mem.store.get_memory(Scope(ctx.tenant), memory_id)
+    if memory is None:
+        raise NotFoundError(f"no memory {memory_id!r} in tenant {ctx.tenant!r}")
+    return signer.verify(memory)
+
+
+def verify_all(mem: AgentMemory, ctx: AgentContext) -> dict[str, Any]:
+    """Every version in the tenant: which verify, which fail, which were never signed."""
+    signer = _signer(mem)
+    invalid: list[str] = []
+    unsigned: list[str] = []
+    checked = 0
+    for memory in _all_memories(mem.store, Scope(ctx.tenant), mem.clock.now_us()):
+        checked += 1
+        if not memory.signature:
+            unsigned.append(memory.id)
+        elif not signer.verify(memory):
+            invalid.append(memory.id)
+    return {
+        "tenant": ctx.tenant,
+        "key_id": signer.key_id,
+        "checked": checked,
+        "valid": checked - len(invalid) - len(unsigned),
+        "invalid": invalid,
+        "unsigned": unsigned,
+        "ok": not invalid and not unsigned,
+    }

@@ -1,0 +1,131 @@
+"""GDPR erasure of one tenant (a user IS a tenant), across every store.
+
+Order of events, each durable before the next:
+
+1. an audit entry ``purge_attempted`` (who, when, why, which tenant, and how
+   many rows each collection held) -- so even a crash mid-way leaves a record;
+2. one ``Store.purge_collection`` call per collection in
+   ``Store.purge_collections()`` order, each its own commit, so progress made
+   before a failure stays made and a re-run only removes what is left;
+3. a scan of what the tenant still holds (``Store.tenant_residue``);
+4. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
+
+The tenant's audit chain is kept: it is the legal record that the erasure
+happened, and it holds ids, actions and counts, never memory content.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..context import AgentContext
+from ..errors import ValidationError
+from ..scope import Scope
+
+if TYPE_CHECKING:
+    from ..memory import AgentMemory
+
+MAX_REASON = 2000
+
+
+@dataclass
+class PurgeReport:
+    """What a purge removed and, when it failed part-way, what is left."""
+
+    tenant: str
+    reason: str
+    ok: bool
+    removed: dict[str, int] = field(default_factory=dict)
+    remaining: dict[str, int] | None = None  # None: the store could not even be counted
+    failed_collection: str | None = None
+    error: str | None = None
+    not_attempted: list[str] = field(default_factory=list)
+    attempted_audit_seq: int | None = None
+    outcome_audit_seq: int | None = None
+
+    @property
+    def status(self) -> str:
+        return "completed" if self.ok else "failed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "reason": self.reason,
+            "status": self.status,
+            "ok": self.ok,
+            "removed": dict(self.removed),
+            "remaining": None if self.remaining is None else dict(self.remaining),
+            "failed_collection": self.failed_collection,
+            "error": self.error,
+            "not_attempted": list(self.not_attempted),
+            "attempted_audit_seq": self.attempted_audit_seq,
+            "outcome_audit_seq": self.outcome_audit_seq,
+        }
+
+
+def check_reason(reason: object) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValidationError(
+            "purge needs a reason (e.g. 'GDPR erasure request #123'); it is kept in the audit log"
+        )
+    if len(reason) > MAX_REASON:
+        raise ValidationError(f"purge reason is longer than {MAX_REASON} characters; shorten it")
+    return reason.strip()
+
+
+def purge_user(mem: AgentMemory, ctx: AgentContext, user: str, reason: str) -> PurgeReport:
+    """Erases tenant ``user``; permission and reason are checked by the caller first."""
+    store = mem.store
+    scope = Scope(user)
+    before = store.tenant_residue(scope)
+    plan = list(store.purge_collections())
+    attempted = mem._audit(
+        ctx,
+        "purge_attempted",
+        user,
+        {"reason": reason, "scope": {"tenant": user, "namespace": None}, "holding": before},
+    )
+    report = PurgeReport(tenant=user, reason=reason, ok=False)
+    report.attempted_audit_seq = attempted.seq
+    for i, collection in enumerate(plan):
+        try:
+            with store.transaction():
+                report.removed[collection] = store.purge_collection(scope, collection)
+        except Exception as exc:
+            report.failed_collection = collection
+            report.error = f"{type(exc).__name__}: {exc}"
+            report.not_attempted = plan[i + 1 :]
+            break
+    try:
+        report.remaining = store.tenant_residue(scope)
+    except Exception as exc:
+        report.remaining = None
+        report.error = report.error or f"counting what remains failed: {exc}"
+    left = report.remaining is None or any(report.remaining.values())
+    report.ok = report.failed_collection is None and not left
+    if report.ok is False and report.error is None:
+        report.error = "rows of the tenant remain after every collection was purged"
+    details: dict[str, Any] = {
+        "reason": reason,
+        "attempt_seq": attempted.seq,
+        "removed": report.removed,
+        "remaining": report.remaining,
+    }
+    if not report.ok:
+        details.update(
+            {
+                "failed_collection": report.failed_collection,
+                "error": report.error,
+                "not_attempted": report.not_attempted,
+            }
+        )
+    try:
+        outcome = mem._audit(ctx, "purge_completed" if report.ok else "purge_failed", user, details)
+        report.outcome_audit_seq = outcome.seq
+    except Exception as exc:  # the attempt entry already exists; report, do not hide
+        report.ok = False
+        report.error = (report.error + "; " if report.error else "") + (
+            f"writing the outcome audit entry failed: {exc}"
+        )
+    return report

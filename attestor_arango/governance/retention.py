@@ -1,0 +1,243 @@
+"""Declarative retention: archive or delete memories by namespace, category, tags and age.
+
+A policy in YAML (a list under ``retention:`` in the config file, or a file
+holding the list)::
+
+    - name: scratch-cleanup
+      action: delete          # archive | delete
+      namespace: scratch      # optional; omitted = every namespace
+      category: note          # optional
+      tags: [temp, draft]     # optional; any of these
+      older_than: 30d         # required: s, m, h, d or w; age is transaction time
+
+``archive`` closes active rows (status archived); history stays replayable.
+``delete`` removes rows of any status outright, like a purge of those rows:
+an audit entry is written first, the rows removed, then the outcome audited.
+A dry run only lists what each policy would change and writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from ..context import AgentContext
+from ..errors import ValidationError
+from ..models import Memory
+from ..scope import Scope, TemporalView, check_name
+from ..store.protocol import MemoryFilter, Store
+
+if TYPE_CHECKING:
+    from ..memory import AgentMemory
+
+PAGE = 500
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
+_UNIT_US = {
+    "s": 1_000_000,
+    "m": 60_000_000,
+    "h": 3_600_000_000,
+    "d": 86_400_000_000,
+    "w": 7 * 86_400_000_000,
+}
+
+
+def parse_age(value: object) -> int:
+    """'30d', '12h', '2w' or a number of days -> microseconds (> 0)."""
+    if isinstance(value, bool):
+        raise ValidationError("an age must be like '30d', '12h' or a number of days")
+    if isinstance(value, int | float):
+        us = round(value * _UNIT_US["d"])
+    elif isinstance(value, str) and (match := _AGE.match(value)):
+        us = round(float(match.group(1)) * _UNIT_US[match.group(2)])
+    else:
+        raise ValidationError(
+            f"age {value!r} is not understood; write a number and a unit: 90s, 15m, 12h, 30d, 2w"
+        )
+    if us <= 0:
+        raise ValidationError("an age must be greater than zero")
+    return us
+
+
+class RetentionPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=128)
+    action: Literal["archive", "delete"]
+    older_than: str | int | float
+    namespace: str | None = None
+    category: str | None = None
+    tags: tuple[str, ...] | None = None
+
+    @field_validator("older_than")
+    @classmethod
+    def _age(cls, value: str | int | float) -> str | int | float:
+        parse_age(value)
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _ns(cls, value: str | None) -> str | None:
+        return None if value is None else check_name(value, "namespace")
+
+    @property
+    def age_us(self) -> int:
+        return parse_age(self.older_than)
+
+
+def load_policies(source: object) -> list[RetentionPolicy]:
+    """From a list of mappings, a YAML string holding a list, or a path to a YAML file."""
+    raw: Any = source
+    if isinstance(source, Path) or (
+        isinstance(source, str)
+        and "\n" not in source
+        and source.strip().endswith((".yaml", ".yml"))
+    ):
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise ValidationError(f"retention policy file {path} does not exist")
+        raw = path.read_text(encoding="utf-8")
+    if isinstance(raw, str):
+        try:
+            raw = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise ValidationError(f"retention policies are not valid YAML: {exc}") from exc
+    if isinstance(raw, dict) and "retention" in raw:
+        raw = raw["retention"]
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise ValidationError("retention policies must be a list of mappings")
+    policies: list[RetentionPolicy] = []
+    for i, item in enumerate(raw):
+        try:
+            policies.append(RetentionPolicy.model_validate(item))
+        except PydanticValidationError as exc:
+            raise ValidationError(f"retention policy #{i + 1} is invalid: {exc}") from exc
+    names = [p.name for p in policies]
+    if len(set(names)) != len(names):
+        raise ValidationError("retention policy names must be unique")
+    return policies
+
+
+@dataclass
+class PolicyOutcome:
+    policy: str
+    action: str
+    matched: list[str] = field(default_factory=list)
+    applied: int = 0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "policy": self.policy,
+            "action": self.action,
+            "matched": list(self.matched),
+            "applied": self.applied,
+            "error": self.error,
+        }
+
+
+@dataclass
+class RetentionReport:
+    tenant: str
+    dry_run: bool
+    outcomes: list[PolicyOutcome] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(o.error is None for o in self.outcomes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "dry_run": self.dry_run,
+            "ok": self.ok,
+            "policies": [o.to_dict() for o in self.outcomes],
+        }
+
+
+def matching(store: Store, tenant: str, policy: RetentionPolicy, now_us: int) -> list[Memory]:
+    """Rows the policy applies to at ``now_us``, oldest first."""
+    cutoff = now_us - policy.age_us
+    scope = Scope(tenant, policy.namespace)
+    include_closed = policy.action == "delete"
+    view = TemporalView(as_of=now_us, include_closed=include_closed)
+    filters = MemoryFilter(category=policy.category, tags=policy.tags)
+    found: list[Memory] = []
+    offset = 0
+    while True:
+        batch = store.list_memories(scope, filters, view, PAGE, offset)
+        for m in batch:
+            if m.us("t_created") >= cutoff:
+                return found  # ordered by t_created: nothing later is old enough
+            found.append(m)
+        if len(batch) < PAGE:
+            return found
+        offset += len(batch)
+
+
+def delete_audited(
+    mem: AgentMemory,
+    ctx: AgentContext,
+    action: str,
+    ids: list[str],
+    details: dict[str, Any],
+) -> int:
+    """Hard-deletes rows the way a purge does: audit first, remove, audit the outcome."""
+    tenant = ctx.tenant
+    attempt = mem._audit(ctx, f"{action}_attempted", tenant, {**details, "ids": ids})
+    try:
+        with mem.store.transaction():
+            removed = mem.store.delete_memories(Scope(tenant), ids)
+    except Exception as exc:
+        mem._audit(
+            ctx,
+            f"{action}_failed",
+            tenant,
+            {**details, "attempt_seq": attempt.seq, "error": f"{type(exc).__name__}: {exc}"},
+        )
+        raise
+    mem._audit(ctx, action, tenant, {**details, "attempt_seq": attempt.seq, "removed": removed})
+    return removed
+
+
+def apply_retention(
+    mem: AgentMemory,
+    ctx: AgentContext,
+    policies: list[RetentionPolicy],
+    dry_run: bool,
+) -> RetentionReport:
+    tenant = ctx.tenant
+    report = RetentionReport(tenant=tenant, dry_run=dry_run)
+    for policy in policies:
+        now = mem.clock.now_us()
+        rows = matching(mem.store, tenant, policy, now)
+        outcome = PolicyOutcome(policy.name, policy.action, [m.id for m in rows])
+        report.outcomes.append(outcome)
+        if dry_run or not rows:
+            continue
+        details = {"policy": policy.model_dump(mode="json"), "count": len(rows)}
+        try:
+            if policy.action == "archive":
+                with mem.store.transaction():
+                    for m in rows:
+                        mem.store.close_memory(
+                            Scope(tenant, m.namespace), m.id, now, "archived", None
+                        )
+                    mem._audit(
+                        ctx, "retention_archive", tenant, {**details, "ids": outcome.matched}
+                    )
+                outcome.applied = len(rows)
+            else:
+                outcome.applied = delete_audited(
+                    mem, ctx, "retention_delete", outcome.matched, details
+                )
+        except Exception as exc:
+            outcome.error = f"{type(exc).__name__}: {exc}"
+    return report

@@ -1,0 +1,158 @@
+"""Ed25519 provenance signatures over what a memory asserts.
+
+The signed message is ``id | agent_id | t_created | sha256(content)``, with the
+hash recomputed from the content on every sign and verify (never read from the
+stored ``content_hash`` column): a content edit made after signing, even one
+that also rewrote the stored hash, fails verification.
+
+The private key lives in a PEM file that only its owner may read. A key file
+readable by group or others is refused, because anyone who can read it can
+forge provenance for every memory.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+
+from ..clock import to_us
+from ..config import SigningSettings, default_data_dir
+from ..errors import ValidationError
+from ..models import Memory
+
+PREFIX = "ed25519:"
+KEY_FILENAME = "signing_key.pem"
+
+
+class KeyFileError(ValidationError):
+    """The signing key file is unsafe or unreadable; the message says how to fix it."""
+
+    code = "signing_key_invalid"
+
+
+def signed_message(memory: Memory) -> bytes:
+    """The exact bytes signed for a memory; content hashed here, not taken from the row."""
+    digest = hashlib.sha256(memory.content.encode("utf-8")).hexdigest()
+    text = f"{memory.id}|{memory.provenance.agent_id}|{to_us(memory.t_created)}|{digest}"
+    return text.encode("utf-8")
+
+
+class Signer:
+    """Signs memories on write and verifies them later.
+
+    Construct with a key, or use ``Signer.from_file`` / ``Signer.from_settings``.
+    """
+
+    def __init__(self, private_key: Ed25519PrivateKey, key_path: Path | None = None) -> None:
+        self._key = private_key
+        self.public_key: Ed25519PublicKey = private_key.public_key()
+        self.key_path = key_path
+
+    @property
+    def key_id(self) -> str:
+        """First 16 hex chars of sha256(raw public key): names the key in reports."""
+        raw = self.public_key.public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
+        return hashlib.sha256(raw).hexdigest()[:16]
+
+    def sign(self, memory: Memory) -> str:
+        return PREFIX + base64.b64encode(self._key.sign(signed_message(memory))).decode("ascii")
+
+    def verify(self, memory: Memory) -> bool:
+        """True only for a signature made by this key over the memory as it is now."""
+        sig = memory.signature
+        if not sig or not sig.startswith(PREFIX):
+            return False
+        try:
+            raw = base64.b64decode(sig[len(PREFIX) :], validate=True)
+            self.public_key.verify(raw, signed_message(memory))
+        except (InvalidSignature, ValueError):
+            return False
+        return True
+
+    @classmethod
+    def generate(cls) -> Signer:
+        """A fresh in-memory key (tests, or before ``save``)."""
+        return cls(Ed25519PrivateKey.generate())
+
+    def save(self, path: str | Path) -> Path:
+        """Writes the private key as PEM with mode 0600, refusing to overwrite a file."""
+        target = Path(path).expanduser()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pem = self._key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise KeyFileError(
+                f"signing key file {target} already exists; load it instead of generating one"
+            ) from None
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(pem)
+        self.key_path = target
+        return target
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, create: bool = False) -> Signer:
+        """Loads a PEM Ed25519 key; with ``create`` a missing file is generated (mode 0600)."""
+        target = Path(path).expanduser()
+        if not target.exists():
+            if not create:
+                raise KeyFileError(
+                    f"signing key file {target} does not exist; create one with "
+                    "Signer.generate().save(path) or enable signing without key_path"
+                )
+            signer = cls.generate()
+            signer.save(target)
+            return signer
+        check_key_permissions(target)
+        try:
+            key = serialization.load_pem_private_key(target.read_bytes(), password=None)
+        except (ValueError, TypeError) as exc:
+            raise KeyFileError(
+                f"signing key file {target} is not an unencrypted PEM private key: {exc}"
+            ) from exc
+        if not isinstance(key, Ed25519PrivateKey):
+            raise KeyFileError(
+                f"signing key file {target} holds a {type(key).__name__}, not an Ed25519 key"
+            )
+        return cls(key, target)
+
+    @classmethod
+    def from_settings(cls, settings: SigningSettings, data_dir: Path | None) -> Signer | None:
+        """None when signing is off; else the configured key (which must exist), or one
+        generated on first use in ``data_dir`` (the user's data directory by default)."""
+        if not settings.enabled:
+            return None
+        if settings.key_path:
+            return cls.from_file(settings.key_path, create=False)
+        return cls.from_file((data_dir or default_data_dir()) / KEY_FILENAME, create=True)
+
+
+def check_key_permissions(path: Path) -> None:
+    """Refuses a key file that group or others may read or write (POSIX only)."""
+    if os.name != "posix":
+        return
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise KeyFileError(f"signing key path {path} is not a regular file")
+    loose = mode & (stat.S_IRWXG | stat.S_IRWXO)
+    if loose:
+        raise KeyFileError(
+            f"signing key file {path} has mode {stat.S_IMODE(mode):04o}, so group or other users "
+            f"can access it; run `chmod 600 {path}` and rotate the key if it may have leaked"
+        )

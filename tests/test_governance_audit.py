@@ -1,0 +1,177 @@
+"""The audit hash chain: verification, tamper detection and the deletion trail.
+
+Tamper tests act like an attacker with write access to the SQLite file: they
+open their own connection, drop the append-only triggers and rewrite rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from attestor_arango import AccessDenied, AgentContext, AgentRole
+from attestor_arango.memory import AgentMemory
+
+ORCH = AgentContext(agent_id="orch", role=AgentRole.ORCHESTRATOR, tenant="acme", namespace="p1")
+MONITOR = ORCH.as_agent("mon", AgentRole.MONITOR)
+OTHER = AgentContext(agent_id="o2", role=AgentRole.ORCHESTRATOR, tenant="beta", namespace="p1")
+
+
+def _build_chain(mem: AgentMemory) -> None:
+    """Nine entries: supersessions, an update, a forget, a quota change."""
+    a = mem.add("Alice leads design", entity="alice", category="role", context=ORCH)
+    mem.add("Alice leads research", entity="alice", category="role", context=ORCH)
+    b = mem.add("Bob likes tea", entity="bob", category="pref", context=ORCH)
+    b2 = mem.update(b.id, content="Bob likes green tea", context=ORCH)
+    mem.forget(b2.id, reason="asked", context=ORCH)
+    mem.set_quota("acme", daily_writes=100, context=ORCH)
+    for i in range(6):
+        mem.add(f"Carol fact {i}", entity="carol", category="fact", context=ORCH)
+    mem.add("beta fact", entity="x", category="y", context=OTHER)
+    mem.add("beta fact 2", entity="x", category="y", context=OTHER)
+    assert a.id
+
+
+@pytest.fixture
+def chain_mem(mem: AgentMemory) -> AgentMemory:
+    _build_chain(mem)
+    return mem
+
+
+@pytest.fixture
+def attacker(chain_mem: AgentMemory) -> Iterator[sqlite3.Connection]:
+    path = Path(chain_mem.store.path)  # type: ignore[attr-defined]
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    conn.execute("DROP TRIGGER audit_no_update")
+    conn.execute("DROP TRIGGER audit_no_delete")
+    yield conn
+    conn.close()
+
+
+def _seqs(mem: AgentMemory) -> list[int]:
+    return [e.seq for e in mem.audit_log(limit=1000, context=ORCH)]
+
+
+def test_intact_chain_verifies_and_head_matches(chain_mem: AgentMemory) -> None:
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    assert report.ok, report.to_dict()
+    assert report.entries == len(_seqs(chain_mem)) >= 8
+    assert report.head == (report.last_seq, report.last_hash)
+    # a read-only monitor may verify; the other tenant's chain is separate and intact too
+    assert chain_mem.verify_audit_chain(context=MONITOR).ok
+    assert chain_mem.verify_audit_chain("beta", context=OTHER).ok
+
+
+def test_edit_is_detected(chain_mem: AgentMemory, attacker: sqlite3.Connection) -> None:
+    attacker.execute(
+        "UPDATE audit SET details = json_set(details, '$.reason', 'routine') "
+        "WHERE tenant = 'acme' AND action = 'forget'"
+    )
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    assert not report.ok
+    kinds = {(p.kind, p.seq) for p in report.problems}
+    forget_seq = next(e.seq for e in chain_mem.audit_log(context=ORCH) if e.action == "forget")
+    assert ("modified", forget_seq) in kinds
+    # the other tenant's chain is unaffected
+    assert chain_mem.verify_audit_chain("beta", context=OTHER).ok
+
+
+def test_edit_with_recomputed_hash_breaks_the_next_link(
+    chain_mem: AgentMemory, attacker: sqlite3.Connection
+) -> None:
+    from attestor_arango import audit as audit_log
+
+    entries = chain_mem.audit_log(limit=1000, context=ORCH)
+    victim = entries[3]
+    forged = victim.model_copy(update={"action": "noop"})
+    new_hash = audit_log.entry_hash(audit_log.hash_fields(forged))
+    attacker.execute(
+        "UPDATE audit SET action = 'noop', hash = ? WHERE tenant = 'acme' AND seq = ?",
+        (new_hash, victim.seq),
+    )
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    assert ("broken_link", victim.seq + 1) in {(p.kind, p.seq) for p in report.problems}
+
+
+def test_delete_is_detected(chain_mem: AgentMemory, attacker: sqlite3.Connection) -> None:
+    attacker.execute("DELETE FROM audit WHERE tenant = 'acme' AND seq = 4")
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    kinds = {(p.kind, p.seq) for p in report.problems}
+    assert ("gap", 5) in kinds and ("broken_link", 5) in kinds
+
+
+def test_reorder_is_detected(chain_mem: AgentMemory, attacker: sqlite3.Connection) -> None:
+    # swap entries 3 and 4 by renumbering them (seq is part of the primary key)
+    attacker.execute("UPDATE audit SET seq = -1 WHERE tenant = 'acme' AND seq = 3")
+    attacker.execute("UPDATE audit SET seq = 3 WHERE tenant = 'acme' AND seq = 4")
+    attacker.execute("UPDATE audit SET seq = 4 WHERE tenant = 'acme' AND seq = -1")
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    kinds = {p.kind for p in report.problems}
+    assert not report.ok
+    assert {"modified", "broken_link", "reordered"} <= kinds
+
+
+def test_truncate_is_detected_by_the_chain_head(
+    chain_mem: AgentMemory, attacker: sqlite3.Connection
+) -> None:
+    last = _seqs(chain_mem)[-1]
+    attacker.execute("DELETE FROM audit WHERE tenant = 'acme' AND seq > ?", (last - 2,))
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    assert [(p.kind, p.seq) for p in report.problems] == [("truncated", last)]
+
+
+def test_truncate_plus_head_rewrite_is_caught_by_a_saved_anchor(
+    chain_mem: AgentMemory, attacker: sqlite3.Connection
+) -> None:
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    anchor = (report.last_seq, report.last_hash)
+    assert anchor[1] is not None
+    attacker.execute("DROP TRIGGER audit_heads_forward_only")
+    attacker.execute("DELETE FROM audit WHERE tenant = 'acme' AND seq > ?", (anchor[0] - 2,))
+    attacker.execute(
+        "UPDATE audit_heads SET seq = a.seq, hash = a.hash FROM "
+        "(SELECT seq, hash FROM audit WHERE tenant = 'acme' ORDER BY seq DESC LIMIT 1) AS a "
+        "WHERE audit_heads.tenant = 'acme'"
+    )
+    assert chain_mem.verify_audit_chain(context=ORCH).ok  # the store alone is fooled
+    fooled = chain_mem.verify_audit_chain(anchor=(anchor[0], str(anchor[1])), context=ORCH)
+    assert [p.kind for p in fooled.problems] == ["truncated"]
+
+
+def test_append_only_triggers_and_head_guard_hold_without_an_attacker(
+    chain_mem: AgentMemory,
+) -> None:
+    conn = sqlite3.connect(str(chain_mem.store.path))  # type: ignore[attr-defined]
+    try:
+        for sql in (
+            "UPDATE audit SET action = 'x' WHERE seq = 1",
+            "DELETE FROM audit WHERE seq = 1",
+            "UPDATE audit_heads SET seq = 1",
+            "DELETE FROM audit_heads",
+        ):
+            with pytest.raises(sqlite3.DatabaseError):
+                conn.execute(sql)
+    finally:
+        conn.close()
+    assert chain_mem.verify_audit_chain(context=ORCH).ok
+
+
+def test_verifying_another_tenants_chain_is_refused_and_audited(chain_mem: AgentMemory) -> None:
+    with pytest.raises(AccessDenied):
+        chain_mem.verify_audit_chain("beta", context=ORCH)
+    last = chain_mem.audit_log(limit=1000, context=ORCH)[-1]
+    assert (last.action, last.target) == ("permission_denied", "verify_audit_chain")
+
+
+def test_deletion_audit_log_lists_removals_newest_first(chain_mem: AgentMemory) -> None:
+    log = chain_mem.deletion_audit_log(context=MONITOR)
+    assert [e.action for e in log] == ["forget"]
+    assert log[0].details["reason"] == "asked"
+    report = chain_mem.purge_user("acme", "erasure request #7", context=ORCH)
+    assert report.ok
+    actions = [e.action for e in chain_mem.deletion_audit_log(limit=2, context=MONITOR)]
+    assert actions == ["purge_completed", "purge_attempted"]
+    assert chain_mem.verify_audit_chain(context=ORCH).ok
