@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,15 @@ def test_deterministic_and_independent_of_batching(minilm: LocalMiniLMEmbedder) 
     assert np.array_equal(first, again)
     singles = np.vstack([minilm.embed([t]) for t in texts])
     np.testing.assert_allclose(first, singles, atol=1e-5)
+
+
+@needs_model
+def test_concurrent_callers_get_the_same_vectors(minilm: LocalMiniLMEmbedder) -> None:
+    texts = [f"memory number {i} about project {i % 3}" for i in range(12)]
+    sequential = minilm.embed(texts)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = list(pool.map(lambda t: minilm.embed([t])[0], texts))
+    np.testing.assert_allclose(np.vstack(parallel), sequential, atol=1e-5)
 
 
 @needs_model

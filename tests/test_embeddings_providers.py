@@ -50,6 +50,7 @@ class Plan:
     status: int = 200
     error: str = ""
     delay: float = 0.0
+    retry_after: str | None = None
 
 
 @dataclass
@@ -68,10 +69,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def _send(self, status: int, payload: Any) -> None:
+    def _send(self, status: int, payload: Any, retry_after: str | None = None) -> None:
         data = json.dumps(payload).encode()
         try:
             self.send_response(status)
+            if retry_after is not None:
+                self.send_header("Retry-After", retry_after)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -118,7 +121,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(401, {"error": {"message": "Incorrect API key provided", "type": "auth"}})
             return
         if plan.status != 200:
-            self._send(plan.status, {"error": {"message": plan.error, "type": "server"}})
+            error = {"error": {"message": plan.error, "type": "server"}}
+            self._send(plan.status, error, plan.retry_after)
             return
         dim = int(body.get("dimensions") or self.peer.dim)
         items = [
@@ -174,6 +178,13 @@ def test_ollama_embeds_normalised_in_order_and_learns_dimension(peer: Peer) -> N
     assert emb.name == "ollama:bge-m3"
     assert isinstance(emb, Embedder)
     assert peer.requests[0]["body"]["model"] == "bge-m3"
+
+
+def test_ollama_latest_tag_names_the_same_space(peer: Peer) -> None:
+    plain = OllamaEmbedder("bge-m3", base_url=peer.url)
+    tagged = OllamaEmbedder("bge-m3:latest", base_url=peer.url)
+    assert plain.name == tagged.name == "ollama:bge-m3"
+    assert OllamaEmbedder("bge-m3:567m", base_url=peer.url).name == "ollama:bge-m3:567m"
 
 
 def test_ollama_dimension_probe_before_any_embed(peer: Peer) -> None:
@@ -311,6 +322,14 @@ def test_openai_retries_429(peer: Peer) -> None:
     assert len(peer.requests) == 2
 
 
+def test_openai_honours_retry_after_on_429(peer: Peer) -> None:
+    peer.plans = [Plan(status=429, error="rate limited", retry_after="2")]
+    sleeps = Sleeps()
+    emb = OpenAICompatEmbedder(f"{peer.url}/v1", model="m1", sleep=sleeps, backoff_s=0.5)
+    assert emb.embed(["x"]).shape == (1, peer.dim)
+    assert sleeps.calls == [2.0]
+
+
 def test_openai_timeout_is_retried(peer: Peer) -> None:
     peer.plans = [Plan(delay=1.0)]
     sleeps = Sleeps()
@@ -401,7 +420,7 @@ def test_explicit_openai_uses_key_and_model(peer: Peer) -> None:
     cfg = Config(
         embedder="openai",
         openai_base_url=f"{peer.url}/v1",
-        openai_api_key="sk-1",  # type: ignore[arg-type]
+        openai_api_key="sk-1",
         embedder_model="my-embed",
     )
     emb = make_embedder(cfg)

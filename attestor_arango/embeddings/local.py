@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,7 +167,6 @@ class LocalMiniLMEmbedder:
         sha = _sha256(self.files.onnx)
         self.sha256 = sha
         self.name = MINILM_INT8_NAME if sha == MINILM_INT8_SHA256 else f"local-onnx-{sha[:12]}"
-        self._lock = threading.Lock()
 
     def _load_tokenizer(self, tokenizer_cls: Any, path: Path) -> Any:
         if path.name == "vocab.txt":
@@ -203,5 +201,5 @@ class LocalMiniLMEmbedder:
         check_texts(texts)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._lock:  # the tokenizer's padding state is shared; one batch at a time
-            return np.vstack([self._run(chunk) for chunk in batches(texts, self.batch_size)])
+        # No lock: encode_batch and InferenceSession.run are both safe to call concurrently.
+        return np.vstack([self._run(chunk) for chunk in batches(texts, self.batch_size)])

@@ -40,7 +40,8 @@ class OllamaEmbedder:
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.batch_size = check_batch_size(batch_size)
-        self.name = f"ollama:{model}"
+        # "bge-m3" and "bge-m3:latest" are the same model, so they name the same space
+        self.name = f"ollama:{model.removesuffix(':latest')}"
         self._expected = dimension
         self._dimension: int | None = None
         self._lock = threading.Lock()

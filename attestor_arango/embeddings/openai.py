@@ -26,7 +26,11 @@ _MAX_BACKOFF_S = 30.0
 
 
 class _Retryable(Exception):
-    """A failure worth another try; carries the message for the final error."""
+    """A failure worth another try; carries the message and any server-requested wait."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class OpenAICompatEmbedder:
@@ -102,13 +106,15 @@ class OpenAICompatEmbedder:
 
     def _post_with_retries(self, payload: dict[str, Any]) -> Any:
         last = ""
+        wait_hint: float | None = None
         for attempt in range(self.max_retries + 1):
             if attempt:
-                self._sleep(min(self.backoff_s * 2 ** (attempt - 1), _MAX_BACKOFF_S))
+                backoff = self.backoff_s * 2 ** (attempt - 1)
+                self._sleep(min(max(backoff, wait_hint or 0.0), _MAX_BACKOFF_S))
             try:
                 return self._post_once(payload)
             except _Retryable as exc:
-                last = str(exc)
+                last, wait_hint = str(exc), exc.retry_after
         raise EmbedderUnavailable(
             f"{self.base_url}/embeddings failed {self.max_retries + 1} times, last: {last}; "
             "check that the server is up and not overloaded, or raise the timeout",
@@ -124,7 +130,7 @@ class OpenAICompatEmbedder:
             raise _Retryable(f"connection failed: {exc}") from exc
         status = response.status_code
         if status == 429 or status >= 500:
-            raise _Retryable(f"HTTP {status}: {_error_text(response)}")
+            raise _Retryable(f"HTTP {status}: {_error_text(response)}", _retry_after(response))
         if status >= 400:
             raise EmbedderUnavailable(self._explain_4xx(response), status=status)
         try:
@@ -181,6 +187,15 @@ class OpenAICompatEmbedder:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds from a numeric ``Retry-After`` header (rate limiters send it with 429)."""
+    raw = response.headers.get("Retry-After")
+    try:
+        return max(0.0, float(raw)) if raw is not None else None
+    except ValueError:
+        return None  # an HTTP-date: fall back to our own backoff
 
 
 def _error_text(response: httpx.Response) -> str:
