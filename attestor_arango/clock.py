@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from .errors import ValidationError
@@ -89,7 +89,7 @@ def to_us(value: datetime) -> int:
 
 def from_us(value: int) -> datetime:
     """Microseconds to an aware UTC datetime."""
-    return datetime.fromtimestamp(value // 1_000_000, tz=UTC).replace(microsecond=value % 1_000_000)
+    return _EPOCH + timedelta(microseconds=value)
 
 
 def parse_time(value: datetime | str | int | float, *, field: str = "time") -> int:

@@ -119,8 +119,15 @@ def fts_match(query: str) -> str | None:
 def _decode(row: sqlite3.Row) -> dict[str, Any]:
     doc = dict(row)
     for key in _JSON_FIELDS:
-        if key in doc and isinstance(doc[key], str):
-            doc[key] = json.loads(doc[key])
+        value = doc.get(key)
+        if isinstance(value, str):
+            # most rows carry empty lists and objects: skip the JSON parser for those
+            if value == "[]":
+                doc[key] = []
+            elif value == "{}":
+                doc[key] = {}
+            else:
+                doc[key] = json.loads(value)
     return doc
 
 

@@ -1,0 +1,150 @@
+"""Add and recall latency on the embedded store at 1k, 10k and 100k memories.
+
+One tenant, one namespace. Query embedding is excluded from recall timings
+(query vectors are computed before the clock starts); document embedding is
+included in add timings. Prints a table and writes JSON to benchmarks/results/.
+
+    .venv/bin/python benchmarks/latency.py [--sizes 1000 10000 100000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from attestor_arango import AgentContext
+from attestor_arango.embeddings import Embedder, HashingEmbedder
+from attestor_arango.memory import AgentMemory
+
+SYLLABLES = ["ka", "lo", "mi", "ren", "tu", "sa", "vor", "el", "qui", "dan", "pe", "ro", "zu", "ni"]
+
+
+def make_vocab(size: int, rng: random.Random) -> list[str]:
+    """Pseudo-words; drawn with Zipf weights below, so a few are common and most are rare."""
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+VOCAB = make_vocab(5000, random.Random(7))
+ZIPF = [1.0 / (rank + 1) for rank in range(len(VOCAB))]
+
+
+class PrecomputedQueries:
+    """Wraps an embedder; query vectors computed up front are served from a dict."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimension = inner.dimension
+        self.cache: dict[str, np.ndarray] = {}
+
+    def prepare(self, texts: list[str]) -> None:
+        for text, vec in zip(texts, self.inner.embed(texts), strict=True):
+            self.cache[text] = vec
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if len(texts) == 1 and texts[0] in self.cache:
+            return self.cache[texts[0]][None, :]
+        return self.inner.embed(texts)
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choices(VOCAB, weights=ZIPF, k=rng.randint(6, 14)))
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values) * 1000.0, q))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--out", default="benchmarks/results/latency.json")
+    args = parser.parse_args()
+
+    rng = random.Random(42)
+    embedder = PrecomputedQueries(HashingEmbedder())
+    queries = [
+        " ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 5))) for _ in range(args.queries)
+    ]
+    embedder.prepare(queries)
+    ctx = AgentContext(agent_id="bench", tenant="bench", namespace="n")
+    console = Console()
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = AgentMemory(Path(tmp) / "bench.db", embedder=embedder)
+        count = 0
+        for size in sorted(args.sizes):
+            add_times: list[float] = []
+            with Progress(console=console, transient=True) as progress:
+                task = progress.add_task(f"adding to {size:,}", total=size - count)
+                while count < size:
+                    text = sentence(rng) + f" #{count}"
+                    t0 = time.perf_counter()
+                    mem.add(text, context=ctx)
+                    add_times.append(time.perf_counter() - t0)
+                    count += 1
+                    progress.advance(task)
+            for q in queries[:10]:
+                mem.recall(q, context=ctx)  # warm the vector matrix and caches
+            rec_times: list[float] = []
+            for q in queries:
+                t0 = time.perf_counter()
+                mem.recall(q, context=ctx)
+                rec_times.append(time.perf_counter() - t0)
+            results.append(
+                {
+                    "memories": size,
+                    "add_p50_ms": pct(add_times, 50),
+                    "add_p95_ms": pct(add_times, 95),
+                    "recall_p50_ms": pct(rec_times, 50),
+                    "recall_p95_ms": pct(rec_times, 95),
+                    "adds_timed": len(add_times),
+                    "recalls_timed": len(rec_times),
+                }
+            )
+        mem.close()
+
+    table = Table(title=f"embedded store latency ({embedder.name}, query embedding excluded)")
+    for col in ("memories", "add p50 ms", "add p95 ms", "recall p50 ms", "recall p95 ms"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(
+            f"{r['memories']:,}",
+            f"{r['add_p50_ms']:.2f}",
+            f"{r['add_p95_ms']:.2f}",
+            f"{r['recall_p50_ms']:.2f}",
+            f"{r['recall_p95_ms']:.2f}",
+        )
+    console.print(table)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {
+                "embedder": embedder.name,
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+                "results": results,
+            },
+            indent=2,
+        )
+    )
+    console.print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
