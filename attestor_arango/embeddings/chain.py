@@ -30,14 +30,15 @@ ENV_DISABLE_OLLAMA_PROBE = "ATTESTOR_DISABLE_LOCAL_EMBED"
 PROBE_TIMEOUT_S = 0.5
 
 
-def ollama_has_model(base_url: str, model: str, timeout: float = PROBE_TIMEOUT_S) -> bool | None:
+def ollama_has_model(base_url: str, model: str, timeout: float | None = None) -> bool | None:
     """Ask Ollama's ``/api/tags`` whether ``model`` is pulled.
 
     None: no server answered in time. False: a server answered but lacks the
     model (or is not Ollama). True: ready to embed.
     """
+    wait = PROBE_TIMEOUT_S if timeout is None else timeout
     try:
-        response = httpx.get(f"{base_url.rstrip('/')}/api/tags", timeout=timeout)
+        response = httpx.get(f"{base_url.rstrip('/')}/api/tags", timeout=wait)
     except httpx.HTTPError:
         return None
     if response.status_code != 200:
