@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import audit as audit_log
-from .clock import OPEN, Clock, SystemClock, TickClock, from_us, parse_time
+from .clock import OPEN, Clock, SystemClock, TickClock, from_us, iso, parse_time
 from .config import Config, load_config
 from .context import AgentContext, Permission
 from .embeddings import Embedder
@@ -204,7 +204,7 @@ class AgentMemory:
                 "(UTC); it resets at 00:00 UTC",
                 limit=quota,
                 day=day,
-                resets_at=f"{day}T24:00:00Z",
+                resets_at=iso(gov_quotas.next_reset_us(now)),
             )
         return day
 
