@@ -8,16 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from attestor_arango.demo import run_demo
 
 
 def test_demo_shows_supersession_refusal_replay_and_audit(
-    tmp_path: Path, monkeypatch: object
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    os.environ.setdefault("ATTESTOR_EMBEDDER", "hashing")
-    out = run_demo(tmp_path, console=Console(file=open(os.devnull, "w")))  # noqa: SIM115
+    monkeypatch.setenv("ATTESTOR_EMBEDDER", "hashing")
+    with open(os.devnull, "w") as sink:
+        out = run_demo(tmp_path, console=Console(file=sink))
     assert out["reviewer_refused"] is True
     assert "Alice is the engineering manager" in out["as_of"]  # type: ignore[operator]
     assert "Alice is the CTO; Bob now runs engineering" not in out["as_of"]  # type: ignore[operator]
