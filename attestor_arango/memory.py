@@ -7,6 +7,7 @@ REST, MCP, client) map onto these methods and add no logic of their own.
 
 from __future__ import annotations
 
+import builtins
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -171,7 +172,7 @@ class AgentMemory:
             details={"namespace": ctx.namespace, **(details or {})},
         )
 
-    def _embed(self, scope: Scope, texts: list[str]) -> np.ndarray:
+    def _embed(self, scope: Scope, texts: builtins.list[str]) -> np.ndarray:
         """Embeds with the tenant's embedding space, recording it on first use."""
         space = self.store.get_embedding_space(scope)
         mine = EmbeddingSpace(self.embedder.name, self.embedder.dimension)
@@ -249,7 +250,7 @@ class AgentMemory:
                 if same:
                     return same[0]
             day = self._check_quota(ctx, scope, now)
-            to_close: list[Memory] = []
+            to_close: builtins.list[Memory] = []
             if supersedes_id is not None:
                 old = self.store.get_memory(scope, supersedes_id)
                 if old is None:
@@ -318,7 +319,7 @@ class AgentMemory:
         *,
         entity: str | None = None,
         category: str | None = None,
-        tags: list[str] | tuple[str, ...] | None = (),
+        tags: builtins.list[str] | tuple[str, ...] | None = (),
         confidence: float = 1.0,
         valid_from: TimeInput | None = None,
         valid_until: TimeInput | None = None,
@@ -354,7 +355,7 @@ class AgentMemory:
         content: str | None = None,
         entity: str | None = _UNSET,
         category: str | None = _UNSET,
-        tags: list[str] | tuple[str, ...] | None = None,
+        tags: builtins.list[str] | tuple[str, ...] | None = None,
         confidence: float | None = None,
         valid_from: TimeInput | None = None,
         valid_until: TimeInput | None = None,
@@ -434,7 +435,7 @@ class AgentMemory:
         *,
         entity: str | None = None,
         category: str | None = None,
-        tags: list[str] | tuple[str, ...] | None = None,
+        tags: builtins.list[str] | tuple[str, ...] | None = None,
         namespace: str | None = None,
         status: str | None = None,
         time_window: tuple[TimeInput, TimeInput] | None = None,
@@ -442,7 +443,7 @@ class AgentMemory:
         limit: int = 100,
         offset: int = 0,
         context: AgentContext | None = None,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Memories as believed at ``as_of`` (default now); status 'all' includes history."""
         ctx = self._ctx(context)
         self._require(ctx, Permission.READ, "list")
@@ -470,12 +471,12 @@ class AgentMemory:
         limit: int = 10,
         entity: str | None = None,
         category: str | None = None,
-        tags: list[str] | tuple[str, ...] | None = None,
+        tags: builtins.list[str] | tuple[str, ...] | None = None,
         status: str | None = None,
         time_window: tuple[TimeInput, TimeInput] | None = None,
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Keyword (BM25) search with the same filters as ``list``."""
         ctx = self._ctx(context)
         self._require(ctx, Permission.READ, "search")
@@ -488,7 +489,7 @@ class AgentMemory:
         want_tags = set(check_tags(tags))
         ent, cat = check_label(entity, "entity"), check_label(category, "category")
         hits = self.store.text_candidates(self._scope(ctx), query, max(limit * 5, 50), view)
-        out: list[Memory] = []
+        out: builtins.list[Memory] = []
         for hit in hits:
             m = hit.memory.at(view.as_of)
             if ent is not None and m.entity != ent:
@@ -508,7 +509,7 @@ class AgentMemory:
         *,
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Every version ever stored about an entity, superseded and archived included."""
         ctx = self._ctx(context)
         self._require(ctx, Permission.READ, "timeline")
@@ -528,7 +529,7 @@ class AgentMemory:
         category: str | None = None,
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         return self.list(
             entity=entity, category=category, as_of=as_of, limit=10_000, context=context
         )
@@ -614,7 +615,7 @@ class AgentMemory:
 
     def audit_log(
         self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
-    ) -> list[AuditEntry]:
+    ) -> builtins.list[AuditEntry]:
         """The tenant's audit chain, oldest first."""
         ctx = self._ctx(context)
         self._require(ctx, Permission.READ, "audit_log")
