@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..clock import iso
+from ..clock import OPEN, iso, to_us
 from ..context import AgentContext
 from ..errors import ConflictError, ValidationError
 from ..models import Entity, Episode, Memory, Relation
@@ -217,6 +217,11 @@ def import_user(mem: AgentMemory, ctx: AgentContext, data: object) -> dict[str, 
             "relations": len(parsed["relations"]),
         }
         mem._audit(ctx, "import", tenant, {"source": parsed["source"], **counts})
-    if memories:
-        mem.clock.observe(max(m.us("t_created") for m in memories))
+    # never hand out a transaction time at or before one the import just stored
+    stamps = [m.us(f) for m in memories for f in ("t_created", "t_expired")]
+    stamps += [to_us(r.t_created) for r in parsed["relations"]]
+    stamps += [to_us(e.t_created) for e in parsed["episodes"]]
+    stamps = [t for t in stamps if t < OPEN]
+    if stamps:
+        mem.clock.observe(max(stamps))
     return counts
