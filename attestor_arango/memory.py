@@ -172,8 +172,15 @@ class AgentMemory:
             details={"namespace": ctx.namespace, **(details or {})},
         )
 
-    def _embed(self, scope: Scope, texts: builtins.list[str]) -> np.ndarray:
-        """Embeds with the tenant's embedding space, recording it on first use."""
+    def _embed(
+        self, scope: Scope, texts: builtins.list[str]
+    ) -> tuple[np.ndarray, EmbeddingSpace | None]:
+        """Embeds in the tenant's embedding space.
+
+        Returns the vectors and, on a tenant's first write, the space to record;
+        the caller records it inside its write transaction, so a rejected write
+        leaves nothing behind.
+        """
         space = self.store.get_embedding_space(scope)
         mine = EmbeddingSpace(self.embedder.name, self.embedder.dimension)
         if space is not None and space != mine:
@@ -185,10 +192,7 @@ class AgentMemory:
                 stored=space.name,
                 configured=mine.name,
             )
-        vectors = self.embedder.embed(texts)
-        if space is None:
-            self.store.set_embedding_space(scope, mine)
-        return vectors
+        return self.embedder.embed(texts), (mine if space is None else None)
 
     def _check_quota(self, ctx: AgentContext, scope: Scope, now: int) -> str:
         if ctx.max_writes_per_agent is not None and ctx.writes_made >= ctx.max_writes_per_agent:
@@ -228,7 +232,8 @@ class AgentMemory:
         """The single write path: quota, dedup, supersession, signing, graph, audit."""
         self._require(ctx, Permission.WRITE, "write")
         scope = self._scope(ctx)
-        vector = self._embed(scope, [content])[0]
+        vectors, new_space = self._embed(scope, [content])
+        vector = vectors[0]
         digest = hash_content(content)
         with self.store.transaction():
             now = self.clock.now_us()
@@ -291,6 +296,8 @@ class AgentMemory:
             )
             if self.signer is not None:
                 memory = memory.model_copy(update={"signature": self.signer.sign(memory)})
+            if new_space is not None:
+                self.store.set_embedding_space(scope, new_space)
             self.store.insert_memory(scope, memory, vector)
             for old in to_close:
                 self.store.close_memory(

@@ -278,3 +278,10 @@ def test_embedding_space_cannot_be_mixed(tmp_path: Any, clock: ManualClock) -> N
         degraded = m.recall("first fact", context=ORCH)
         assert "vector_error" in degraded.errors
         assert [r.memory.content for r in degraded.results] == ["first fact"]
+
+
+def test_rejected_first_write_records_no_embedding_space(mem: AgentMemory) -> None:
+    with pytest.raises(ValidationError):
+        mem.add("ended before it began", valid_until="2000-01-01T00:00:00Z", context=ORCH)
+    assert mem.store.get_embedding_space(ORCH.scope) is None
+    assert mem.stats(context=ORCH).total == 0
