@@ -1,0 +1,141 @@
+"""Applying a round's decisions: one transaction, through AgentMemory's write path.
+
+Every write goes through ``AgentMemory._write_memory`` (permission, quota,
+per-agent write limit, embedding, signing, entity upsert, supersession, audit)
+so ingest can never be a side door. The graph gets the fact's entities and
+typed relations, and a ``supersedes`` edge from a new value to the one it
+replaced. Within one round a later fact on the same single-valued attribute
+supersedes the earlier one ("I live in Paris. Actually, I just moved to Berlin").
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..context import AgentContext
+from ..models import Entity, Episode, Memory, Relation
+from ..validation import entity_key
+from .model import Action, Decision, Fact
+from .resolve import known
+from .text import value_key
+
+if TYPE_CHECKING:
+    from ..memory import AgentMemory
+
+
+def _metadata(d: Decision) -> dict[str, Any]:
+    info = d.fact.describe()
+    info.update(
+        decision=d.action.value,
+        evidence_episode_id=d.evidence_episode_id,
+        decided_by=d.decided_by,
+        reason=d.reason,
+        target_id=d.target_id,
+    )
+    return {"ingest": info}
+
+
+def _graph(mem: AgentMemory, ctx: AgentContext, memory: Memory, fact: Fact,
+           old: Memory | None) -> None:  # fmt: skip
+    scope = ctx.scope
+    namespace = scope.require_namespace()
+    edges = list(fact.relations)
+    if old is not None:
+        old_value = known(old).value
+        if old_value and fact.value and value_key(old_value) != value_key(fact.value):
+            edges.append((fact.value, "supersedes", old_value))
+    names = dict.fromkeys([*fact.entities, *(e for s, _, t in edges for e in (s, t))])
+    for name in names:
+        key = entity_key(name)
+        if key:
+            kind = "person" if fact.speaker == "user" and name == fact.subject else None
+            mem.store.upsert_entity(
+                scope,
+                Entity(tenant=scope.tenant, namespace=namespace, key=key, name=name, kind=kind),
+            )
+    for source, relation, target in dict.fromkeys(edges):
+        if not entity_key(source) or not entity_key(target):
+            continue
+        now = mem.clock.now_us()
+        mem.store.add_relation(
+            scope,
+            Relation(
+                id=mem.ids.new_id(now),
+                tenant=scope.tenant,
+                namespace=namespace,
+                source=entity_key(source),
+                relation=relation,
+                target=entity_key(target),
+                memory_id=memory.id,
+                t_created=memory.t_created,
+                properties={"evidence_episode_id": memory.provenance.source_episode_id},
+            ),
+        )
+
+
+def apply_decisions(
+    mem: AgentMemory, ctx: AgentContext, episode: Episode, decisions: list[Decision]
+) -> tuple[list[Decision], list[Memory], list[str]]:
+    """Writes the round atomically; returns the decisions as applied, memories and warnings."""
+    scope = ctx.scope
+    applied: list[Decision] = []
+    written: list[Memory] = []
+    warnings: list[str] = []
+    by_attribute: dict[tuple[str, str, str], tuple[Memory, Fact]] = {}
+    closed: dict[str, str] = {}  # old id -> id of the memory that closed it in this round
+    with mem.store.transaction():
+        for d in decisions:
+            fact = d.fact
+            key = (fact.speaker, entity_key(fact.subject), fact.attribute or "")
+            earlier = by_attribute.get(key) if fact.attribute else None
+            if d.target_id in closed:
+                d = replace(d, target_id=closed[d.target_id])
+            if (
+                earlier is not None
+                and fact.single_valued
+                and value_key(earlier[1].value or "") != value_key(fact.value or "")
+                and d.action is not Action.NOOP
+            ):
+                d = replace(d, action=Action.INVALIDATE, target_id=earlier[0].id,
+                            reason=f"later in the same round: {d.reason}")  # fmt: skip
+            if d.action is Action.NOOP:
+                applied.append(d)
+                continue
+            old = None
+            if d.target_id is not None and d.action in (Action.UPDATE, Action.INVALIDATE):
+                old = mem.store.get_memory(scope, d.target_id)
+                if old is None or not old.is_active:
+                    warnings.append(
+                        f"{d.action.value} target {d.target_id} is no longer active; added instead"
+                    )
+                    d = replace(d, action=Action.ADD, target_id=None)
+                    old = None
+            memory = mem._write_memory(
+                ctx,
+                content=fact.text,
+                entity=fact.subject,
+                category=fact.category,
+                tags=("ingest", f"speaker:{fact.speaker}"),
+                confidence=1.0,
+                valid_from_us=fact.valid_from,
+                valid_until_us=fact.valid_until,
+                metadata=_metadata(d),
+                source_episode_id=episode.id,
+                supersede=False,
+                supersedes_id=old.id if old is not None else None,
+            )
+            _graph(mem, ctx, memory, fact, old)
+            if old is not None:
+                closed[old.id] = memory.id
+            if fact.attribute:
+                by_attribute[key] = (memory, fact)
+            applied.append(d)
+            written.append(memory)
+        mem._audit(
+            ctx,
+            "ingest_round",
+            episode.id,
+            {"decisions": [d.to_dict() for d in applied], "memories": [m.id for m in written]},
+        )
+    return applied, written, warnings

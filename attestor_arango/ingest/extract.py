@@ -1,0 +1,267 @@
+"""Speaker-locked fact extraction: rule-based (offline default) and LLM-backed.
+
+Each extractor sees ONE speaker's text only, so a fact can never be attributed
+across speakers by construction. The user extractor keeps what the user asserts
+about themselves or the world; the assistant extractor keeps what the assistant
+introduced and drops anything addressed to or restating the user ("you live in
+Paris" is the user's fact, not the assistant's). Time expressions resolve
+against the speaker's own timestamp.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Protocol
+
+from ..clock import OPEN
+from ..llm import LLMError, LLMProvider, render
+from .frames import Reading, read_clause
+from .model import Fact, Speaker
+from .text import content_stems, expand, names, sentences
+from .timeexpr import TimeSpan, find_time
+
+_QUESTION_START = re.compile(
+    r"^(?:can|could|would|will|should|shall|do|does|did|is|are|was|were|what|how|why|when|"
+    r"where|who|which|whose|please|let's|let us|help me|tell me|show me|give me|any idea)\b",
+    re.I,
+)
+_FILLER = re.compile(
+    r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|yes|no|yeah|yep|bye|"
+    r"good (?:morning|night|evening)|certainly|of course|absolutely|no problem|happy to|"
+    r"glad|sorry|here is|here are|here's|let me|i see|got it|sounds good)\b",
+    re.I,
+)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours|i'm|i've|i'd|i'll)\b", re.I)
+_RECOMMEND = re.compile(r"^(?:I|We)\s+(?:would\s+|'d\s+)?(?:recommend|suggest|advise)\s+(.+)$")
+_DISCOURSE = re.compile(
+    r"^(?:(?:actually|so|well|oh|also|btw|by the way|anyway|update|good news|fyi|"
+    r"just so you know|quick update|and|but|ok|okay|yeah|yes|no|hey|hi|guess what|"
+    r"funny enough|turns out|as it happens)\b[,:!]?\s*)+",
+    re.I,
+)
+_CLAUSES = re.compile(r"\s*[,;]\s*|\s+(?:and|but|so|because|though|although)\s+", re.I)
+_CHANGE = re.compile(
+    r"\b(?:moved|relocated|joined|started|switched|migrated|became|got|began|took up|quit|"
+    r"stopped|adopted|bought|changed|married|engaged|divorced|hired|promoted)\b",
+    re.I,
+)
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(
+        self, text: str, *, speaker: Speaker, subject: str, anchor_us: int
+    ) -> tuple[list[Fact], list[str]]:
+        """Facts of one speaker's text, plus warnings about anything dropped."""
+        ...
+
+
+def keep_sentence(sentence: str, speaker: Speaker) -> bool:
+    """Whether a sentence can carry a fact of this speaker at all."""
+    s = _DISCOURSE.sub("", sentence.strip())
+    if not s or s.endswith("?") or len(s.split()) < 2:
+        return False
+    if _QUESTION_START.match(s) or _FILLER.match(s):
+        return False
+    if speaker == "user":
+        return not re.match(r"^(?:you|your)\b", s, re.I)
+    if _SECOND_PERSON.search(s):
+        return False  # addressed to the user, or restating what the user said
+    return bool(_RECOMMEND.match(expand(s))) or not _FIRST_PERSON.search(s)
+
+
+def validity(span: TimeSpan | None, text: str, anchor_us: int) -> tuple[int, int]:
+    """Event-time bounds: the expression's window, an open interval for a change of state."""
+    if span is None:
+        return anchor_us, OPEN
+    if span.mode == "since":
+        return span.start, OPEN
+    if span.mode == "until":
+        return min(anchor_us, span.end - 1), span.end
+    if _CHANGE.search(text):
+        return span.start, OPEN  # "moved to Berlin last month": true from then on
+    return span.start, span.end
+
+
+def _readings(sentence: str, label: str, speaker: Speaker) -> list[Reading]:
+    rec = _RECOMMEND.match(sentence)
+    if speaker == "assistant" and rec:
+        value = rec.group(1).rstrip(".! ")
+        return [Reading("assistant", "recommends", value, False, relation="recommends")]
+    out: list[Reading] = []
+    carry = ""
+    for clause in _CLAUSES.split(sentence):
+        clause = _DISCOURSE.sub("", clause).strip()
+        if not clause:
+            continue
+        first = clause.split()[0]
+        if carry and first.islower() and first not in {"i", "we", "my", "our", "the", "it"}:
+            clause = f"{carry} {clause}"  # "I moved to Berlin and started at Siemens"
+        reading = read_clause(clause, label)
+        if re.match(r"(?i:i|we)\b", clause):
+            carry = clause.split()[0]
+        if reading is None:
+            continue
+        if re.search(r"\bused\s+to\b", clause, re.I) and out:
+            continue
+        if all(r.attribute != reading.attribute for r in out):
+            out.append(reading)
+    return out
+
+
+def _entities(sentence: str, subject: str, readings: list[Reading]) -> tuple[str, ...]:
+    found: list[str] = [subject] if subject not in {"assistant"} else []
+    for r in readings:
+        for v in (r.subject, r.value if r.relation else None, r.replaces):
+            if v and len(v.split()) <= 5 and v not in found:
+                found.append(v)
+    for n in names(sentence):
+        if n not in found:
+            found.append(n)
+    return tuple(found)
+
+
+def _fact(sentence: str, speaker: Speaker, r: Reading | None, subject: str, anchor: int,
+          readings: list[Reading]) -> Fact:  # fmt: skip
+    span = find_time(sentence, anchor)
+    start, end = validity(span, sentence, anchor)
+    relations: list[tuple[str, str, str]] = []
+    if r is not None and r.relation and not r.negated and len(r.value.split()) <= 5:
+        relations.append((r.subject, r.relation, r.value))
+        if r.replaces:
+            relations.append((r.value, "supersedes", r.replaces))
+    return Fact(
+        text=sentence,
+        speaker=speaker,
+        subject=r.subject if r is not None else (subject if speaker == "user" else "assistant"),
+        attribute=None if r is None else r.attribute,
+        value=None if r is None else r.value,
+        single_valued=False if r is None else r.single_valued,
+        negated=False if r is None else r.negated,
+        time=span,
+        entities=_entities(sentence, subject if speaker == "user" else "assistant", readings),
+        relations=tuple(relations),
+        replaces=None if r is None else r.replaces,
+        valid_from=start,
+        valid_until=end,
+    )
+
+
+class RuleExtractor:
+    """Sentence-level facts with frames for single-valued attributes; no model needed."""
+
+    name = "rules"
+
+    def extract(
+        self, text: str, *, speaker: Speaker, subject: str, anchor_us: int
+    ) -> tuple[list[Fact], list[str]]:
+        facts: list[Fact] = []
+        for sentence in sentences(text):
+            if not keep_sentence(sentence, speaker):
+                continue
+            plain = expand(sentence)
+            span = find_time(plain, anchor_us)
+            reading_text = plain.replace(span.expression, " ") if span else plain
+            reading_text = " ".join(reading_text.split())
+            readings = _readings(reading_text, subject, speaker)
+            if speaker == "assistant":
+                readings = [r for r in readings if r.subject != subject]
+            chosen: list[Reading | None] = list(readings) or [None]
+            for r in chosen:
+                facts.append(_fact(sentence, speaker, r, subject, anchor_us, readings))
+        return facts, []
+
+
+class LLMExtractor:
+    """Asks the model per speaker; falls back to the rules on failure, never drops silently.
+
+    Every fact the model returns must be grounded in that speaker's own words
+    (most of its meaning-bearing words occur there), which rejects both
+    hallucinations and facts borrowed from the other side of the conversation.
+    """
+
+    name = "llm"
+
+    def __init__(self, provider: LLMProvider, *, version: int = 1, grounding: float = 0.6):
+        self.provider = provider
+        self.version = version
+        self.grounding = grounding
+        self.fallback = RuleExtractor()
+
+    def extract(
+        self, text: str, *, speaker: Speaker, subject: str, anchor_us: int
+    ) -> tuple[list[Fact], list[str]]:
+        from ..clock import iso
+
+        prompt = render(
+            f"extract_{speaker}", self.version, text=text, timestamp=iso(anchor_us) or ""
+        )
+        try:
+            raw = self.provider.complete(prompt, temperature=0.0, json_mode=True)
+            items = _parse_facts(raw)
+        except (LLMError, ValueError) as exc:
+            backup, _ = self.fallback.extract(
+                text, speaker=speaker, subject=subject, anchor_us=anchor_us
+            )
+            return backup, [f"{speaker} extraction fell back to rules: {exc}"]
+        facts: list[Fact] = []
+        warnings: list[str] = []
+        source = content_stems(text)
+        for item in items:
+            fact_text = str(item.get("text") or "").strip()
+            stems = content_stems(fact_text)
+            if not fact_text or not stems:
+                continue
+            if len(stems & source) < self.grounding * len(stems):
+                warnings.append(f"rejected {speaker} fact not grounded in its turn: {fact_text!r}")
+                continue
+            who = str(item.get("subject") or "").strip()
+            if speaker == "user" and who.lower() in {"", "user", "i", "me", "the user", "we"}:
+                who = subject
+            if speaker == "assistant" and who.lower() in {"user", "the user", subject.lower()}:
+                warnings.append(f"rejected assistant fact about the user: {fact_text!r}")
+                continue
+            expr = item.get("time_expression")
+            span = find_time(str(expr), anchor_us) if expr else None
+            span = span or find_time(fact_text, anchor_us)
+            start, end = validity(span, fact_text, anchor_us)
+            rels = [
+                (str(r["source"]), str(r["relation"]), str(r["target"]))
+                for r in item.get("relations") or []
+                if isinstance(r, dict) and {"source", "relation", "target"} <= set(r)
+            ]
+            ents = [str(e) for e in item.get("entities") or [] if isinstance(e, str) and e]
+            attribute = item.get("attribute")
+            facts.append(
+                Fact(
+                    text=fact_text,
+                    speaker=speaker,
+                    subject=who or "assistant",
+                    attribute=str(attribute) if attribute else None,
+                    value=None if item.get("value") is None else str(item["value"]),
+                    single_valued=bool(item.get("single_valued")),
+                    negated=bool(item.get("negated")),
+                    time=span,
+                    entities=tuple(dict.fromkeys([who, *ents])) if who else tuple(ents),
+                    relations=tuple(rels),
+                    valid_from=start,
+                    valid_until=end,
+                )
+            )
+        return facts, warnings
+
+
+def _parse_facts(raw: str) -> list[dict[str, Any]]:
+    """The ``facts`` list of a JSON answer, tolerating a code fence around it."""
+    text = raw.strip()
+    fence = re.search(r"\{.*\}", text, re.S)
+    if fence is None:
+        raise ValueError(f"no JSON object in the extraction answer: {raw[:80]!r}")
+    data = json.loads(fence.group(0))
+    facts = data.get("facts") if isinstance(data, dict) else None
+    if not isinstance(facts, list):
+        raise ValueError("the extraction answer has no 'facts' list")
+    return [f for f in facts if isinstance(f, dict)]

@@ -1,0 +1,160 @@
+"""What ingest reads (a Turn), finds (Facts), decides (Decisions) and returns.
+
+A Fact keeps the speaker's own words and the time expression as spoken; the
+resolved bounds sit beside it, anchored on the turn's own timestamp. A
+Decision always names the episode that is its evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..clock import OPEN, from_us, parse_time
+from ..errors import ValidationError
+from ..models import Episode, Memory
+from .timeexpr import TimeSpan
+
+Speaker = Literal["user", "assistant"]
+MAX_TURN_CHARS = 64_000
+
+
+class Turn(BaseModel):
+    """One conversation round: what the user said and what the assistant answered."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user: str = ""
+    assistant: str = ""
+    timestamp: datetime | None = None  # when the user spoke; None = now
+    assistant_timestamp: datetime | None = None
+    session_id: str | None = None
+    user_name: str | None = None  # the entity user facts are about; default "user"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("timestamp", "assistant_timestamp", mode="before")
+    @classmethod
+    def _time(cls, value: object) -> datetime | None:
+        if value is None:
+            return None
+        return from_us(parse_time(value, field="timestamp"))  # type: ignore[arg-type]
+
+    @field_validator("user", "assistant")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        if len(value) > MAX_TURN_CHARS:
+            raise ValueError(f"a turn side may hold at most {MAX_TURN_CHARS} characters")
+        if "\x00" in value:
+            raise ValueError("turn text contains a NUL character")
+        return value
+
+    @classmethod
+    def parse(cls, raw: Turn | dict[str, Any]) -> Turn:
+        """A Turn from itself or a mapping; bad input raises ValidationError."""
+        if isinstance(raw, Turn):
+            turn = raw
+        elif isinstance(raw, dict):
+            try:
+                turn = cls.model_validate(raw)
+            except Exception as exc:  # pydantic's error lists every bad field
+                raise ValidationError(f"invalid turn: {exc}") from exc
+        else:
+            raise ValidationError("turn must be a Turn or a mapping with user/assistant text")
+        if not turn.user.strip() and not turn.assistant.strip():
+            raise ValidationError("the turn is empty; pass user and/or assistant text")
+        return turn
+
+    @property
+    def subject(self) -> str:
+        return (self.user_name or "user").strip() or "user"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One extracted assertion, locked to the speaker who made it."""
+
+    text: str
+    speaker: Speaker
+    subject: str
+    attribute: str | None = None  # e.g. "location", "likes:sushi", "num:have:cat"
+    value: str | None = None
+    single_valued: bool = False
+    negated: bool = False
+    time: TimeSpan | None = None
+    entities: tuple[str, ...] = ()
+    relations: tuple[tuple[str, str, str], ...] = ()  # (source, relation, target)
+    replaces: str | None = None  # an old value the sentence names ("from X to Y")
+    valid_from: int = 0
+    valid_until: int = OPEN
+
+    @property
+    def category(self) -> str | None:
+        return None if self.attribute is None else self.attribute.split(":", 1)[0]
+
+    def describe(self) -> dict[str, Any]:
+        """The structured reading, kept in the memory's metadata for later resolution."""
+        out: dict[str, Any] = {
+            "speaker": self.speaker,
+            "subject": self.subject,
+            "attribute": self.attribute,
+            "value": self.value,
+            "single_valued": self.single_valued,
+            "negated": self.negated,
+        }
+        if self.time is not None:
+            out["time_expression"] = self.time.expression
+            out["time_precision"] = self.time.precision
+            out["time_mode"] = self.time.mode
+        return out
+
+
+class Action(StrEnum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    INVALIDATE = "INVALIDATE"
+    NOOP = "NOOP"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    action: Action
+    fact: Fact
+    evidence_episode_id: str
+    target_id: str | None = None
+    reason: str = ""
+    decided_by: str = "rules"  # rules | llm | fallback
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action.value,
+            "text": self.fact.text,
+            "speaker": self.fact.speaker,
+            "target_id": self.target_id,
+            "evidence_episode_id": self.evidence_episode_id,
+            "reason": self.reason,
+            "decided_by": self.decided_by,
+        }
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """The episode, every decision with its evidence, and the memories written."""
+
+    episode: Episode
+    decisions: tuple[Decision, ...]
+    memories: tuple[Memory, ...]  # written by ADD / UPDATE / INVALIDATE, in order
+    warnings: tuple[str, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "episode_id": self.episode.id,
+            "decisions": [d.to_dict() for d in self.decisions],
+            "memory_ids": [m.id for m in self.memories],
+            "warnings": list(self.warnings),
+            "counts": dict(self.counts),
+        }

@@ -1,0 +1,201 @@
+"""The four-decision resolver: ADD, UPDATE, INVALIDATE or NOOP for each fact.
+
+Candidates are the similar memories the retrieval pipeline found in the same
+scope plus the active memories on the same subject and attribute. Attribution
+holds here too: a user fact may only act on the user's memories (or ones
+written directly with ``add``), an assistant fact only on the assistant's.
+Ties go to ADD: a duplicate-ish row is recoverable, a wrong supersession
+quietly loses a belief.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..llm import LLMError, LLMProvider, render
+from ..models import Memory
+from ..validation import entity_key
+from .frames import read_clause
+from .model import Action, Decision, Fact
+from .text import content_stems, expand, normalise, value_key
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A candidate memory with its structured reading (stored, or re-read from its text)."""
+
+    memory: Memory
+    speaker: str | None
+    subject: str | None
+    attribute: str | None
+    value: str | None
+    negated: bool = False
+
+
+def known(memory: Memory, label: str = "user") -> Known:
+    info = memory.metadata.get("ingest") if isinstance(memory.metadata, dict) else None
+    if isinstance(info, dict):
+        return Known(
+            memory,
+            info.get("speaker"),
+            info.get("subject"),
+            info.get("attribute"),
+            info.get("value"),
+            bool(info.get("negated")),
+        )
+    reading = read_clause(expand(memory.content), memory.entity or label)
+    if reading is None:
+        return Known(memory, None, memory.entity, None, None)
+    return Known(memory, None, reading.subject, reading.attribute, reading.value, reading.negated)
+
+
+def eligible(fact: Fact, k: Known) -> bool:
+    """Speaker lock: which memories a fact of this speaker may act on."""
+    if fact.speaker == "assistant":
+        return k.speaker == "assistant"
+    return k.speaker in {None, "user"}
+
+
+def _same_subject(fact: Fact, k: Known) -> bool:
+    return k.subject is not None and entity_key(k.subject) == entity_key(fact.subject)
+
+
+def _overlap(a: str | None, b: str | None) -> bool:
+    return bool(a and b and set(value_key(a).split()) & set(value_key(b).split()))
+
+
+def _refines(new: str, old: str) -> bool:
+    """The new value says the old one with more detail ("Berlin" -> "Berlin, Kreuzberg")."""
+    n, o = set(value_key(new).split()), set(value_key(old).split())
+    return bool(o) and o < n
+
+
+def _more_detail(new_text: str, old_text: str) -> bool:
+    n, o = content_stems(new_text), content_stems(old_text)
+    return bool(o) and o < n
+
+
+class Resolver(Protocol):
+    name: str
+
+    def decide(self, fact: Fact, candidates: Sequence[Memory], episode_id: str) -> Decision: ...
+
+
+class RuleResolver:
+    """Deterministic resolution from the structured readings; no model needed."""
+
+    name = "rules"
+
+    def __init__(self, label: str = "user") -> None:
+        self.label = label
+
+    def decide(self, fact: Fact, candidates: Sequence[Memory], episode_id: str) -> Decision:
+        def out(action: Action, k: Known | None, reason: str) -> Decision:
+            target = None if k is None else k.memory.id
+            return Decision(action, fact, episode_id, target, reason, self.name)
+
+        pool = [k for k in (known(m, self.label) for m in candidates) if eligible(fact, k)]
+        text = normalise(fact.text)
+        for k in pool:
+            if normalise(k.memory.content) == text:
+                return out(Action.NOOP, k, "the same statement is already stored")
+        if fact.attribute:
+            same = [k for k in pool if _same_subject(fact, k)]
+            if fact.replaces:
+                for k in same:
+                    base = (k.attribute or "").split(":", 1)[0]
+                    if base == fact.category and _overlap(k.value, fact.replaces):
+                        return out(
+                            Action.INVALIDATE, k, f"replaced: {fact.replaces} -> {fact.value}"
+                        )
+            for k in (k for k in same if k.attribute == fact.attribute):
+                if k.value is not None and value_key(k.value) == value_key(fact.value or ""):
+                    if k.negated != fact.negated:
+                        return out(Action.INVALIDATE, k, "the same claim with its polarity flipped")
+                    if _more_detail(fact.text, k.memory.content):
+                        return out(Action.UPDATE, k, "same attribute and value, more detail")
+                    return out(Action.NOOP, k, f"{fact.attribute} = {fact.value} is known")
+                same_sign = k.negated == fact.negated
+                if k.value and fact.value and same_sign and _refines(fact.value, k.value):
+                    return out(Action.UPDATE, k, f"{k.value!r} refined to {fact.value!r}")
+                if fact.single_valued:
+                    return out(
+                        Action.INVALIDATE, k, f"{fact.attribute}: {k.value!r} -> {fact.value!r}"
+                    )
+                if fact.category == "prefers" and _overlap(k.value, fact.value):
+                    return out(Action.INVALIDATE, k, f"preference changed to {fact.value!r}")
+                if k.negated != fact.negated and _overlap(k.value, fact.value):
+                    return out(Action.INVALIDATE, k, "the same claim with its polarity flipped")
+        mine = content_stems(fact.text)
+        for k in pool:
+            theirs = content_stems(k.memory.content)
+            if theirs and theirs == mine:
+                return out(Action.NOOP, k, "the same content is already stored")
+            if theirs and theirs < mine and len(theirs) >= 0.6 * len(mine) and k.attribute is None:
+                return out(Action.UPDATE, k, "the stored statement with more detail")
+        return out(Action.ADD, None, "new information")
+
+
+class LLMResolver:
+    """Asks the model for one decision per fact; anything unusable becomes ADD.
+
+    A provider failure (timeout, unreachable) falls back to the rule resolver,
+    so a slow endpoint degrades quality, never completeness. Candidates the
+    speaker lock excludes are never shown to the model.
+    """
+
+    name = "llm"
+
+    def __init__(self, provider: LLMProvider, *, version: int = 1, label: str = "user") -> None:
+        self.provider = provider
+        self.version = version
+        self.rules = RuleResolver(label)
+        self.label = label
+
+    def decide(self, fact: Fact, candidates: Sequence[Memory], episode_id: str) -> Decision:
+        pool = [m for m in candidates if eligible(fact, known(m, self.label))]
+        if not pool:
+            return Decision(Action.ADD, fact, episode_id, None, "no similar memory", self.name)
+        listing = "\n".join(f"{m.id} | {m.content}" for m in pool)
+        described = f"{fact.text}\n(speaker: {fact.speaker}; subject: {fact.subject})"
+        prompt = render("resolve", self.version, fact=described, candidates=listing)
+        try:
+            raw = self.provider.complete(prompt, temperature=0.0, json_mode=True)
+        except LLMError as exc:
+            d = self.rules.decide(fact, pool, episode_id)
+            return Decision(d.action, fact, episode_id, d.target_id,
+                            f"LLM failed ({exc.code}); rules: {d.reason}", "fallback")  # fmt: skip
+        return parse_decision(raw, fact, episode_id, {m.id for m in pool})
+
+
+def parse_decision(raw: str, fact: Fact, episode_id: str, allowed: set[str]) -> Decision:
+    """A model answer as a Decision; unparseable or unsafe answers become ADD."""
+
+    def add(why: str) -> Decision:
+        return Decision(Action.ADD, fact, episode_id, None, f"unparseable decision: {why}",
+                        "fallback")  # fmt: skip
+
+    found = re.search(r"\{.*\}", raw or "", re.S)
+    if found is None:
+        return add(f"no JSON object in {raw[:60]!r}")
+    try:
+        data = json.loads(found.group(0))
+    except ValueError as exc:
+        return add(str(exc))
+    if not isinstance(data, dict):
+        return add("the answer is not a JSON object")
+    try:
+        action = Action(str(data.get("action", "")).strip().upper())
+    except ValueError:
+        return add(f"unknown action {data.get('action')!r}")
+    target = data.get("target_id")
+    reason = str(data.get("reason") or "")[:500]
+    if action is Action.ADD:
+        return Decision(action, fact, episode_id, None, reason, "llm")
+    if not isinstance(target, str) or target not in allowed:
+        return add(f"{action.value} names target {target!r}, which is not a candidate")
+    return Decision(action, fact, episode_id, target, reason, "llm")

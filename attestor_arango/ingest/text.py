@@ -1,0 +1,120 @@
+"""Plain-text helpers for the rule-based path: sentences, tokens, stems, names.
+
+Deliberately small and deterministic. The stemmer only folds inflections that
+matter for matching a fact to an older one ("smoking"/"smoke", "cats"/"cat");
+it never touches capitalised names, so "Paris" stays "Paris".
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+_WORD = re.compile(r"[A-Za-z0-9$€£%]+(?:['’][A-Za-z]+)?(?:[.,]\d+)?")
+_CONTRACTIONS = [
+    (r"\b(I)['’]m\b", r"\1 am"),
+    (r"\b(\w+)['’]re\b", r"\1 are"),
+    (r"\b(\w+)['’]ve\b", r"\1 have"),
+    (r"\b(\w+)['’]ll\b", r"\1 will"),
+    (r"\b(\w+)['’]d\b", r"\1 would"),
+    (r"\b(can)['’]t\b", r"\1not"),
+    (r"\b(won)['’]t\b", r"will not"),
+    (r"\b(\w+)n['’]t\b", r"\1 not"),
+    (r"\b(it|that|he|she|what|there)['’]s\b", r"\1 is"),
+]
+STOPWORDS = _wordset(
+    """a an the and or but of to in on at for with from by as is are was were be been being am
+    i me my we our us you your he she his her it its they them their this that these those
+    do does did have has had will would should could can may might must not no so very just
+    now currently still also really actually anymore longer again too about into over then than
+    there here what which who whom when where why how all any some each every"""
+)
+FILLERS = re.compile(
+    r"\b(?:now|currently|actually|these days|nowadays|anymore|any more|instead|as well|too|"
+    r"again|already|still|finally|officially|recently|just|though|really)\b",
+    re.I,
+)
+_NOT_NAMES = _wordset(
+    """I The A An My Our We It This That These Those Yes No So But And Also Today Yesterday
+    Tomorrow Actually Now Their His Her You Your Sure Thanks Thank Hi Hello Hey Well Oh Ok Okay
+    Please Since When While If After Before Then There Here What Which Who How Why Last Next
+    Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May
+    June July August September October November December Mr Mrs Ms Dr Great Good"""
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentence split on end punctuation followed by a capital, and on line breaks."""
+    return [s.strip() for s in _SENTENCE.split(text or "") if s and s.strip()]
+
+
+def expand(text: str) -> str:
+    """Contractions spelled out, case kept ("I'm" -> "I am", "don't" -> "do not")."""
+    out = text.replace("’", "'")
+    for pattern, repl in _CONTRACTIONS:
+        out = re.sub(pattern, repl, out, flags=re.I)
+    return out
+
+
+def words(text: str) -> list[str]:
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+
+
+def stem(word: str) -> str:
+    """A light suffix folder for lower-case words; numbers pass unchanged."""
+    w = word.lower()
+    if not w.isalpha() or len(w) <= 3:
+        return w
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)] + keep
+            break
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+        w = w[:-1]  # "running" -> "runn" -> "run"
+    return w.rstrip("e") if len(w) > 3 else w
+
+
+def content_stems(text: str) -> frozenset[str]:
+    """Stems of the words that carry meaning (stopwords and fillers dropped)."""
+    return frozenset(stem(w) for w in words(FILLERS.sub(" ", text)) if w not in STOPWORDS)
+
+
+def normalise(text: str) -> str:
+    """Case, punctuation and spacing folded: for "is this the same sentence?" checks."""
+    return " ".join(words(text))
+
+
+def value_key(value: str) -> str:
+    """A value reduced to its meaning-bearing stems, sorted: "the Cats" -> "cat"."""
+    return " ".join(sorted(content_stems(value))) or normalise(value)
+
+
+def names(text: str) -> list[str]:
+    """Capitalised word runs that look like proper names, in order, de-duplicated."""
+    found: list[str] = []
+    tokens = re.findall(r"[A-Za-z][\w'&.-]*|[^\w\s]", text)
+    run: list[str] = []
+
+    def flush() -> None:
+        while run and run[-1].rstrip(".").endswith("'s"):
+            run[-1] = run[-1].rstrip(".")[:-2]
+        name = " ".join(t.rstrip(".") for t in run).strip()
+        if name and name not in found and name not in _NOT_NAMES:
+            found.append(name)
+        run.clear()
+
+    for i, tok in enumerate(tokens):
+        starts = i == 0 or tokens[i - 1] in {".", "!", "?", ":", '"'}
+        if tok[:1].isupper() and tok.rstrip(".") not in _NOT_NAMES and tok.isascii():
+            if starts and not run and tok.lower() in STOPWORDS:
+                continue
+            run.append(tok)
+        else:
+            flush()
+    flush()
+    return [n for n in found if len(n) >= 2]

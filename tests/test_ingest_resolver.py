@@ -1,0 +1,165 @@
+"""The four-decision resolver, rule-based and through a scripted LLM provider."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from attestor_arango.clock import parse_time
+from attestor_arango.ingest import Action, LLMResolver, RuleExtractor, RuleResolver
+from attestor_arango.ingest.model import Fact, Speaker
+from attestor_arango.llm import RetryPolicy, ScriptedProvider
+from attestor_arango.models import Memory, Provenance, content_hash
+
+ANCHOR = parse_time("2026-03-01T12:00:00Z")
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def fact_of(text: str, speaker: Speaker = "user") -> Fact:
+    found, _ = RuleExtractor().extract(text, speaker=speaker, subject="user", anchor_us=ANCHOR)
+    assert found, f"no fact in {text!r}"
+    return found[0]
+
+
+def stored(text: str, mid: str, speaker: Speaker | None = "user") -> Memory:
+    """A memory as ingest writes it (structured reading in metadata), or as add() writes it."""
+    metadata = {} if speaker is None else {"ingest": fact_of(text, speaker).describe()}
+    return Memory(
+        id=mid,
+        tenant="t",
+        namespace="n",
+        content=text,
+        entity="user",
+        valid_from=T0,
+        t_created=T0,
+        provenance=Provenance(agent_id="a", role="executor"),
+        content_hash=content_hash(text),
+        metadata=metadata,
+    )
+
+
+# (name, stored statements, new statement, expected action, expected target)
+CASES = [
+    ("add", ["I live in Paris."], "I love sushi.", Action.ADD, None),
+    ("update", ["I work at Google."], "I work at Google Zurich.", Action.UPDATE, "m0"),
+    ("invalidate", ["I live in Paris."], "I moved to Berlin.", Action.INVALIDATE, "m0"),
+    ("noop", ["I work at Google."], "I currently work at Google.", Action.NOOP, "m0"),
+    ("noop-verbatim", ["I love sushi."], "I love sushi!", Action.NOOP, "m0"),
+    ("polarity", ["I love sushi."], "I do not like sushi anymore.", Action.INVALIDATE, "m0"),
+    ("number", ["I have 3 cats."], "I now have 4 cats.", Action.INVALIDATE, "m0"),
+    ("switch", ["We use MySQL.", "We use Redis."], "We switched from MySQL to Postgres.",
+     Action.INVALIDATE, "m0"),
+    ("multi-valued", ["I love sushi."], "I love ramen.", Action.ADD, None),
+    ("other-subject", ["My sister lives in Rome."], "I live in Madrid.", Action.ADD, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "action", "target"), CASES, ids=[c[0] for c in CASES]
+)
+def test_rule_resolver(
+    name: str, old: list[str], new: str, action: Action, target: str | None
+) -> None:
+    candidates = [stored(text, f"m{i}") for i, text in enumerate(old)]
+    d = RuleResolver().decide(fact_of(new), candidates, "ep-1")
+    assert (d.action, d.target_id) == (action, target), d.reason
+    assert d.evidence_episode_id == "ep-1" and d.decided_by == "rules"
+
+
+def test_rule_resolver_reads_memories_written_without_ingest_metadata() -> None:
+    d = RuleResolver().decide(
+        fact_of("I moved to Lyon."), [stored("I live in Paris.", "m0", None)], "e"
+    )
+    assert (d.action, d.target_id) == (Action.INVALIDATE, "m0")
+
+
+def test_user_fact_never_acts_on_an_assistant_memory() -> None:
+    assistant_said = stored("The office is in Paris.", "m0", "assistant")
+    d = RuleResolver().decide(fact_of("The office is in Paris."), [assistant_said], "e")
+    assert d.action is Action.ADD
+
+
+def test_assistant_fact_never_acts_on_a_user_memory() -> None:
+    user_said = stored("Postgres is slow.", "m0", "user")
+    d = RuleResolver().decide(fact_of("Postgres is slow.", "assistant"), [user_said], "e")
+    assert d.action is Action.ADD
+
+
+# --- the same cases through a scripted LLM ----------------------------------------------------
+
+
+def answer(action: str, target: str | None) -> str:
+    return json.dumps({"action": action, "target_id": target, "reason": "scripted"})
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "action", "target"),
+    [c for c in CASES if c[1]],
+    ids=[c[0] for c in CASES if c[1]],
+)
+def test_llm_resolver_applies_each_decision(
+    name: str, old: list[str], new: str, action: Action, target: str | None
+) -> None:
+    provider = ScriptedProvider([{"response": answer(action.value, target), "expect": new}])
+    candidates = [stored(text, f"m{i}") for i, text in enumerate(old)]
+    d = LLMResolver(provider).decide(fact_of(new), candidates, "ep-9")
+    assert (d.action, d.target_id, d.decided_by) == (action, target, "llm")
+    assert d.evidence_episode_id == "ep-9"
+    prompt = provider.calls[0]["prompt"]
+    assert all(f"m{i} | {text}" in prompt for i, text in enumerate(old))
+    assert provider.calls[0]["temperature"] == 0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "I think you should INVALIDATE it",
+        "{not json}",
+        '{"action": "MERGE", "target_id": "m0"}',
+        '{"action": "INVALIDATE", "target_id": "m-unknown"}',
+        '{"action": "UPDATE"}',
+        "[1, 2]",
+        "",
+    ],
+)
+def test_llm_malformed_decision_becomes_add_never_a_drop(raw: str) -> None:
+    provider = ScriptedProvider([raw])
+    d = LLMResolver(provider).decide(
+        fact_of("I moved to Berlin."), [stored("I live in Paris.", "m0")], "e"
+    )
+    assert d.action is Action.ADD and d.target_id is None
+    assert d.decided_by == "fallback" and d.reason.startswith("unparseable decision")
+
+
+def test_llm_answer_in_a_code_fence_is_parsed() -> None:
+    provider = ScriptedProvider(["```json\n" + answer("NOOP", "m0") + "\n```"])
+    d = LLMResolver(provider).decide(
+        fact_of("I live in Paris."), [stored("I live in Paris.", "m0")], "e"
+    )
+    assert (d.action, d.target_id) == (Action.NOOP, "m0")
+
+
+def test_llm_timeout_falls_back_to_the_rules_after_retries() -> None:
+    sleeps: list[float] = []
+    provider = ScriptedProvider(
+        [{"error": "timeout"}, {"error": "timeout"}],
+        retry=RetryPolicy(attempts=2),
+        sleep=sleeps.append,
+    )
+    d = LLMResolver(provider).decide(
+        fact_of("I moved to Berlin."), [stored("I live in Paris.", "m0")], "e"
+    )
+    assert (d.action, d.target_id, d.decided_by) == (Action.INVALIDATE, "m0", "fallback")
+    assert "llm_timeout" in d.reason and len(provider.calls) == 2 and sleeps == [0.5]
+
+
+def test_llm_is_not_asked_without_candidates_and_never_sees_other_speakers() -> None:
+    provider = ScriptedProvider([])
+    d = LLMResolver(provider).decide(
+        fact_of("The office is in Paris."),
+        [stored("The office is in Paris.", "m0", "assistant")],
+        "e",
+    )
+    assert d.action is Action.ADD and provider.calls == []
