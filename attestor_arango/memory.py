@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,6 +57,11 @@ from .validation import (
     check_window,
     entity_key,
 )
+
+if TYPE_CHECKING:
+    from .consolidation import ConsolidationReport
+    from .ingest import IngestResult, Turn
+    from .reflection import Reflection
 
 _UNSET: Any = object()
 _STATUSES = {None, "active", "superseded", "archived", "all"}
@@ -739,3 +744,48 @@ class AgentMemory:
         ctx = self._ctx(context)
         guard(self, ctx, "verify_all")
         return gov_provenance.verify_all(self, ctx)
+
+    # --- ingest ---
+    def ingest_round(
+        self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
+    ) -> IngestResult:
+        """Stores a conversation round as an episode, then extracts and resolves its facts.
+
+        User and assistant facts are extracted separately; each fact becomes one
+        ADD / UPDATE / INVALIDATE / NOOP decision with the episode as evidence,
+        applied atomically through the same write path as ``add``.
+        """
+        from .ingest import ingest_round
+
+        ctx = self._ctx(context)
+        self._require(ctx, Permission.WRITE, "ingest_round")
+        return ingest_round(self, turn, ctx)
+
+    def consolidate(
+        self, *, limit: int = 50, context: AgentContext | None = None
+    ) -> ConsolidationReport:
+        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set)."""
+        from .consolidation import consolidate
+
+        ctx = self._ctx(context)
+        self._require(ctx, Permission.WRITE, "consolidate")
+        return consolidate(self, ctx, limit=limit)
+
+    def reflect(
+        self,
+        user: str | None = None,
+        *,
+        min_episodes: int = 3,
+        store: bool = True,
+        context: AgentContext | None = None,
+    ) -> Reflection:
+        """Stable preferences and constraints, changed beliefs, contradictions for human review.
+
+        Nothing read is changed: contradictions are flagged, never resolved. With
+        ``store`` the reflection is kept as a memory of category ``reflection``.
+        """
+        from .reflection import reflect
+
+        ctx = self._ctx(context)
+        self._require(ctx, Permission.WRITE if store else Permission.READ, "reflect")
+        return reflect(self, ctx, user=user, min_episodes=min_episodes, store=store)
