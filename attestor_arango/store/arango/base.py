@@ -1,0 +1,178 @@
+"""Connection, transaction routing and query helpers shared by the ArangoStore parts."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from arango.client import ArangoClient
+from arango.database import Database, StandardDatabase, TransactionDatabase
+from arango.exceptions import ArangoError
+
+from ...errors import ConflictError, StoreError, ValidationError
+from ...scope import Scope
+from .executor import ArangoQueryError, Executor
+from .planning import UNIQUE_CONSTRAINT_VIOLATED, VALIDATION_FAILED, should_retry
+from .registry import Registry
+from .schema import vector_index_state
+
+# Every collection a store call may write; a stream transaction must declare them up front.
+COLLECTIONS = (
+    "memories",
+    "episodes",
+    "entities",
+    "graph_nodes",
+    "relations",
+    "audit",
+    "audit_heads",
+    "write_counts",
+    "quotas",
+    "embedding_spaces",
+)
+INDEX_STATE_TTL_S = 30.0
+
+
+class _Local(threading.local):
+    txn: TransactionDatabase | None = None
+
+
+class ArangoBase:
+    """What every part of the store needs: the executor, the transaction, retries."""
+
+    backend = "arangodb"
+
+    def __init__(
+        self,
+        db: StandardDatabase,
+        *,
+        client: ArangoClient | None = None,
+        registry: Registry | None = None,
+        vector_min_docs: int = 1000,
+        n_probe: int = 16,
+        search_wait_for_sync: bool = False,
+        max_attempts: int = 5,
+        lock_timeout_s: int = 10,
+    ) -> None:
+        self._db = db
+        self._client = client
+        self._local = _Local()
+        self.vector_min_docs = vector_min_docs
+        self.n_probe = n_probe
+        self.search_wait_for_sync = search_wait_for_sync
+        self.max_attempts = max_attempts
+        self.lock_timeout_s = lock_timeout_s
+        self.executor = Executor(registry or Registry.load(), self._current_db)
+        self._index_state: dict[str, Any] | None = None
+        self._index_state_at = 0.0
+        self._index_lock = threading.Lock()
+
+    # routing ----------------------------------------------------------------------------
+    def _current_db(self) -> Database:
+        txn = self._local.txn
+        return txn if txn is not None else self._db
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._local.txn is not None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One stream transaction; every store call inside runs in it. Nesting joins.
+
+        python-arango has no context manager for stream transactions and the server does
+        not abort on a failed operation, so any exception aborts here explicitly.
+        """
+        if self._local.txn is not None:
+            yield
+            return
+        try:
+            txn = self._db.begin_transaction(
+                write=list(COLLECTIONS), allow_implicit=False, lock_timeout=self.lock_timeout_s
+            )
+        except ArangoError as exc:
+            raise StoreError(f"cannot begin an ArangoDB stream transaction: {exc}") from exc
+        self._local.txn = txn
+        try:
+            yield
+        except BaseException:
+            self._local.txn = None
+            _abort_quietly(txn)
+            raise
+        self._local.txn = None
+        try:
+            txn.commit_transaction()
+        except ArangoError as exc:
+            _abort_quietly(txn)
+            raise StoreError(
+                f"ArangoDB refused to commit the transaction (nothing was written): {exc}"
+            ) from exc
+
+    # queries ------------------------------------------------------------------------------
+    def _run(self, name: str, scope: Scope, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        try:
+            return self.executor.run(name, scope, params)
+        except ArangoQueryError as exc:
+            raise _translate(exc) from exc
+
+    def _retrying(self, name: str, scope: Scope, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """``_run`` for UPSERT-style writes: retried on 1210/1200 outside transactions."""
+        attempt = 0
+        while True:
+            try:
+                return self.executor.run(name, scope, params)
+            except ArangoQueryError as exc:
+                if not should_retry(
+                    exc.error_code,
+                    attempt=attempt,
+                    max_attempts=self.max_attempts,
+                    in_txn=self.in_transaction,
+                ):
+                    raise _translate(exc) from exc
+            attempt += 1
+            time.sleep(min(0.2, 0.01 * 2**attempt))
+
+    # vector index state (cached: one index listing per TTL, never per query) ---------------
+    def vector_index(self, refresh: bool = False) -> dict[str, Any]:
+        with self._index_lock:
+            fresh = time.monotonic() - self._index_state_at < INDEX_STATE_TTL_S
+            if self._index_state is None or refresh or not fresh:
+                try:
+                    self._index_state = vector_index_state(self._db)
+                except ArangoError as exc:
+                    raise StoreError(f"cannot list the indexes of memories: {exc}") from exc
+                self._index_state_at = time.monotonic()
+            return dict(self._index_state)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+
+def _abort_quietly(txn: TransactionDatabase) -> None:
+    # if even the abort fails, the server drops the idle transaction after its timeout
+    with contextlib.suppress(ArangoError):
+        txn.abort_transaction()
+
+
+def _translate(exc: ArangoQueryError) -> Exception:
+    """Codes a caller can act on become typed errors; the rest stay StoreError."""
+    if exc.error_code == UNIQUE_CONSTRAINT_VIOLATED:
+        return ConflictError(
+            f"{exc.query}: a row with the same identity already exists (ArangoDB 1210)",
+            query=exc.query,
+        )
+    if exc.error_code == 1200:
+        return ConflictError(
+            f"{exc.query}: a concurrent write touched the same row (ArangoDB 1200); retry",
+            query=exc.query,
+        )
+    if exc.error_code == VALIDATION_FAILED:
+        return ValidationError(
+            f"{exc.query}: the document breaks the collection schema (schemas/"
+            f"collections.json): {exc.message}",
+        )
+    return exc

@@ -1,0 +1,112 @@
+"""Opening, initialising and checking an ArangoDB deployment from ``config.arango``.
+
+The three entry points the CLI and ``store.factory`` call:
+
+- ``open_arango_store(config)``: connect (verifying credentials), refuse servers older than
+  the 3.12.6 floor, apply ``schemas/`` when the database is new, return an ``ArangoStore``;
+- ``init_arango(config)``: create the database if needed and apply ``schemas/``
+  idempotently, then create the vector index when enough vectors exist;
+- ``rebuild_vector_index(config)``: drop and re-create it (after bulk loads / drift).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arango.client import ArangoClient
+from arango.database import StandardDatabase
+from arango.exceptions import ArangoError
+
+from ...config import ArangoSettings, Config
+from ...errors import StoreError
+from .executor import Executor
+from .registry import Registry
+from .schema import apply_schema, ensure_vector_index, version_tuple
+from .store import ArangoStore
+
+MIN_SERVER_VERSION = (3, 12, 6)  # single-FILTER pre-filtered vector search
+PINNED_IMAGE = "arangodb:3.12.7.2"  # docker-compose.yml and the testcontainers fixture
+
+
+def make_client(settings: ArangoSettings) -> ArangoClient:
+    """One client per process: it owns the HTTP session pool."""
+    return ArangoClient(hosts=settings.url, verify_override=settings.verify_tls)
+
+
+def _connect(
+    settings: ArangoSettings, client: ArangoClient, *, create: bool
+) -> tuple[StandardDatabase, bool]:
+    """The configured database, created when ``create`` and missing; (db, was_created)."""
+    password = settings.password.get_secret_value()
+    created = False
+    try:
+        if create:
+            sys_db = client.db("_system", settings.username, password, verify=True)
+            if not sys_db.has_database(settings.database):
+                sys_db.create_database(settings.database)
+                created = True
+        db = client.db(settings.database, settings.username, password, verify=True)
+    except (ArangoError, OSError) as exc:
+        raise StoreError(
+            f"cannot open ArangoDB database {settings.database!r} at {settings.url}: {exc}; "
+            "check arango.url / ARANGO_URL, the credentials (ARANGO_USER, ARANGO_PASSWORD) "
+            "and that the server is up (docker compose up -d)",
+        ) from exc
+    return db, created
+
+
+def check_server_version(db: StandardDatabase) -> str:
+    version = str(db.version())
+    if version_tuple(version) < MIN_SERVER_VERSION:
+        raise StoreError(
+            f"ArangoDB {version} is older than 3.12.6, the first release with pre-filtered "
+            f"vector search; run {PINNED_IMAGE} (see docker-compose.yml)",
+        )
+    return version
+
+
+def open_arango_store(config: Config, **store_options: Any) -> ArangoStore:
+    """An ``ArangoStore`` for ``config.arango``; applies the schema on first use."""
+    settings = config.arango
+    client = make_client(settings)
+    try:
+        db, created = _connect(settings, client, create=True)
+        check_server_version(db)
+        if created or not db.has_collection("memories"):
+            apply_schema(db)
+    except BaseException:
+        client.close()
+        raise
+    store_options.setdefault("vector_min_docs", settings.vector_min_docs)
+    return ArangoStore(db, client=client, **store_options)
+
+
+def init_arango(config: Config) -> dict[str, Any]:
+    """Creates the database and applies ``schemas/`` idempotently; reports what it did."""
+    settings = config.arango
+    client = make_client(settings)
+    try:
+        db, created = _connect(settings, client, create=True)
+        version = check_server_version(db)
+        report = apply_schema(db)
+        executor = Executor(Registry.load(), lambda: db)
+        report["vector_index"] = ensure_vector_index(
+            db, executor, min_docs=settings.vector_min_docs
+        )
+        report.update({"database": settings.database, "created": created, "server": version})
+        return report
+    finally:
+        client.close()
+
+
+def rebuild_vector_index(config: Config) -> dict[str, Any]:
+    """Drops and re-creates the vector index over the vectors stored now."""
+    settings = config.arango
+    client = make_client(settings)
+    try:
+        db, _ = _connect(settings, client, create=False)
+        check_server_version(db)
+        executor = Executor(Registry.load(), lambda: db)
+        return ensure_vector_index(db, executor, min_docs=1, rebuild=True)
+    finally:
+        client.close()

@@ -1,0 +1,100 @@
+"""Decisions the ArangoDB store makes before it sends a query (pure, unit-tested).
+
+Kept apart from the I/O so the rules can be read and tested on their own:
+which vector path serves a tenant, which errors are worth a retry, and how a temporal
+view becomes bind values that compare exactly on the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ...clock import OPEN
+from ...scope import TemporalView
+
+VECTOR_SEARCH_NOT_APPLIED = 1554  # no usable vector index, or the query shape cannot use it
+UNIQUE_CONSTRAINT_VIOLATED = 1210
+WRITE_WRITE_CONFLICT = 1200
+VALIDATION_FAILED = 1620  # collection JSON-Schema rule
+RETRYABLE_OUTSIDE_TRANSACTION = frozenset({UNIQUE_CONSTRAINT_VIOLATED, WRITE_WRITE_CONFLICT})
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPlan:
+    path: Literal["ann", "exact"]
+    reason: str
+
+
+def plan_vector_search(
+    *,
+    index: Mapping[str, Any],
+    dimension: int,
+    tenant_vectors: int,
+    min_docs: int,
+    in_transaction: bool,
+) -> VectorPlan:
+    """ANN only when an index is usable for this tenant; otherwise the exact scan.
+
+    - inside a stream transaction the exact scan sees the transaction's own writes, which
+      an index scan is not documented to do;
+    - no index, an index not ``ready`` (3.12.9+ reports ``trainingState``) or one built for
+      another dimension cannot answer;
+    - a tenant with fewer than ``min_docs`` vectors is cheap to scan exactly, and filtered
+      ANN on a small slice of a shared index can miss rows (it searches only the probed
+      cells), so small tenants get exact answers.
+    """
+    if in_transaction:
+        return VectorPlan("exact", "inside a transaction: the exact scan sees uncommitted writes")
+    if not index.get("exists"):
+        return VectorPlan("exact", "no vector index yet")
+    state = index.get("training_state")
+    if state not in (None, "ready"):
+        return VectorPlan("exact", f"vector index is {state!r}, not ready")
+    if index.get("dimension") != dimension:
+        return VectorPlan(
+            "exact", f"vector index dimension {index.get('dimension')} != query {dimension}"
+        )
+    if tenant_vectors < min_docs:
+        return VectorPlan("exact", f"tenant has {tenant_vectors} vectors < {min_docs}")
+    return VectorPlan("ann", "vector index ready and tenant large enough")
+
+
+def ann_needs_fallback(error_code: int | None) -> bool:
+    """1554 means the server could not apply the vector index: answer exactly instead."""
+    return error_code == VECTOR_SEARCH_NOT_APPLIED
+
+
+def ann_result_short(returned: int, k: int) -> bool:
+    """``LIMIT k`` does not guarantee k ANN rows (filtered cells); then scan exactly."""
+    return returned < k
+
+
+def should_retry(error_code: int | None, *, attempt: int, max_attempts: int, in_txn: bool) -> bool:
+    """UPSERT races (1210) and write-write conflicts (1200) are retried outside transactions.
+
+    Inside a stream transaction the snapshot is fixed, so a retry would see the same state;
+    the conflict is raised and the caller retries the whole transaction.
+    """
+    return not in_txn and error_code in RETRYABLE_OUTSIDE_TRANSACTION and attempt + 1 < max_attempts
+
+
+@dataclass(frozen=True, slots=True)
+class ViewBinds:
+    as_of: int
+    t_expired_after: int
+    window_start: int
+    window_end: int
+
+
+def view_binds(view: TemporalView) -> ViewBinds:
+    """Bind values of a view. The open-ended window end (OPEN + 1) is not a double, so it
+    becomes OPEN: ``valid_from < OPEN`` holds for every stored row exactly as ``< OPEN + 1``.
+    """
+    return ViewBinds(
+        as_of=view.as_of,
+        t_expired_after=view.t_expired_after,
+        window_start=view.window_start,
+        window_end=min(view.window_end, OPEN),
+    )

@@ -1,0 +1,225 @@
+"""Applies ``schemas/`` to a database, idempotently, and runs the vector-index lifecycle.
+
+Everything physical is data in ``schemas/*.json``; this module only reconciles it:
+create what is missing, leave what matches, and report (never silently replace) an index
+whose stored definition drifted from the file. Running it twice changes nothing.
+
+Vector index (see ``schemas/vector_index.json``): up to ArangoDB 3.12.8 training runs once,
+at creation, over the documents already stored, and ``nLists`` may not exceed the number of
+documents. So the index is created only once ``min_docs`` vectors exist, and ``rebuild``
+drops and re-creates it after the data has drifted. Until then (and whenever the index is
+not ``ready``) the store answers vector queries with the exact scan.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from arango.database import StandardDatabase
+from arango.exceptions import ArangoError
+
+from ...errors import StoreError
+from .executor import Executor
+from .registry import PROJECT_ROOT
+
+SCHEMA_DIR = PROJECT_ROOT / "schemas"
+VECTOR_COLLECTION = "memories"
+
+
+def load_schema(directory: Path = SCHEMA_DIR) -> dict[str, Any]:
+    """The three schema files as one dict: collections, sharding, views, vector."""
+    try:
+        collections = json.loads((directory / "collections.json").read_text(encoding="utf-8"))
+        views = json.loads((directory / "views.json").read_text(encoding="utf-8"))
+        vector = json.loads((directory / "vector_index.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise StoreError(
+            f"cannot read the ArangoDB schema files in {directory}: {exc}; they ship in the "
+            "attestor-arango source tree (schemas/)",
+        ) from exc
+    return {
+        "collections": collections["collections"],
+        "sharding": collections.get("sharding", {}),
+        "views": views["views"],
+        "vector": vector,
+    }
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """'3.12.7.2' -> (3, 12, 7, 2); non-numeric suffixes ('-rc1') are ignored."""
+    parts: list[int] = []
+    for piece in version.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+        if len(digits) != len(piece):
+            break
+    return tuple(parts)
+
+
+def n_lists_for(docs: int, multiplier: float) -> int:
+    """IVF cell count: about multiplier*sqrt(N), at least 1 and never above N."""
+    if docs < 1:
+        raise StoreError("a vector index needs at least one stored vector to train on")
+    return max(1, min(docs, round(multiplier * math.sqrt(docs))))
+
+
+def index_matches(existing: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    return (
+        existing.get("type") == wanted["type"]
+        and list(existing.get("fields", [])) == list(wanted["fields"])
+        and bool(existing.get("unique", False)) == bool(wanted.get("unique", False))
+        and bool(existing.get("sparse", False)) == bool(wanted.get("sparse", False))
+    )
+
+
+def apply_schema(db: StandardDatabase, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Creates missing collections, indexes and views; returns what it did per object."""
+    schema = schema or load_schema()
+    report: dict[str, Any] = {"collections": {}, "indexes": {}, "views": {}, "drift": []}
+    try:
+        cluster = db.role() == "COORDINATOR"
+        for spec in schema["collections"]:
+            name = spec["name"]
+            if not db.has_collection(name):
+                sharding: dict[str, Any] = {}
+                if cluster:  # shard by tenant: a tenant's rows stay together
+                    sharding = {
+                        "shard_fields": schema["sharding"].get("shard_fields", ["tenant"]),
+                        "shard_count": schema["sharding"].get("shard_count", 3),
+                    }
+                db.create_collection(name, edge=spec["edge"], schema=spec["schema"], **sharding)
+                report["collections"][name] = "created"
+            else:
+                db.collection(name).configure(schema=spec["schema"])
+                report["collections"][name] = "exists"
+            col = db.collection(name)
+            existing = {ix.get("name"): ix for ix in col.indexes()}  # type: ignore[union-attr]
+            for ix in spec["indexes"]:
+                current = existing.get(ix["name"])
+                if current is None:
+                    col.add_index(dict(ix))
+                    report["indexes"][ix["name"]] = "created"
+                elif index_matches(current, ix):
+                    report["indexes"][ix["name"]] = "exists"
+                else:
+                    report["indexes"][ix["name"]] = "drift"
+                    report["drift"].append(
+                        f"index {name}.{ix['name']} differs from schemas/collections.json; "
+                        "drop it and re-run init to recreate it",
+                    )
+        view_names = {v["name"] for v in db.views()}  # type: ignore[union-attr]
+        for view in schema["views"]:
+            if view["name"] not in view_names:
+                db.create_arangosearch_view(view["name"], properties=view["properties"])
+                report["views"][view["name"]] = "created"
+            else:
+                db.update_arangosearch_view(view["name"], {"links": view["properties"]["links"]})
+                report["views"][view["name"]] = "exists"
+            missing = missing_view_links(db, view)
+            if missing:
+                raise StoreError(
+                    f"view {view['name']} is missing links/fields {missing} after creation; "
+                    "ArangoDB drops invalid links silently (e.g. an unknown analyzer), fix "
+                    "schemas/views.json",
+                )
+    except ArangoError as exc:
+        raise StoreError(f"applying the ArangoDB schema failed: {exc}") from exc
+    return report
+
+
+def missing_view_links(db: StandardDatabase, view: dict[str, Any]) -> list[str]:
+    """Links or linked fields the server does not have (a silently dropped link)."""
+    props = db.view(view["name"])
+    links = props.get("links") or {}  # type: ignore[union-attr]
+    missing: list[str] = []
+    for collection, link in view["properties"]["links"].items():
+        have = links.get(collection)
+        if have is None:
+            missing.append(collection)
+            continue
+        fields = have.get("fields") or {}
+        missing.extend(f"{collection}.{f}" for f in link.get("fields", {}) if f not in fields)
+    return missing
+
+
+def vector_index_state(db: StandardDatabase) -> dict[str, Any]:
+    """The vector index of memories as the server reports it (``exists: False`` if none)."""
+    for ix in db.collection(VECTOR_COLLECTION).indexes():  # type: ignore[union-attr]
+        if ix.get("type") == "vector":
+            params = ix.get("params") or {}
+            return {
+                "exists": True,
+                "id": ix.get("id"),
+                "name": ix.get("name"),
+                "dimension": params.get("dimension"),
+                "n_lists": params.get("nLists"),
+                # absent before 3.12.9: an index that exists there was trained at creation
+                "training_state": ix.get("training_state"),
+                "error_message": ix.get("error_message"),
+            }
+    return {"exists": False}
+
+
+def vector_index_definition(
+    spec: dict[str, Any], *, docs: int, dimension: int, server_version: str
+) -> dict[str, Any]:
+    """The index body to POST, with dimension, nLists and (3.12.7+) storedValues filled in."""
+    body = json.loads(json.dumps(spec["index"]))
+    body["params"]["dimension"] = dimension
+    body["params"]["nLists"] = n_lists_for(docs, float(spec.get("nlists_multiplier", 4)))
+    floor = version_tuple(spec.get("min_server_version_stored_values", "3.12.7"))
+    if version_tuple(server_version) >= floor and spec.get("stored_values"):
+        body["storedValues"] = list(spec["stored_values"])
+    return body
+
+
+def ensure_vector_index(
+    db: StandardDatabase,
+    executor: Executor,
+    *,
+    min_docs: int | None = None,
+    rebuild: bool = False,
+    schema: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Creates (or with ``rebuild`` drops and re-creates) the vector index when it can train."""
+    spec = (schema or load_schema())["vector"]
+    threshold = int(spec.get("min_docs", 1000) if min_docs is None else min_docs)
+    state = vector_index_state(db)
+    if state["exists"] and not rebuild:
+        return {"status": "exists", **state}
+    stats = executor.run_admin("admin_vector_stats", {})[0]
+    docs = int(stats.get("docs") or 0)
+    dimensions = sorted(int(d) for d in stats.get("dimensions") or [])
+    if docs < max(threshold, 1):
+        return {
+            "status": "deferred",
+            "reason": f"{docs} stored vectors < {max(threshold, 1)} needed to train the index; "
+            "exact cosine serves all tenants until then",
+            **state,
+        }
+    if len(dimensions) != 1:
+        return {
+            "status": "refused",
+            "reason": f"tenants use embedding dimensions {dimensions}; one vector index needs "
+            "one dimension (re-embed tenants to one embedder, or keep the exact scan)",
+            **state,
+        }
+    try:
+        version = str(db.version())
+        body = vector_index_definition(
+            spec, docs=docs, dimension=dimensions[0], server_version=version
+        )
+        col = db.collection(VECTOR_COLLECTION)
+        if state["exists"]:
+            col.delete_index(str(state["id"]), ignore_missing=True)
+        col.add_index(body)
+    except ArangoError as exc:
+        # Up to 3.12.9 a failed training returns an error but leaves an unusable index;
+        # queries then get 1554 and the store falls back to the exact scan.
+        return {"status": "failed", "reason": str(exc), **vector_index_state(db)}
+    return {"status": "rebuilt" if rebuild else "created", **vector_index_state(db)}

@@ -1,0 +1,297 @@
+"""ArangoStore: the Store protocol on ArangoDB 3.12 (>= 3.12.6) through python-arango.
+
+Memories, their vectors and the BM25 view live in one database; every query is an
+``aql/`` file run by the tenant-filter executor. This module holds lifecycle, memories and
+the two candidate lanes; ``store_graph`` adds graph, episodes, audit, quotas and
+governance. Backends never rank: lanes return raw cosine / BM25 scores.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from arango.exceptions import ArangoError
+
+from ...clock import OPEN
+from ...errors import ConflictError, ValidationError
+from ...models import Memory, MemoryStatus
+from ...scope import Scope, TemporalView
+from ..protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
+from .docs import (
+    hit_from_arango,
+    memory_from_arango,
+    memory_to_arango,
+    vector_from_arango,
+    vector_to_list,
+)
+from .executor import ArangoQueryError
+from .planning import ann_needs_fallback, ann_result_short, plan_vector_search, view_binds
+from .store_graph import GraphAndGovernance
+
+_WORD = re.compile(r"\w", re.UNICODE)
+
+
+class ArangoStore(GraphAndGovernance):
+    """The Store protocol over one ArangoDB database (see docs/arangodb.md)."""
+
+    # lifecycle -----------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        try:
+            version = str(self._db.version())
+            index = self.vector_index(refresh=True)
+        except (ArangoError, OSError) as exc:
+            return {"backend": self.backend, "ok": False, "error": str(exc)}
+        return {
+            "backend": self.backend,
+            "database": self._db.name,
+            "server_version": version,
+            "document": True,
+            "text": True,
+            "graph": True,
+            "vector": True,  # the exact scan always answers; ANN when the index is ready
+            "vector_index": index,
+            "ok": True,
+        }
+
+    # embedding space -------------------------------------------------------------------------
+    def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None:
+        rows = self._run("space_get", scope, {})
+        if not rows:
+            return None
+        return EmbeddingSpace(str(rows[0]["name"]), int(rows[0]["dimension"]))
+
+    def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
+        self._retrying("space_set", scope, {"name": space.name, "dimension": space.dimension})
+
+    def _checked_vector(self, scope: Scope, vector: np.ndarray) -> list[float]:
+        arr = np.asarray(vector, dtype=np.float32)
+        space = self.get_embedding_space(scope)
+        if space is None or arr.shape != (space.dimension,):
+            raise ValidationError(
+                f"vector of shape {arr.shape} does not fit the tenant's embedding space "
+                f"{space}; embed with the tenant's embedder",
+            )
+        return vector_to_list(arr)
+
+    # memories ------------------------------------------------------------------------------
+    def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None:
+        check_tenant(scope, [memory])
+        doc = memory_to_arango(memory, None)
+        if vector is not None:
+            doc["vector"] = self._checked_vector(scope, vector)
+            index = self.vector_index()
+            if index.get("exists") and index.get("dimension") not in (None, len(doc["vector"])):
+                raise ValidationError(
+                    f"the vector index expects dimension {index.get('dimension')}, this tenant "
+                    f"embeds with {len(doc['vector'])}; one database serves one dimension",
+                )
+        self._run("memory_insert", scope, {"doc": doc})
+
+    def get_memory(self, scope: Scope, memory_id: str) -> Memory | None:
+        rows = self._run("memory_get", scope, {"namespace": scope.namespace, "id": memory_id})
+        return memory_from_arango(rows[0]) if rows else None
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        rows = self._run("memory_get_many", scope, {"namespace": scope.namespace, "ids": list(ids)})
+        return {m.id: m for m in map(memory_from_arango, rows)}
+
+    def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self._run("memory_vectors", scope, {"namespace": scope.namespace, "ids": list(ids)})
+        return {str(r["id"]): vector_from_arango(r) for r in rows}
+
+    def close_memory(
+        self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
+    ) -> None:
+        rows = self._run(
+            "memory_close",
+            scope,
+            {
+                "namespace": scope.namespace,
+                "id": memory_id,
+                "open_us": OPEN,
+                "t_expired": t_expired,
+                "status": status,
+                "superseded_by": superseded_by,
+            },
+        )
+        if len(rows) != 1:
+            raise ConflictError(
+                f"memory {memory_id} is not open in this scope (already closed or unknown)",
+            )
+
+    def find_active(
+        self, scope: Scope, entity: str, category: str, view: TemporalView
+    ) -> list[Memory]:
+        vb = view_binds(view)
+        rows = self._run(
+            "memory_find_active",
+            scope,
+            {
+                "namespace": scope.namespace,
+                "entity": entity,
+                "category": category,
+                "as_of": vb.as_of,
+                "t_expired_after": vb.t_expired_after,
+                "window_start": vb.window_start,
+                "window_end": vb.window_end,
+            },
+        )
+        return [memory_from_arango(r) for r in rows]
+
+    def list_memories(
+        self, scope: Scope, filters: MemoryFilter, view: TemporalView, limit: int, offset: int = 0
+    ) -> list[Memory]:
+        vb = view_binds(view)
+        rows = self._run(
+            "memory_list",
+            scope,
+            {
+                "namespace": scope.namespace,
+                "entity": filters.entity,
+                "category": filters.category,
+                "tags": list(filters.tags) if filters.tags else None,
+                "status": filters.status,
+                "content_hash": filters.content_hash,
+                "as_of": vb.as_of,
+                "t_expired_after": vb.t_expired_after,
+                "window_start": vb.window_start,
+                "window_end": vb.window_end,
+                "offset": max(0, offset),
+                "limit": max(0, limit),
+            },
+        )
+        return [memory_from_arango(r) for r in rows]
+
+    def count_rows(self, scope: Scope) -> dict[str, int]:
+        counts = {"total": 0, "active": 0, "superseded": 0, "archived": 0}
+        rows = self._run("memory_count", scope, {"namespace": scope.namespace, "open_us": OPEN})
+        for row in rows:
+            n = int(row["n"])
+            counts["total"] += n
+            if row["is_open"]:
+                counts["active"] += n
+            elif row["status"] == MemoryStatus.SUPERSEDED.value:
+                counts["superseded"] += n
+            elif row["status"] == MemoryStatus.ARCHIVED.value:
+                counts["archived"] += n
+        for key, collection in (
+            ("episodes", "episodes"),
+            ("entities", "entities"),
+            ("relations", "relations"),
+        ):
+            counts[key] = self._count_in(scope, collection)
+        counts["audit"] = self._count_in(scope.tenant_wide(), "audit")
+        return counts
+
+    # candidate lanes ----------------------------------------------------------------------
+    def vector_candidates(
+        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
+    ) -> list[Hit]:
+        space = self.get_embedding_space(scope)
+        if space is None:
+            return []
+        query = np.asarray(vector, dtype=np.float32)
+        if query.shape != (space.dimension,):
+            raise ValidationError(
+                f"query vector has shape {query.shape}, the tenant's space has dimension "
+                f"{space.dimension}",
+            )
+        if k <= 0:
+            return []
+        qv = vector_to_list(query)
+        vb = view_binds(view)
+        plan = plan_vector_search(
+            index=self.vector_index(),
+            dimension=space.dimension,
+            tenant_vectors=self._tenant_vector_count(scope),
+            min_docs=self.vector_min_docs,
+            in_transaction=self.in_transaction,
+        )
+        if plan.path == "ann":
+            try:
+                rows = self.executor.run(
+                    "vector_ann",
+                    scope,
+                    {
+                        "namespace": scope.namespace,
+                        "query_vector": qv,
+                        "n_probe": self.n_probe,
+                        "as_of": vb.as_of,
+                        "t_expired_after": vb.t_expired_after,
+                        "window_start": vb.window_start,
+                        "window_end": vb.window_end,
+                        "k": k,
+                    },
+                )
+            except ArangoQueryError as exc:
+                if not ann_needs_fallback(exc.error_code):
+                    raise
+                self.vector_index(refresh=True)  # the index changed under us; re-read it
+            else:
+                if not ann_result_short(len(rows), k):
+                    return _ranked(rows)
+        rows = self._run(
+            "vector_exact",
+            scope,
+            {
+                "namespace": scope.namespace,
+                "query_vector": qv,
+                "as_of": vb.as_of,
+                "t_expired_after": vb.t_expired_after,
+                "window_start": vb.window_start,
+                "window_end": vb.window_end,
+                "k": k,
+            },
+        )
+        return _ranked(rows)
+
+    def _tenant_vector_count(self, scope: Scope) -> int:
+        rows = self._run("memory_vector_count", scope.tenant_wide(), {})
+        return int(rows[0]["n"]) if rows else 0
+
+    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
+        if k <= 0 or not _WORD.search(query):
+            return []  # no word characters: text_en yields no tokens, nothing can match
+        vb = view_binds(view)
+        if self.search_wait_for_sync and not self.in_transaction:
+            rows = self._run(
+                "text_bm25_wait",
+                scope,
+                {
+                    "namespace": scope.namespace,
+                    "query": query,
+                    "as_of": vb.as_of,
+                    "t_expired_after": vb.t_expired_after,
+                    "window_start": vb.window_start,
+                    "window_end": vb.window_end,
+                    "k": k,
+                },
+            )
+        else:
+            rows = self._run(
+                "text_bm25",
+                scope,
+                {
+                    "namespace": scope.namespace,
+                    "query": query,
+                    "as_of": vb.as_of,
+                    "t_expired_after": vb.t_expired_after,
+                    "window_start": vb.window_start,
+                    "window_end": vb.window_end,
+                    "k": k,
+                },
+            )
+        return [hit_from_arango(r) for r in rows]
+
+
+def _ranked(rows: list[dict[str, Any]]) -> list[Hit]:
+    """Cosine descending, id ascending: the order both backends promise."""
+    hits = [hit_from_arango(r) for r in rows]
+    return sorted(hits, key=lambda h: (-h.score, h.memory.id))

@@ -1,0 +1,252 @@
+"""ArangoStore parts beyond memories: graph, episodes, audit chain, quotas, governance.
+
+Graph model: ``entities`` holds the descriptive records (``upsert_entity``); traversals run
+over ``graph_nodes`` (one vertex per tenant/namespace/entity key) and the ``relations`` edge
+collection. Relations may name entities nobody registered, exactly as in the embedded
+backend, so ``add_relation`` upserts the two vertices itself; ``list_entities`` is not
+affected by that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...errors import ConflictError, StoreError, ValidationError
+from ...models import AuditEntry, Entity, Episode, Relation
+from ...scope import Scope, TemporalView
+from ..protocol import check_tenant
+from .base import COLLECTIONS, ArangoBase
+from .docs import (
+    audit_from_arango,
+    audit_to_arango,
+    entity_from_arango,
+    entity_to_arango,
+    episode_from_arango,
+    episode_to_arango,
+    relation_from_arango,
+    relation_to_arango,
+)
+
+# Erasure order (edges before vertices, vectors before their rows); never the audit chain.
+PURGE_STEPS = (
+    "relations",
+    "graph_nodes",
+    "entities",
+    "vectors",
+    "memories",
+    "episodes",
+    "quotas",
+    "write_counts",
+    "embedding_spaces",
+)
+MAX_HOPS = 4  # the traversal's literal depth range in aql/graph_hops*.aql is 1..4
+
+
+class GraphAndGovernance(ArangoBase):
+    # shared ----------------------------------------------------------------------------------
+    def _count_in(self, scope: Scope, collection: str) -> int:
+        """Rows of one collection in the scope; the collection name comes from an allowlist."""
+        if collection not in COLLECTIONS:
+            raise StoreError(f"refusing to bind unknown collection {collection!r}")
+        rows = self._run(
+            "scope_count", scope, {"namespace": scope.namespace, "@collection": collection}
+        )
+        return int(rows[0]["n"]) if rows else 0
+
+    # graph -------------------------------------------------------------------------------
+    def upsert_entity(self, scope: Scope, entity: Entity) -> None:
+        check_tenant(scope, [entity])
+        doc = entity_to_arango(entity)
+        doc["aliases"] = sorted(set(entity.aliases))
+        self._retrying(
+            "entity_upsert", scope, {"namespace": entity.namespace, "key": entity.key, "doc": doc}
+        )
+
+    def list_entities(self, scope: Scope) -> list[Entity]:
+        rows = self._run("entity_list", scope, {"namespace": scope.namespace})
+        return [entity_from_arango(r) for r in rows]
+
+    def _vertex(self, scope: Scope, namespace: str, key: str) -> str:
+        rows = self._retrying("graph_node_upsert", scope, {"namespace": namespace, "key": key})
+        vertex = str(rows[0]["vertex"]) if rows else ""
+        if not vertex.startswith("graph_nodes/"):
+            raise StoreError(f"graph_node_upsert returned no vertex handle for {key!r}")
+        return vertex
+
+    def add_relation(self, scope: Scope, relation: Relation) -> None:
+        check_tenant(scope, [relation])
+        source = self._vertex(scope, relation.namespace, relation.source)
+        target = self._vertex(scope, relation.namespace, relation.target)
+        self._run(
+            "relation_insert",
+            scope,
+            {
+                "namespace": relation.namespace,
+                "from_vertex": source,
+                "to_vertex": target,
+                "doc": relation_to_arango(relation),
+            },
+        )
+
+    def relations_touching(
+        self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
+    ) -> list[Relation]:
+        if not entity_keys:
+            return []
+        rows = self._run(
+            "relations_touching",
+            scope,
+            {
+                "namespace": scope.namespace,
+                "keys": sorted(set(entity_keys)),
+                "as_of": view.as_of,
+                "t_expired_after": view.t_expired_after,
+            },
+        )
+        return [relation_from_arango(r) for r in rows]
+
+    def hops(
+        self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
+    ) -> dict[str, int]:
+        if not 0 <= max_depth <= MAX_HOPS:
+            raise ValidationError(f"max_depth must be between 0 and {MAX_HOPS}; got {max_depth}")
+        depth = {key: 0 for key in sources}
+        if not depth or max_depth == 0:
+            return depth
+        if scope.namespace is None:
+            rows = self._run(
+                "graph_hops",
+                scope,
+                {
+                    "sources": sorted(depth),
+                    "max_depth": max_depth,
+                    "as_of": view.as_of,
+                    "t_expired_after": view.t_expired_after,
+                },
+            )
+        else:
+            rows = self._run(
+                "graph_hops_ns",
+                scope,
+                {
+                    "namespace": scope.namespace,
+                    "sources": sorted(depth),
+                    "max_depth": max_depth,
+                    "as_of": view.as_of,
+                    "t_expired_after": view.t_expired_after,
+                },
+            )
+        for row in rows:
+            key, d = str(row["key"]), int(row["depth"])
+            if 0 < d <= max_depth and d < depth.get(key, max_depth + 1):
+                depth[key] = d
+        return depth
+
+    # episodes ------------------------------------------------------------------------------
+    def put_episode(self, scope: Scope, episode: Episode) -> None:
+        check_tenant(scope, [episode])
+        self._run("episode_insert", scope, {"doc": episode_to_arango(episode)})
+
+    def get_episode(self, scope: Scope, episode_id: str) -> Episode | None:
+        rows = self._run("episode_get", scope, {"namespace": scope.namespace, "id": episode_id})
+        return episode_from_arango(rows[0]) if rows else None
+
+    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
+        rows = self._run(
+            "episode_list",
+            scope,
+            {"namespace": scope.namespace, "offset": max(0, offset), "limit": max(0, limit)},
+        )
+        return [episode_from_arango(r) for r in rows]
+
+    # audit (append-only; never purged) -----------------------------------------------------
+    def last_audit(self, scope: Scope) -> AuditEntry | None:
+        rows = self._run("audit_last", scope.tenant_wide(), {})
+        return audit_from_arango(rows[0]) if rows else None
+
+    def append_audit(self, scope: Scope, entry: AuditEntry) -> None:
+        tenant_wide = scope.tenant_wide()
+        check_tenant(tenant_wide, [entry])
+        with self.transaction():
+            self._run("audit_append", tenant_wide, {"doc": audit_to_arango(entry)})
+            head = self._run(
+                "audit_head_advance", tenant_wide, {"seq": entry.seq, "hash": entry.hash}
+            )
+            if not head or int(head[0]["seq"]) != entry.seq:
+                raise ConflictError(
+                    f"audit chain of {entry.tenant!r} is already past seq {entry.seq}; "
+                    "entries only append after the head",
+                )
+
+    def read_audit(self, scope: Scope, limit: int, after_seq: int = 0) -> list[AuditEntry]:
+        rows = self._run(
+            "audit_read", scope.tenant_wide(), {"after_seq": after_seq, "limit": max(0, limit)}
+        )
+        return [audit_from_arango(r) for r in rows]
+
+    def audit_head(self, scope: Scope) -> tuple[int, str] | None:
+        rows = self._run("audit_head_get", scope.tenant_wide(), {})
+        return (int(rows[0]["seq"]), str(rows[0]["hash"])) if rows else None
+
+    # quotas --------------------------------------------------------------------------------
+    def get_quota(self, scope: Scope) -> int | None:
+        rows = self._run("quota_get", scope.tenant_wide(), {})
+        value = rows[0]["daily_writes"] if rows else None
+        return None if value is None else int(value)
+
+    def set_quota(self, scope: Scope, daily_writes: int | None) -> None:
+        self._retrying("quota_set", scope.tenant_wide(), {"daily_writes": daily_writes})
+
+    def count_writes(self, scope: Scope, day: str) -> int:
+        rows = self._run("writes_get", scope.tenant_wide(), {"day": day})
+        return int(rows[0]["writes"]) if rows else 0
+
+    def add_writes(self, scope: Scope, day: str, n: int) -> int:
+        rows = self._retrying("writes_add", scope.tenant_wide(), {"day": day, "n": n})
+        return int(rows[0]["writes"])
+
+    # governance ------------------------------------------------------------------------------
+    def purge_collections(self) -> tuple[str, ...]:
+        return PURGE_STEPS
+
+    def purge_collection(self, scope: Scope, collection: str) -> int:
+        if collection not in PURGE_STEPS:
+            raise ValidationError(
+                f"unknown purge collection {collection!r}; use one of {list(PURGE_STEPS)}"
+            )
+        tenant_wide = scope.tenant_wide()
+        with self.transaction():
+            if collection == "vectors":
+                rows = self._run("purge_vectors", tenant_wide, {})
+            else:
+                rows = self._run("purge_collection", tenant_wide, {"@collection": collection})
+        return len(rows)
+
+    def purge_tenant(self, scope: Scope) -> dict[str, int]:
+        with self.transaction():
+            return {name: self.purge_collection(scope, name) for name in PURGE_STEPS}
+
+    def tenant_residue(self, scope: Scope) -> dict[str, int]:
+        tenant_wide = scope.tenant_wide()
+        residue: dict[str, int] = {}
+        for name in PURGE_STEPS:
+            if name == "vectors":
+                rows = self._run("memory_vector_count", tenant_wide, {})
+                residue[name] = int(rows[0]["n"]) if rows else 0
+            else:
+                residue[name] = self._count_in(tenant_wide, name)
+        return residue
+
+    def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self.transaction():
+            self._run(
+                "relation_delete_for_memories",
+                scope,
+                {"namespace": scope.namespace, "ids": list(ids)},
+            )
+            rows = self._run(
+                "memory_delete_many", scope, {"namespace": scope.namespace, "ids": list(ids)}
+            )
+        return len(rows)

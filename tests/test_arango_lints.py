@@ -1,0 +1,236 @@
+"""The ArangoDB backend's offline lints: clean on the real tree, and able to fail.
+
+Every lint gets at least one broken example it must catch, so a lint that silently stops
+working (a regex that never matches) fails this file instead of passing vacuously.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from attestor_arango.errors import StoreError
+from attestor_arango.store.arango import lints
+from attestor_arango.store.arango.registry import (
+    Query,
+    Registry,
+    parse_query,
+    used_bind_params,
+)
+
+REGISTRY = Registry.load()
+
+
+# the real tree ------------------------------------------------------------------------------
+def test_every_aql_file_parses_and_filters_on_tenant() -> None:
+    assert lints.lint_aql_dir() == []
+    assert len(REGISTRY.names()) >= 30
+
+
+def test_every_call_site_passes_exactly_the_declared_params() -> None:
+    assert lints.lint_call_sites() == []
+
+
+def test_no_aql_is_built_by_string_formatting_in_the_package() -> None:
+    assert lints.lint_no_aql_formatting() == []
+
+
+def test_run_all_is_clean() -> None:
+    assert lints.run_all() == []
+
+
+# 1. header == usage --------------------------------------------------------------------------
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    (tmp_path / f"{name}.aql").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_used_params_ignore_comments_and_string_literals() -> None:
+    text = (
+        "// @params: tenant, @@col\n"
+        "/* @ghost */ FOR d IN @@col FILTER d.tenant == @tenant "
+        "AND d.x != \"@not_a_param\" AND d.y != '@neither' RETURN d // @trailing\n"
+    )
+    assert used_bind_params(text) == {"tenant", "@col"}
+    assert parse_query("ok", text).params == {"tenant", "@col"}
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        (
+            "// @params: tenant\nFOR d IN memories FILTER d.tenant == @tenant "
+            "AND d.id == @id RETURN d",
+            "used but not declared: ['id']",
+        ),
+        (
+            "// @params: tenant, id, extra\nFOR d IN memories FILTER d.tenant == @tenant "
+            "AND d.id == @id RETURN d",
+            "declared but not used: ['extra']",
+        ),
+        ("FOR d IN memories FILTER d.tenant == @tenant RETURN d", "exactly one '// @params:'"),
+        (
+            "// @params: tenant, @col\nFOR d IN @@col FILTER d.tenant == @tenant RETURN d",
+            "bad bind parameter",
+        ),
+    ],
+)
+def test_header_mismatch_is_caught(tmp_path: Path, text: str, fragment: str) -> None:
+    problems = lints.lint_aql_dir(_write(tmp_path, "broken", text))
+    assert len(problems) == 1 and fragment in problems[0]
+
+
+def test_registry_refuses_unknown_names_and_admin_misuse() -> None:
+    with pytest.raises(StoreError, match="unknown AQL query"):
+        REGISTRY.get("drop_everything")
+    assert REGISTRY.get("admin_vector_stats").admin is True
+    assert REGISTRY.get("memory_get").admin is False
+
+
+# 2. call sites -------------------------------------------------------------------------------
+GOOD_CALL = """
+class S:
+    def get(self, scope, mid):
+        return self._run("memory_get", scope, {"namespace": scope.namespace, "id": mid})
+"""
+
+
+def _calls(src: str) -> list[str]:
+    return lints.lint_call_sites_in_source(src, "example.py", REGISTRY)
+
+
+def test_call_site_lint_accepts_a_correct_call() -> None:
+    assert _calls(GOOD_CALL) == []
+
+
+@pytest.mark.parametrize(
+    "src, fragment",
+    [
+        ('self._run("memory_get", scope, {"id": mid})', "passes ['id']"),
+        ('self._run("memory_get", scope, {"namespace": n, "id": m, "extra": 1})', "extra"),
+        (
+            'self._run("memory_get", scope, {"namespace": n, "id": m, "tenant": t})',
+            "passes 'tenant'",
+        ),
+        ('self._run(name, scope, {"id": mid})', "literal query name"),
+        ('self._run("memory_get", scope, {**base, "id": mid})', "dict literal"),
+        ('self._run("memory_get", scope, params)', "dict literal"),
+        ('self._run("memory_gett", scope, {})', "unknown query"),
+        ('self._run("admin_vector_stats", scope, {})', "admin query"),
+        ('self.executor.run_admin("memory_get", {"namespace": 1, "id": 2})', "tenant query"),
+        ('self._retrying("entity_upsert", scope, {"namespace": n, "key": k})', "passes"),
+    ],
+)
+def test_call_site_lint_catches_broken_calls(src: str, fragment: str) -> None:
+    problems = _calls(f"def f(self, scope, mid, n, m, t, base, params, name, k):\n    {src}\n")
+    assert len(problems) == 1 and fragment in problems[0], problems
+
+
+def test_call_site_lint_reports_queries_nobody_calls(tmp_path: Path) -> None:
+    aql = tmp_path / "aql"
+    aql.mkdir()
+    (aql / "memory_get.aql").write_text(REGISTRY.get("memory_get").text, encoding="utf-8")
+    (aql / "orphan.aql").write_text(
+        "// @params: tenant\nFOR a IN audit FILTER a.tenant == @tenant RETURN a\n",
+        encoding="utf-8",
+    )
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "mod.py").write_text(GOOD_CALL, encoding="utf-8")
+    problems = lints.lint_call_sites(code, Registry.load(aql))
+    assert problems == ["aql/orphan.aql is never called"]
+
+
+# 3. tenant filter ----------------------------------------------------------------------------
+def _q(text: str) -> Query:
+    return parse_query("example", text)
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("// @params: id\nFOR m IN memories FILTER m.id == @id RETURN m", "never binds @tenant"),
+        (
+            "// @params: tenant\nFOR m IN memories FILTER m.owner == @tenant RETURN m",
+            "lacks the filter m.tenant == @tenant",
+        ),
+        (
+            "// @params: tenant\nFOR m IN memories FOR x IN episodes FILTER m.tenant == @tenant "
+            "RETURN [m, x]",
+            "loop over episodes",
+        ),
+        (
+            "// @params: tenant, @@c\nFOR d IN @@c FILTER d.other == @tenant REMOVE d IN @@c",
+            "loop over @@c",
+        ),
+        (
+            "// @params: tenant, s\nFOR s0 IN graph_nodes FILTER s0.tenant == @tenant AND "
+            "s0.key == @s FOR v, e, p IN 1..2 ANY s0 relations FILTER "
+            "p.vertices[*].tenant ALL == @tenant RETURN v",
+            "p.edges[*].tenant ALL == @tenant",
+        ),
+        (
+            "// @params: tenant, s\nFOR s0 IN graph_nodes FILTER s0.tenant == @tenant AND "
+            "s0.key == @s FOR v IN 1..2 ANY s0 relations RETURN v",
+            "path variable",
+        ),
+        (
+            "// @params: tenant, k\nUPSERT { key: @k } INSERT { tenant: @tenant, key: @k } "
+            "UPDATE {} IN entities RETURN NEW",
+            "upsert search object",
+        ),
+        (
+            "// @params: tenant, doc\nINSERT MERGE(@doc, { owner: @tenant }) INTO memories "
+            "RETURN NEW",
+            "insert does not force",
+        ),
+    ],
+)
+def test_tenant_filter_lint_catches_missing_filters(text: str, fragment: str) -> None:
+    problems = lints.lint_tenant_filter(_q(text))
+    assert any(fragment in p for p in problems), problems
+
+
+def test_every_real_query_fails_the_tenant_lint_without_its_tenant_predicates() -> None:
+    """Strip each real tenant query's tenant predicates: the lint must notice every time."""
+    checked = 0
+    for query in REGISTRY:
+        if query.admin:
+            continue
+        text = re.sub(r"\.tenant(\s+ALL)?\s*==\s*@tenant", ".tenant != null", query.text)
+        text = re.sub(r"\btenant\s*:\s*@tenant", 'tenant: "x"', text)
+        mutated = Query(query.name, text, query.params, admin=False)
+        assert lints.lint_tenant_filter(mutated), query.name
+        checked += 1
+    assert checked == len(REGISTRY.names()) - 1  # all but the one admin query
+
+
+# 4. no AQL by string formatting -------------------------------------------------------------
+@pytest.mark.parametrize(
+    "src, how",
+    [
+        ('q = f"FOR m IN {col} FILTER m.tenant == @tenant RETURN m"', "f-string"),
+        ('q = "FOR m IN %s RETURN m" % col', "'%' formatting"),
+        ('q = "FOR m IN {} RETURN m".format(col)', "str.format"),
+        ('q = "FOR m IN " + col + " RETURN m"', "'+' concatenation"),
+        ('q = f"UPSERT {{ tenant: @tenant }} INSERT {doc} UPDATE {{}} IN x"', "f-string"),
+    ],
+)
+def test_formatting_lint_catches_built_aql(src: str, how: str) -> None:
+    problems = lints.lint_formatting_in_source(src, "bad.py")
+    assert len(problems) == 1 and how in problems[0]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        'q = f"SELECT {cols} FROM memories WHERE tenant = :tenant ORDER BY id LIMIT 1"',
+        'q = f"INSERT INTO audit ({cols}) VALUES (:a) RETURNING seq"',
+        'msg = f"memory {mid} is not open; for details see the docs"',
+        'q = "FOR m IN memories RETURN m"  # a plain literal is fine',
+    ],
+)
+def test_formatting_lint_leaves_sql_prose_and_literals_alone(src: str) -> None:
+    assert lints.lint_formatting_in_source(src, "ok.py") == []
