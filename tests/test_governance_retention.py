@@ -115,15 +115,23 @@ def test_run_archives_and_deletes_with_audit(mem: AgentMemory, clock: ManualCloc
     assert mem.store.count_rows(Scope("beta")) == beta_before
     # audit: delete attempt before, outcome after; archive after
     log = [(e.action, e.details.get("count")) for e in mem.audit_log(limit=100, context=ORCH)]
-    assert log[-3:] == [
+    assert log[-4:] == [
         ("retention_delete_attempted", 2),
         ("retention_delete", 2),
         ("retention_archive", 1),
+        ("retention_run", None),
     ]
     assert mem.verify_audit_chain(context=ORCH).ok
     # a second run finds nothing left to do
     again = mem.apply_retention(POLICIES, context=ORCH)
     assert [o.matched for o in again.outcomes] == [[], []]
+    last = mem.audit_log(limit=100, context=ORCH)[-1]
+    assert last.action == "retention_run"
+    assert [p["matched"] for p in last.details["policies"]] == [0, 0]
+    # a dry run writes nothing, not even an audit entry
+    n = len(mem.audit_log(limit=1000, context=ORCH))
+    mem.apply_retention(POLICIES, dry_run=True, context=ORCH)
+    assert len(mem.audit_log(limit=1000, context=ORCH)) == n
 
 
 def test_default_policies_come_from_config(tmp_path: Path, clock: ManualClock) -> None:
@@ -159,11 +167,15 @@ def test_a_failing_delete_is_audited_and_reported(mem: AgentMemory, clock: Manua
     mem.store = real
     assert not report.ok and "disk full" in (report.outcomes[0].error or "")
     actions = [e.action for e in mem.audit_log(limit=100, context=ORCH)]
-    assert actions[-3:] == [
+    assert actions[-4:] == [
         "retention_delete_attempted",
         "retention_delete_failed",
         "retention_archive",
+        "retention_run",
     ]
+    run = mem.audit_log(limit=100, context=ORCH)[-1]
+    assert run.details["ok"] is False
+    assert [p["applied"] for p in run.details["policies"]] == [0, 1]
     assert len(mem.list(context=SCRATCH)) == 3  # nothing was deleted
 
 

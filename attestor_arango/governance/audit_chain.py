@@ -38,6 +38,7 @@ DELETION_ACTIONS = frozenset(
         "retention_delete_attempted",
         "retention_delete",
         "retention_delete_failed",
+        "retention_run",
         "compact_attempted",
         "compact",
         "compact_failed",

@@ -240,4 +240,17 @@ def apply_retention(
                 )
         except Exception as exc:
             outcome.error = f"{type(exc).__name__}: {exc}"
+    if not dry_run:
+        # the run itself is on record, even when no policy matched anything
+        summary = [
+            {
+                "policy": o.policy,
+                "action": o.action,
+                "matched": len(o.matched),
+                "applied": o.applied,
+                "error": o.error,
+            }
+            for o in report.outcomes
+        ]
+        mem._audit(ctx, "retention_run", tenant, {"policies": summary, "ok": report.ok})
     return report
