@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -99,3 +101,44 @@ def test_delete_memories_removes_rows_vectors_text_and_derived_edges(store: Stor
     bob = _seed(store, "bob")
     assert store.delete_memories(scope, bob) == 0
     assert store.tenant_residue(Scope("bob"))["memories"] == 3
+
+
+def test_chain_head_is_backfilled_when_an_old_file_migrates(tmp_path: Path) -> None:
+    """A file written before the audit_heads table existed gets its heads on open."""
+    from attestor_arango import audit as audit_log
+    from attestor_arango.store.embedded import SQLiteStore
+    from attestor_arango.store.embedded_schema import MIGRATIONS, _statements
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    for statement in _statements(MIGRATIONS[0][1]):
+        conn.execute(statement)
+    conn.execute(f"PRAGMA user_version = {MIGRATIONS[0][0]}")
+    prev = audit_log.GENESIS
+    for seq in (1, 2):
+        fields = {
+            "tenant": "acme",
+            "seq": seq,
+            "id": f"e{seq}",
+            "ts": T0 + seq,
+            "agent_id": "a",
+            "role": "orchestrator",
+            "action": "forget",
+            "target": None,
+            "details": {},
+            "prev_hash": prev,
+        }
+        prev = audit_log.entry_hash(fields)
+        conn.execute(
+            "INSERT INTO audit (tenant, seq, id, ts, agent_id, role, action, target, details, "
+            "prev_hash, hash) VALUES (:tenant, :seq, :id, :ts, :agent_id, :role, :action, "
+            ":target, '{}', :prev_hash, :hash)",
+            {**fields, "hash": prev},
+        )
+    conn.close()
+    store = SQLiteStore(path)
+    try:
+        assert store.audit_head(Scope("acme")) == (2, prev)
+        assert store.audit_head(Scope("beta")) is None
+    finally:
+        store.close()
