@@ -100,6 +100,10 @@ def _patterns(
     return prefs, rules
 
 
+def _shown(f: Fact) -> str:
+    return ("not " if f.negated else "") + (f.value or "")
+
+
 def _flip_flops(facts: list[tuple[str, int, Fact]]) -> list[dict[str, Any]]:
     """A single-valued attribute that took a value, changed, and came back (A -> B -> A),
     or took two values within one episode."""
@@ -121,7 +125,8 @@ def _flip_flops(facts: list[tuple[str, int, Fact]]) -> list[dict[str, Any]]:
         sequence = [p[2] for p in changes]
         if len(sequence) != len(set(sequence)):
             out.append({"kind": "reverted", "subject": subject, "attribute": attribute,
-                        "values": sequence, "episodes": [p[1] for p in changes],
+                        "values": [_shown(p[3]) for p in changes],
+                        "episodes": [p[1] for p in changes],
                         "statements": [p[3].text for p in changes]})  # fmt: skip
     return out
 
