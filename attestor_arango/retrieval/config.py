@@ -20,6 +20,10 @@ class RetrievalConfig:
     bm25_enabled: bool = True
     vector_k: int = 50
     text_k: int = 50
+    # re-score the text lane with BM25 statistics of the visible candidates only
+    # (replay-stable); the index is asked for text_fetch_k rows first
+    bm25_rescore: bool = True
+    text_fetch_k: int = 400
     # fusion: reciprocal rank fusion as a fused score (sum of 1/(k+rank)),
     # normalised by its best possible value so the bonuses below are on a 0..1 scale
     rrf_k: int = 60
@@ -59,7 +63,14 @@ class RetrievalConfig:
     llm_temperature: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("vector_k", "text_k", "rrf_k", "relation_limit", "multi_query_n"):
+        for name in (
+            "vector_k",
+            "text_k",
+            "text_fetch_k",
+            "rrf_k",
+            "relation_limit",
+            "multi_query_n",
+        ):
             if getattr(self, name) < 1:
                 raise ValidationError(f"retrieval.{name} must be >= 1")
         if not 0 <= self.graph_max_depth <= 6:

@@ -28,6 +28,7 @@ from ..errors import ValidationError
 from ..models import RecallResponse, RecallResult
 from ..scope import Scope, TemporalView
 from ..store.protocol import Hit, Store
+from ..validation import entity_key
 from .budget import pack
 from .candidates import Candidate, order
 from .config import RetrievalConfig
@@ -37,11 +38,37 @@ from .graph import apply_affinity, relation_candidates
 from .lanes import QueryExpander
 from .mmr import mmr_rerank
 from .temporal import apply_decay_boost, apply_freshness
+from .text import rescore
 from .trace import RecallTrace, Tracer, recall_id
 
 
 def _err(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hit]) -> list[Hit]:
+    """The vector lane re-scored in float64 from the stored vectors, re-ordered by the tie rule.
+
+    An index's float32 scores can differ in the last bits with the shape of the
+    matrix it scanned (and so with rows added after a replay's as_of); exact
+    float64 cosine over the candidates' own vectors depends on them alone.
+    """
+    if not hits:
+        return []
+    vecs = store.get_vectors(scope, sorted({h.memory.id for h in hits}))
+    q = np.asarray(qvec, dtype=np.float64)
+    q = q / (float(np.linalg.norm(q)) or 1.0)
+    out: list[Hit] = []
+    for h in hits:
+        v = vecs.get(h.memory.id)
+        if v is None:
+            out.append(Hit(h.memory, round(float(h.score), 6)))
+            continue
+        v64 = np.asarray(v, dtype=np.float64)
+        cos = float(sum((v64 * q).tolist())) / (float(np.linalg.norm(v64)) or 1.0)
+        out.append(Hit(h.memory, round(cos, 9)))
+    out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
+    return out
 
 
 def _lanes(
@@ -59,7 +86,9 @@ def _lanes(
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
-            hits = store.vector_candidates(scope, qvec, config.vector_k, view)
+            hits = exact_cosine(
+                store, scope, qvec, store.vector_candidates(scope, qvec, config.vector_k, view)
+            )
             lanes.append(("vector", hits))
             tr.step("vector", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:  # a lane failure degrades, it does not abort
@@ -67,7 +96,12 @@ def _lanes(
             tr.step("vector", 0, 0, error=errors["vector_error"])
     if config.bm25_enabled:
         try:
-            hits = store.text_candidates(scope, query, config.text_k, view)
+            if config.bm25_rescore:
+                fetch = max(config.text_k, config.text_fetch_k)
+                pool = store.text_candidates(scope, query, fetch, view)
+                hits = rescore(pool, query)[: config.text_k]
+            else:
+                hits = store.text_candidates(scope, query, config.text_k, view)
             lanes.append(("bm25", hits))
             tr.step("bm25", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:
@@ -78,7 +112,9 @@ def _lanes(
         try:
             for i, text in enumerate(expanders["hyde"](query)):
                 vec = embedder.embed([text])[0]
-                hits = store.vector_candidates(scope, vec, config.vector_k, view)
+                hits = exact_cosine(
+                    store, scope, vec, store.vector_candidates(scope, vec, config.vector_k, view)
+                )
                 lanes.append((f"hyde_{i + 1}", hits))
             tr.step("hyde", 0, sum(len(h) for n, h in lanes if n.startswith("hyde_")))
         except Exception as exc:
@@ -88,7 +124,11 @@ def _lanes(
         try:
             rewrites = expanders["multi_query"](query)[: config.multi_query_n]
             for i, text in enumerate(rewrites):
-                hits = store.text_candidates(scope, text, config.text_k, view)
+                if config.bm25_rescore:
+                    pool = store.text_candidates(scope, text, config.text_fetch_k, view)
+                    hits = rescore(pool, text)[: config.text_k]
+                else:
+                    hits = store.text_candidates(scope, text, config.text_k, view)
                 lanes.append((f"mq_{i + 1}", hits))
             tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
         except Exception as exc:
@@ -114,10 +154,19 @@ def _graph(
         if not keys:
             tr.step("graph", n_in, n_in, query_entities=0)
             return cands, []
+        # Entities carry no transaction time, so a name learnt after as_of could be
+        # recognised in a replay. Only keys the view can see count: a candidate's
+        # entity or an endpoint of a relation visible in the view.
+        rels = store.relations_touching(scope, keys, view)
+        seen = {entity_key(c.memory.entity) for c in cands if c.memory.entity}
+        seen |= {r.source for r in rels} | {r.target for r in rels}
+        keys = [k for k in keys if k in seen]
+        if not keys:
+            tr.step("graph", n_in, n_in, query_entities=0)
+            return cands, []
         hops = store.hops(scope, keys, config.graph_max_depth, view)
         apply_affinity(cands, hops, config)
         if config.relations_enabled:
-            rels = store.relations_touching(scope, keys, view)
             existing = {c.id for c in cands}
             synth = [
                 s

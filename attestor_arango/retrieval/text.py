@@ -1,0 +1,179 @@
+"""View-stable BM25: the text lane re-scored with statistics of what the view sees.
+
+A full-text index keeps its term statistics over every row it ever indexed,
+including rows created after a replay's ``as_of`` (and rows of other tenants).
+Raw index scores would therefore change when later rows arrive and break the
+replay guarantee. The pipeline asks the index for a generous candidate set and
+re-scores it here with Okapi BM25 whose document frequencies, corpus size and
+average length come from those visible candidates only. When the index returns
+every visible match (fewer than the fetch size) the result depends on the view
+alone. Tokens: lower-cased words, Porter-stemmed like the embedded FTS5
+tokenizer, stop words dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+
+import snowballstemmer
+
+from ..store.protocol import Hit
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_STEMMER = snowballstemmer.stemmer("porter")
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "after",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
+)
+
+
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word))
+
+
+def terms(text: str) -> list[str]:
+    """Stemmed, lower-cased, stop-word-free tokens."""
+    norm = unicodedata.normalize("NFKC", text).lower()
+    return [_stem(w) for w in _WORD.findall(norm) if w not in STOPWORDS]
+
+
+def rescore(hits: Sequence[Hit], query: str, k1: float = 1.2, b: float = 0.75) -> list[Hit]:
+    """The hits re-scored and re-ordered (score desc, t_created desc, id asc); zero scores drop."""
+    q = list(dict.fromkeys(terms(query)))
+    if not q or not hits:
+        return []
+    docs = {h.memory.id: terms(h.memory.content) for h in hits}
+    n = len(docs)
+    avgdl = sum(len(t) for t in docs.values()) / n or 1.0
+    df: Counter[str] = Counter()
+    for toks in docs.values():
+        df.update(set(toks) & set(q))
+    out: list[Hit] = []
+    seen: set[str] = set()
+    for h in hits:
+        if h.memory.id in seen:
+            continue
+        seen.add(h.memory.id)
+        toks = docs[h.memory.id]
+        tf = Counter(t for t in toks if t in df)
+        score = 0.0
+        for t, f in tf.items():
+            idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            score += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(toks) / avgdl))
+        if score > 0:
+            out.append(Hit(h.memory, round(score, 9)))
+    out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
+    return out
