@@ -209,7 +209,7 @@ class LocalMiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         # Batches are formed from length-sorted texts, as sentence-transformers does, so a
-        # short text is not padded to a long neighbour's length (several times faster on mixed
+        # short text is not padded to a long neighbour's length (less wasted work on mixed
         # input); rows go back to input order. No lock: tokenizer and session are thread-safe.
         token_ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
         order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
