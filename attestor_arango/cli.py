@@ -57,12 +57,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path", help="directory for the demo store (default: a new temp dir)")
     p.add_argument("--json", action="store_true", help="also print the results as JSON")
     p.set_defaults(func=_cmd_demo)
+
+    from . import cli_commands, cli_server
+
+    cli_server.register(sub)
+    cli_commands.register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command; typed errors become the documented exit codes (see cli_output)."""
+    from .cli_output import report_error
+    from .errors import AttestorError
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except AttestorError as err:
+        return report_error(err, bool(getattr(args, "json", False)))
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -96,6 +96,7 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
     env["ATTESTOR_PATH"] = str(home / "memory.db")
     env["ATTESTOR_EMBEDDER"] = "hashing"
     env["XDG_DATA_HOME"] = str(home / "xdg")
+    env["COLUMNS"] = "200"  # rich tables: no wrapping inside the cells tests look at
     env.update(extra)
     return env
 
