@@ -175,3 +175,17 @@ def test_deletion_audit_log_lists_removals_newest_first(chain_mem: AgentMemory) 
     actions = [e.action for e in chain_mem.deletion_audit_log(limit=2, context=MONITOR)]
     assert actions == ["purge_completed", "purge_attempted"]
     assert chain_mem.verify_audit_chain(context=ORCH).ok
+
+
+def test_long_chains_are_verified_across_pages(mem: AgentMemory) -> None:
+    for i in range(1203):
+        mem._audit(ORCH, "note", f"t{i}", {"i": i})
+    report = mem.verify_audit_chain(context=ORCH)
+    assert report.ok and report.entries == 1203 and report.last_seq == 1203
+    conn = sqlite3.connect(str(mem.store.path))  # type: ignore[attr-defined]
+    conn.execute("DROP TRIGGER audit_no_update")
+    conn.execute("UPDATE audit SET target = 'forged' WHERE tenant = 'acme' AND seq = 777")
+    conn.commit()
+    conn.close()
+    broken = mem.verify_audit_chain(context=ORCH)
+    assert [(p.kind, p.seq) for p in broken.problems] == [("modified", 777)]
