@@ -27,8 +27,18 @@ def _embedded(tmp_path: Path, request: pytest.FixtureRequest) -> Store:
     return SQLiteStore(tmp_path / "memory.db")
 
 
+def _arangodb(tmp_path: Path, request: pytest.FixtureRequest) -> Store:
+    """A fresh database on ARANGO_URL or a testcontainers server; skips saying why not."""
+    from attestor_arango.store.arango.testing import fresh_store, session_server
+
+    store, drop = fresh_store(session_server(request.config))
+    request.addfinalizer(drop)
+    return store
+
+
 STORE_FACTORIES: dict[str, Callable[[Path, pytest.FixtureRequest], Store]] = {
     "embedded": _embedded,
+    "arangodb": _arangodb,
 }
 BACKENDS = list(STORE_FACTORIES)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +53,11 @@ def version_tuple(version: str) -> tuple[int, ...]:
     """'3.12.7.2' -> (3, 12, 7, 2); non-numeric suffixes ('-rc1') are ignored."""
     parts: list[int] = []
     for piece in version.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
+        match = re.match(r"\d+", piece)
+        if match is None:
             break
-        parts.append(int(digits))
-        if len(digits) != len(piece):
+        parts.append(int(match.group(0)))
+        if match.end() != len(piece):
             break
     return tuple(parts)
 
