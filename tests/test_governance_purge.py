@@ -136,8 +136,7 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
             "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?", (MARK.lower(),)
         ).fetchone()[0]
         assert fts_hits == 0
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    # raw bytes: secure_delete and the FTS merge leave nothing of the subject in the file
+    # raw bytes: secure_delete, the FTS merge and the WAL checkpoint leave nothing behind
     raw = path.read_bytes()
     wal = path.with_name(path.name + "-wal")
     if wal.exists():

@@ -78,8 +78,11 @@ def purge_user(mem: AgentMemory, ctx: AgentContext, user: str, reason: str) -> P
     """Erases tenant ``user``; permission and reason are checked by the caller first."""
     store = mem.store
     scope = Scope(user)
-    before = store.tenant_residue(scope)
     plan = list(store.purge_collections())
+    try:
+        before: dict[str, int] | None = store.tenant_residue(scope)
+    except Exception:  # counting is informative only; the attempt is recorded regardless
+        before = None
     attempted = mem._audit(
         ctx,
         "purge_attempted",
@@ -89,9 +92,8 @@ def purge_user(mem: AgentMemory, ctx: AgentContext, user: str, reason: str) -> P
     report = PurgeReport(tenant=user, reason=reason, ok=False)
     report.attempted_audit_seq = attempted.seq
     for i, collection in enumerate(plan):
-        try:
-            with store.transaction():
-                report.removed[collection] = store.purge_collection(scope, collection)
+        try:  # each step commits on its own: progress before a failure stays made
+            report.removed[collection] = store.purge_collection(scope, collection)
         except Exception as exc:
             report.failed_collection = collection
             report.error = f"{type(exc).__name__}: {exc}"

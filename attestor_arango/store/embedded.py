@@ -602,8 +602,9 @@ class SQLiteStore:
                     self._exec(q.FTS_OPTIMIZE)
                 if collection in ("vectors", "memories"):
                     self._after_commit("drop", scope.tenant)
-            if not nested and collection == "memories":
-                # old page images of the erased rows must not linger in the WAL file
+            if not nested:
+                # copy the overwritten pages into the file and empty the WAL, so no old page
+                # image of an erased row lingers on disk (best effort: a reader may block it)
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         return max(removed, 0)
 

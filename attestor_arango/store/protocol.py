@@ -139,8 +139,8 @@ class Store(Protocol):
     def purge_collection(self, scope: Scope, collection: str) -> int:
         """Deletes every row of the tenant in one collection, caches of it included.
 
-        Idempotent (a re-run returns 0); returns how many rows it removed. Call it
-        inside ``transaction()``; caches are dropped when that commits.
+        Idempotent (a re-run returns 0); returns how many rows it removed. Commits on its
+        own (joins an enclosing ``transaction()``); caches are dropped when that commits.
         """
         ...
 
