@@ -147,3 +147,16 @@ def test_concurrent_writers_cannot_overrun_the_quota(tmp_path: Path, clock: Manu
     assert mems[0].store.count_writes(Scope("acme"), utc_day(clock.now_us())) == 7
     for m in mems:
         m.close()
+
+
+def test_ingest_is_held_to_the_same_quota(mem: AgentMemory) -> None:
+    mem.set_quota("acme", daily_writes=0, context=ORCH)
+    before = mem.store.count_rows(Scope("acme"))
+    with pytest.raises(QuotaExceededError):
+        mem.ingest_round(
+            {"user": "I moved to Lisbon last week.", "assistant": "Noted."}, context=WRITER
+        )
+    after = mem.store.count_rows(Scope("acme"))
+    # no fact is stored; the verbatim episode is kept as evidence (the ingest design)
+    assert after["total"] == before["total"] == 0
+    assert after["episodes"] == before["episodes"] + 1

@@ -27,6 +27,13 @@ Op = Callable[[AgentMemory, AgentContext, dict[str, Any]], object]
 OPS: dict[str, tuple[set[str], Op]] = {
     "add": (WRITERS, lambda m, c, s: m.add("a new fact", context=c)),
     "update": (WRITERS, lambda m, c, s: m.update(s["id"], content="changed", context=c)),
+    "ingest_round": (
+        WRITERS,
+        lambda m, c, s: m.ingest_round(
+            {"user": "I moved to Lisbon last week.", "assistant": "Noted."}, context=c
+        ),
+    ),
+    "consolidate": (WRITERS, lambda m, c, s: m.consolidate(limit=5, context=c)),
     "forget": (ADMIN, lambda m, c, s: m.forget(s["id"], reason="r", context=c)),
     "purge_user": (ADMIN, lambda m, c, s: m.purge_user("acme", "erasure", context=c)),
     "apply_retention": (
