@@ -199,3 +199,35 @@ def test_llm_extractor_falls_back_to_rules_never_drops(step: object) -> None:
     )
     assert [(f.attribute, f.value) for f in found] == [("location", "Porto")]
     assert warnings and "fell back to rules" in warnings[0]
+
+
+def test_titles_do_not_end_a_sentence() -> None:
+    found = facts("I changed doctors, my doctor is now Dr. Kim.")
+    assert [f.value for f in found if f.attribute == "doctor"] == ["Dr. Kim"]
+
+
+def test_reading_starts_at_an_inner_subject() -> None:
+    [fact] = facts("After the diet I weigh 75 kg now.")
+    assert (fact.subject, fact.attribute, fact.value) == ("user", "num:weigh:kg", "75 kg")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My dentist appointment is on March 3.", "My dentist appointment got moved to March 10."),
+        ("The project deadline is Friday.", "The project deadline was pushed to next Wednesday."),
+        ("Our wedding is planned for June 2027.", "We moved the wedding to September 2027."),
+    ],
+)
+def test_a_rescheduled_thing_keeps_one_subject_and_attribute(old: str, new: str) -> None:
+    [a], [b] = facts(old), facts(new)
+    assert (a.subject, a.attribute) == (b.subject, b.attribute)
+    assert a.attribute == "when" and a.value != b.value
+
+
+def test_states_read_alike_whichever_frame_finds_them() -> None:
+    [a], [b] = facts("My account is active."), facts("My account got suspended.")
+    assert (a.subject, a.attribute, a.value) == ("user's account", "status", "active")
+    assert (b.subject, b.attribute, b.value) == ("user's account", "status", "suspended")
+    [c] = facts("The production server is back up.")
+    assert (c.attribute, c.value) == ("status", "up")

@@ -100,7 +100,7 @@ def _readings(sentence: str, label: str, speaker: Speaker) -> list[Reading]:
         first = clause.split()[0]
         if carry and first.islower() and first not in {"i", "we", "my", "our", "the", "it"}:
             clause = f"{carry} {clause}"  # "I moved to Berlin and started at Siemens"
-        reading = read_clause(clause, label)
+        reading = _read_from_subject(clause, label)
         if re.match(r"(?i:i|we)\b", clause):
             carry = clause.split()[0]
         if reading is None:
@@ -110,6 +110,26 @@ def _readings(sentence: str, label: str, speaker: Speaker) -> list[Reading]:
         if all(r.attribute != reading.attribute for r in out):
             out.append(reading)
     return out
+
+
+_INNER_SUBJECT = re.compile(r"\b(?:I|[Ww]e|[Mm]y|[Oo]ur)\b")
+
+
+def _read_from_subject(clause: str, label: str) -> Reading | None:
+    """The clause's reading, else the reading from an inner subject on
+    ("After the diet I weigh 75 kg" reads from "I weigh 75 kg")."""
+    reading = read_clause(clause, label)
+    if reading is not None:
+        return reading
+    for m in _INNER_SUBJECT.finditer(clause):
+        if m.start() > 0:
+            reading = read_clause(clause[m.start() :], label)
+            if reading is not None:
+                return reading
+    return None
+
+
+_DANGLING = re.compile(r"(?:^|\s)(?:for|on|at|in|to|by|until|till|from|of)$", re.I)
 
 
 def _entities(sentence: str, subject: str, readings: list[Reading]) -> tuple[str, ...]:
@@ -167,6 +187,9 @@ class RuleExtractor:
             reading_text = plain.replace(span.expression, " ") if span else plain
             reading_text = " ".join(reading_text.split())
             readings = _readings(reading_text, subject, speaker)
+            if span and (not readings or any(_DANGLING.search(r.value) for r in readings)):
+                # the time expression was the value ("my appointment is on March 3")
+                readings = _readings(plain, subject, speaker) or readings
             if speaker == "assistant":
                 readings = [r for r in readings if r.subject != subject]
             chosen: list[Reading | None] = list(readings) or [None]

@@ -16,9 +16,17 @@ from dataclasses import dataclass
 from .text import FILLERS, STOPWORDS, stem, value_key
 
 _NW = r"(?!(?:is|are|was|were|am|has|have|had|will|would|do|does|did|not|no|never)\b)[a-z]+"
+_STARTERS = (
+    r"(?:After|Before|These|This|That|Those|Lately|Since|When|While|Today|Yesterday|Then|Now|"
+    r"So|But|And|Also|Actually|Recently|Currently|Finally|Still|Just|Well|Oh|Yes|No|Last|Next|"
+    r"In|On|At|For|From|With|During|Because|If|Although|Though|Anyway|Sadly|Luckily|"
+    r"Unfortunately|Fortunately|Honestly|Basically|Apparently|Nowadays|Meanwhile|There|It|"
+    r"He|She|They|You|Here|What|Once|Soon|Later|Earlier|Ever|Every|Some|Many|Most|All)\b"
+)
+_NAME = r"(?!I\b)[A-Z][\w'&.-]*"
 _S = (
-    rf"(?P<s>(?i:i|we)|(?i:my|our)\s+(?:{_NW}\s+)?{_NW}|"
-    rf"[A-Z][\w'&.-]*(?:\s+[A-Z][\w'&.-]*){{0,3}}|(?i:the)\s+{_NW}(?:\s+{_NW})?)"
+    rf"(?P<s>(?i:i|we)|(?i:my|our)\s+(?:{_NW}\s+){{0,3}}?{_NW}|"
+    rf"(?!{_STARTERS}){_NAME}(?:\s+{_NAME}){{0,3}}|(?i:the)\s+{_NW}(?:\s+{_NW})?)"
 )
 _A = (
     r"(?:\s+(?i:now|currently|still|just|recently|finally|actually|also|officially|already|"
@@ -67,6 +75,47 @@ _CUT = re.compile(
     r"though|as|after|before|until|if|instead\s+of|rather\s+than)\b).*$",
     re.I,
 )
+
+
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTH = (
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
+)
+_TIMEY = re.compile(
+    r"^(?:(?:planned|scheduled|set|booked|due|expected|moved|pushed|rescheduled|postponed)\s+)?"
+    r"(?:(?:for|on|at|in|to|by|until|till)\s+)?(?:the\s+)?(?:next\s+|this\s+|coming\s+)?"
+    rf"(?:{_WEEKDAY}|{_MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:\s+\d{{4}})?|"
+    r"\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|noon|midnight|"
+    r"tomorrow|today|tonight|\d{4}-\d{2}-\d{2}|(?:19|20)\d{2})\b",
+    re.I,
+)
+
+
+def is_time_value(value: str) -> bool:
+    """Whether a value is a date or time ("next Wednesday", "at 9am", "June 2027")."""
+    return bool(_TIMEY.match(value.strip()))
+
+
+_STATE_WORDS = frozenset(
+    str.split("active inactive valid invalid expired overdue paid unpaid free busy locked banned")
+)
+
+
+def status_value(value: str) -> str | None:
+    """A one-word state ("suspended", "back up", "offline"), lower-cased; else None."""
+    v = re.sub(r"^(?:back|now|again|still|currently)\s+", "", value.strip(), flags=re.I).lower()
+    if re.fullmatch(rf"(?i:{STATUS_WORDS})", v):
+        return v
+    if re.fullmatch(r"[a-z]+", v) and (v in _STATE_WORDS or (v.endswith("ed") and len(v) > 4)):
+        return v
+    return None
+
+
+def _thing(raw: str) -> str:
+    """A scheduled thing named without its owner or article: "our wedding" -> "wedding"."""
+    return re.sub(r"^(?:my|our|the|his|her|their)\s+", "", raw.strip(), flags=re.I).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +185,19 @@ _STOP = _alt("quit", "stopped", r"gave\s+up", r"give\s+up", r"cut\s+out")
 _START = _alt("started", "began", r"took\s+up", r"picked\s+up", "start")
 _OWN = _alt("have", "has", "own", "owns", "bought", "adopted")
 
+_RESCHEDULE = _alt(
+    "moved", "pushed", "rescheduled", "postponed", "changed", "shifted", "delayed", "brought",
+    "bumped", "set",
+)  # fmt: skip
+_WHEN = _alt(
+    "ends", "end", "starts", "start", "begins", "begin", "expires", "expire", "finishes",
+    "closes", "opens", "leaves", "leave", "departs", "arrives", "lands", "happens", "falls",
+)  # fmt: skip
 _FRAMES: list[tuple[str, str, bool, str | None]] = [
     # (verb pattern, attribute, single-valued, relation); order matters: first match wins
+    (rf"{_RESCHEDULE}\s+(?P<obj>(?i:the|our|my)\s+[a-z]+(?:\s+[a-z]+)?\s+)?(?i:back\s+|forward\s+)?"
+     r"(?i:to|until|till|for)\s+(?P<when>)", "when", True, None),
+    (rf"{_WHEN}\s+(?P<when2>)", "when", True, None),
     (rf"{_MOVE}\s+(?i:back\s+)?(?:(?i:from)\s+(?P<old>.+?)\s+)?(?i:to|into)\s+", "location", True,
      "lives_in"),
     (rf"{_LIVE}\s+(?i:in|at|near)\s+", "location", True, "lives_in"),
@@ -152,7 +212,7 @@ _FRAMES: list[tuple[str, str, bool, str | None]] = [
     (rf"{_INTENT}\s+(?i:to\s+)?", "intent", True, None),
     (rf"(?P<st>{_REL})\b\s*(?:(?i:to|with)\s+)?", "relationship_status", True, None),
     (rf"(?P<brk>{_BREAK})\s+", "relationship_status", True, None),
-    (r"(?P<st>" + STATUS_WORDS + r")\b\s*", "status", True, None),
+    (r"(?P<st>" + STATUS_WORDS + r"|[a-z]{3,}ed)\b\s*", "status", True, None),
     (rf"{_STOP}\s+(?P<stop>)", "does", False, None),
     (rf"{_START}\s+(?P<start>)", "does", False, None),
     (rf"{_OWN}\s+", "owns", False, "owns"),
@@ -186,6 +246,12 @@ def read_clause(clause: str, label: str) -> Reading | None:
         value = _clean(m.group("v"))
         if value:
             neg = bool(m.group("neg"))
+            if is_time_value(value):
+                return Reading(_thing(x), "when", value, True, neg)
+            if re.fullmatch(_REL, value):
+                return Reading(f"{owner}'s {x}", "relationship_status", value.lower(), True, neg)
+            if status_value(value):
+                return Reading(f"{owner}'s {x}", "status", status_value(value) or "", True, neg)
             return Reading(owner, attribute, value, True, neg, relation)
     m = _AUTHORED.match(clause)
     if m:
@@ -204,6 +270,12 @@ def read_clause(clause: str, label: str) -> Reading | None:
         groups = m.groupdict()
         neg = _negated(m, clause)
         raw = m.group("v")
+        if groups.get("when") is not None or groups.get("when2") is not None:
+            value = _clean(raw)
+            if not is_time_value(value):
+                continue
+            thing = _thing(groups.get("obj") or m.group("s"))
+            return Reading(thing, "when", value, True, neg)
         if groups.get("isa") is not None and not re.search(
             r"(?i:\b(?:am|is|are)\b)", m.group("aux")
         ):
@@ -213,6 +285,8 @@ def read_clause(clause: str, label: str) -> Reading | None:
             if attribute == "status" and not re.search(r"(?i:\b(?:am|is|are|was|got)\b)", aux):
                 continue
             status = " ".join(groups["st"].lower().split())
+            if attribute == "status" and (status_value(status) is None or _clean(raw)):
+                continue  # "-ed" words only as a whole state: "got suspended", not "got moved to"
             partner = _clean(raw) if attribute != "status" else ""
             if partner:
                 joiner = (
@@ -283,8 +357,11 @@ def _generic(clause: str, label: str) -> Reading | None:
         subject = _subject(m.group("s"), label)
         value = _clean(m.group("v"))
         if subject and value:
-            if re.fullmatch(rf"(?i:{STATUS_WORDS})", value):
-                return Reading(subject, "status", value.lower(), True, bool(m.group("neg")))
+            if is_time_value(value):
+                return Reading(_thing(m.group("s")), "when", value, True, bool(m.group("neg")))
+            if status_value(value):
+                state = status_value(value) or ""
+                return Reading(subject, "status", state, True, bool(m.group("neg")))
             return Reading(subject, f"is:{value_key(value)}", value, False, bool(m.group("neg")))
     m = _VERB.match(clause)
     if m and m.group("s").lower() in {"i", "we"}:

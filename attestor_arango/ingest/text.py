@@ -48,9 +48,24 @@ _NOT_NAMES = _wordset(
 )
 
 
+_ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Prof|St|Mt|Jr|Sr|vs|etc|e\.g|i\.e|approx|No)\.$")
+
+
 def sentences(text: str) -> list[str]:
-    """Sentence split on end punctuation followed by a capital, and on line breaks."""
-    return [s.strip() for s in _SENTENCE.split(text or "") if s and s.strip()]
+    """Sentence split on end punctuation followed by a capital, and on line breaks.
+
+    A full stop after a title or common abbreviation ("Dr. Kim") does not end a sentence.
+    """
+    out: list[str] = []
+    for piece in _SENTENCE.split(text or ""):
+        piece = piece.strip() if piece else ""
+        if not piece:
+            continue
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def expand(text: str) -> str:
