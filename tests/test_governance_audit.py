@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -189,3 +190,46 @@ def test_long_chains_are_verified_across_pages(mem: AgentMemory) -> None:
     conn.close()
     broken = mem.verify_audit_chain(context=ORCH)
     assert [(p.kind, p.seq) for p in broken.problems] == [("modified", 777)]
+
+
+def test_appends_during_verification_are_not_reported(chain_mem: AgentMemory) -> None:
+    real = chain_mem.store
+    appended: list[int] = []
+
+    class Busy:
+        """Another writer appends while the verifier is between its reads."""
+
+        def read_audit(self, scope: Any, limit: int, after_seq: int = 0) -> list[Any]:
+            rows = real.read_audit(scope, limit, after_seq)
+            if not appended:
+                appended.append(chain_mem._audit(ORCH, "note", "concurrent", {}).seq)
+            return rows
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+    chain_mem.store = Busy()  # type: ignore[assignment]
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    chain_mem.store = real
+    assert appended and report.ok, report.to_dict()
+
+
+def test_entries_forged_past_the_head_are_detected(
+    chain_mem: AgentMemory, attacker: sqlite3.Connection
+) -> None:
+    from attestor_arango import audit as audit_log
+
+    last = chain_mem.audit_log(limit=1000, context=ORCH)[-1]
+    attacker.execute("DROP TRIGGER audit_head_advance")
+    forged = last.model_copy(
+        update={"seq": last.seq + 1, "id": "forged", "action": "note", "prev_hash": last.hash}
+    )
+    digest = audit_log.entry_hash(audit_log.hash_fields(forged))
+    attacker.execute(
+        "INSERT INTO audit (tenant, seq, id, ts, agent_id, role, action, target, details, "
+        "prev_hash, hash) SELECT tenant, seq + 1, 'forged', ts, agent_id, role, 'note', target, "
+        "details, hash, ? FROM audit WHERE tenant = 'acme' AND seq = ?",
+        (digest, last.seq),
+    )
+    report = chain_mem.verify_audit_chain(context=ORCH)
+    assert [(p.kind, p.seq) for p in report.problems] == [("head_mismatch", last.seq + 1)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ..models import AuditEntry
@@ -105,109 +106,142 @@ def verify_chain(
     *,
     anchor: tuple[int, str] | None = None,
 ) -> ChainReport:
-    """Walks the chain once and reports every inconsistency found."""
+    """Walks the chain once and reports every inconsistency found.
+
+    Safe against concurrent appends: the head read before the walk names entries
+    that must exist; the head read after it must cover every entry walked.
+    """
     report = ChainReport(tenant=tenant)
+    scope = Scope(tenant)
+    head_before = store.audit_head(scope)
+    # hashes to compare after the walk: only the entries a head or the anchor names
+    wanted = {h[0] for h in (head_before, anchor) if h is not None}
+    seen: dict[int, str] = {}
     prev_hash = genesis
     expected_seq = 1
-    last_ts = None
-    seen: dict[int, str] = {}
+    last_ts: datetime | None = None
     for entry in iter_chain(store, tenant):
         report.entries += 1
-        problems = report.problems
-        if entry.seq != expected_seq:
-            kind = "gap" if entry.seq > expected_seq else "reordered"
-            problems.append(
-                ChainProblem(
-                    kind,
-                    entry.seq,
-                    f"expected seq {expected_seq}, found {entry.seq}: "
-                    + ("entries are missing" if kind == "gap" else "sequence runs backwards"),
-                )
-            )
-        recomputed = hash_fn(entry)
-        if recomputed != entry.hash:
-            problems.append(
-                ChainProblem(
-                    "modified",
-                    entry.seq,
-                    f"entry {entry.seq} ({entry.action}) does not match its hash: "
-                    "its content was changed after it was written",
-                )
-            )
-        if entry.prev_hash != prev_hash:
-            problems.append(
-                ChainProblem(
-                    "broken_link",
-                    entry.seq,
-                    f"entry {entry.seq} does not link to the entry before it: "
-                    "an entry was removed, inserted or moved",
-                )
-            )
-        if last_ts is not None and entry.ts < last_ts:
-            problems.append(
-                ChainProblem(
-                    "reordered",
-                    entry.seq,
-                    f"entry {entry.seq} is older than the entry before it",
-                )
-            )
+        report.problems.extend(_check_entry(entry, expected_seq, prev_hash, last_ts, hash_fn))
         last_ts = entry.ts
         prev_hash = entry.hash
         expected_seq = entry.seq + 1
-        seen[entry.seq] = entry.hash
+        if entry.seq in wanted:
+            seen[entry.seq] = entry.hash
         report.last_seq = entry.seq
         report.last_hash = entry.hash
+    head_after = store.audit_head(scope)
+    report.head = head_after
+    report.problems.extend(_check_heads(report, head_before, head_after, seen))
+    if anchor is not None:
+        report.problems.extend(_check_anchor(report, anchor, seen))
+    return report
 
-    head = store.audit_head(Scope(tenant))
-    report.head = head
-    if head is not None:
-        head_seq, head_hash = head
-        if head_seq > report.last_seq:
-            report.problems.append(
-                ChainProblem(
-                    "truncated",
-                    head_seq,
-                    f"the chain ends at seq {report.last_seq} but the store appended up to "
-                    f"seq {head_seq}: the newest entries were removed",
-                )
-            )
-        elif head_seq < report.last_seq or seen.get(head_seq) != head_hash:
-            report.problems.append(
-                ChainProblem(
-                    "head_mismatch",
-                    head_seq,
-                    f"the recorded chain head (seq {head_seq}) does not match the chain's "
-                    f"last entry (seq {report.last_seq})",
-                )
-            )
-    elif report.entries:
-        report.problems.append(
+
+def _check_entry(
+    entry: AuditEntry,
+    expected_seq: int,
+    prev_hash: str,
+    last_ts: datetime | None,
+    hash_fn: HashFn,
+) -> list[ChainProblem]:
+    problems: list[ChainProblem] = []
+    if entry.seq != expected_seq:
+        kind = "gap" if entry.seq > expected_seq else "reordered"
+        problems.append(
             ChainProblem(
-                "head_mismatch",
-                None,
-                "the chain has entries but the store holds no chain head record",
+                kind,
+                entry.seq,
+                f"expected seq {expected_seq}, found {entry.seq}: "
+                + ("entries are missing" if kind == "gap" else "sequence runs backwards"),
             )
         )
-    if anchor is not None:
-        a_seq, a_hash = anchor
-        if a_seq > report.last_seq:
-            report.problems.append(
+    if hash_fn(entry) != entry.hash:
+        problems.append(
+            ChainProblem(
+                "modified",
+                entry.seq,
+                f"entry {entry.seq} ({entry.action}) does not match its hash: "
+                "its content was changed after it was written",
+            )
+        )
+    if entry.prev_hash != prev_hash:
+        problems.append(
+            ChainProblem(
+                "broken_link",
+                entry.seq,
+                f"entry {entry.seq} does not link to the entry before it: "
+                "an entry was removed, inserted or moved",
+            )
+        )
+    if last_ts is not None and entry.ts < last_ts:
+        problems.append(
+            ChainProblem(
+                "reordered", entry.seq, f"entry {entry.seq} is older than the entry before it"
+            )
+        )
+    return problems
+
+
+def _check_heads(
+    report: ChainReport,
+    before: tuple[int, str] | None,
+    after: tuple[int, str] | None,
+    seen: dict[int, str],
+) -> list[ChainProblem]:
+    problems: list[ChainProblem] = []
+    if before is not None:
+        seq, digest = before
+        if seq > report.last_seq:
+            problems.append(
                 ChainProblem(
                     "truncated",
-                    a_seq,
-                    f"the saved anchor names seq {a_seq} but the chain ends at "
-                    f"seq {report.last_seq}: the newest entries were removed",
+                    seq,
+                    f"the chain ends at seq {report.last_seq} but the store appended up to "
+                    f"seq {seq}: the newest entries were removed",
                 )
             )
-        elif seen.get(a_seq) != a_hash:
-            report.problems.append(
+        elif seen.get(seq) != digest:
+            problems.append(
                 ChainProblem(
-                    "anchor",
-                    a_seq,
-                    f"entry {a_seq} no longer has the hash recorded in the saved anchor",
+                    "head_mismatch",
+                    seq,
+                    f"entry {seq} does not carry the hash the chain head recorded for it",
                 )
             )
-    return report
+    if report.entries and (after is None or after[0] < report.last_seq):
+        problems.append(
+            ChainProblem(
+                "head_mismatch",
+                report.last_seq,
+                f"the chain holds entries up to seq {report.last_seq} that its head record "
+                f"({'none' if after is None else after[0]}) never recorded: entries were "
+                "inserted around the append path, or the head record was rewound",
+            )
+        )
+    return problems
+
+
+def _check_anchor(
+    report: ChainReport, anchor: tuple[int, str], seen: dict[int, str]
+) -> list[ChainProblem]:
+    seq, digest = anchor
+    if seq > report.last_seq:
+        return [
+            ChainProblem(
+                "truncated",
+                seq,
+                f"the saved anchor names seq {seq} but the chain ends at "
+                f"seq {report.last_seq}: the newest entries were removed",
+            )
+        ]
+    if seen.get(seq) != digest:
+        return [
+            ChainProblem(
+                "anchor", seq, f"entry {seq} no longer has the hash recorded in the saved anchor"
+            )
+        ]
+    return []
 
 
 def deletion_log(store: Store, tenant: str, limit: int) -> AuditEntries:
