@@ -693,7 +693,7 @@ class AgentMemory:
             user,
             lambda e: audit_log.entry_hash(audit_log.hash_fields(e)),
             audit_log.GENESIS,
-            anchor=anchor,
+            anchor=gov_audit.check_anchor(anchor),
         )
 
     def deletion_audit_log(

@@ -233,3 +233,25 @@ def test_entries_forged_past_the_head_are_detected(
     )
     report = chain_mem.verify_audit_chain(context=ORCH)
     assert [(p.kind, p.seq) for p in report.problems] == [("head_mismatch", last.seq + 1)]
+
+
+@pytest.mark.parametrize(
+    "bad", [(0, "a" * 64), (3, "xyz"), [3], (True, "a" * 64), ("3", "a" * 64), "3:abc"]
+)
+def test_malformed_anchors_are_refused(chain_mem: AgentMemory, bad: Any) -> None:
+    from attestor_arango import ValidationError
+
+    with pytest.raises(ValidationError, match="anchor"):
+        chain_mem.verify_audit_chain(anchor=bad, context=ORCH)
+
+
+def test_an_anchor_from_json_verifies(chain_mem: AgentMemory) -> None:
+    import json
+
+    report = json.loads(json.dumps(chain_mem.verify_audit_chain(context=ORCH).to_dict()))
+    anchor = [report["last_seq"], report["last_hash"]]
+    assert chain_mem.verify_audit_chain(anchor=anchor, context=ORCH).ok
+    wrong = [report["last_seq"] - 1, report["last_hash"]]
+    assert [p.kind for p in chain_mem.verify_audit_chain(anchor=wrong, context=ORCH).problems] == [
+        "anchor"
+    ]

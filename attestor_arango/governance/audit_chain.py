@@ -17,16 +17,19 @@ investigator sees the extent of the damage, not just the first break.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..errors import ValidationError
 from ..models import AuditEntry
 from ..scope import Scope
 from ..store.protocol import Store
 
 PAGE = 500
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 # actions that removed or hid data, for deletion_audit_log()
 DELETION_ACTIONS = frozenset(
@@ -84,6 +87,26 @@ class ChainReport:
             "head": list(self.head) if self.head else None,
             "problems": [p.to_dict() for p in self.problems],
         }
+
+
+def check_anchor(anchor: object) -> tuple[int, str] | None:
+    """An anchor is ``(seq, hash)`` as printed by an earlier ``verify_audit_chain``."""
+    if anchor is None:
+        return None
+    if (
+        isinstance(anchor, list | tuple)
+        and len(anchor) == 2
+        and isinstance(anchor[0], int)
+        and not isinstance(anchor[0], bool)
+        and anchor[0] >= 1
+        and isinstance(anchor[1], str)
+        and _HEX64.fullmatch(anchor[1])
+    ):
+        return (anchor[0], anchor[1])
+    raise ValidationError(
+        "anchor must be (seq, hash): the last_seq and last_hash of an earlier "
+        "verify_audit_chain report, e.g. (42, '3f2a...') with a 64-hex-digit hash"
+    )
 
 
 def iter_chain(store: Store, tenant: str, page: int = PAGE) -> Iterator[AuditEntry]:
