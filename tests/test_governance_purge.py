@@ -278,3 +278,26 @@ def test_purge_then_new_writes_start_clean(tmp_path: Path, clock: ManualClock) -
     vec = mem.store.get_vectors(Scope(SUBJECT), [fresh.id])[fresh.id]
     assert np.isclose(float(np.linalg.norm(vec)), 1.0, atol=1e-3)
     mem.close()
+
+
+def test_purge_warns_about_content_traces_it_cannot_split(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    from attestor_arango.config import Config, TraceSettings
+
+    trace = tmp_path / "trace.jsonl"
+    config = Config(
+        path=str(tmp_path / "t.db"),
+        trace=TraceSettings(enabled=True, path=str(trace), include_content=True),
+    )
+    mem = AgentMemory(config=config, embedder=HashingEmbedder(64), clock=clock)
+    mem.add(f"{MARK} likes jazz", context=ZOE)
+    mem.recall(f"what does {MARK} like", context=ZOE)
+    assert MARK in trace.read_text(encoding="utf-8")
+    report = mem.purge_user(SUBJECT, "erasure", context=ZOE)
+    assert report.ok and len(report.warnings) == 1 and str(trace) in report.warnings[0]
+    assert mem.audit_log(limit=100, context=ZOE)[-1].details["warnings"] == report.warnings
+    mem.close()
+    quiet = AgentMemory(tmp_path / "q.db", embedder=HashingEmbedder(64), clock=clock)
+    assert quiet.purge_user(SUBJECT, "erasure", context=ZOE).warnings == []
+    quiet.close()

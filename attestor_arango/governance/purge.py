@@ -41,6 +41,7 @@ class PurgeReport:
     failed_collection: str | None = None
     error: str | None = None
     not_attempted: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # copies outside the store to handle
     attempted_audit_seq: int | None = None
     outcome_audit_seq: int | None = None
 
@@ -59,6 +60,7 @@ class PurgeReport:
             "failed_collection": self.failed_collection,
             "error": self.error,
             "not_attempted": list(self.not_attempted),
+            "warnings": list(self.warnings),
             "attempted_audit_seq": self.attempted_audit_seq,
             "outcome_audit_seq": self.outcome_audit_seq,
         }
@@ -72,6 +74,17 @@ def check_reason(reason: object) -> str:
     if len(reason) > MAX_REASON:
         raise ValidationError(f"purge reason is longer than {MAX_REASON} characters; shorten it")
     return reason.strip()
+
+
+def outside_copies(mem: AgentMemory) -> list[str]:
+    """Places the store cannot erase per tenant that may still hold the subject's data."""
+    trace = mem.config.trace
+    if trace.enabled and trace.include_content:
+        return [
+            f"recall traces with content are written to {trace.path}; trace events are not "
+            "split by tenant and may hold the subject's queries: rotate or erase that file"
+        ]
+    return []
 
 
 def purge_user(mem: AgentMemory, ctx: AgentContext, user: str, reason: str) -> PurgeReport:
@@ -89,7 +102,7 @@ def purge_user(mem: AgentMemory, ctx: AgentContext, user: str, reason: str) -> P
         user,
         {"reason": reason, "scope": {"tenant": user, "namespace": None}, "holding": before},
     )
-    report = PurgeReport(tenant=user, reason=reason, ok=False)
+    report = PurgeReport(tenant=user, reason=reason, ok=False, warnings=outside_copies(mem))
     report.attempted_audit_seq = attempted.seq
     for i, collection in enumerate(plan):
         try:  # each step commits on its own: progress before a failure stays made
@@ -113,6 +126,7 @@ def purge_user(mem: AgentMemory, ctx: AgentContext, user: str, reason: str) -> P
         "attempt_seq": attempted.seq,
         "removed": report.removed,
         "remaining": report.remaining,
+        "warnings": report.warnings,
     }
     if not report.ok:
         details.update(
