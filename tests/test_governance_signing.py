@@ -145,3 +145,25 @@ def test_signing_off_by_default_and_verify_says_how_to_enable(mem: AgentMemory) 
     assert a.signature is None
     with pytest.raises(ValidationError, match=r"signing\.enabled"):
         mem.verify_memory(a.id, context=ORCH)
+
+
+def test_an_export_carries_what_an_auditor_needs_to_verify_offline(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    from attestor_arango.governance.signing import verify_with_public_key
+    from attestor_arango.models import Memory
+
+    mem = _signed_mem(tmp_path, clock)
+    mem.add("Alice approved the budget", context=ORCH)
+    mem.add("Bob signed the contract", context=ORCH)
+    data = mem.export_user("acme", context=ORCH)
+    assert mem.signer is not None and data["signing"]["key_id"] == mem.signer.key_id
+    pem = data["signing"]["public_key"]
+    rows = [Memory.model_validate(d) for d in data["memories"]]
+    assert all(verify_with_public_key(pem, m) for m in rows)
+    forged = rows[0].model_copy(update={"content": "Alice rejected the budget"})
+    assert not verify_with_public_key(pem, forged)
+    assert not verify_with_public_key(Signer.generate().public_pem(), rows[0])
+    with pytest.raises(KeyFileError):
+        verify_with_public_key("not a key", rows[0])
+    mem.close()

@@ -97,6 +97,10 @@ def export_user(mem: AgentMemory, ctx: AgentContext, user: str) -> dict[str, Any
         if space is None
         else {"name": space.name, "dimension": space.dimension},
         "quota": {"daily_writes": store.get_quota(scope)},
+        # lets the subject or an auditor check every signature without the private key
+        "signing": None
+        if mem.signer is None
+        else {"key_id": mem.signer.key_id, "public_key": mem.signer.public_pem()},
         "memories": [m.model_dump(mode="json") for m in memories],
         "episodes": [e.model_dump(mode="json") for e in episodes],
         "sessions": _sessions(memories, episodes),

@@ -66,20 +66,18 @@ class Signer:
         )
         return hashlib.sha256(raw).hexdigest()[:16]
 
+    def public_pem(self) -> str:
+        """The public key (SubjectPublicKeyInfo PEM): all a third party needs to verify."""
+        return self.public_key.public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        ).decode("ascii")
+
     def sign(self, memory: Memory) -> str:
         return PREFIX + base64.b64encode(self._key.sign(signed_message(memory))).decode("ascii")
 
     def verify(self, memory: Memory) -> bool:
         """True only for a signature made by this key over the memory as it is now."""
-        sig = memory.signature
-        if not sig or not sig.startswith(PREFIX):
-            return False
-        try:
-            raw = base64.b64decode(sig[len(PREFIX) :], validate=True)
-            self.public_key.verify(raw, signed_message(memory))
-        except (InvalidSignature, ValueError):
-            return False
-        return True
+        return _verify(self.public_key, memory)
 
     @classmethod
     def generate(cls) -> Signer:
@@ -141,6 +139,29 @@ class Signer:
         if settings.key_path:
             return cls.from_file(settings.key_path, create=False)
         return cls.from_file((data_dir or default_data_dir()) / KEY_FILENAME, create=True)
+
+
+def _verify(public_key: Ed25519PublicKey, memory: Memory) -> bool:
+    sig = memory.signature
+    if not sig or not sig.startswith(PREFIX):
+        return False
+    try:
+        raw = base64.b64decode(sig[len(PREFIX) :], validate=True)
+        public_key.verify(raw, signed_message(memory))
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def verify_with_public_key(public_pem: str, memory: Memory) -> bool:
+    """Verification without the private key, e.g. by an auditor holding an export."""
+    try:
+        key = serialization.load_pem_public_key(public_pem.encode("ascii"))
+    except (ValueError, TypeError, UnicodeEncodeError) as exc:
+        raise KeyFileError(f"not a PEM public key: {exc}") from exc
+    if not isinstance(key, Ed25519PublicKey):
+        raise KeyFileError(f"the public key is a {type(key).__name__}, not Ed25519")
+    return _verify(key, memory)
 
 
 def check_key_permissions(path: Path) -> None:
