@@ -58,10 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="also print the results as JSON")
     p.set_defaults(func=_cmd_demo)
 
-    from . import cli_commands, cli_server
+    from . import cli_commands, cli_server, hooks
 
     cli_server.register(sub)
     cli_commands.register(sub)
+    hooks.register(sub)
     return parser
 
 
