@@ -70,6 +70,11 @@ class ArangoBase:
         self._index_state_at = 0.0
         self._index_lock = threading.Lock()
 
+    @property
+    def database(self) -> StandardDatabase:
+        """The python-arango database handle (schema and index maintenance use it)."""
+        return self._db
+
     # routing ----------------------------------------------------------------------------
     def _current_db(self) -> Database:
         txn = self._local.txn

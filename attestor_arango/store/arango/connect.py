@@ -16,6 +16,7 @@ from typing import Any
 from arango.client import ArangoClient
 from arango.database import StandardDatabase
 from arango.exceptions import ArangoError
+from arango.http import DefaultHTTPClient
 
 from ...config import ArangoSettings, Config
 from ...errors import StoreError
@@ -28,9 +29,17 @@ MIN_SERVER_VERSION = (3, 12, 6)  # single-FILTER pre-filtered vector search
 PINNED_IMAGE = "arangodb:3.12.7.2"  # docker-compose.yml and the testcontainers fixture
 
 
-def make_client(settings: ArangoSettings) -> ArangoClient:
-    """One client per process: it owns the HTTP session pool."""
-    return ArangoClient(hosts=settings.url, verify_override=settings.verify_tls)
+def make_client(settings: ArangoSettings, *, retry_attempts: int = 2) -> ArangoClient:
+    """One client per process: it owns the HTTP session pool.
+
+    The pool is larger than python-arango's default 10 (threads of a server share it), and
+    retries (GET/HEAD only, on 429/5xx and connection errors) are short so that a server
+    that is down is reported in seconds, not after a minute of backoff.
+    """
+    http = DefaultHTTPClient(
+        request_timeout=60, retry_attempts=retry_attempts, backoff_factor=0.2, pool_maxsize=32
+    )
+    return ArangoClient(hosts=settings.url, http_client=http, verify_override=settings.verify_tls)
 
 
 def _connect(

@@ -2,7 +2,11 @@
 
 Reports server version against the 3.12.6 floor, whether ``--vector-index`` is on, every
 collection / index / view of ``schemas/`` (present, missing, drifted; view links that the
-server silently dropped) and the vector index's training state. Read-only.
+server silently dropped) and the vector index's training state. Read-only; it never raises.
+
+The result carries the raw facts plus ``checks``: a list of ``{name, ok, detail, fix,
+warning}`` the top-level ``attestor-arango doctor`` prints (a failed warning does not fail
+the doctor: the exact cosine scan answers while the vector index is missing).
 """
 
 from __future__ import annotations
@@ -23,6 +27,20 @@ from .schema import (
     version_tuple,
 )
 
+INIT_FIX = "run `attestor-arango init --backend arangodb`"
+
+
+def _check(
+    name: str, ok: bool, detail: str, fix: str | None = None, *, warning: bool = False
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "ok": ok,
+        "detail": detail,
+        "fix": None if ok else fix,
+        "warning": warning,
+    }
+
 
 def _vector_option(client: Any, config: Config) -> Any:
     """The server's ``vector-index`` option; needs _system access (``/_admin/options``)."""
@@ -33,7 +51,7 @@ def _vector_option(client: Any, config: Config) -> Any:
         )
         options = sys_db.options()
     except (ArangoError, OSError) as exc:
-        return f"unknown ({exc}); start arangod with --vector-index=true"
+        return f"unknown ({type(exc).__name__})"
     for name in ("vector-index", "experimental-vector-index"):
         if name in options:
             return options[name]
@@ -44,22 +62,40 @@ def arango_doctor(config: Config) -> dict[str, Any]:
     settings = config.arango
     client = make_client(settings)
     report: dict[str, Any] = {"backend": "arangodb", "url": settings.url, "ok": False}
+    checks: list[dict[str, Any]] = []
+    report["checks"] = checks
     try:
         db, _ = _connect(settings, client, create=False)
         version = str(db.version())
         report["server_version"] = version
-        report["version_ok"] = version_tuple(version) >= MIN_SERVER_VERSION
-        report["recommended_image"] = PINNED_IMAGE
+        version_ok = version_tuple(version) >= MIN_SERVER_VERSION
+        checks.append(
+            _check(
+                "server_version", version_ok, version, f"upgrade to 3.12.6+, e.g. {PINNED_IMAGE}"
+            )
+        )
         report["role"] = db.role()
-        report["vector_index_option"] = _vector_option(client, config)
+        option = _vector_option(client, config)
+        report["vector_index_option"] = option
+        checks.append(
+            _check(
+                "vector_index_option",
+                option is True or str(option).lower() == "true",
+                f"--vector-index = {option}",
+                "start arangod with --vector-index=true (one-way; see docker-compose.yml)",
+                warning=True,
+            )
+        )
         schema = load_schema()
         collections: dict[str, Any] = {}
         for spec in schema["collections"]:
-            if not db.has_collection(spec["name"]):
-                collections[spec["name"]] = "missing"
+            name = spec["name"]
+            if not db.has_collection(name):
+                collections[name] = "missing"
+                checks.append(_check(f"collection.{name}", False, "missing", INIT_FIX))
                 continue
-            have = {ix.get("name"): ix for ix in db.collection(spec["name"]).indexes()}  # type: ignore[union-attr]
-            collections[spec["name"]] = {
+            have = {ix.get("name"): ix for ix in db.collection(name).indexes()}  # type: ignore[union-attr]
+            states = {
                 ix["name"]: (
                     "missing"
                     if ix["name"] not in have
@@ -69,29 +105,53 @@ def arango_doctor(config: Config) -> dict[str, Any]:
                 )
                 for ix in spec["indexes"]
             }
+            collections[name] = states
+            bad = {k: v for k, v in states.items() if v != "ok"}
+            checks.append(
+                _check(
+                    f"collection.{name}",
+                    not bad,
+                    "indexes ok" if not bad else f"indexes {bad}",
+                    INIT_FIX + " (drop drifted indexes first)",
+                )
+            )
         report["collections"] = collections
         views: dict[str, Any] = {}
         names = {v["name"] for v in db.views()}  # type: ignore[union-attr]
         for view in schema["views"]:
-            if view["name"] not in names:
-                views[view["name"]] = "missing"
-            else:
-                lost = missing_view_links(db, view)
-                views[view["name"]] = "ok" if not lost else {"missing_links": lost}
+            lost = missing_view_links(db, view) if view["name"] in names else ["<view>"]
+            views[view["name"]] = "ok" if not lost else {"missing": lost}
+            checks.append(
+                _check(f"view.{view['name']}", not lost, "links ok" if not lost else str(lost),
+                       INIT_FIX)
+            )  # fmt: skip
         report["views"] = views
         if db.has_collection("memories"):
-            report["vector_index"] = vector_index_state(db)
+            state = vector_index_state(db)
+            report["vector_index"] = state
             executor = Executor(Registry.load(), lambda: db)
             report["vector_stats"] = executor.run_admin("admin_vector_stats", {})[0]
-        schema_ok = all(
-            isinstance(c, dict) and all(s == "ok" for s in c.values()) for c in collections.values()
-        ) and all(v == "ok" for v in views.values())
-        report["schema_ok"] = schema_ok
-        report["ok"] = bool(report["version_ok"]) and schema_ok
-        if not schema_ok:
-            report["next_step"] = "run `attestor-arango init --backend arangodb`"
+            ready = state.get("exists") and state.get("training_state") in (None, "ready")
+            checks.append(
+                _check(
+                    "vector_index",
+                    bool(ready),
+                    str(state) if state.get("exists") else "not created yet (exact scan serves)",
+                    "run `attestor-arango init` once enough vectors exist, or rebuild it",
+                    warning=True,
+                )
+            )
+        report["ok"] = all(c["ok"] or c["warning"] for c in checks)
     except Exception as exc:  # the doctor reports, it does not raise
         report["error"] = f"{type(exc).__name__}: {exc}"
+        checks.append(
+            _check(
+                "connect",
+                False,
+                report["error"],
+                f"start ArangoDB at {settings.url} or fix ARANGO_URL/ARANGO_USER/ARANGO_PASSWORD",
+            )
+        )
     finally:
         client.close()
     return report

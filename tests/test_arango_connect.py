@@ -1,0 +1,40 @@
+"""Connecting to an ArangoDB that is not there fails fast, typed, and says what to do.
+
+Uses a closed port on 127.0.0.1 (nothing listens), so no server and no double is involved.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from attestor_arango.config import Config, load_config
+from attestor_arango.errors import StoreError
+from attestor_arango.store.arango import arango_doctor, init_arango, open_arango_store
+from attestor_arango.store.factory import open_store
+
+
+@pytest.fixture
+def unreachable() -> Config:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return load_config(env={}, backend="arangodb", arango={"url": f"http://127.0.0.1:{port}"})
+
+
+def test_open_store_through_the_factory_raises_a_store_error(unreachable: Config) -> None:
+    with pytest.raises(StoreError, match="ARANGO_URL") as info:
+        open_store(unreachable)
+    assert "docker compose up" in str(info.value)
+    with pytest.raises(StoreError):
+        open_arango_store(unreachable)
+
+
+def test_init_raises_and_doctor_reports_instead_of_raising(unreachable: Config) -> None:
+    with pytest.raises(StoreError):
+        init_arango(unreachable)
+    report = arango_doctor(unreachable)
+    assert report["ok"] is False and report["url"] == unreachable.arango.url
+    [check] = report["checks"]
+    assert check["name"] == "connect" and check["ok"] is False and "ARANGO_URL" in check["fix"]
