@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['single_ms_p95']:.2f}",
         )
     console.print(table)
+    console.print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
 
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or RESULTS / f"embedders-{stamp}.json"
@@ -164,7 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "benchmark": "embedders",
         "utc": stamp,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "machine": {
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            # figures from a busy machine are not comparable; record how busy it was
+            "loadavg_1_5_15": [round(x, 2) for x in os.getloadavg()],
+        },
         "results": rows,
     }
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
