@@ -18,13 +18,16 @@ import httpx
 
 from .api import codec, spec
 from .api.errors import error_from_payload
+from .consolidation import ConsolidationReport
 from .context import AgentContext
 from .errors import AttestorError, StoreError
 from .governance.audit_chain import ChainReport
 from .governance.purge import PurgeReport
 from .governance.retention import RetentionReport
+from .ingest import IngestResult, Turn
 from .models import AuditEntry, Memory, RecallResponse, Stats
 from .pack import ContextPack
+from .reflection import Reflection
 from .validation import TimeInput
 
 _UNSET: Any = object()  # "leave unchanged", as in AgentMemory.update
@@ -320,3 +323,24 @@ class MemoryClient:
 
     def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
         return self._call("verify_all", locals())
+
+    # -- ingest -------------------------------------------------------------------
+    def ingest_round(
+        self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
+    ) -> IngestResult:
+        return self._call("ingest_round", locals())
+
+    def consolidate(
+        self, *, limit: int = 50, context: AgentContext | None = None
+    ) -> ConsolidationReport:
+        return self._call("consolidate", locals())
+
+    def reflect(
+        self,
+        user: str | None = None,
+        *,
+        min_episodes: int = 3,
+        store: bool = True,
+        context: AgentContext | None = None,
+    ) -> Reflection:
+        return self._call("reflect", locals())

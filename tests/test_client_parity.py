@@ -11,7 +11,7 @@ import typing
 
 import pytest
 
-from attestor_arango.api import spec
+from attestor_arango.api import codec, spec
 from attestor_arango.client import MemoryClient
 from attestor_arango.memory import AgentMemory
 
@@ -50,8 +50,9 @@ def test_signatures_match(name: str) -> None:
 
 @pytest.mark.parametrize("name", REMOTE_METHODS)
 def test_return_types_match(name: str) -> None:
-    theirs = typing.get_type_hints(getattr(AgentMemory, name)).get("return")
+    theirs = codec.type_hints(getattr(AgentMemory, name)).get("return")
     ours = typing.get_type_hints(getattr(MemoryClient, name)).get("return")
+    assert theirs is not None
     assert ours == theirs, f"{name}: client returns {ours}, AgentMemory returns {theirs}"
 
 

@@ -35,8 +35,27 @@ ERROR_STATUSES = {
 }
 
 
+def _plain_tuples(node: Any) -> Any:
+    """Fixed-length tuples as ``items: anyOf`` arrays instead of ``prefixItems``.
+
+    ``prefixItems`` is valid OpenAPI 3.1, but several tools (schemathesis among them)
+    still read array items the 3.0 way; the length bounds keep the shape strict enough.
+    """
+    if isinstance(node, list):
+        return [_plain_tuples(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _plain_tuples(v) for k, v in node.items()}
+    prefix = out.pop("prefixItems", None)
+    if prefix is not None:
+        unique = [p for i, p in enumerate(prefix) if p not in prefix[:i]]
+        out["items"] = unique[0] if len(unique) == 1 else {"anyOf": unique}
+    return out
+
+
 def _lift(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
     """Move ``$defs`` into the document's components."""
+    schema = _plain_tuples(schema)
     for name, sub in schema.pop("$defs", {}).items():
         components.setdefault(name, sub)
     return schema
