@@ -282,3 +282,46 @@ def test_no_stale_triple_after_supersession(mem: AgentMemory) -> None:
     mem.ingest_round({"user": "I moved to Berlin."})
     texts = [r.memory.content for r in mem.recall("where does the user live")]
     assert not any("Paris" in t for t in texts)
+
+
+def test_ingested_memories_are_signed_like_any_write(mem: AgentMemory) -> None:
+    from attestor_arango.governance.signing import Signer
+
+    mem.signer = Signer.generate()
+    result = mem.ingest_round({"user": "I live in Oslo.", "assistant": "Oslo is in Norway."})
+    assert len(result.memories) == 2
+    assert all(m.signature for m in result.memories)
+    assert all(mem.verify_memory(m.id) for m in result.memories)
+
+
+def test_per_agent_write_limit_counts_ingested_facts(mem: AgentMemory) -> None:
+    ctx = AgentContext(agent_id="bot", role=AgentRole.EXECUTOR, max_writes_per_agent=1)
+    mem.ingest_round({"user": "I live in Oslo.", "session_id": "s"}, context=ctx)
+    assert ctx.writes_made == 1
+    with pytest.raises(QuotaExceededError):
+        mem.ingest_round({"user": "I work at Equinor."}, context=ctx)
+    assert contents(mem.current_facts()) == ["I live in Oslo."]
+
+
+def test_consolidation_never_lets_an_older_episode_overturn_a_newer_one(
+    mem: AgentMemory, clock: ManualClock
+) -> None:
+    from attestor_arango.ingest import LLMExtractor, RuleResolver
+
+    old_text = "Back then I lived in Paris, life was simple."
+    mem.ingest_round({"user": old_text, "timestamp": "2026-01-01T00:00:00Z"})
+    clock.advance(days=1)
+    newer = mem.ingest_round({"user": "I moved to Rome.", "timestamp": "2026-01-02T00:00:00Z"})
+    stronger = ScriptedProvider(
+        [
+            json.dumps({"facts": [{"text": "I lived in Paris", "attribute": "location",
+                                   "value": "Paris", "single_valued": True}]}),
+            json.dumps({"facts": [{"text": "I moved to Rome", "attribute": "location",
+                                   "value": "Rome", "single_valued": True}]}),
+        ]
+    )  # fmt: skip
+    report = consolidate(
+        mem, mem.default_context, backends=Backends(LLMExtractor(stronger), RuleResolver())
+    )
+    assert report.counts == {"NOOP": 2} and report.memory_ids == ()
+    assert mem.get(newer.memories[0].id).is_active
