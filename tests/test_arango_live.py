@@ -95,6 +95,7 @@ def test_ann_path_agrees_with_the_exact_scan(live: ArangoStore) -> None:
     view = TemporalView(as_of=T0 + 1)
     live.vector_min_docs = 0
     ann = live.vector_candidates(A, query, 5, view)
+    assert "vector_ann" in sent and "vector_exact" not in sent  # answered by the index
     live.vector_min_docs = 10**9
     exact = live.vector_candidates(A, query, 5, view)
     assert sent.count("vector_ann") == 1 and "vector_exact" in sent

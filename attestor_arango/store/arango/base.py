@@ -69,6 +69,7 @@ class ArangoBase:
         self._index_state: dict[str, Any] | None = None
         self._index_state_at = 0.0
         self._index_lock = threading.Lock()
+        self._tenant_sizes: dict[str, tuple[int, float]] = {}
 
     @property
     def database(self) -> StandardDatabase:

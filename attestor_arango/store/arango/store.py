@@ -9,6 +9,7 @@ governance. Backends never rank: lanes return raw cosine / BM25 scores.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ from .planning import ann_needs_fallback, ann_result_short, plan_vector_search, 
 from .store_graph import GraphAndGovernance
 
 _WORD = re.compile(r"\w", re.UNICODE)
+TENANT_SIZE_TTL_S = 10.0
 
 
 class ArangoStore(GraphAndGovernance):
@@ -253,8 +255,19 @@ class ArangoStore(GraphAndGovernance):
         return _ranked(rows)
 
     def _tenant_vector_count(self, scope: Scope) -> int:
-        rows = self._run("memory_vector_count", scope.tenant_wide(), {})
-        return int(rows[0]["n"]) if rows else 0
+        """The tenant's size for the ANN-or-exact decision, cached for a few seconds.
+
+        Counted over the tenant's memories (answered from the (tenant, ...) index without
+        reading documents) rather than over vectors (``m.vector != null`` would read every
+        document and cost as much as the exact scan it is meant to avoid).
+        """
+        now = time.monotonic()
+        cached = self._tenant_sizes.get(scope.tenant)
+        if cached is not None and now - cached[1] < TENANT_SIZE_TTL_S:
+            return cached[0]
+        size = self._count_in(scope.tenant_wide(), "memories")
+        self._tenant_sizes[scope.tenant] = (size, now)
+        return size
 
     def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
         if k <= 0 or not _WORD.search(query):

@@ -215,6 +215,7 @@ class GraphAndGovernance(ArangoBase):
                 f"unknown purge collection {collection!r}; use one of {list(PURGE_STEPS)}"
             )
         tenant_wide = scope.tenant_wide()
+        self._tenant_sizes.pop(scope.tenant, None)
         with self.transaction():
             if collection == "vectors":
                 rows = self._run("purge_vectors", tenant_wide, {})
