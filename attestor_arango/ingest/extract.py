@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any, Protocol
 
-from ..clock import OPEN
+from ..clock import OPEN, iso
 from ..llm import LLMError, LLMProvider, render
 from .frames import Reading, read_clause
 from .model import Fact, Speaker
@@ -217,8 +217,6 @@ class LLMExtractor:
     def extract(
         self, text: str, *, speaker: Speaker, subject: str, anchor_us: int
     ) -> tuple[list[Fact], list[str]]:
-        from ..clock import iso
-
         prompt = render(
             f"extract_{speaker}", self.version, text=text, timestamp=iso(anchor_us) or ""
         )

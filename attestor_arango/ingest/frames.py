@@ -274,7 +274,8 @@ def read_clause(clause: str, label: str) -> Reading | None:
             value = _clean(raw)
             if not is_time_value(value):
                 continue
-            thing = _thing(groups.get("obj") or m.group("s"))
+            owner = groups.get("obj") or m.group("s")
+            thing = label if owner.lower() in {"i", "we"} else _thing(owner)
             return Reading(thing, "when", value, True, neg)
         if groups.get("isa") is not None and not re.search(
             r"(?i:\b(?:am|is|are)\b)", m.group("aux")
