@@ -209,3 +209,17 @@ def test_api_command_serves_and_shuts_down_gracefully(tmp_path: Path) -> None:
             proc.wait()
     # the store was closed cleanly and holds the write
     assert ok_json(tmp_path, "stats", "--tenant", "acme")["total"] == 1
+
+
+def test_doctor_runs_the_arangodb_checks(tmp_path: Path) -> None:
+    """No ArangoDB answers on a closed loopback port: the backend's own checks say what to do."""
+    env = {"ATTESTOR_BACKEND": "arangodb", "ARANGO_URL": f"http://127.0.0.1:{free_port()}"}
+    done = cli(tmp_path, "doctor", "--json", env=env)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["backend"] == "arangodb" and report["ok"] is False
+    arango = [c for c in report["checks"] if c["name"].startswith("arangodb.")]
+    assert arango and not arango[0]["ok"] and arango[0]["fix"]
+    store = next(c for c in report["checks"] if c["name"] == "store")
+    assert store["ok"] is False and "ARANGO_URL" in store["fix"]
+    assert next(c for c in report["checks"] if c["name"] == "embedder")["ok"] is True
