@@ -15,7 +15,7 @@ from typing import Any
 
 from arango.client import ArangoClient
 from arango.database import StandardDatabase
-from arango.exceptions import ArangoError
+from arango.exceptions import ArangoError, ArangoServerError
 from arango.http import DefaultHTTPClient
 
 from ...config import ArangoSettings, Config
@@ -25,6 +25,8 @@ from .registry import Registry
 from .schema import apply_schema, ensure_vector_index, version_tuple
 from .store import ArangoStore
 
+DATABASE_NOT_FOUND = 1228
+DUPLICATE_NAME = 1207
 MIN_SERVER_VERSION = (3, 12, 6)  # single-FILTER pre-filtered vector search
 PINNED_IMAGE = "arangodb:3.12.7.2"  # docker-compose.yml and the testcontainers fixture
 
@@ -45,15 +47,25 @@ def make_client(settings: ArangoSettings, *, retry_attempts: int = 2) -> ArangoC
 def _connect(
     settings: ArangoSettings, client: ArangoClient, *, create: bool
 ) -> tuple[StandardDatabase, bool]:
-    """The configured database, created when ``create`` and missing; (db, was_created)."""
+    """The configured database, created when ``create`` and missing; (db, was_created).
+
+    The database itself is tried first, so an account without rights on ``_system`` can
+    use a database an administrator created; ``_system`` is only touched to create it.
+    """
     password = settings.password.get_secret_value()
-    created = False
     try:
-        if create:
-            sys_db = client.db("_system", settings.username, password, verify=True)
-            if not sys_db.has_database(settings.database):
-                sys_db.create_database(settings.database)
-                created = True
+        try:
+            return client.db(settings.database, settings.username, password, verify=True), False
+        except ArangoServerError as exc:
+            if not (create and exc.error_code == DATABASE_NOT_FOUND):
+                raise
+        sys_db = client.db("_system", settings.username, password, verify=True)
+        try:
+            created = bool(sys_db.create_database(settings.database))
+        except ArangoServerError as exc:
+            if exc.error_code != DUPLICATE_NAME:  # another process created it meanwhile
+                raise
+            created = False
         db = client.db(settings.database, settings.username, password, verify=True)
     except (ArangoError, OSError) as exc:
         raise StoreError(
