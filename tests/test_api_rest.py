@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -441,3 +442,61 @@ def test_ingest_round_over_rest(served: tuple[AgentMemory, str, dict]) -> None:
         assert all(m.tenant == "acme" for m in result.memories)
     with client(url, plain, "acme-monitor") as c, pytest.raises(AccessDenied):
         c.ingest_round({"user": "monitors cannot write"})
+
+
+GOVERNANCE_CALLS: dict[str, tuple[str, Any]] = {
+    "set_quota": ("forget", lambda c, mid: c.set_quota("acme", daily_writes=10_000)),
+    "quota_status": ("read", lambda c, mid: c.quota_status()),
+    "export_user": ("forget", lambda c, mid: c.export_user("acme")),
+    "import_user": ("forget", lambda c, mid: c.import_user({"format": "nonsense"})),
+    "purge_user": ("forget", lambda c, mid: c.purge_user("acme", "rbac matrix")),
+    "apply_retention": ("forget", lambda c, mid: c.apply_retention([], dry_run=True)),
+    "compact": ("forget", lambda c, mid: c.compact(older_than="3650d", dry_run=True)),
+    "verify_audit_chain": ("read", lambda c, mid: c.verify_audit_chain()),
+    "deletion_audit_log": ("read", lambda c, mid: c.deletion_audit_log()),
+    "verify_memory": ("read", lambda c, mid: c.verify_memory(mid)),
+    "verify_all": ("read", lambda c, mid: c.verify_all()),
+    "ingest_round": ("write", lambda c, mid: c.ingest_round({"user": "I work in Rome."})),
+    "consolidate": ("write", lambda c, mid: c.consolidate(limit=5)),
+    "reflect": ("read", lambda c, mid: c.reflect(store=False)),
+}
+
+
+@pytest.fixture(scope="module")
+def gov_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[AgentMemory, str, dict]]:
+    memory = make_memory(tmp_path_factory.mktemp("gov"))
+    ring, plain = keyring()
+    with running_server(memory, ring) as url:
+        yield memory, url, plain
+    memory.close()
+
+
+def test_governance_matrix_covers_every_mounted_route() -> None:
+    core = set(CORE_OPS) | {"health"}
+    mounted = {r.op for r in spec.ROUTES if callable(getattr(AgentMemory, r.op, None))}
+    assert mounted - core <= set(GOVERNANCE_CALLS), mounted - core - set(GOVERNANCE_CALLS)
+
+
+@pytest.mark.parametrize("op", list(GOVERNANCE_CALLS))
+@pytest.mark.parametrize("role", list(GRANTS))
+def test_rbac_matrix_governance_and_ingest(
+    gov_served: tuple[AgentMemory, str, dict], role: str, op: str
+) -> None:
+    """Allowed roles get past the permission check (other typed errors may follow); the
+    rest get AccessDenied and the store is unchanged."""
+    memory, url, plain = gov_served
+    target = memory.add(f"gov target {role} {op}", context=ACME_ORCH)
+    needed, invoke = GOVERNANCE_CALLS[op]
+    before = fingerprint(memory)
+    with client(url, plain, f"acme-{role}") as c:
+        if needed in GRANTS[role]:
+            try:
+                invoke(c, target.id)
+            except AccessDenied as err:  # pragma: no cover - the failure being tested for
+                pytest.fail(f"{role} was refused {op}: {err.message}")
+            except (ValidationError, ConflictError, NotFoundError):
+                pass  # past the permission check; the arguments were the problem
+        else:
+            with pytest.raises(AccessDenied):
+                invoke(c, target.id)
+            assert fingerprint(memory) == before
