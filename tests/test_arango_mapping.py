@@ -131,6 +131,9 @@ def test_retry_and_fallback_rules() -> None:
     assert not retry(1554, attempt=0, max_attempts=3, in_txn=False)
     assert planning.ann_needs_fallback(1554) and not planning.ann_needs_fallback(1203)
     assert planning.ann_result_short(3, 5) and not planning.ann_result_short(5, 5)
+    assert planning.probes_for(16, {"n_lists": 4}) == 4
+    assert planning.probes_for(16, {"n_lists": 400}) == 16
+    assert planning.probes_for(16, {"exists": True}) == 16 and planning.probes_for(0, {}) == 1
 
 
 def test_view_binds_clamp_the_open_window_end_to_open() -> None:

@@ -61,6 +61,14 @@ def plan_vector_search(
     return VectorPlan("ann", "vector index ready and tenant large enough")
 
 
+def probes_for(n_probe: int, index: Mapping[str, Any]) -> int:
+    """Cells to probe: the configured number, never more than the index has (nLists)."""
+    n_lists = index.get("n_lists")
+    if isinstance(n_lists, int) and n_lists > 0:
+        return max(1, min(n_probe, n_lists))
+    return max(1, n_probe)
+
+
 def ann_needs_fallback(error_code: int | None) -> bool:
     """1554 means the server could not apply the vector index: answer exactly instead."""
     return error_code == VECTOR_SEARCH_NOT_APPLIED

@@ -29,7 +29,13 @@ from .docs import (
     vector_to_list,
 )
 from .executor import ArangoQueryError
-from .planning import ann_needs_fallback, ann_result_short, plan_vector_search, view_binds
+from .planning import (
+    ann_needs_fallback,
+    ann_result_short,
+    plan_vector_search,
+    probes_for,
+    view_binds,
+)
 from .store_graph import GraphAndGovernance
 
 _WORD = re.compile(r"\w", re.UNICODE)
@@ -209,8 +215,9 @@ class ArangoStore(GraphAndGovernance):
             return []
         qv = vector_to_list(query)
         vb = view_binds(view)
+        index = self.vector_index()
         plan = plan_vector_search(
-            index=self.vector_index(),
+            index=index,
             dimension=space.dimension,
             tenant_vectors=self._tenant_vector_count(scope),
             min_docs=self.vector_min_docs,
@@ -224,7 +231,7 @@ class ArangoStore(GraphAndGovernance):
                     {
                         "namespace": scope.namespace,
                         "query_vector": qv,
-                        "n_probe": self.n_probe,
+                        "n_probe": probes_for(self.n_probe, index),
                         "as_of": vb.as_of,
                         "t_expired_after": vb.t_expired_after,
                         "window_start": vb.window_start,
