@@ -325,3 +325,35 @@ def test_consolidation_never_lets_an_older_episode_overturn_a_newer_one(
     )
     assert report.counts == {"NOOP": 2} and report.memory_ids == ()
     assert mem.get(newer.memories[0].id).is_active
+
+
+def test_configured_llm_endpoint_drives_ingest(tmp_path: object, clock: ManualClock) -> None:
+    """``llm:`` in the config is enough: a real OpenAI-compatible server on 127.0.0.1."""
+    from pathlib import Path
+
+    from test_ingest_llm_providers import FakeEndpoint, chat
+
+    from attestor_arango.config import Config
+    from attestor_arango.embeddings import HashingEmbedder
+    from attestor_arango.ids import SeededIdSource
+
+    endpoint = FakeEndpoint()
+    facts = {"facts": [{"text": "I live in Lisbon", "attribute": "location", "value": "Lisbon",
+                        "single_valued": True}]}  # fmt: skip
+    endpoint.plans += [(200, chat(json.dumps(facts)), 0), (200, chat('{"facts": []}'), 0)]
+    settings = {"provider": "openai", "model": "tiny", "base_url": endpoint.url + "/v1",
+                "retries": 1, "timeout": 5}  # fmt: skip
+    config = Config(path=str(Path(str(tmp_path)) / "llm.db"), llm=settings)
+    mem = AgentMemory(config=config, embedder=HashingEmbedder(64), clock=clock,
+                      ids=SeededIdSource(3))  # fmt: skip
+    try:
+        result = mem.ingest_round({"user": "I live in Lisbon now.", "assistant": "Nice city."})
+    finally:
+        mem.close()
+        endpoint.close()
+    assert [r["path"] for r in endpoint.requests] == ["/v1/chat/completions"] * 2
+    assert "USER MESSAGE" in endpoint.requests[0]["body"]["messages"][-1]["content"]
+    assert endpoint.requests[0]["body"]["temperature"] == 0
+    [memory] = result.memories
+    assert memory.content == "I live in Lisbon"
+    assert memory.metadata["ingest"]["decided_by"] == "llm"
