@@ -1,13 +1,17 @@
 """Plain-text helpers for the rule-based path: sentences, tokens, stems, names.
 
-Deliberately small and deterministic. The stemmer only folds inflections that
-matter for matching a fact to an older one ("smoking"/"smoke", "cats"/"cat");
-it never touches capitalised names, so "Paris" stays "Paris".
+Deliberately small and deterministic. Stems (Porter, as in the BM25 lane) only
+build matching keys ("smoking"/"smoke", "cats"/"cat"); names are never stemmed,
+so an entity "Paris" stays "Paris".
 """
 
 from __future__ import annotations
 
 import re
+
+import snowballstemmer
+
+_STEMMER = snowballstemmer.stemmer("porter")
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -81,17 +85,9 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A light suffix folder for lower-case words; numbers pass unchanged."""
+    """The Porter stem the BM25 lane uses too ("smoking" -> "smoke"); numbers pass unchanged."""
     w = word.lower()
-    if not w.isalpha() or len(w) <= 3:
-        return w
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)] + keep
-            break
-    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
-        w = w[:-1]  # "running" -> "runn" -> "run"
-    return w.rstrip("e") if len(w) > 3 else w
+    return w if not w.isalpha() else str(_STEMMER.stemWord(w))
 
 
 def content_stems(text: str) -> frozenset[str]:
