@@ -48,6 +48,8 @@ class FakeEndpoint:
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
+                    if status == 429:
+                        self.send_header("Retry-After", "3")
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
@@ -118,6 +120,16 @@ def test_openai_retries_server_errors_with_backoff(endpoint: FakeEndpoint) -> No
     assert llm.complete("x") == "ok"
     assert len(endpoint.requests) == 3
     assert sleeps == [0.25, 0.5]
+
+
+def test_openai_honours_retry_after_within_the_cap(endpoint: FakeEndpoint) -> None:
+    endpoint.plans += [(429, {"error": "slow down"}, 0), (200, chat("ok"), 0)]
+    sleeps = Sleeps()
+    llm = OpenAICompatProvider(
+        "tiny", base_url=endpoint.url, retry=RetryPolicy(attempts=2, max_delay=8), sleep=sleeps
+    )
+    assert llm.complete("x") == "ok"
+    assert sleeps == [3.0]
 
 
 def test_openai_timeout_raises_typed_error_after_all_attempts(endpoint: FakeEndpoint) -> None:

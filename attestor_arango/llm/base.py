@@ -101,7 +101,11 @@ def with_retries(
         except (LLMTimeoutError, LLMUnavailableError) as exc:
             last = exc
             if attempt + 1 < policy.attempts:
-                sleep(policy.delay(attempt))
+                hint = exc.details.get("retry_after")  # a server's Retry-After, in seconds
+                wait = policy.delay(attempt)
+                if isinstance(hint, int | float) and hint > wait:
+                    wait = min(float(hint), policy.max_delay)
+                sleep(wait)
     assert last is not None
     last.details["attempts"] = policy.attempts
     raise last

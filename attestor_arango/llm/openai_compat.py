@@ -89,6 +89,7 @@ class OpenAICompatProvider:
             if response.status_code == 429 or response.status_code >= 500:
                 raise LLMUnavailableError(
                     f"{url} answered {response.status_code}: {response.text[:200]}",
+                    retry_after=_retry_after(response.headers.get("Retry-After")),
                 )
             if response.status_code >= 400:
                 raise LLMError(
@@ -107,3 +108,11 @@ class OpenAICompatProvider:
             return content
 
         return with_retries(once, self.retry, sleep=self._sleep)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header given in seconds (HTTP dates are ignored)."""
+    try:
+        return None if value is None else max(0.0, float(value))
+    except ValueError:
+        return None
