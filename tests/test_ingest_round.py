@@ -357,3 +357,15 @@ def test_configured_llm_endpoint_drives_ingest(tmp_path: object, clock: ManualCl
     [memory] = result.memories
     assert memory.content == "I live in Lisbon"
     assert memory.metadata["ingest"]["decided_by"] == "llm"
+
+
+def test_resolution_never_crosses_tenants_or_namespaces(mem: AgentMemory) -> None:
+    acme = AgentContext(agent_id="a", tenant="acme", namespace="crm")
+    other_ns = AgentContext(agent_id="a", tenant="acme", namespace="hr")
+    globex = AgentContext(agent_id="g", tenant="globex", namespace="crm")
+    mem.ingest_round({"user": "I live in Paris."}, context=globex)
+    mem.ingest_round({"user": "I live in Paris."}, context=other_ns)
+    result = mem.ingest_round({"user": "I moved to Berlin."}, context=acme)
+    assert [d.action for d in result.decisions] == [Action.ADD]
+    assert contents(mem.current_facts(context=globex)) == ["I live in Paris."]
+    assert contents(mem.current_facts(context=other_ns)) == ["I live in Paris."]
