@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     cli_server.register(sub)
     cli_commands.register(sub)
     hooks.register(sub)
+    from .store.arango import cli as arango_cli
+
+    arango_cli.register(sub)
     return parser
 
 

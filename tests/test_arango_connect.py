@@ -38,3 +38,23 @@ def test_init_raises_and_doctor_reports_instead_of_raising(unreachable: Config) 
     assert report["ok"] is False and report["url"] == unreachable.arango.url
     [check] = report["checks"]
     assert check["name"] == "connect" and check["ok"] is False and "ARANGO_URL" in check["fix"]
+
+
+def test_vector_index_command_refuses_the_embedded_backend(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from attestor_arango.cli import main
+
+    code = main(["vector-index", "--backend", "embedded", "--json"])
+    assert code != 0 and "ArangoDB backend" in capsys.readouterr().err
+
+
+def test_vector_index_command_reports_an_unreachable_server(
+    unreachable: Config, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from attestor_arango.cli import main
+
+    monkeypatch.setenv("ARANGO_URL", unreachable.arango.url)
+    monkeypatch.delenv("ATTESTOR_CONFIG", raising=False)
+    code = main(["vector-index", "--backend", "arangodb", "--rebuild", "--json"])
+    assert code != 0 and "store_error" in capsys.readouterr().err

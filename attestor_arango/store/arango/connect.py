@@ -120,6 +120,19 @@ def init_arango(config: Config) -> dict[str, Any]:
         client.close()
 
 
+def ensure_vector_index_for(config: Config) -> dict[str, Any]:
+    """Creates the vector index if it is missing and enough vectors exist; its status."""
+    settings = config.arango
+    client = make_client(settings)
+    try:
+        db, _ = _connect(settings, client, create=False)
+        check_server_version(db)
+        executor = Executor(Registry.load(), lambda: db)
+        return ensure_vector_index(db, executor, min_docs=settings.vector_min_docs)
+    finally:
+        client.close()
+
+
 def rebuild_vector_index(config: Config) -> dict[str, Any]:
     """Drops and re-creates the vector index over the vectors stored now."""
     settings = config.arango
