@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..context import AgentRole
 from . import codec, spec
 
 REF = "#/components/schemas/{model}"
@@ -33,6 +34,42 @@ ERROR_STATUSES = {
     "429": "Quota exceeded",
     "504": "Timed out (a write may still complete)",
 }
+
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$"
+IDENTITY_HEADERS: list[dict[str, Any]] = [
+    {
+        "name": "X-Agent-Id",
+        "description": "one of the key's agent ids",
+        "schema": {"type": "string", "minLength": 1, "maxLength": 128},
+    },
+    {
+        "name": "X-Agent-Role",
+        "description": "one of the key's roles",
+        "schema": {"enum": [r.value for r in AgentRole]},
+    },
+    {
+        "name": "X-Tenant",
+        "description": "must equal the key's tenant",
+        "schema": {"type": "string", "pattern": NAME_PATTERN},
+    },
+    {
+        "name": "X-Namespace",
+        "description": "a namespace the key allows",
+        "schema": {"type": "string", "pattern": NAME_PATTERN},
+    },
+    {"name": "X-Session-Id", "schema": {"type": "string", "maxLength": 128}},
+    {
+        "name": "X-Read-Only",
+        "description": "true narrows the caller to reads",
+        "schema": {"enum": ["true", "false"]},
+    },
+    {
+        "name": "X-Token-Budget",
+        "description": "lowers the key's token budget",
+        "schema": {"type": "string", "pattern": "^[0-9]{1,9}$"},
+    },
+]
 
 
 def _plain_tuples(node: Any) -> Any:
@@ -104,8 +141,8 @@ def build_openapi(memory: Any, routes: list[spec.Route]) -> dict[str, Any]:
                 "required": bool(body_required),
                 "content": {"application/json": {"schema": body}},
             }
-        if parameters:
-            operation["parameters"] = parameters
+        parameters += [{**h, "in": "header", "required": False} for h in IDENTITY_HEADERS]
+        operation["parameters"] = parameters
         result = codec.return_adapter(fn).json_schema(mode="serialization", ref_template=REF)
         responses: dict[str, Any] = {
             "200": {
