@@ -82,6 +82,25 @@ def test_header_mismatch_is_caught(tmp_path: Path, text: str, fragment: str) -> 
     assert len(problems) == 1 and fragment in problems[0]
 
 
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        (
+            "// @params: tenant\nFOR d IN audit FILTER d.tenant == @tenant RETURN UNSET(d, 1",
+            "unclosed '('",
+        ),
+        ("// @params: tenant\nFOR d IN audit FILTER d.tenant == @tenant RETURN d]", "unbalanced"),
+        (
+            "// @params: tenant\nFOR d IN audit FILTER d.tenant == @tenant RETURN UNSETT(d, 1)",
+            "unknown AQL function UNSETT()",
+        ),
+    ],
+)
+def test_syntax_lint_catches_brackets_and_unknown_functions(text: str, fragment: str) -> None:
+    problems = lints.lint_aql_syntax(parse_query("broken", text))
+    assert problems and fragment in problems[0], problems
+
+
 def test_registry_refuses_unknown_names_and_admin_misuse() -> None:
     with pytest.raises(StoreError, match="unknown AQL query"):
         REGISTRY.get("drop_everything")

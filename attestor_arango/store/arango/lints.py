@@ -4,7 +4,8 @@ No ArangoDB server is available where this project is built, so what a server wo
 (or worse, accept and leak) is checked statically:
 
 1. every ``aql/`` file parses and its ``// @params:`` header equals the bind parameters its
-   code uses (comments and string literals ignored) -- ``lint_aql_dir``;
+   code uses (comments and string literals ignored); brackets balance and only known AQL
+   functions are called -- ``lint_aql_dir``, ``lint_aql_syntax``;
 2. every call site in this package passes exactly those parameters, minus ``tenant``
    (injected from the Scope), with a literal query name and a literal dict --
    ``lint_call_sites``; every registered query is used somewhere;
@@ -49,6 +50,21 @@ _UPSERT_FILTER = re.compile(r"\bUPSERT\s+FILTER\b(.*?)\bINSERT\b", re.DOTALL)
 _INSERT = re.compile(r"\bINSERT\b(?P<expr>.*?)\b(?:UPDATE|REPLACE|INTO|IN)\b", re.DOTALL)
 _TENANT_FIELD = re.compile(r"\btenant\s*:\s*@tenant\b")
 _MODIFY = re.compile(r"\b(?:UPDATE|REPLACE|REMOVE)\b")
+
+# AQL functions the queries may call: each is documented for ArangoDB 3.12 (vector
+# functions from 3.12.4). A name outside this list is most likely a typo the server would
+# only report at run time (error 1540 "usage of unknown function").
+KNOWN_FUNCTIONS = frozenset(
+    {
+        "ANALYZER", "APPEND", "APPROX_NEAR_COSINE", "BM25", "CONCAT", "COSINE_SIMILARITY",
+        "COUNT", "FIRST", "HAS", "INTERSECTION", "IS_NULL", "KEEP", "LAST", "LENGTH", "MAX",
+        "MERGE", "MIN", "NOT_NULL", "PHRASE", "POSITION", "SORTED", "SORTED_UNIQUE", "STARTS_WITH",
+        "SUM", "TOKENS", "UNION", "UNION_DISTINCT", "UNIQUE", "UNSET",
+    }
+)  # fmt: skip
+_KEYWORDS_BEFORE_PAREN = frozenset({"AND", "OR", "NOT", "IN", "UPDATE", "REPLACE", "RETURN"})
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_PAIRS = {")": "(", "]": "[", "}": "{"}
 
 # Text that is AQL and not SQL or prose: loops, filters, returns, AQL-shaped writes.
 AQL_SHAPE = re.compile(
@@ -111,6 +127,26 @@ def lint_tenant_filter(query: Query) -> list[str]:
     return problems
 
 
+def lint_aql_syntax(query: Query) -> list[str]:
+    """Cheap syntax checks: balanced brackets and only known function names."""
+    code = strip_comments_and_strings(query.text)
+    where = f"aql/{query.name}.aql"
+    problems: list[str] = []
+    stack: list[str] = []
+    for ch in code:
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in _PAIRS and (not stack or stack.pop() != _PAIRS[ch]):
+            problems.append(f"{where}: unbalanced {ch!r}")
+            return problems
+    if stack:
+        problems.append(f"{where}: unclosed {stack[-1]!r}")
+    for name in _CALL.findall(code):
+        if name.upper() not in _KEYWORDS_BEFORE_PAREN and name not in KNOWN_FUNCTIONS:
+            problems.append(f"{where}: unknown AQL function {name}()")
+    return problems
+
+
 def lint_aql_dir(directory: Path = AQL_DIR) -> list[str]:
     """Header == usage for every file, then the tenant filter of every tenant query."""
     problems: list[str] = []
@@ -123,6 +159,7 @@ def lint_aql_dir(directory: Path = AQL_DIR) -> list[str]:
         except StoreError as exc:
             problems.append(f"{path.name}: {exc}")
             continue
+        problems.extend(lint_aql_syntax(query))
         problems.extend(lint_tenant_filter(query))
     return problems
 
