@@ -99,6 +99,7 @@ def test_time_values_are_exact_doubles() -> None:
         check_exact_numbers({"doc": {"t": OPEN + 1}}, "q")
     with pytest.raises(ValidationError):
         check_exact_numbers([2**53 + 1], "q")
+    check_exact_numbers({"doc": {"metadata": {"big": 2**60 + 1}, "t": T0}}, "q")
 
 
 # planning -----------------------------------------------------------------------------------

@@ -29,6 +29,9 @@ from .registry import Query, Registry
 # Integers above 2**53 survive JSON, but AQL arithmetic and ArangoSearch compare numbers as
 # doubles; a bound integer that a double cannot hold exactly could compare wrongly.
 _DOUBLE_EXACT = 2**53
+# Free-form JSON of the caller: stored as given (VelocyPack keeps 64-bit integers) and never
+# compared in AQL, so it is not held to the double rule.
+USER_JSON = frozenset({"metadata", "details", "properties"})
 
 
 class ArangoQueryError(StoreError):
@@ -53,7 +56,8 @@ def check_exact_numbers(value: Any, where: str) -> None:
             )
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            check_exact_numbers(item, f"{where}.{key}")
+            if key not in USER_JSON:
+                check_exact_numbers(item, f"{where}.{key}")
     elif isinstance(value, list | tuple):
         for index, item in enumerate(value):
             if not isinstance(item, float):
