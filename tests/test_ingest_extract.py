@@ -231,3 +231,21 @@ def test_states_read_alike_whichever_frame_finds_them() -> None:
     assert (b.subject, b.attribute, b.value) == ("user's account", "status", "suspended")
     [c] = facts("The production server is back up.")
     assert (c.attribute, c.value) == ("status", "up")
+
+
+def test_small_talk_is_dropped_but_news_after_an_interjection_is_kept() -> None:
+    assert facts("That's awesome, Melanie! Sounds fun! Wow, looks great! Thanks!") == []
+    [fact] = facts("Great, I moved to Berlin!")
+    assert (fact.attribute, fact.value) == ("location", "Berlin")
+
+
+def test_feelings_are_not_tracked_as_states() -> None:
+    found = facts("I am so excited. I am retired.")
+    assert [(f.attribute, f.value) for f in found if f.attribute == "status"] == [
+        ("status", "retired")
+    ]
+
+
+def test_a_clause_without_its_own_subject_borrows_one_only_for_a_verb() -> None:
+    found = facts("I love art and mental health work matters.")
+    assert [f.attribute for f in found] == ["likes:art"]

@@ -163,3 +163,11 @@ def test_llm_is_not_asked_without_candidates_and_never_sees_other_speakers() -> 
         "e",
     )
     assert d.action is Action.ADD and provider.calls == []
+
+
+def test_plans_coexist_unless_the_speaker_says_they_changed() -> None:
+    old = [stored("I want to help people through it.", "m0")]
+    same_verb = RuleResolver().decide(fact_of("I want to help make that happen."), old, "e")
+    assert same_verb.action is Action.ADD
+    changed = RuleResolver().decide(fact_of("I want to help animals instead."), old, "e")
+    assert (changed.action, changed.target_id) == (Action.INVALIDATE, "m0")

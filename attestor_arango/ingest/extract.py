@@ -26,10 +26,12 @@ _QUESTION_START = re.compile(
     r"where|who|which|whose|please|let's|let us|help me|tell me|show me|give me|any idea)\b",
     re.I,
 )
-_FILLER = re.compile(
-    r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|yes|no|yeah|yep|bye|"
-    r"good (?:morning|night|evening)|certainly|of course|absolutely|no problem|happy to|"
-    r"glad|sorry|here is|here are|here's|let me|i see|got it|sounds good)\b",
+_REACTION = re.compile(
+    r"^(?:hi|hello|hey|thanks|thank you|ok|okay|sure|great|cool|nice|yes|no|yeah|yep|bye|wow|"
+    r"aww+|oh|omg|yay|haha|lol|ooh|whoa|awesome|amazing|sweet|congrat\w*|good (?:morning|night|"
+    r"evening|luck|job|idea)|certainly|of course|absolutely|no problem|happy to|glad|sorry|"
+    r"here is|here are|here's|let me|i see|got it|sounds|looks|that's|that is|this is|it's|"
+    r"it is|what a|how|so)\b",
     re.I,
 )
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.I)
@@ -40,6 +42,12 @@ _DISCOURSE = re.compile(
     r"just so you know|quick update|and|but|ok|okay|yeah|yes|no|hey|hi|guess what|"
     r"funny enough|turns out|as it happens)\b[,:!]?\s*)+",
     re.I,
+)
+_VERBS = frozenset(
+    str.split(
+        "went got took made bought began became found left met saw ran quit sold have has am "
+        "live work love like want need plan use start join move buy get take make"
+    )
 )
 _CLAUSES = re.compile(r"\s*[,;]\s*|\s+(?:and|but|so|because|though|although)\s+", re.I)
 _CHANGE = re.compile(
@@ -59,12 +67,19 @@ class Extractor(Protocol):
         ...
 
 
+def _is_reaction(s: str) -> bool:
+    """Small talk: "That's awesome, Mel!", "Sounds fun!", "Thanks!" (no fact, no "I")."""
+    if not _REACTION.match(s) or _FIRST_PERSON.search(s) or re.search(r"\d", s):
+        return False
+    return s.rstrip().endswith("!") or len(s.split()) <= 4
+
+
 def keep_sentence(sentence: str, speaker: Speaker) -> bool:
     """Whether a sentence can carry a fact of this speaker at all."""
     s = _DISCOURSE.sub("", sentence.strip())
     if not s or s.endswith("?") or len(s.split()) < 2:
         return False
-    if _QUESTION_START.match(s) or _FILLER.match(s):
+    if _QUESTION_START.match(s) or _is_reaction(s):
         return False
     if speaker == "user":
         return not re.match(r"^(?:you|your)\b", s, re.I)
@@ -98,7 +113,7 @@ def _readings(sentence: str, label: str, speaker: Speaker) -> list[Reading]:
         if not clause:
             continue
         first = clause.split()[0]
-        if carry and first.islower() and first not in {"i", "we", "my", "our", "the", "it"}:
+        if carry and first.islower() and (first.endswith("ed") or first in _VERBS):
             clause = f"{carry} {clause}"  # "I moved to Berlin and started at Siemens"
         reading = _read_from_subject(clause, label)
         if re.match(r"(?i:i|we)\b", clause):

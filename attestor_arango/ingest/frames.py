@@ -288,6 +288,12 @@ def read_clause(clause: str, label: str) -> Reading | None:
             status = " ".join(groups["st"].lower().split())
             if attribute == "status" and (status_value(status) is None or _clean(raw)):
                 continue  # "-ed" words only as a whole state: "got suspended", not "got moved to"
+            if (
+                attribute == "status"
+                and subject == label
+                and not re.fullmatch(rf"(?i:{STATUS_WORDS})", status)
+            ):
+                continue  # "I am excited": a feeling of the moment, not a state to track
             partner = _clean(raw) if attribute != "status" else ""
             if partner:
                 joiner = (
@@ -360,8 +366,9 @@ def _generic(clause: str, label: str) -> Reading | None:
         if subject and value:
             if is_time_value(value):
                 return Reading(_thing(m.group("s")), "when", value, True, bool(m.group("neg")))
-            if status_value(value):
-                state = status_value(value) or ""
+            state = status_value(value)
+            listed = re.fullmatch(rf"(?i:{STATUS_WORDS})", state or "")
+            if state and (subject != label or listed):
                 return Reading(subject, "status", state, True, bool(m.group("neg")))
             return Reading(subject, f"is:{value_key(value)}", value, False, bool(m.group("neg")))
     m = _VERB.match(clause)

@@ -23,6 +23,15 @@ from .frames import read_clause
 from .model import Action, Decision, Fact
 from .text import content_stems, expand, normalise, value_key
 
+# Plans can coexist ("I want to help people" and "I want to help make that happen"):
+# a new plan replaces an old one only when the speaker says it changed.
+SOFT = frozenset({"intent"})
+CHANGE = re.compile(
+    r"\b(?:instead|changed my mind|anymore|no longer|now|actually|rather|switched|decided|"
+    r"after all|not any ?more|new plan|first)\b",
+    re.I,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Known:
@@ -122,7 +131,7 @@ class RuleResolver:
                 same_sign = k.negated == fact.negated
                 if k.value and fact.value and same_sign and _refines(fact.value, k.value):
                     return out(Action.UPDATE, k, f"{k.value!r} refined to {fact.value!r}")
-                if fact.single_valued:
+                if fact.single_valued and (fact.category not in SOFT or CHANGE.search(fact.text)):
                     return out(
                         Action.INVALIDATE, k, f"{fact.attribute}: {k.value!r} -> {fact.value!r}"
                     )
