@@ -11,6 +11,7 @@ anything wider.
 from __future__ import annotations
 
 import builtins
+import inspect
 from typing import Any
 from urllib.parse import quote
 
@@ -66,6 +67,57 @@ def _query_value(value: Any) -> Any:
     return str(data)
 
 
+def build_request(
+    op: str, given: dict[str, Any], default: AgentContext | None
+) -> tuple[Any, str, str, dict[str, Any]]:
+    """The route, path and httpx arguments for one call (only non-default arguments travel)."""
+    route = spec.ROUTES_BY_OP[op]
+    method = getattr(MemoryClient, op)
+    sent: dict[str, Any] = {}
+    for param in codec.arguments(method):
+        value = given[param.name]
+        if value is not param.default:
+            sent[param.name] = value
+    path = route.full_path
+    for name in route.path_params:
+        path = path.replace("{" + name + "}", quote(str(sent.pop(name)), safe=""))
+    request: dict[str, Any] = {"headers": context_headers(given.get("context") or default)}
+    if route.query:
+        request["params"] = {k: _query_value(v) for k, v in sent.items()}
+    else:
+        request["json"] = codec.jsonable(sent)
+    return method, route.method, path, request
+
+
+def transport_error(base_url: str, exc: httpx.HTTPError) -> StoreError:
+    if isinstance(exc, httpx.TimeoutException):
+        return StoreError(
+            f"no answer from {base_url} in time ({exc}); a write may still complete, "
+            "so read before retrying",
+        )
+    return StoreError(
+        f"cannot reach the attestor service at {base_url}: {exc}; "
+        "check that `attestor-arango api` runs and the URL is right",
+    )
+
+
+def read_response(op: str, method: Any, response: httpx.Response) -> Any:
+    """The typed result, or the typed error the server reported."""
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = response.text
+    if response.status_code >= 400:
+        raise error_from_payload(response.status_code, payload)
+    try:
+        return codec.load_result(method, payload)
+    except Exception as exc:
+        raise AttestorError(
+            f"{op}: the server's answer does not match this client's model ({exc}); "
+            "client and server versions probably differ",
+        ) from exc
+
+
 class MemoryClient:
     """A remote AgentMemory. ``base_url`` like ``http://127.0.0.1:8080``."""
 
@@ -98,47 +150,12 @@ class MemoryClient:
 
     # -- plumbing -----------------------------------------------------------------
     def _call(self, op: str, given: dict[str, Any]) -> Any:
-        route = spec.ROUTES_BY_OP[op]
-        method = getattr(type(self), op)
-        sent: dict[str, Any] = {}
-        for param in codec.arguments(method):
-            value = given[param.name]
-            if value is not param.default:
-                sent[param.name] = value
-        path = route.full_path
-        for name in route.path_params:
-            path = path.replace("{" + name + "}", quote(str(sent.pop(name)), safe=""))
-        ctx = given.get("context") or self.default_context
-        request: dict[str, Any] = {"headers": context_headers(ctx)}
-        if route.query:
-            request["params"] = {k: _query_value(v) for k, v in sent.items()}
-        else:
-            request["json"] = codec.jsonable(sent)
+        method, verb, path, request = build_request(op, given, self.default_context)
         try:
-            response = self._http.request(route.method, path, **request)
-        except httpx.TimeoutException as exc:
-            raise StoreError(
-                f"no answer from {self.base_url} in time ({exc}); a write may still complete, "
-                "so read before retrying",
-            ) from exc
+            response = self._http.request(verb, path, **request)
         except httpx.HTTPError as exc:
-            raise StoreError(
-                f"cannot reach the attestor service at {self.base_url}: {exc}; "
-                "check that `attestor-arango api` runs and the URL is right",
-            ) from exc
-        try:
-            payload = response.json()
-        except ValueError:
-            payload = response.text
-        if response.status_code >= 400:
-            raise error_from_payload(response.status_code, payload)
-        try:
-            return codec.load_result(method, payload)
-        except Exception as exc:
-            raise AttestorError(
-                f"{op}: the server's answer does not match this client's model ({exc}); "
-                "client and server versions probably differ",
-            ) from exc
+            raise transport_error(self.base_url, exc) from exc
+        return read_response(op, method, response)
 
     # -- AgentMemory, method for method ------------------------------------------
     def add(
@@ -344,3 +361,61 @@ class MemoryClient:
         context: AgentContext | None = None,
     ) -> Reflection:
         return self._call("reflect", locals())
+
+
+class AsyncMemoryClient:
+    """MemoryClient for asyncio: every method is a coroutine with the same signature."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        context: AgentContext | None = None,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        headers = {"accept": "application/json"}
+        if api_key:
+            headers["authorization"] = f"Bearer {api_key}"
+        self.base_url = base_url.rstrip("/")
+        self.default_context = context
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    async def __aenter__(self) -> AsyncMemoryClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _call(self, op: str, given: dict[str, Any]) -> Any:
+        method, verb, path, request = build_request(op, given, self.default_context)
+        try:
+            response = await self._http.request(verb, path, **request)
+        except httpx.HTTPError as exc:
+            raise transport_error(self.base_url, exc) from exc
+        return read_response(op, method, response)
+
+    def __getattr__(self, name: str) -> Any:
+        """``await client.add(...)`` etc.: the sync client's signature, awaited."""
+        if name.startswith("_") or name not in spec.ROUTES_BY_OP:
+            raise AttributeError(name)
+        signature = inspect.signature(getattr(MemoryClient, name))
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(None, *args, **kwargs)
+            bound.apply_defaults()
+            given = dict(bound.arguments)
+            given.pop("self")
+            return await self._call(name, given)
+
+        call.__name__ = name
+        call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=list(signature.parameters.values())[1:]
+        )
+        return call
