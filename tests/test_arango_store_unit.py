@@ -367,3 +367,30 @@ def test_text_lane_query_choice() -> None:
         store.text_candidates(A, "kubernetes", 5, VIEW)  # waitForSync is banned in txns
     assert db.names() == ["text_bm25_wait", "text_bm25"]
     assert db.log[0][2]["window_end"] == OPEN  # OPEN + 1 would not be a double
+
+
+def test_insert_sends_a_keyless_document_with_the_vector() -> None:
+    db = RecordingDB()
+    store = make_store(db)
+    big_indexed_tenant(store)
+    with pytest.raises(Sent):
+        store.insert_memory(A, memory(A), np.array([1, 0, 0, 0], dtype=np.float32))
+    [(_, name, bind)] = db.log
+    assert name == "memory_insert" and bind["tenant"] == "acme"
+    assert not any(k.startswith("_") for k in bind["doc"])
+    assert bind["doc"]["vector"] == [1.0, 0.0, 0.0, 0.0] and bind["doc"]["t_expired"] == OPEN
+
+
+def test_a_transaction_belongs_to_its_thread() -> None:
+    import threading
+
+    db = RecordingDB()
+    store = make_store(db)
+    seen: list[bool] = []
+    with store.transaction():
+        worker = threading.Thread(target=lambda: seen.append(store.in_transaction))
+        worker.start()
+        worker.join()
+        with pytest.raises(Sent):
+            store.get_memory(A, "m1")
+    assert seen == [False] and db.log[0][0] == "txn"
