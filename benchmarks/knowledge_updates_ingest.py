@@ -257,6 +257,52 @@ def show(report: dict[str, Any], console: Console) -> None:
         )
 
 
+def locomo_mix(path: Path) -> dict[str, Any]:
+    """Decision mix and per-round latency of ingest on one LoCoMo conversation.
+
+    Speaker A's turn is the "user" side and the reply the "assistant" side of a
+    round; session dates anchor the time expressions. No answer key is used:
+    this shows what the rules decide on real chat (how much becomes a fact, how
+    often something is superseded) and how long a round takes.
+    """
+    import time
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    conv = data.get("conversation", data)
+    clock = ManualClock(START)
+    timings: list[float] = []
+    actions: Counter[str] = Counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = AgentMemory(
+            Path(tmp) / "l.db", embedder=HashingEmbedder(), clock=clock, ids=SeededIdSource(5)
+        )
+        i = 1
+        while f"session_{i}" in conv:
+            when = datetime.strptime(conv[f"session_{i}_date_time"], "%I:%M %p on %d %B, %Y")
+            at = iso(int(when.replace(tzinfo=UTC).timestamp() * 1_000_000))
+            turns = conv[f"session_{i}"]
+            for a, b in zip(turns[::2], turns[1::2], strict=False):
+                clock.advance(seconds=60)
+                started = time.perf_counter()
+                result = mem.ingest_round(
+                    {"user": a["text"], "assistant": b["text"], "timestamp": at,
+                     "user_name": a["speaker"], "session_id": f"s{i}"}
+                )  # fmt: skip
+                timings.append(time.perf_counter() - started)
+                actions.update(d.action.value for d in result.decisions)
+            i += 1
+        mem.close()
+    timings.sort()
+    return {
+        "conversation": path.name,
+        "rounds": len(timings),
+        "decisions": dict(actions),
+        "facts_per_round": sum(actions.values()) / max(1, len(timings)),
+        "round_ms_p50": 1000 * timings[len(timings) // 2],
+        "round_ms_p95": 1000 * timings[int(len(timings) * 0.95)],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode", choices=["ingest", "add"], default="ingest")
@@ -270,7 +316,14 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=HERE / "results" / "knowledge_updates_ingest.json"
     )
+    parser.add_argument("--locomo", type=Path, help="also report ingest on this LoCoMo file")
     args = parser.parse_args()
+    if args.locomo:
+        mix = locomo_mix(args.locomo)
+        Console(width=110).print(mix)
+        out = HERE / "results" / f"ingest_locomo_{args.locomo.stem}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(mix, indent=2), encoding="utf-8")
     suite = args.suite
     if suite == "auto":
         suite = "shared" if SHARED_CASES.is_file() else "builtin"
