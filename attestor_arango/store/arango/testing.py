@@ -50,6 +50,17 @@ def docker_unavailable_reason() -> str | None:
         return f"{type(exc).__name__}: {str(exc)[:160]}"
 
 
+def _local_docker() -> bool:
+    """True when the Docker engine is on this machine (a unix socket or npipe)."""
+    try:
+        import docker
+
+        base = str(docker.from_env(timeout=3).api.base_url)
+    except Exception:
+        return False
+    return base.startswith(("http+docker://localhost", "http+docker://localnpipe"))
+
+
 def resolve_server() -> LiveServer | str:
     """A server to test against, or the reason (one sentence) why there is none."""
     url = os.environ.get("ARANGO_URL")
@@ -70,6 +81,9 @@ def resolve_server() -> LiveServer | str:
     password = secrets.token_hex(12)
     container = ArangoDbContainer(PINNED_IMAGE, arango_root_password=password)
     container.with_command(SERVER_ARGS)
+    if _local_docker():
+        # publish on 127.0.0.1 only (random port); docker-py reads a 1-tuple as the host IP
+        container.ports["8529"] = ("127.0.0.1",)  # type: ignore[assignment]
     try:
         container.start()
     except Exception as exc:
