@@ -17,7 +17,7 @@ import numpy as np
 from arango.exceptions import ArangoError
 
 from ...clock import OPEN
-from ...errors import ConflictError, ValidationError
+from ...errors import ConflictError, StoreError, ValidationError
 from ...models import Memory, MemoryStatus
 from ...scope import Scope, TemporalView
 from ..protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
@@ -36,6 +36,7 @@ from .planning import (
     probes_for,
     view_binds,
 )
+from .schema import load_schema, missing_view_links
 from .store_graph import GraphAndGovernance
 
 _WORD = re.compile(r"\w", re.UNICODE)
@@ -47,21 +48,30 @@ class ArangoStore(GraphAndGovernance):
 
     # lifecycle -----------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
+        """Per role: collections present, the view's links intact, vector index state."""
         try:
             version = str(self._db.version())
             index = self.vector_index(refresh=True)
-        except (ArangoError, OSError) as exc:
+            have = {c["name"] for c in self._db.collections()}  # type: ignore[union-attr]
+            views = load_schema()["views"]
+            view_names = {v["name"] for v in self._db.views()}  # type: ignore[union-attr]
+            text = all(
+                v["name"] in view_names and not missing_view_links(self._db, v) for v in views
+            )
+        except (ArangoError, OSError, StoreError) as exc:
             return {"backend": self.backend, "ok": False, "error": str(exc)}
+        document = {"memories", "episodes", "audit", "audit_heads"} <= have
+        graph = {"entities", "graph_nodes", "relations"} <= have
         return {
             "backend": self.backend,
             "database": self._db.name,
             "server_version": version,
-            "document": True,
-            "text": True,
-            "graph": True,
-            "vector": True,  # the exact scan always answers; ANN when the index is ready
+            "document": document,
+            "text": text,
+            "graph": graph,
+            "vector": document,  # the exact scan answers whenever memories exist
             "vector_index": index,
-            "ok": True,
+            "ok": document and text and graph,
         }
 
     # embedding space -------------------------------------------------------------------------
