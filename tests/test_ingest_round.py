@@ -369,3 +369,14 @@ def test_resolution_never_crosses_tenants_or_namespaces(mem: AgentMemory) -> Non
     assert [d.action for d in result.decisions] == [Action.ADD]
     assert contents(mem.current_facts(context=globex)) == ["I live in Paris."]
     assert contents(mem.current_facts(context=other_ns)) == ["I live in Paris."]
+
+
+def test_ingested_edges_reach_the_recall_graph_lane(mem: AgentMemory) -> None:
+    mem.ingest_round({"user": "I work at Siemens.", "user_name": "Ana"})
+    mem.ingest_round({"user": "Siemens builds trains in Krefeld.", "user_name": "Ana"})
+    mem.ingest_round({"user": "Bosch makes drills.", "user_name": "Ana"})
+    response = mem.recall("What does Ana's employer build?")
+    hops = {r.memory.content: r.breakdown.graph_hops for r in response}
+    assert hops["Siemens builds trains in Krefeld."] == 1  # ana -works_at-> siemens
+    assert hops["I work at Siemens."] == 0
+    assert hops.get("Bosch makes drills.") != 1

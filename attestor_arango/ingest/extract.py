@@ -159,6 +159,15 @@ def _entities(sentence: str, subject: str, readings: list[Reading]) -> tuple[str
     return tuple(found)
 
 
+def _topic(sentence: str, speaker: Speaker, label: str) -> str:
+    """Who an unstructured sentence is about: the speaking user when they speak of
+    themselves, else the first name it mentions ("Siemens builds trains" is about Siemens)."""
+    if speaker == "user" and _FIRST_PERSON.search(sentence):
+        return label
+    found = [n for n in names(sentence) if n != label]
+    return found[0] if found else (label if speaker == "user" else "assistant")
+
+
 def _fact(sentence: str, speaker: Speaker, r: Reading | None, subject: str, anchor: int,
           readings: list[Reading]) -> Fact:  # fmt: skip
     span = find_time(sentence, anchor)
@@ -171,7 +180,7 @@ def _fact(sentence: str, speaker: Speaker, r: Reading | None, subject: str, anch
     return Fact(
         text=sentence,
         speaker=speaker,
-        subject=r.subject if r is not None else (subject if speaker == "user" else "assistant"),
+        subject=r.subject if r is not None else _topic(sentence, speaker, subject),
         attribute=None if r is None else r.attribute,
         value=None if r is None else r.value,
         single_valued=False if r is None else r.single_valued,
