@@ -20,6 +20,7 @@ from arango.http import DefaultHTTPClient
 
 from ...config import ArangoSettings, Config
 from ...errors import StoreError
+from .base import COLLECTIONS
 from .executor import Executor
 from .registry import Registry
 from .schema import apply_schema, ensure_vector_index, version_tuple
@@ -86,6 +87,13 @@ def check_server_version(db: StandardDatabase) -> str:
     return version
 
 
+def schema_present(db: StandardDatabase) -> bool:
+    """Every collection and view of ``schemas/`` exists (two requests; indexes not checked)."""
+    collections = {c["name"] for c in db.collections()}  # type: ignore[union-attr]
+    views = {v["name"] for v in db.views()}  # type: ignore[union-attr]
+    return set(COLLECTIONS) <= collections and {"memories_view"} <= views
+
+
 def open_arango_store(config: Config, **store_options: Any) -> ArangoStore:
     """An ``ArangoStore`` for ``config.arango``; applies the schema on first use."""
     settings = config.arango
@@ -93,7 +101,7 @@ def open_arango_store(config: Config, **store_options: Any) -> ArangoStore:
     try:
         db, created = _connect(settings, client, create=True)
         check_server_version(db)
-        if created or not db.has_collection("memories"):
+        if created or not schema_present(db):
             apply_schema(db)
     except BaseException:
         client.close()
