@@ -16,8 +16,11 @@ import uvicorn
 
 from attestor_arango.api.app import ApiSettings, create_app
 from attestor_arango.api.auth import ApiKey, KeyRing, hash_key
+from attestor_arango.clock import OPEN
 from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.memory import AgentMemory
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import MemoryFilter
 
 ROOT = Path(__file__).resolve().parents[1]
 ROLES = [r.value for r in AgentRole]
@@ -77,9 +80,11 @@ def running_server(
 
 
 def fingerprint(memory: AgentMemory, tenant: str = "acme") -> Any:
-    """Everything a rejected request must leave alone (audit entries may record refusals)."""
+    """Everything a rejected request must leave alone, across all namespaces of the tenant
+    (audit entries may grow: refusals are audited)."""
+    view = TemporalView(as_of=OPEN - 1, include_closed=True)
+    rows = memory.store.list_memories(Scope(tenant), MemoryFilter(), view, 100_000, 0)
     ctx = AgentContext(agent_id="inspector", role="orchestrator", tenant=tenant)
-    rows = memory.list(status="all", limit=1000, context=ctx)
     stats = memory.stats(context=ctx)
     return (
         sorted((m.id, m.content_hash, m.status.value, str(m.t_expired)) for m in rows),

@@ -137,3 +137,24 @@ def test_error_payloads_rebuild_typed_errors() -> None:
     assert isinstance(error_from_payload(502, "bad gateway"), StoreError)
     odd = error_from_payload(400, {"code": "x", "message": "m", "details": {"message": "clash"}})
     assert odd.message == "m" and odd.details == {"message": "clash"}
+
+
+def test_authorize_keeps_arguments_inside_the_key() -> None:
+    from attestor_arango.api.auth import authorize
+
+    limited = key(namespaces=("inbox",))
+    ctx = KeyRing([limited]).context(limited, {})
+    routes = spec.ROUTES_BY_OP
+    authorize(routes["list"], limited, ctx, {"namespace": "inbox"})
+    authorize(routes["list"], limited, ctx, {})
+    with pytest.raises(AccessDenied, match="namespace"):
+        authorize(routes["list"], limited, ctx, {"namespace": "private"})
+    for op in sorted(spec.TENANT_WIDE & set(routes)):
+        with pytest.raises(AccessDenied, match="whole tenant"):
+            authorize(routes[op], limited, ctx, {})
+    free = key()
+    ctx = KeyRing([free]).context(free, {})
+    authorize(routes["export_user"], free, ctx, {"user": "acme"})
+    authorize(routes["list"], free, ctx, {"namespace": "anything"})
+    with pytest.raises(AccessDenied, match="tenant"):
+        authorize(routes["export_user"], free, ctx, {"user": "beta"})

@@ -500,3 +500,37 @@ def test_rbac_matrix_governance_and_ingest(
             with pytest.raises(AccessDenied):
                 invoke(c, target.id)
             assert fingerprint(memory) == before
+
+
+def test_namespace_limited_key_stays_in_its_namespaces(tmp_path: Path) -> None:
+    memory = make_memory(tmp_path)
+    ns_key = ApiKey(
+        id="ns",
+        sha256=hash_key("ns-key"),
+        tenant="acme",
+        roles=("orchestrator",),
+        agent_ids=("ns-bot",),
+        namespaces=("team-a",),
+    )
+    private = AgentContext(agent_id="boss", role="orchestrator", tenant="acme", namespace="hr")
+    secret = memory.add("salary bands are confidential", context=private)
+    before = fingerprint(memory)
+    with running_server(memory, KeyRing([ns_key])) as url, MemoryClient(url, "ns-key") as c:
+        mine = c.add("team-a ships on Friday")
+        assert mine.namespace == "team-a"
+        assert [m.id for m in c.list()] == [mine.id]
+        with pytest.raises(AccessDenied):
+            c.list(namespace="hr")
+        with pytest.raises(NotFoundError):
+            c.get(secret.id)
+        assert c.search("salary") == []
+        with pytest.raises(AccessDenied, match="whole tenant"):
+            c.export_user("acme")
+        with pytest.raises(AccessDenied, match="whole tenant"):
+            c.purge_user("acme", "namespace key tries a tenant-wide erase")
+        hr = AgentContext(agent_id="ns-bot", role="orchestrator", tenant="acme", namespace="hr")
+        with pytest.raises(AccessDenied):
+            c.stats(context=hr)
+    after = fingerprint(memory)
+    assert after[0] == sorted([*before[0], (mine.id, mine.content_hash, "active", "None")])
+    memory.close()

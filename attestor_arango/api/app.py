@@ -25,9 +25,9 @@ from starlette.routing import Route as StarletteRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..context import AgentContext
-from ..errors import AccessDenied, AttestorError, ValidationError
+from ..errors import AttestorError, ValidationError
 from . import codec, spec
-from .auth import ANY, ApiKey, KeyRing
+from .auth import ANY, ApiKey, KeyRing, authorize
 from .errors import (
     InternalError,
     MethodNotAllowed,
@@ -128,15 +128,16 @@ def create_app(
         ring, fixed_key = keys, None
     mounted = [route for route in spec.ROUTES if callable(getattr(cls, route.op, None))]
 
-    def caller(request: Request) -> AgentContext:
+    def caller(request: Request) -> tuple[ApiKey, AgentContext]:
         headers = request.headers
         if fixed_key is not None:
-            return ring.context(fixed_key, headers)
+            return fixed_key, ring.context(fixed_key, headers)
         presented = headers.get(spec.H_API_KEY)
         auth = headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             presented = auth[7:].strip()
-        return ring.context(ring.authenticate(presented), headers)
+        key = ring.authenticate(presented)
+        return key, ring.context(key, headers)
 
     def endpoint(route: spec.Route) -> Callable[[Request], Any]:
         fn = getattr(cls, route.op)
@@ -144,16 +145,10 @@ def create_app(
 
         async def handle(request: Request) -> Response:
             try:
-                ctx = caller(request)
+                key, ctx = caller(request)
                 raw = await _arguments(request, route)
                 kwargs = codec.call_kwargs(fn, title, raw)
-                if route.tenant_arg and route.tenant_arg in kwargs:
-                    named = kwargs[route.tenant_arg]
-                    if named != ctx.tenant:
-                        raise AccessDenied(
-                            f"this key is for tenant {ctx.tenant!r}; it cannot act on "
-                            f"{route.tenant_arg} {named!r}",
-                        )
+                authorize(route, key, ctx, kwargs)
                 if "context" in codec.inspect.signature(fn).parameters:
                     kwargs["context"] = ctx
                 method = getattr(memory, route.op)

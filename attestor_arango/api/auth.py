@@ -204,3 +204,27 @@ def load_keys(file: str | Path | None = None, env: Mapping[str, str] | None = No
     except yaml.YAMLError as exc:
         raise ValidationError(f"API key file {path} is not valid YAML/JSON: {exc}") from exc
     return KeyRing(parse_keys(loaded or [], source=str(path)))
+
+
+def authorize(route: spec.Route, key: ApiKey, ctx: AgentContext, kwargs: Mapping[str, Any]) -> None:
+    """Arguments that would reach past the key: another tenant, or outside its namespaces.
+
+    AgentMemory checks roles; this checks what only the key knows. A key limited to
+    some namespaces cannot run tenant-wide operations (export, purge, audit...), which
+    would read or change every namespace of the tenant.
+    """
+    if route.tenant_arg and kwargs.get(route.tenant_arg) not in (None, ctx.tenant):
+        raise AccessDenied(
+            f"this key is for tenant {ctx.tenant!r}; it cannot act on "
+            f"{route.tenant_arg} {kwargs[route.tenant_arg]!r}",
+        )
+    if key.namespaces is None:
+        return
+    if route.op in spec.TENANT_WIDE:
+        raise AccessDenied(
+            f"{route.op} covers the whole tenant, and this key is limited to namespaces "
+            f"{list(key.namespaces)}; use a key without a namespace limit",
+        )
+    named = kwargs.get("namespace")
+    if named is not None and named not in key.namespaces:
+        raise AccessDenied(f"this key may not use namespace {named!r}")

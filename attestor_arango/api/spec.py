@@ -174,6 +174,24 @@ ROUTES: tuple[Route, ...] = (
 
 ROUTES_BY_OP: dict[str, Route] = {route.op: route for route in ROUTES}
 
+# Operations over every namespace of a tenant: refused to namespace-limited keys.
+TENANT_WIDE: frozenset[str] = frozenset(
+    {
+        "set_quota",
+        "quota_status",
+        "export_user",
+        "import_user",
+        "purge_user",
+        "apply_retention",
+        "compact",
+        "audit_log",
+        "verify_audit_chain",
+        "deletion_audit_log",
+        "verify_memory",
+        "verify_all",
+    }
+)
+
 # Public AgentMemory methods that are local-only by nature (no remote meaning).
 LOCAL_ONLY: frozenset[str] = frozenset({"close"})
 
