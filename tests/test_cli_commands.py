@@ -147,6 +147,8 @@ def test_doctor_names_what_to_fix(tmp_path: Path) -> None:
 def test_api_command_serves_and_shuts_down_gracefully(tmp_path: Path) -> None:
     no_keys = cli(tmp_path, "api", "--port", str(free_port()))
     assert no_keys.returncode == 2 and "--new-key" in no_keys.stderr
+    wide_open = cli(tmp_path, "api", "--no-auth", "--host", "0.0.0.0", "--port", str(free_port()))
+    assert wide_open.returncode == 2 and "loopback" in wide_open.stderr
     made = ok_json(
         tmp_path,
         "api",
