@@ -118,6 +118,10 @@ async def _solo_session(home: Path) -> None:
         prompt = await s.get_prompt("recall", {"question": "Where does Alice live?"})
         text = prompt.messages[0].content.text  # type: ignore[union-attr]
         assert "ABSTAIN" in text and "Where does Alice live?" in text
+        handoff = await s.get_prompt("handoff", {"to_agent": "planner-2", "task": "move Alice"})
+        assert "planner-2" in handoff.messages[0].content.text  # type: ignore[union-attr]
+        timeline_res = await s.read_resource("memory://entities/Alice/timeline")
+        assert len(json.loads(timeline_res.contents[0].text)) == 2  # type: ignore[union-attr]
         decision = await s.get_prompt(
             "record_decision", {"decision": "use Postgres", "rationale": "ops", "entity": "db"}
         )
