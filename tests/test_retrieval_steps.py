@@ -195,7 +195,8 @@ def test_decay_and_boost_against_the_view_not_the_clock() -> None:
     new = cand("new", 1.0, day=365)
     half = Candidate(memory=mem("half", day=365, confidence=0.5))
     half.rrf_norm = 1.0
-    apply_decay_boost([old, new, half], view_at(365).as_of, CFG)
+    cfg = CFG.replace(decay_floor=0.7)
+    apply_decay_boost([old, new, half], view_at(365).as_of, cfg)
     # age 365 d, half-life 365 d: 0.7 + 0.3 * 0.5 = 0.85 ; boost 0.05 * e^(-365/30)
     assert old.decay == pytest.approx(0.85)
     assert old.boost == pytest.approx(0.05 * math.exp(-365 / 30))
@@ -204,7 +205,7 @@ def test_decay_and_boost_against_the_view_not_the_clock() -> None:
     assert new.relevance == pytest.approx(1.05)
     # a fact dated after as_of has age 0
     future = cand("future", 1.0, day=400)
-    apply_decay_boost([future], view_at(365).as_of, CFG)
+    apply_decay_boost([future], view_at(365).as_of, cfg)
     assert future.decay == pytest.approx(1.0)
 
 

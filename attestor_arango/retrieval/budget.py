@@ -8,9 +8,15 @@ may still fit, so the budget is used without reordering anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ..tokens import count_tokens
 from .candidates import Candidate
+
+
+@lru_cache(maxsize=32_768)
+def _tokens(text: str) -> int:
+    return count_tokens(text)
 
 
 def pack(cands: Sequence[Candidate], budget: int) -> tuple[list[tuple[Candidate, int]], int]:
@@ -18,7 +24,7 @@ def pack(cands: Sequence[Candidate], budget: int) -> tuple[list[tuple[Candidate,
     used = 0
     kept: list[tuple[Candidate, int]] = []
     for c in cands:
-        tokens = count_tokens(c.memory.content)
+        tokens = _tokens(c.memory.content)
         if used + tokens > budget:
             continue
         used += tokens

@@ -34,9 +34,13 @@ class Candidate:
     def id(self) -> str:
         return self.memory.id
 
+    _t_created: int | None = None
+
     @property
     def t_created(self) -> int:
-        return self.memory.us("t_created")
+        if self._t_created is None:
+            self._t_created = self.memory.us("t_created")
+        return self._t_created
 
     def base(self) -> float:
         """Lane relevance plus graph affinity: what decay scales."""

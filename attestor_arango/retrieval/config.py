@@ -23,7 +23,7 @@ class RetrievalConfig:
     # re-score the text lane with BM25 statistics of the visible candidates only
     # (replay-stable); the index is asked for text_fetch_k rows first
     bm25_rescore: bool = True
-    text_fetch_k: int = 400
+    text_fetch_k: int = 200
     # fusion: reciprocal rank fusion as a fused score (sum of 1/(k+rank)),
     # normalised by its best possible value so the bonuses below are on a 0..1 scale
     rrf_k: int = 60
@@ -45,7 +45,7 @@ class RetrievalConfig:
     # confidence decay and recency boost, against the view's as_of -----------
     decay_enabled: bool = True
     decay_half_life_days: float = 365.0
-    decay_floor: float = 0.7
+    decay_floor: float = 0.9
     boost_enabled: bool = True
     recency_boost: float = 0.05
     recency_tau_days: float = 30.0

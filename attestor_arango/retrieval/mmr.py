@@ -25,12 +25,11 @@ def similarity_matrix(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarr
     for i, c in enumerate(cands):
         v = vectors.get(c.id)
         if v is not None and dim:
-            vec = np.asarray(v, dtype=np.float64)
-            norm = float(np.linalg.norm(vec))
-            if norm > 0:
-                mat[i] = vec / norm
-    sims = mat @ mat.T
-    return np.round(sims, 9)  # stable across BLAS summation orders
+            mat[i] = v
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    mat /= norms
+    return np.round(mat @ mat.T, 9)  # rounded: stable across BLAS summation orders
 
 
 def mmr_rerank(
@@ -42,23 +41,25 @@ def mmr_rerank(
     if n == 0:
         return []
     sims = similarity_matrix(items, vectors)
-    max_sim = np.full(n, -np.inf)
-    remaining = list(range(n))
+    rel = np.array([c.relevance for c in items], dtype=np.float64)
+    # the tie rule as a precomputed position: t_created desc, then id asc
+    tie_pos = np.empty(n, dtype=np.int64)
+    for pos, i in enumerate(sorted(range(n), key=lambda i: tie_key(0.0, items[i]))):
+        tie_pos[i] = pos
+    max_sim = np.zeros(n, dtype=np.float64)
+    alive = np.ones(n, dtype=bool)
     out: list[Candidate] = []
-    while remaining:
-        best_i = -1
-        best_key: tuple[float, int, str] | None = None
-        best_val = 0.0
-        for i in remaining:
-            penalty = 0.0 if not out else max(float(max_sim[i]), 0.0)
-            val = round(lam * items[i].relevance - (1.0 - lam) * penalty, 12)
-            key = tie_key(val, items[i])
-            if best_key is None or key < best_key:
-                best_i, best_key, best_val = i, key, val
-        remaining.remove(best_i)
-        chosen = items[best_i]
-        chosen.mmr = best_val
-        chosen.final = best_val
+    for step in range(n):
+        penalty = np.maximum(max_sim, 0.0) if step else np.zeros(n)
+        values = np.round(lam * rel - (1.0 - lam) * penalty, 12)
+        values[~alive] = -np.inf
+        best = values.max()
+        tied = np.flatnonzero(values == best)
+        pick = int(tied[np.argmin(tie_pos[tied])]) if len(tied) > 1 else int(tied[0])
+        alive[pick] = False
+        chosen = items[pick]
+        chosen.mmr = float(best)
+        chosen.final = float(best)
         out.append(chosen)
-        max_sim = np.maximum(max_sim, sims[best_i])
+        max_sim = np.maximum(max_sim, sims[pick])
     return out

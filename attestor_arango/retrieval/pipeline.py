@@ -65,7 +65,7 @@ def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hi
             out.append(Hit(h.memory, round(float(h.score), 6)))
             continue
         v64 = np.asarray(v, dtype=np.float64)
-        cos = float(sum((v64 * q).tolist())) / (float(np.linalg.norm(v64)) or 1.0)
+        cos = float(np.dot(v64, q)) / (float(np.linalg.norm(v64)) or 1.0)
         out.append(Hit(h.memory, round(cos, 9)))
     out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
     return out

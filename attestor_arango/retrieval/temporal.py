@@ -9,8 +9,10 @@ that), never the wall clock, and measure a memory's age on the event-time axis
   multiplier on lane relevance plus graph bonus;
 - boost: ``recency_boost * exp(-age / tau)``, added;
 - freshness: a candidate that an event-later candidate restates (cosine at or
-  above ``freshness_similarity``, same entity) loses ``freshness_penalty``, so a
-  newer statement of the same topic ranks above the stale one.
+  above ``freshness_similarity``, same entity, another session) loses
+  ``freshness_penalty``, so a newer statement of the same topic ranks above the
+  stale one. Within one session, similar statements are a conversation going
+  on, not an update.
 """
 
 from __future__ import annotations
@@ -52,15 +54,19 @@ def apply_freshness(
     if len(items) < 2:
         return
     sims = similarity_matrix(items, vectors)
-    for i, older in enumerate(items):
-        t_old = older.memory.us("valid_from")
-        for j, newer in enumerate(items):
-            if i == j or sims[i, j] < config.freshness_similarity:
-                continue
+    close = sims >= config.freshness_similarity
+    np.fill_diagonal(close, False)
+    for i in np.flatnonzero(close.any(axis=1)):
+        older = items[int(i)]
+        t_old = (older.memory.us("valid_from"), older.t_created)
+        s_old = older.memory.provenance.session_id
+        for j in np.flatnonzero(close[i]):
+            newer = items[int(j)]
             if newer.memory.entity != older.memory.entity:
                 continue
-            t_new = newer.memory.us("valid_from")
-            if (t_new, newer.t_created) > (t_old, older.t_created):
+            if s_old is not None and s_old == newer.memory.provenance.session_id:
+                continue  # one conversation going on, not a later update
+            if (newer.memory.us("valid_from"), newer.t_created) > t_old:
                 older.freshness = -config.freshness_penalty
                 older.compute_relevance()
                 break

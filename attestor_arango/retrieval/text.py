@@ -144,10 +144,15 @@ def _stem(word: str) -> str:
     return str(_STEMMER.stemWord(word))
 
 
+@lru_cache(maxsize=32_768)
+def _terms(text: str) -> tuple[str, ...]:
+    norm = unicodedata.normalize("NFKC", text).lower()
+    return tuple(_stem(w) for w in _WORD.findall(norm) if w not in STOPWORDS)
+
+
 def terms(text: str) -> list[str]:
     """Stemmed, lower-cased, stop-word-free tokens."""
-    norm = unicodedata.normalize("NFKC", text).lower()
-    return [_stem(w) for w in _WORD.findall(norm) if w not in STOPWORDS]
+    return list(_terms(text))
 
 
 def rescore(hits: Sequence[Hit], query: str, k1: float = 1.2, b: float = 0.75) -> list[Hit]:
@@ -155,7 +160,7 @@ def rescore(hits: Sequence[Hit], query: str, k1: float = 1.2, b: float = 0.75) -
     q = list(dict.fromkeys(terms(query)))
     if not q or not hits:
         return []
-    docs = {h.memory.id: terms(h.memory.content) for h in hits}
+    docs = {h.memory.id: _terms(h.memory.content) for h in hits}
     n = len(docs)
     avgdl = sum(len(t) for t in docs.values()) / n or 1.0
     df: Counter[str] = Counter()
