@@ -92,13 +92,28 @@ def from_us(value: int) -> datetime:
     return _EPOCH + timedelta(microseconds=value)
 
 
+MIN_US: int = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z
+
+
 def parse_time(value: datetime | str | int | float, *, field: str = "time") -> int:
-    """Accepts an aware datetime, an ISO-8601 string with an offset, or epoch seconds."""
+    """Accepts an aware datetime, an ISO-8601 string with an offset, or epoch seconds,
+    between the years 1 and 9999 (the open-interval sentinel itself is not a time)."""
+    us = _parse_time(value, field)
+    if not MIN_US <= us < OPEN:
+        raise ValidationError(
+            f"{field}: {value!r} is outside the years 1-9999; pass a real timestamp",
+        )
+    return us
+
+
+def _parse_time(value: datetime | str | int | float, field: str) -> int:
     if isinstance(value, bool):
         raise ValidationError(f"{field}: expected a timestamp, got a boolean")
     if isinstance(value, datetime):
         return to_us(value)
     if isinstance(value, int | float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValidationError(f"{field}: {value!r} is not a timestamp")
         return round(value * 1_000_000)
     if isinstance(value, str):
         text = value.strip()

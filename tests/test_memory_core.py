@@ -285,3 +285,13 @@ def test_rejected_first_write_records_no_embedding_space(mem: AgentMemory) -> No
         mem.add("ended before it began", valid_until="2000-01-01T00:00:00Z", context=ORCH)
     assert mem.store.get_embedding_space(ORCH.scope) is None
     assert mem.stats(context=ORCH).total == 0
+
+
+@pytest.mark.parametrize(
+    "value", [-62_135_596_801, 253_402_300_800, float("nan"), float("inf"), "9999-12-31T23:59:59Z"]
+)
+def test_out_of_range_times_are_validation_errors(any_mem: AgentMemory, value: Any) -> None:
+    with pytest.raises(ValidationError):
+        any_mem.list(as_of=value, context=ORCH)
+    with pytest.raises(ValidationError):
+        any_mem.add("x", valid_from=value, context=ORCH)
