@@ -249,3 +249,30 @@ def test_feelings_are_not_tracked_as_states() -> None:
 def test_a_clause_without_its_own_subject_borrows_one_only_for_a_verb() -> None:
     found = facts("I love art and mental health work matters.")
     assert [f.attribute for f in found] == ["likes:art"]
+
+
+@pytest.mark.parametrize(
+    ("text", "subject", "attribute", "value", "negated"),
+    [
+        ("My rent is $1,200.", "user", "rent", "$1,200", False),
+        ("I'm down to 76 kilograms now.", "user", "num:*:kilogram", "76 kilograms", False),
+        ("I've gone fully vegan now.", "user", "diet", "vegan", False),
+        ("I am not vegetarian anymore.", "user", "diet", "vegetarian", True),
+        ("I'm a smoker.", "user", "does:smoke", "smoke", False),
+        ("I decided not to buy a house.", "user", "intent:bui", "buy a house", True),
+        ("The launch got postponed to November.", "launch", "when", "November", False),
+        ("I extended my lease until June 2026.", "lease", "when", "June 2026", False),
+        ("My lease ends in June 2025.", "lease", "when", "in June 2025", False),
+    ],
+)
+def test_more_frames(text: str, subject: str, attribute: str, value: str, negated: bool) -> None:
+    [fact] = facts(text)
+    assert (fact.subject, fact.attribute, fact.value, fact.negated) == (
+        subject, attribute, value, negated,
+    )  # fmt: skip
+
+
+def test_overlapping_time_expressions_keep_the_longer_one() -> None:
+    span = find_time("My lease ends in June 2025.", ANCHOR)
+    assert span is not None and span.expression == "June 2025" and span.precision == "month"
+    assert iso(span.start) == "2025-06-01T00:00:00Z"

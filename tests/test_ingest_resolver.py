@@ -171,3 +171,25 @@ def test_plans_coexist_unless_the_speaker_says_they_changed() -> None:
     assert same_verb.action is Action.ADD
     changed = RuleResolver().decide(fact_of("I want to help animals instead."), old, "e")
     assert (changed.action, changed.target_id) == (Action.INVALIDATE, "m0")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("I weigh 82 kilograms.", "I'm down to 76 kilograms now."),
+        ("The product launch is planned for September.", "The launch was pushed back to November."),
+        ("I'm a smoker.", "I quit smoking three months ago."),
+        ("I plan to buy a house next year.", "I decided not to buy a house."),
+        ("I'm vegetarian.", "I've gone fully vegan now."),
+    ],
+)
+def test_updates_phrased_differently_still_invalidate(old: str, new: str) -> None:
+    d = RuleResolver().decide(fact_of(new), [stored(old, "m0")], "e")
+    assert (d.action, d.target_id) == (Action.INVALIDATE, "m0"), d.reason
+
+
+def test_a_head_noun_alone_does_not_make_two_subjects_equal() -> None:
+    d = RuleResolver().decide(
+        fact_of("My sister lives in Rome."), [stored("My brother lives in Oslo.", "m0")], "e"
+    )
+    assert d.action is Action.ADD

@@ -49,7 +49,7 @@ _VERBS = frozenset(
         "live work love like want need plan use start join move buy get take make"
     )
 )
-_CLAUSES = re.compile(r"\s*[,;]\s*|\s+(?:and|but|so|because|though|although)\s+", re.I)
+_CLAUSES = re.compile(r"\s*(?:,(?!\d{3})|;)\s*|\s+(?:and|but|so|because|though|although)\s+", re.I)
 _CHANGE = re.compile(
     r"\b(?:moved|relocated|joined|started|switched|migrated|became|got|began|took up|quit|"
     r"stopped|adopted|bought|changed|married|engaged|divorced|hired|promoted)\b",
@@ -211,9 +211,12 @@ class RuleExtractor:
             reading_text = plain.replace(span.expression, " ") if span else plain
             reading_text = " ".join(reading_text.split())
             readings = _readings(reading_text, subject, speaker)
-            if span and (not readings or any(_DANGLING.search(r.value) for r in readings)):
-                # the time expression was the value ("my appointment is on March 3")
-                readings = _readings(plain, subject, speaker) or readings
+            if span:
+                # the time expression may be the value ("my appointment is on March 3")
+                whole = _readings(plain, subject, speaker)
+                dangling = any(_DANGLING.search(r.value) for r in readings)
+                if any(r.attribute == "when" for r in whole) or not readings or dangling:
+                    readings = whole or readings
             if speaker == "assistant":
                 readings = [r for r in readings if r.subject != subject]
             chosen: list[Reading | None] = list(readings) or [None]

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 
 from .text import FILLERS, STOPWORDS, stem, value_key
 
-_NW = r"(?!(?:is|are|was|were|am|has|have|had|will|would|do|does|did|not|no|never)\b)[a-z]+"
+_NW = (
+    r"(?!(?:is|are|was|were|am|has|have|had|will|would|do|does|did|not|no|never|got|get|gets|"
+    r"been|being)\b)[a-z]+"
+)
 _STARTERS = (
     r"(?:After|Before|These|This|That|Those|Lately|Since|When|While|Today|Yesterday|Then|Now|"
     r"So|But|And|Also|Actually|Recently|Currently|Finally|Still|Just|Well|Oh|Yes|No|Last|Next|"
@@ -26,7 +29,7 @@ _STARTERS = (
 _NAME = r"(?!I\b)[A-Z][\w'&.-]*"
 _S = (
     rf"(?P<s>(?i:i|we)|(?i:my|our)\s+(?:{_NW}\s+){{0,3}}?{_NW}|"
-    rf"(?!{_STARTERS}){_NAME}(?:\s+{_NAME}){{0,3}}|(?i:the)\s+{_NW}(?:\s+{_NW})?)"
+    rf"(?!{_STARTERS}){_NAME}(?:\s+{_NAME}){{0,3}}|(?i:the)\s+{_NW}(?:\s+{_NW})??)"
 )
 _A = (
     r"(?:\s+(?i:now|currently|still|just|recently|finally|actually|also|officially|already|"
@@ -65,13 +68,20 @@ _MY_KEYS = {
     "boyfriend": "partner", "girlfriend": "partner", "wife": "partner", "husband": "partner",
     "spouse": "partner", "fiance": "partner", "fiancee": "partner",
 }  # fmt: skip
+_CHANGED = frozenset(
+    str.split("down up raised cut reduced increased dropped went rose fell grew lowered now")
+)
+_DIET = re.compile(
+    r"\b(?i:am|is|are|gone|went|became|become|turned|now|a)\s+(?:(?i:not|no\s+longer)\s+)?"
+    r"(?:(?i:fully|completely|strictly|now)\s+)?(?P<diet>(?i:vegetarian|vegan|pescatarian|carnivore))\b"
+)
 _NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a dozen"
 _NUM = re.compile(
-    rf"(?P<num>[$€£]?\d+(?:[.,]\d+)*(?:k|K|m|M)?%?|(?i:{_NUMBER_WORDS}))"
+    rf"(?<![\w$€£])(?P<num>[$€£]?\d+(?:[.,]\d+)*(?:k|K|m|M)?%?|(?i:{_NUMBER_WORDS})\b)"
     r"(?:\s+(?P<unit>[A-Za-z$€£%]+))?"
 )
 _CUT = re.compile(
-    r"\s*(?:[,;:()]|\s-\s|\b(?:and|but|because|since|so|which|who|where|when|while|although|"
+    r"\s*(?:,(?!\d{3})|[;:()]|\s-\s|\b(?:and|but|because|since|so|which|who|where|when|while|although|"
     r"though|as|after|before|until|if|instead\s+of|rather\s+than)\b).*$",
     re.I,
 )
@@ -114,8 +124,10 @@ def status_value(value: str) -> str | None:
 
 
 def _thing(raw: str) -> str:
-    """A scheduled thing named without its owner or article: "our wedding" -> "wedding"."""
-    return re.sub(r"^(?:my|our|the|his|her|their)\s+", "", raw.strip(), flags=re.I).lower()
+    """A scheduled thing without owner, article or a trailing "date": "our wedding date" ->
+    "wedding"."""
+    thing = re.sub(r"^(?:my|our|the|his|her|their)\s+", "", raw.strip(), flags=re.I).lower()
+    return re.sub(r"\s+(?:date|time|day|schedule)$", "", thing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +199,7 @@ _OWN = _alt("have", "has", "own", "owns", "bought", "adopted")
 
 _RESCHEDULE = _alt(
     "moved", "pushed", "rescheduled", "postponed", "changed", "shifted", "delayed", "brought",
-    "bumped", "set",
+    "bumped", "set", "extended", "renewed", "prolonged",
 )  # fmt: skip
 _WHEN = _alt(
     "ends", "end", "starts", "start", "begins", "begin", "expires", "expire", "finishes",
@@ -196,7 +208,7 @@ _WHEN = _alt(
 _FRAMES: list[tuple[str, str, bool, str | None]] = [
     # (verb pattern, attribute, single-valued, relation); order matters: first match wins
     (rf"{_RESCHEDULE}\s+(?P<obj>(?i:the|our|my)\s+[a-z]+(?:\s+[a-z]+)?\s+)?(?i:back\s+|forward\s+)?"
-     r"(?i:to|until|till|for)\s+(?P<when>)", "when", True, None),
+     r"(?i:to|until|till|for|through)\s+(?P<when>)", "when", True, None),
     (rf"{_WHEN}\s+(?P<when2>)", "when", True, None),
     (rf"{_MOVE}\s+(?i:back\s+)?(?:(?i:from)\s+(?P<old>.+?)\s+)?(?i:to|into)\s+", "location", True,
      "lives_in"),
@@ -209,7 +221,7 @@ _FRAMES: list[tuple[str, str, bool, str | None]] = [
     (r"(?i:prefer|prefers|preferring)\s+", "prefers", False, "prefers"),
     (rf"{_LIKE}\s+", "likes", False, "likes"),
     (rf"(?P<dis>{_DISLIKE})\s+", "likes", False, None),
-    (rf"{_INTENT}\s+(?i:to\s+)?", "intent", True, None),
+    (rf"{_INTENT}\s+(?P<neg2>(?i:not\s+))?(?i:to\s+)?", "intent", True, None),
     (rf"(?P<st>{_REL})\b\s*(?:(?i:to|with)\s+)?", "relationship_status", True, None),
     (rf"(?P<brk>{_BREAK})\s+", "relationship_status", True, None),
     (r"(?P<st>" + STATUS_WORDS + r"|[a-z]{3,}ed)\b\s*", "status", True, None),
@@ -260,6 +272,10 @@ def read_clause(clause: str, label: str) -> Reading | None:
     num = _numeric(clause, label)
     if num is not None:
         return num
+    diet = _DIET.search(clause)
+    head = re.match(_HEAD, clause)
+    if diet and head and _subject(head.group("s"), label) == label:
+        return Reading(label, "diet", diet.group("diet").lower(), True, _negated(head, clause))
     for pattern, attribute, single, relation in _COMPILED:
         m = pattern.match(clause)
         if not m:
@@ -318,8 +334,13 @@ def read_clause(clause: str, label: str) -> Reading | None:
                 return Reading(subject, "job", value, True, neg)
             if value.lower() in DIET_NOUNS:
                 return Reading(subject, "diet", value.lower(), True, neg)
+            agent = value.lower()
+            if re.fullmatch(r"[a-z]{4,}er", agent):  # "a smoker": someone who smokes
+                verb = stem(agent[:-1])
+                return Reading(subject, f"does:{verb}", verb, False, neg)
             return Reading(subject, f"is_a:{value_key(value)}", value, False, neg)
         if attribute == "intent":
+            neg = neg or bool(groups.get("neg2"))
             return Reading(subject, f"intent:{stem(value.split()[0])}", value, True, neg)
         if attribute in {"likes", "owns", "uses"} and not groups.get("old"):
             return Reading(subject, f"{attribute}:{value_key(value)}", value, False, neg, relation)
@@ -350,11 +371,14 @@ def _numeric(clause: str, label: str) -> Reading | None:
         if not verb or verb in {"a", "an", "about", "around", "over", "under", "almost", "exactly"}:
             verb = "be" if re.search(r"(?i:\b(?:am|is|are|was)\b)", head.group("aux")) else "have"
         verb = {"own": "have", "has": "have", "owns": "have", "got": "have"}.get(verb, verb)
+        if verb in _CHANGED:
+            verb = "*"  # "down to 76 kilograms": the quantity changed, whatever its verb was
         if subject is None:
             return None
         value = f"{num} {unit}".strip()
         key = stem(unit.lower()) if unit and unit[0].isalpha() else (unit or num[0])
-        return Reading(subject, f"num:{stem(verb)}:{key}", value, True, _negated(head, clause))
+        verb = verb if verb == "*" else stem(verb)
+        return Reading(subject, f"num:{verb}:{key}", value, True, _negated(head, clause))
     return None
 
 

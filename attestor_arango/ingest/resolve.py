@@ -70,7 +70,27 @@ def eligible(fact: Fact, k: Known) -> bool:
 
 
 def _same_subject(fact: Fact, k: Known) -> bool:
-    return k.subject is not None and entity_key(k.subject) == entity_key(fact.subject)
+    """Same key, or one names the other more fully with the same head noun
+    ("launch" and "product launch"; never "sister" and "user")."""
+    if k.subject is None:
+        return False
+    a, b = entity_key(k.subject).split(), entity_key(fact.subject).split()
+    if a == b:
+        return True
+    return bool(a and b) and a[-1] == b[-1] and (set(a) <= set(b) or set(b) <= set(a))
+
+
+def same_attribute(a: str | None, b: str | None) -> bool:
+    """Equal, or two quantities of one unit where one names no verb ("num:*:kilogram")."""
+    if a is None or b is None:
+        return False
+    if a == b:
+        return True
+    pa, pb = a.split(":"), b.split(":")
+    return (
+        len(pa) == len(pb) == 3 and pa[0] == pb[0] == "num" and pa[2] == pb[2]
+        and "*" in (pa[1], pb[1])
+    )  # fmt: skip
 
 
 def _overlap(a: str | None, b: str | None) -> bool:
@@ -121,7 +141,7 @@ class RuleResolver:
                         return out(
                             Action.INVALIDATE, k, f"replaced: {fact.replaces} -> {fact.value}"
                         )
-            for k in (k for k in same if k.attribute == fact.attribute):
+            for k in (k for k in same if same_attribute(k.attribute, fact.attribute)):
                 if k.value is not None and value_key(k.value) == value_key(fact.value or ""):
                     if k.negated != fact.negated:
                         return out(Action.INVALIDATE, k, "the same claim with its polarity flipped")

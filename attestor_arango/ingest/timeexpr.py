@@ -146,7 +146,7 @@ _FUTURE_HINT = re.compile(r"\b(will|going to|gonna|plan(?:ning)? to|next|upcomin
 def find_time(text: str, anchor_us: int) -> TimeSpan | None:
     """The first time expression in ``text``, resolved against ``anchor_us``."""
     anchor = from_us(anchor_us)
-    best: tuple[int, TimeSpan] | None = None
+    best: tuple[int, int, TimeSpan] | None = None
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
             span = _resolve(kind, m, anchor, text)
@@ -163,10 +163,20 @@ def find_time(text: str, anchor_us: int) -> TimeSpan | None:
                 span = TimeSpan(expr, span.start, span.end, span.precision, "until")
             else:
                 span = TimeSpan(expr, span.start, span.end, span.precision)
-            if best is None or start < best[0]:
-                best = (start, span)
+            end = m.end()
+            if best is None or _better(start, end, best[0], best[1]):
+                best = (start, end, span)
             break
-    return best[1] if best else None
+    return best[2] if best else None
+
+
+def _better(start: int, end: int, best_start: int, best_end: int) -> bool:
+    """Earliest expression first; of two that overlap, the longer ("in June 2025" over
+    "in June")."""
+    overlaps = start < best_end and best_start < end
+    if overlaps:
+        return end - start > best_end - best_start
+    return start < best_start
 
 
 def _resolve(kind: str, m: re.Match[str], anchor: datetime, text: str) -> TimeSpan | None:
