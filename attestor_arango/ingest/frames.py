@@ -273,9 +273,9 @@ def read_clause(clause: str, label: str) -> Reading | None:
     if num is not None:
         return num
     diet = _DIET.search(clause)
-    head = re.match(_HEAD, clause)
-    if diet and head and _subject(head.group("s"), label) == label:
-        return Reading(label, "diet", diet.group("diet").lower(), True, _negated(head, clause))
+    opening = re.match(_HEAD, clause)
+    if diet and opening and _subject(opening.group("s"), label) == label:
+        return Reading(label, "diet", diet.group("diet").lower(), True, _negated(opening, clause))
     for pattern, attribute, single, relation in _COMPILED:
         m = pattern.match(clause)
         if not m:
