@@ -13,6 +13,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .lexicon import (
+    CHANGED,
+    DIET_NOUNS,
+    JOB_NOUNS,
+    MY_KEYS,
+    NUMBER_WORDS,
+    STATUS_WORDS,
+    is_time_value,
+    status_value,
+    thing,
+)
 from .text import FILLERS, STOPWORDS, stem, value_key
 
 _NW = (
@@ -42,42 +53,12 @@ _AUX = (
 _NEG = r"(?P<neg>\s+(?i:do\s+not|does\s+not|did\s+not|no\s+longer|never|not|used\s+to))?"
 _HEAD = rf"^{_S}{_A}{_AUX}{_NEG}{_A}\s+"
 
-STATUS_WORDS = (
-    "active|inactive|up|down|online|offline|open|closed|enabled|disabled|available|unavailable|"
-    "on|off|pending|approved|rejected|complete|completed|done|finished|cancelled|canceled|paused|"
-    "running|stopped|broken|fixed|healthy|sick|ill|pregnant|retired|employed|unemployed|"
-    "vegetarian|vegan|pescatarian|sober|allergic\\s+to\\s+\\w+|lactose\\s+intolerant|blocked|"
-    "resolved|shipped|live|deprecated|archived|deployed|on\\s+leave|on\\s+vacation|in\\s+stock|"
-    "out\\s+of\\s+stock|full[- ]time|part[- ]time|freelance|self[- ]employed"
-)
-JOB_NOUNS = frozenset(
-    str.split(
-        "engineer developer programmer teacher nurse doctor manager designer analyst scientist "
-        "student lawyer accountant consultant writer chef architect researcher professor director "
-        "officer pilot driver artist musician photographer journalist editor intern lead founder "
-        "ceo cto cfo vp administrator technician therapist pharmacist dentist electrician plumber "
-        "salesperson marketer recruiter librarian mechanic barista waiter waitress cashier"
-    )
-)
-DIET_NOUNS = frozenset({"vegetarian", "vegan", "pescatarian", "carnivore"})
-_MY_KEYS = {
-    "job": "job", "role": "job", "position": "job", "title": "job", "occupation": "job",
-    "profession": "job", "city": "location", "home": "location", "hometown": "location",
-    "address": "location", "location": "location", "employer": "employer",
-    "company": "employer", "workplace": "employer", "partner": "partner",
-    "boyfriend": "partner", "girlfriend": "partner", "wife": "partner", "husband": "partner",
-    "spouse": "partner", "fiance": "partner", "fiancee": "partner",
-}  # fmt: skip
-_CHANGED = frozenset(
-    str.split("down up raised cut reduced increased dropped went rose fell grew lowered now")
-)
 _DIET = re.compile(
     r"\b(?i:am|is|are|gone|went|became|become|turned|now|a)\s+(?:(?i:not|no\s+longer)\s+)?"
     r"(?:(?i:fully|completely|strictly|now)\s+)?(?P<diet>(?i:vegetarian|vegan|pescatarian|carnivore))\b"
 )
-_NUMBER_WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a dozen"
 _NUM = re.compile(
-    rf"(?<![\w$€£])(?P<num>[$€£]?\d+(?:[.,]\d+)*(?:k|K|m|M)?%?|(?i:{_NUMBER_WORDS})\b)"
+    rf"(?<![\w$€£])(?P<num>[$€£]?\d+(?:[.,]\d+)*(?:k|K|m|M)?%?|(?i:{NUMBER_WORDS})\b)"
     r"(?:\s+(?P<unit>[A-Za-z$€£%]+))?"
 )
 _CUT = re.compile(
@@ -85,49 +66,6 @@ _CUT = re.compile(
     r"though|as|after|before|until|if|instead\s+of|rather\s+than)\b).*$",
     re.I,
 )
-
-
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_MONTH = (
-    r"(?:january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)"
-)
-_TIMEY = re.compile(
-    r"^(?:(?:planned|scheduled|set|booked|due|expected|moved|pushed|rescheduled|postponed)\s+)?"
-    r"(?:(?:for|on|at|in|to|by|until|till)\s+)?(?:the\s+)?(?:next\s+|this\s+|coming\s+)?"
-    rf"(?:{_WEEKDAY}|{_MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|"
-    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?:\s+\d{{4}})?|"
-    r"\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\d{1,2}:\d{2}|noon|midnight|"
-    r"tomorrow|today|tonight|\d{4}-\d{2}-\d{2}|(?:19|20)\d{2})\b",
-    re.I,
-)
-
-
-def is_time_value(value: str) -> bool:
-    """Whether a value is a date or time ("next Wednesday", "at 9am", "June 2027")."""
-    return bool(_TIMEY.match(value.strip()))
-
-
-_STATE_WORDS = frozenset(
-    str.split("active inactive valid invalid expired overdue paid unpaid free busy locked banned")
-)
-
-
-def status_value(value: str) -> str | None:
-    """A one-word state ("suspended", "back up", "offline"), lower-cased; else None."""
-    v = re.sub(r"^(?:back|now|again|still|currently)\s+", "", value.strip(), flags=re.I).lower()
-    if re.fullmatch(rf"(?i:{STATUS_WORDS})", v):
-        return v
-    if re.fullmatch(r"[a-z]+", v) and (v in _STATE_WORDS or (v.endswith("ed") and len(v) > 4)):
-        return v
-    return None
-
-
-def _thing(raw: str) -> str:
-    """A scheduled thing without owner, article or a trailing "date": "our wedding date" ->
-    "wedding"."""
-    thing = re.sub(r"^(?:my|our|the|his|her|their)\s+", "", raw.strip(), flags=re.I).lower()
-    return re.sub(r"\s+(?:date|time|day|schedule)$", "", thing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,12 +192,12 @@ def read_clause(clause: str, label: str) -> Reading | None:
         if words[0] in {"favorite", "favourite"} and len(words) > 1:
             attribute, relation = "favorite_" + "_".join(words[1:]), "prefers"
         else:
-            attribute, relation = _MY_KEYS.get(x, "_".join(words)), None
+            attribute, relation = MY_KEYS.get(x, "_".join(words)), None
         value = _clean(m.group("v"))
         if value:
             neg = bool(m.group("neg"))
             if is_time_value(value):
-                return Reading(_thing(x), "when", value, True, neg)
+                return Reading(thing(x), "when", value, True, neg)
             if re.fullmatch(_REL, value):
                 return Reading(f"{owner}'s {x}", "relationship_status", value.lower(), True, neg)
             if status_value(value):
@@ -291,8 +229,8 @@ def read_clause(clause: str, label: str) -> Reading | None:
             if not is_time_value(value):
                 continue
             owner = groups.get("obj") or m.group("s")
-            thing = label if owner.lower() in {"i", "we"} else _thing(owner)
-            return Reading(thing, "when", value, True, neg)
+            what = label if owner.lower() in {"i", "we"} else thing(owner)
+            return Reading(what, "when", value, True, neg)
         if groups.get("isa") is not None and not re.search(
             r"(?i:\b(?:am|is|are)\b)", m.group("aux")
         ):
@@ -371,7 +309,7 @@ def _numeric(clause: str, label: str) -> Reading | None:
         if not verb or verb in {"a", "an", "about", "around", "over", "under", "almost", "exactly"}:
             verb = "be" if re.search(r"(?i:\b(?:am|is|are|was)\b)", head.group("aux")) else "have"
         verb = {"own": "have", "has": "have", "owns": "have", "got": "have"}.get(verb, verb)
-        if verb in _CHANGED:
+        if verb in CHANGED:
             verb = "*"  # "down to 76 kilograms": the quantity changed, whatever its verb was
         if subject is None:
             return None
@@ -389,7 +327,7 @@ def _generic(clause: str, label: str) -> Reading | None:
         value = _clean(m.group("v"))
         if subject and value:
             if is_time_value(value):
-                return Reading(_thing(m.group("s")), "when", value, True, bool(m.group("neg")))
+                return Reading(thing(m.group("s")), "when", value, True, bool(m.group("neg")))
             state = status_value(value)
             listed = re.fullmatch(rf"(?i:{STATUS_WORDS})", state or "")
             if state and (subject != label or listed):
