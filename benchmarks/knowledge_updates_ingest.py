@@ -10,9 +10,10 @@ question goes through ``recall``. Outcome per case:
 - stale_wins: the old value comes first;
 - miss: neither value is among the top ``--k`` results.
 
-``top1`` additionally counts the new fact at rank 1. The cases of the
-retrieval suite (benchmarks/knowledge_updates/cases.json) are used when that
-file exists; otherwise the built-in cases below, 6 per category. Prints a table
+``top1`` additionally counts the new fact at rank 1. The retrieval suite
+(benchmarks/knowledge_updates/cases.json) is used when that file exists, with
+its own protocol and strict outcome (new_wins only when the new statement is
+the top result); otherwise the built-in cases below, 6 per category. Prints a table
 per category and writes JSON to benchmarks/results/. ``closed`` counts the cases
 where the resolver itself closed the old fact (INVALIDATE or UPDATE) rather than
 leaving both for the ranking to order. ``--suite heldout`` runs 30 cases written
@@ -35,8 +36,8 @@ from rich.console import Console
 from rich.table import Table
 
 from attestor_arango import AgentContext
-from attestor_arango.clock import ManualClock, iso
-from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.clock import ManualClock, iso, parse_time
+from attestor_arango.embeddings import Embedder, HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.ingest import Action
 from attestor_arango.memory import AgentMemory
@@ -153,9 +154,7 @@ REPLY = "Thanks for telling me! Let me know if you need anything else."
 
 
 def load_cases(suite: str) -> list[dict[str, Any]]:
-    """The retrieval suite's cases when present (same 10 categories), else the built-in ones."""
-    if suite == "shared":
-        return [dict(c) for c in json.loads(SHARED_CASES.read_text(encoding="utf-8"))]
+    """Built-in or held-out cases (with markers); the shared suite is read by ``run_shared``."""
     keys = ("category", "old", "new", "question", "old_marker", "new_marker")
     return [dict(zip(keys, c, strict=True)) for c in (HELDOUT if suite == "heldout" else CASES)]
 
@@ -171,11 +170,65 @@ def outcome(texts: list[str], old: str, new: str, k: int) -> tuple[str, bool]:
     return "miss", False
 
 
-def run(mode: str, k: int, suite: str) -> dict[str, Any]:
+def pick_embedder(choice: str) -> Embedder:
+    if choice == "hashing":
+        return HashingEmbedder()
+    from attestor_arango.config import load_config
+    from attestor_arango.embeddings.chain import make_embedder
+
+    return make_embedder(load_config(embedder=choice))
+
+
+def _say(mem: AgentMemory, ctx: AgentContext, mode: str, text: str, at: int) -> bool:
+    """Stores one statement; True when the resolver closed an older fact for it."""
+    if mode == "add":
+        mem.add(text, valid_from=at / 1e6, context=ctx)
+        return False
+    turn = {"user": text, "assistant": REPLY, "timestamp": iso(at)}
+    result = mem.ingest_round(turn, context=ctx)
+    return any(d.action in (Action.INVALIDATE, Action.UPDATE) for d in result.decisions)
+
+
+def run_shared(mode: str, k: int, embedder: Embedder) -> dict[str, Any]:
+    """The retrieval suite's protocol (cases.json), with every statement ingested as a turn.
+
+    Same sessions, distractors and question times as benchmarks/knowledge_updates/run.py;
+    its strict outcome: new_wins only when the top result is the new statement.
+    """
+    suite = json.loads(SHARED_CASES.read_text(encoding="utf-8"))
+    old_at, new_at = parse_time(suite["old_session"]), parse_time(suite["new_session"])
+    asked = parse_time(suite["asked_at"])
+    pool, per = suite["distractors"], int(suite["distractors_per_case"])
+    clock = ManualClock(old_at)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        mem = AgentMemory(Path(tmp) / "ku.db", embedder=embedder, clock=clock,
+                          ids=SeededIdSource(11))  # fmt: skip
+        for i, case in enumerate(suite["cases"]):
+            ctx = AgentContext(agent_id="bench", namespace=f"ku-{i}")
+            picked = [pool[(i * per + j) % len(pool)] for j in range(per)]
+            clock.set(old_at + i)
+            for text in [*picked[: per // 2], case["old"], *picked[per // 2 :]]:
+                _say(mem, ctx, mode, text, clock.now_us())
+                clock.advance(seconds=60)
+            clock.set(new_at + i)
+            resolved = _say(mem, ctx, mode, case["new"], clock.now_us())
+            clock.set(asked + i)
+            texts = [r.memory.content for r in mem.recall(case["question"], context=ctx)]
+            top = texts[0] if texts else ""
+            strict = "new_wins" if top and top in case["new"] else (
+                "stale_wins" if top and top in case["old"] else "miss")  # fmt: skip
+            rows.append({**case, "outcome": strict, "top1": strict == "new_wins",
+                         "resolved": resolved, "results": texts[:k]})  # fmt: skip
+        mem.close()
+    return summarise(rows, mode, k, "shared", embedder.name)
+
+
+def run(mode: str, k: int, suite: str, embedder: Embedder) -> dict[str, Any]:
     clock = ManualClock(START)
     with tempfile.TemporaryDirectory() as tmp:
         mem = AgentMemory(
-            Path(tmp) / "ku.db", embedder=HashingEmbedder(), clock=clock, ids=SeededIdSource(11)
+            Path(tmp) / "ku.db", embedder=embedder, clock=clock, ids=SeededIdSource(11)
         )
         rows = []
         for i, case in enumerate(load_cases(suite)):
@@ -203,10 +256,12 @@ def run(mode: str, k: int, suite: str) -> dict[str, Any]:
                  "results": texts[:k]}
             )  # fmt: skip
         mem.close()
-    return summarise(rows, mode, k, suite)
+    return summarise(rows, mode, k, suite, embedder.name)
 
 
-def summarise(rows: list[dict[str, Any]], mode: str, k: int, suite: str) -> dict[str, Any]:
+def summarise(
+    rows: list[dict[str, Any]], mode: str, k: int, suite: str, embedder: str
+) -> dict[str, Any]:
     per: dict[str, Counter[str]] = defaultdict(Counter)
     for r in rows:
         per[r["category"]][r["outcome"]] += 1
@@ -225,7 +280,7 @@ def summarise(rows: list[dict[str, Any]], mode: str, k: int, suite: str) -> dict
         "mode": mode,
         "suite": suite,
         "path": "rule-based extractor and resolver" if mode == "ingest" else "add() text only",
-        "embedder": HashingEmbedder().name,
+        "embedder": embedder,
         "k": k,
         "cases": len(rows),
         "new_first": total["new_wins"] / max(1, total["cases"]),
@@ -307,6 +362,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mode", choices=["ingest", "add"], default="ingest")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--embedder", default="hashing", help="hashing (default) or local")
     parser.add_argument(
         "--suite",
         choices=["auto", "builtin", "heldout", "shared"],
@@ -327,10 +383,14 @@ def main() -> None:
     suite = args.suite
     if suite == "auto":
         suite = "shared" if SHARED_CASES.is_file() else "builtin"
-    report = run(args.mode, args.k, suite)
+    embedder = pick_embedder(args.embedder)
+    if suite == "shared":
+        report = run_shared(args.mode, args.k, embedder)
+    else:
+        report = run(args.mode, args.k, suite, embedder)
     show(report, Console(width=110))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    out = args.out.with_name(f"{args.out.stem}-{suite}-{args.mode}.json")
+    out = args.out.with_name(f"{args.out.stem}-{suite}-{args.mode}-{embedder.name}.json")
     out.write_text(json.dumps(report, indent=2), encoding="utf-8")
     Console().print(f"wrote {out}")
 
