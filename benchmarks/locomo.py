@@ -190,6 +190,7 @@ def ingest(mem: AgentMemory, conv: Conversation, style: str) -> AgentContext:
         mem.add(
             turn_text(turn, prev, nxt, style),
             entity=turn.speaker,
+            tags=("verbatim",),
             valid_from=turn.when,
             metadata={"dia_id": turn.dia_id, "session": turn.session},
             context=ctx,

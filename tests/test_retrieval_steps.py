@@ -215,8 +215,34 @@ def test_freshness_demotes_the_older_of_two_restatements() -> None:
     c = cand("c", 0.9, day=9, entity="other")  # same text, other entity: untouched
     vecs = {"a": np.array([1.0, 0.1]), "b": np.array([1.0, 0.0]), "c": np.array([1.0, 0.0])}
     apply_freshness([a, b, c], vecs, CFG)
-    assert (a.freshness, b.freshness, c.freshness) == (-0.15, 0.0, 0.0)
+    # a loses 0.15; b is lifted to just above a's former relevance: 1.0 - 0.95 + 0.001
+    assert (a.freshness, c.freshness) == (-0.15, 0.0)
+    assert b.freshness == pytest.approx(0.051)
+    assert (a.relevance, b.relevance) == (pytest.approx(0.85), pytest.approx(1.001))
     assert [x.id for x in order([a, b, c])] == ["b", "c", "a"]
+
+
+def test_freshness_ignores_same_session_and_uses_change_cues() -> None:
+    from attestor_arango.retrieval.temporal import announces_change
+
+    assert announces_change("I moved to Berlin last month")
+    assert announces_change("I'm going to do a half marathon instead")
+    assert not announces_change("I live in Paris")
+    # cosine 0.4: below freshness_similarity, above the cue threshold
+    vecs = {"old": np.array([1.0, 0.0]), "new": np.array([0.4, math.sqrt(1 - 0.16)])}
+    old, new = cand("old", 0.8, day=1), cand("new", 0.5, day=9)
+    new.memory = new.memory.model_copy(update={"content": "I moved to Berlin"})
+    apply_freshness([old, new], vecs, CFG)
+    assert old.freshness == -0.15 and new.relevance > old.relevance
+    plain_old, plain_new = cand("old", 0.8, day=1), cand("new", 0.5, day=9)
+    plain_new.memory = plain_new.memory.model_copy(update={"content": "I live in Berlin"})
+    apply_freshness([plain_old, plain_new], vecs, CFG)  # no cue, low similarity: untouched
+    assert (plain_old.freshness, plain_new.freshness) == (0.0, 0.0)
+    s1 = Candidate(memory=mem("s1", "painting sunsets", day=1, session="S1"))
+    s2 = Candidate(memory=mem("s2", "painting sunsets", day=2, session="S1"))
+    same = {"s1": np.array([1.0, 0.0]), "s2": np.array([1.0, 0.0])}
+    apply_freshness([s1, s2], same, CFG)
+    assert (s1.freshness, s2.freshness) == (0.0, 0.0)
 
 
 # -- budget -------------------------------------------------------------------------------
@@ -250,3 +276,22 @@ def test_config_rejects_unknown_and_mistyped_settings() -> None:
     cfg = RetrievalConfig.from_dict({"mmr_lambda": 1, "vector_k": 10})
     assert cfg.mmr_lambda == 1.0 and isinstance(cfg.mmr_lambda, float) and cfg.vector_k == 10
     assert RetrievalConfig.from_dict(None) == RetrievalConfig()
+    assert RetrievalConfig.from_dict({"freshness_exempt_tags": ["a"]}).freshness_exempt_tags == (
+        "a",
+    )
+    with pytest.raises(ValidationError, match="list of strings"):
+        RetrievalConfig.from_dict({"freshness_exempt_tags": "verbatim"})
+
+
+def test_freshness_leaves_verbatim_records_alone() -> None:
+    a = Candidate(
+        memory=mem("a", "I paint sunsets", day=1).model_copy(update={"tags": ("verbatim",)})
+    )
+    b = Candidate(
+        memory=mem("b", "I now paint sunsets", day=9).model_copy(update={"tags": ("verbatim",)})
+    )
+    vecs = {"a": np.array([1.0, 0.0]), "b": np.array([1.0, 0.0])}
+    apply_freshness([a, b], vecs, CFG)
+    assert (a.freshness, b.freshness) == (0.0, 0.0)
+    apply_freshness([a, b], vecs, CFG.replace(freshness_exempt_tags=()))
+    assert a.freshness == -0.15

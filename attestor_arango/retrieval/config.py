@@ -53,6 +53,16 @@ class RetrievalConfig:
     freshness_enabled: bool = True
     freshness_similarity: float = 0.55
     freshness_penalty: float = 0.15
+    # a newer statement that announces a change ("moved to", "switched", "instead")
+    # needs less similarity to the older one to count as its update
+    freshness_cue_similarity: float = 0.35
+    # only the top-n candidates by relevance can yield to an update, and only to one
+    # whose lane relevance (normalised RRF) is at least this fraction of its own
+    freshness_top_n: int = 3
+    freshness_min_ratio: float = 0.4
+    # verbatim records (e.g. conversation turns) say what was said when; they never
+    # update one another, so memories tagged so are left out of freshness
+    freshness_exempt_tags: tuple[str, ...] = ("verbatim",)
     # session context: a candidate gains from strong hits of its own session --
     session_enabled: bool = False
     session_weight: float = 0.10
@@ -118,6 +128,12 @@ class RetrievalConfig:
             elif isinstance(default, int):
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise ValidationError(f"retrieval.{key} must be an integer")
+            elif isinstance(default, tuple):
+                if not isinstance(value, list | tuple) or not all(
+                    isinstance(v, str) for v in value
+                ):
+                    raise ValidationError(f"retrieval.{key} must be a list of strings")
+                value = tuple(value)
             elif isinstance(default, float):
                 if isinstance(value, bool) or not isinstance(value, int | float):
                     raise ValidationError(f"retrieval.{key} must be a number")

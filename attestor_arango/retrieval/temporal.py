@@ -10,9 +10,15 @@ that), never the wall clock, and measure a memory's age on the event-time axis
 - boost: ``recency_boost * exp(-age / tau)``, added;
 - freshness: a candidate that an event-later candidate restates (cosine at or
   above ``freshness_similarity``, same entity, another session) loses
-  ``freshness_penalty``, so a newer statement of the same topic ranks above the
-  stale one. Within one session, similar statements are a conversation going
-  on, not an update.
+  ``freshness_penalty`` and the newer one is lifted to just above the older one's
+  relevance: the update takes over the rank of the fact it updates. A newer
+  statement that announces a change ("moved to", "switched", "instead", "no
+  longer") needs only ``freshness_cue_similarity``. Within one session, similar
+  statements are a conversation going on, not an update. Only the
+  ``freshness_top_n`` most relevant candidates can yield, each to one newer
+  candidate whose lane relevance (normalised RRF) is at least
+  ``freshness_min_ratio`` of its own: freshness decides
+  between answers, it does not promote a restatement from deep in the list.
 """
 
 from __future__ import annotations
@@ -22,11 +28,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .candidates import Candidate
+from .candidates import Candidate, tie_key
 from .config import RetrievalConfig
 from .mmr import similarity_matrix
+from .text import terms
 
 US_PER_DAY = 86_400_000_000
+FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates
 
 
 def age_days(candidate: Candidate, as_of: int) -> float:
@@ -46,27 +54,63 @@ def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalC
         c.compute_relevance()
 
 
+# English words that announce a changed fact, as stems (see text.terms)
+CHANGE_CUES = frozenset(
+    terms(
+        "now new newly switched moved changed instead anymore longer replaced updated became "
+        "become quit stopped sold cancelled canceled renewed relocated transferred upgraded "
+        "downgraded dropped decided extended rescheduled postponed reduced increased lately "
+        "currently nowadays"
+    )
+)
+
+
+def announces_change(text: str) -> bool:
+    """Whether a statement says that something changed ("I moved to Berlin")."""
+    return not CHANGE_CUES.isdisjoint(terms(text))
+
+
 def apply_freshness(
     cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray], config: RetrievalConfig
 ) -> None:
     """Demotes candidates restated later by a similar candidate about the same entity."""
-    items = [c for c in cands if not c.synthetic and c.id in vectors]
+    exempt = set(config.freshness_exempt_tags)
+    items = [
+        c for c in cands if not c.synthetic and c.id in vectors and exempt.isdisjoint(c.memory.tags)
+    ]
     if len(items) < 2:
         return
     sims = similarity_matrix(items, vectors)
-    close = sims >= config.freshness_similarity
+    cued = np.array([announces_change(c.memory.content) for c in items], dtype=bool)
+    # close[i, j]: j may restate i; a change-announcing j needs less similarity
+    close = (sims >= config.freshness_similarity) | (
+        (sims >= config.freshness_cue_similarity) & cued[np.newaxis, :]
+    )
     np.fill_diagonal(close, False)
-    for i in np.flatnonzero(close.any(axis=1)):
-        older = items[int(i)]
+    before = [c.relevance for c in items]
+    top = sorted(range(len(items)), key=lambda k: tie_key(before[k], items[k]))
+    for i in top[: config.freshness_top_n]:
+        older = items[i]
         t_old = (older.memory.us("valid_from"), older.t_created)
         s_old = older.memory.provenance.session_id
-        for j in np.flatnonzero(close[i]):
-            newer = items[int(j)]
+        updates: list[int] = []
+        for j in (int(x) for x in np.flatnonzero(close[i])):
+            newer = items[j]
             if newer.memory.entity != older.memory.entity:
                 continue
             if s_old is not None and s_old == newer.memory.provenance.session_id:
                 continue  # one conversation going on, not a later update
-            if (newer.memory.us("valid_from"), newer.t_created) > t_old:
-                older.freshness = -config.freshness_penalty
-                older.compute_relevance()
-                break
+            if (newer.memory.us("valid_from"), newer.t_created) <= t_old:
+                continue
+            if newer.rrf_norm < config.freshness_min_ratio * older.rrf_norm:
+                continue  # not an answer to this query, whatever it restates
+            updates.append(j)
+        if not updates:
+            continue
+        # the most relevant update takes over the rank of the fact it updates
+        best = min(updates, key=lambda k: tie_key(before[k], items[k]))
+        older.freshness = -config.freshness_penalty
+        lift = round(max(0.0, before[i] - before[best]) + FRESH_EPSILON, 12)
+        items[best].freshness = max(items[best].freshness, lift)
+    for c in items:
+        c.compute_relevance()
