@@ -193,3 +193,34 @@ def test_a_head_noun_alone_does_not_make_two_subjects_equal() -> None:
         fact_of("My sister lives in Rome."), [stored("My brother lives in Oslo.", "m0")], "e"
     )
     assert d.action is Action.ADD
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The invoice from Globex is unpaid.", "We paid the Globex invoice yesterday."),
+        ("My car insurance is active.", "I cancelled my car insurance."),
+        ("The feature flag for dark mode is off.", "We turned the dark mode feature flag on."),
+        ("My monthly rent is $1,400.", "The landlord raised my rent to $1,650 a month."),
+        ("The team budget for the project is 40,000 euros.",
+         "The project budget was cut to 28,000 euros."),
+    ],
+)  # fmt: skip
+def test_things_named_two_ways_are_one_subject(old: str, new: str) -> None:
+    d = RuleResolver().decide(fact_of(new), [stored(old, "m0")], "e")
+    assert (d.action, d.target_id) == (Action.INVALIDATE, "m0"), d.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Losing my job was hard, but I'm living my dream.", "Losing my job was tough."),
+        ("That sounds great!", "I am so excited."),
+        ("I want to help people through it.", "I want to help make that happen."),
+    ],
+)
+def test_restatements_from_real_chat_never_invalidate(old: str, new: str) -> None:
+    candidates = [stored(old, "m0")]
+    found, _ = RuleExtractor().extract(new, speaker="user", subject="user", anchor_us=ANCHOR)
+    for fact in found:
+        assert RuleResolver().decide(fact, candidates, "e").action is not Action.INVALIDATE

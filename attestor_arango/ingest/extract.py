@@ -127,7 +127,7 @@ def _readings(sentence: str, label: str, speaker: Speaker) -> list[Reading]:
     return out
 
 
-_INNER_SUBJECT = re.compile(r"\b(?:I|[Ww]e|[Mm]y|[Oo]ur)\b")
+_INNER_SUBJECT = re.compile(r"\b(?:I|[Ww]e)\b")
 
 
 def _read_from_subject(clause: str, label: str) -> Reading | None:

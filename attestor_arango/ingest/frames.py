@@ -19,8 +19,10 @@ from .lexicon import (
     JOB_NOUNS,
     MY_KEYS,
     NUMBER_WORDS,
+    STATE_VERBS,
     STATUS_WORDS,
     is_time_value,
+    reorder,
     status_value,
     thing,
 )
@@ -35,12 +37,16 @@ _STARTERS = (
     r"So|But|And|Also|Actually|Recently|Currently|Finally|Still|Just|Well|Oh|Yes|No|Last|Next|"
     r"In|On|At|For|From|With|During|Because|If|Although|Though|Anyway|Sadly|Luckily|"
     r"Unfortunately|Fortunately|Honestly|Basically|Apparently|Nowadays|Meanwhile|There|It|"
-    r"He|She|They|You|Here|What|Once|Soon|Later|Earlier|Ever|Every|Some|Many|Most|All)\b"
+    r"He|She|They|You|Here|What|Once|Soon|Later|Earlier|Ever|Every|Some|Many|Most|All|The|A|"
+    r"An|My|Our|Your|His|Her|Their)\b"
 )
 _NAME = r"(?!I\b)[A-Z][\w'&.-]*"
 _S = (
     rf"(?P<s>(?i:i|we)|(?i:my|our)\s+(?:{_NW}\s+){{0,3}}?{_NW}|"
-    rf"(?!{_STARTERS}){_NAME}(?:\s+{_NAME}){{0,3}}|(?i:the)\s+{_NW}(?:\s+{_NW})??)"
+    rf"(?!{_STARTERS}){_NAME}(?:\s+{_NAME}){{0,3}}|"
+    rf"(?i:the)\s+{_NW}(?:\s+{_NW})??\s+(?i:of|from|for)\s+"
+    rf"(?:(?i:the|my|our)\s+)?(?:{_NAME}(?:\s+{_NAME})*|{_NW}(?:\s+{_NW})??)|"
+    rf"(?i:the)\s+{_NW}(?:\s+(?![a-z]+ed\b){_NW})?)"
 )
 _A = (
     r"(?:\s+(?i:now|currently|still|just|recently|finally|actually|also|officially|already|"
@@ -95,7 +101,7 @@ def _subject(raw: str, label: str) -> str | None:
         return f"{label}'s {m.group(1).lower()}"
     m = re.match(r"the\s+(.+)$", raw, re.I)
     if m:
-        return m.group(1)
+        return reorder(m.group(1))
     if low in {"he", "she", "they", "it", "this", "that", "there", "you", "he's", "she's"}:
         return None
     return raw
@@ -163,6 +169,10 @@ _FRAMES: list[tuple[str, str, bool, str | None]] = [
     (rf"(?P<st>{_REL})\b\s*(?:(?i:to|with)\s+)?", "relationship_status", True, None),
     (rf"(?P<brk>{_BREAK})\s+", "relationship_status", True, None),
     (r"(?P<st>" + STATUS_WORDS + r"|[a-z]{3,}ed)\b\s*", "status", True, None),
+    (rf"(?P<sv>(?i:{STATE_VERBS}))\s+(?P<obj>(?i:the|my|our)\s+.+?)(?:\s+(?P<pt>(?i:on|off)))?$",
+     "status", True, None),
+    (r"(?i:turned|switched)\s+(?P<obj2>(?i:the|my|our)\s+.+?)\s+(?P<pt2>(?i:on|off))$", "status",
+     True, None),
     (rf"{_STOP}\s+(?P<stop>)", "does", False, None),
     (rf"{_START}\s+(?P<start>)", "does", False, None),
     (rf"{_OWN}\s+", "owns", False, "owns"),
@@ -255,6 +265,12 @@ def read_clause(clause: str, label: str) -> Reading | None:
                 )
                 status = f"{status}{joiner} {partner}"
             return Reading(subject, attribute, status, True, neg, "knows" if partner else None)
+        if groups.get("sv") is not None or groups.get("obj2") is not None:
+            if m.group("s").lower() not in {"i", "we"}:
+                continue
+            obj = groups.get("obj") or groups.get("obj2") or ""
+            state = (groups.get("pt") or groups.get("pt2") or groups.get("sv") or "").lower()
+            return Reading(thing(obj), "status", state, True, neg)
         if groups.get("brk") is not None:
             return Reading(subject, attribute, "single", True, neg, replaces=_clean(raw))
         value = _clean(raw)
@@ -311,6 +327,11 @@ def _numeric(clause: str, label: str) -> Reading | None:
         verb = {"own": "have", "has": "have", "owns": "have", "got": "have"}.get(verb, verb)
         if verb in CHANGED:
             verb = "*"  # "down to 76 kilograms": the quantity changed, whatever its verb was
+            owned = re.match(r"^\w+\s+(my|our)\s+([a-z]+(?:\s+[a-z]+)?)\s+(?:to|by)$",
+                             rest[: m.start()].strip(), re.I)  # fmt: skip
+            if owned:  # "The landlord raised my rent to $1650": a fact about my rent
+                value = f"{num} {unit}".strip()
+                return Reading(label, "_".join(owned.group(2).lower().split()), value, True)
         if subject is None:
             return None
         value = f"{num} {unit}".strip()

@@ -76,8 +76,22 @@ def status_value(value: str) -> str | None:
     return None
 
 
+def reorder(phrase: str) -> str:
+    """ "invoice from Globex" -> "Globex invoice", so both ways of naming it match."""
+    m = re.match(
+        r"^(\w+(?:\s\w+)?)\s+(?:of|from|for)\s+(?:(?:the|my|our)\s+)?(.+)$", phrase.strip(), re.I
+    )
+    return f"{m.group(2)} {m.group(1)}" if m else phrase.strip()
+
+
 def thing(raw: str) -> str:
-    """A scheduled thing without owner, article or a trailing "date": "our wedding date" ->
-    "wedding"."""
-    thing = re.sub(r"^(?:my|our|the|his|her|their)\s+", "", raw.strip(), flags=re.I).lower()
-    return re.sub(r"\s+(?:date|time|day|schedule)$", "", thing)
+    """A thing without owner, article or a trailing "date": "our wedding date" -> "wedding"."""
+    name = re.sub(r"^(?:my|our|the|his|her|their)\s+", "", raw.strip(), flags=re.I)
+    return re.sub(r"\s+(?:date|time|day|schedule)$", "", reorder(name).lower())
+
+
+STATE_VERBS = (
+    "paid|cancelled|canceled|closed|opened|fixed|repaired|renewed|approved|rejected|shipped|"
+    "deployed|archived|resolved|completed|finished|blocked|locked|unlocked|enabled|disabled|"
+    "activated|deactivated|suspended|reactivated|restored|published|merged|released"
+)

@@ -81,11 +81,15 @@ def _same_subject(fact: Fact, k: Known) -> bool:
 
 
 def same_attribute(a: str | None, b: str | None) -> bool:
-    """Equal, or two quantities of one unit where one names no verb ("num:*:kilogram")."""
+    """Equal; one names the other more fully ("monthly_rent", "rent"); or two quantities of
+    one unit where one names no verb ("num:*:kilogram")."""
     if a is None or b is None:
         return False
     if a == b:
         return True
+    if ":" not in a and ":" not in b:  # "monthly_rent" and "rent": one names the other fully
+        wa, wb = a.split("_"), b.split("_")
+        return wa[-1] == wb[-1] and (set(wa) <= set(wb) or set(wb) <= set(wa))
     pa, pb = a.split(":"), b.split(":")
     return (
         len(pa) == len(pb) == 3 and pa[0] == pb[0] == "num" and pa[2] == pb[2]
