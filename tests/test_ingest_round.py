@@ -271,12 +271,6 @@ def test_reflection_sees_a_value_that_came_back(mem: AgentMemory, clock: ManualC
     assert flagged[0]["values"] == ["Paris", "Rome", "Paris"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: relations cannot be closed (no Store.close_relation) and the recall "
-    "relation step does not check that the backing memory is still visible, so the triple "
-    "of a superseded fact surfaces as a synthetic candidate",
-)
 def test_no_stale_triple_after_supersession(mem: AgentMemory) -> None:
     mem.ingest_round({"user": "I live in Paris."})
     mem.ingest_round({"user": "I moved to Berlin."})

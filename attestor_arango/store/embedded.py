@@ -388,6 +388,10 @@ class SQLiteStore:
                 raise ConflictError(
                     f"memory {memory_id} is not open in this scope (already closed or unknown)",
                 )
+            self._exec(
+                q.CLOSE_MEMORY_RELATIONS,
+                {"id": memory_id, "t_expired": t_expired, "open": OPEN, **_scope_params(scope)},
+            )
             self._after_commit("expire", (scope.tenant, memory_id, t_expired))
 
     def find_active(

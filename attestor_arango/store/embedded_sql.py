@@ -49,6 +49,11 @@ UPDATE memories SET t_expired = :t_expired, status = :status, superseded_by = :s
 WHERE id = :id AND {SCOPE} AND t_expired = :open
 """
 
+CLOSE_MEMORY_RELATIONS = f"""
+UPDATE relations SET t_expired = :t_expired
+WHERE memory_id = :id AND {SCOPE} AND t_expired = :open
+"""
+
 FIND_ACTIVE = f"""
 SELECT {MEMORY_COLUMNS} FROM memories
 WHERE {SCOPE} AND entity = :entity AND category = :category AND {VIEW}

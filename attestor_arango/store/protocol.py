@@ -72,7 +72,12 @@ class Store(Protocol):
     def close_memory(
         self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
     ) -> None:
-        """Set the transaction-time end once; ConflictError if already closed."""
+        """Set the transaction-time end once; ConflictError if already closed.
+
+        Relations derived from the memory (``relation.memory_id``) are closed at the
+        same instant, in the same atomic step: a superseded fact's triples must not
+        outlive it in the current view, and stay visible to replays before the close.
+        """
         ...
 
     def find_active(

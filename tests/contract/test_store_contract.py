@@ -336,3 +336,27 @@ def test_times_are_exact_microseconds(store: Store) -> None:
     got = store.get_memory(A, "m1")
     assert got is not None and to_us(got.t_created) == t and got.us("t_expired") == OPEN
     assert got.t_created - from_us(T0) == timedelta(microseconds=123_457)
+
+
+def test_close_memory_closes_its_relations(store: Store) -> None:
+    setup(store, A)
+    store.insert_memory(A, mem(A, "m1", "Alice lives in Paris"), None)
+    for rid, target, mid in (("r1", "paris", "m1"), ("r2", "acme", None)):
+        store.add_relation(
+            A,
+            Relation(
+                id=rid,
+                tenant="acme",
+                namespace="ns1",
+                source="alice",
+                relation="rel",
+                target=target,
+                memory_id=mid,
+                t_created=from_us(T0),
+            ),
+        )
+    store.close_memory(A, "m1", T0 + 10, "superseded", None)
+    before, after = TemporalView(as_of=T0 + 9), TemporalView(as_of=T0 + 10)
+    assert sorted(r.id for r in store.relations_touching(A, ["alice"], before)) == ["r1", "r2"]
+    assert [r.id for r in store.relations_touching(A, ["alice"], after)] == ["r2"]
+    assert store.hops(A, ["alice"], 1, after) == {"alice": 0, "acme": 1}
