@@ -153,6 +153,10 @@ class FakeStore:
         out.sort(key=lambda h: (-h.score, h.memory.id))
         return out[:k]
 
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]:
+        self._check("get_memories")
+        return {i: self.memories[i] for i in ids if i in self.memories}
+
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         self._check("get_vectors")
         return {i: self.vectors[i] for i in ids if i in self.vectors}

@@ -60,6 +60,14 @@ def test_full_pipeline_explains_every_result() -> None:
     assert resp.tokens_used == sum(r.tokens for r in resp.results) <= resp.token_budget
 
 
+def test_relations_of_closed_memories_do_not_surface() -> None:
+    store = corpus()
+    store.add(mem("m6", "Alice works at Initech", day=2, entity="Alice", expired_day=6))
+    store.relate("r3", "alice", "worked_at", "initech", memory_id="m6")
+    texts = [r.memory.content for r in run(store, "Alice employer") if r.breakdown.synthetic]
+    assert texts == ["Alice works at Acme"]  # r3's memory was closed on day 6, before day 10
+
+
 def test_graph_affinity_only_when_the_query_names_entities() -> None:
     resp = run(corpus(), "sourdough bread")
     assert resp.query_entities == ()
@@ -107,6 +115,7 @@ def test_recall_only_reads() -> None:
         "list_entities",
         "hops",
         "relations_touching",
+        "get_memories",
     }
 
 

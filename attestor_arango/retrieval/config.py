@@ -51,7 +51,7 @@ class RetrievalConfig:
     recency_tau_days: float = 30.0
     # newer statement on the same topic wins: older near-duplicates demoted ---
     freshness_enabled: bool = True
-    freshness_similarity: float = 0.55
+    freshness_similarity: float = 0.9
     freshness_penalty: float = 0.15
     # a newer statement that announces a change ("moved to", "switched", "instead")
     # needs less similarity to the older one to count as its update

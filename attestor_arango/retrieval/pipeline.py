@@ -25,7 +25,7 @@ import numpy as np
 from ..clock import from_us
 from ..embeddings import Embedder
 from ..errors import ValidationError
-from ..models import RecallResponse, RecallResult
+from ..models import RecallResponse, RecallResult, Relation
 from ..scope import Scope, TemporalView
 from ..store.protocol import Hit, Store
 from ..validation import entity_key
@@ -137,6 +137,24 @@ def _lanes(
     return lanes
 
 
+def _backed_relations(
+    store: Store, scope: Scope, view: TemporalView, rels: Sequence[Relation]
+) -> list[Relation]:
+    """Relations whose backing memory (when they name one) is visible in the view.
+
+    A relation extracted from a fact that was later superseded or forgotten must
+    not outlive it as a synthetic candidate.
+    """
+    ids = sorted({r.memory_id for r in rels if r.memory_id})
+    found = store.get_memories(scope, ids) if ids else {}
+    visible = {
+        i
+        for i, m in found.items()
+        if m.us("t_created") <= view.as_of and m.us("t_expired") > view.t_expired_after
+    }
+    return [r for r in rels if r.memory_id is None or r.memory_id in visible]
+
+
 def _graph(
     store: Store,
     scope: Scope,
@@ -157,7 +175,7 @@ def _graph(
         # Entities carry no transaction time, so a name learnt after as_of could be
         # recognised in a replay. Only keys the view can see count: a candidate's
         # entity or an endpoint of a relation visible in the view.
-        rels = store.relations_touching(scope, keys, view)
+        rels = _backed_relations(store, scope, view, store.relations_touching(scope, keys, view))
         seen = {entity_key(c.memory.entity) for c in cands if c.memory.entity}
         seen |= {r.source for r in rels} | {r.target for r in rels}
         keys = [k for k in keys if k in seen]
