@@ -59,6 +59,14 @@ def test_rrf_normalisation_uses_lanes_that_ran() -> None:
     assert raw[0].rrf_norm == pytest.approx(1 / 61)
 
 
+def test_weighted_rrf() -> None:
+    # vector weight 0.5: a = 0.5/61 (vector 1) ; b = 1/61 (bm25 1) -> b first
+    out = fuse([("vector", hits("a")), ("bm25", hits("b"))], 60, weights={"vector": 0.5})
+    assert [c.id for c in out] == ["b", "a"]
+    assert out[0].rrf_norm == pytest.approx((1 / 61) / (1.5 / 61))
+    assert out[1].rrf == pytest.approx(0.5 / 61)
+
+
 def test_rrf_ties_break_on_t_created_desc_then_id_asc() -> None:
     # p is rank 1 in one lane, q rank 1 in the other: equal scores.
     lane1 = [Hit(mem("p", day=1), 1.0)]

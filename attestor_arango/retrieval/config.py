@@ -28,6 +28,8 @@ class RetrievalConfig:
     # normalised by its best possible value so the bonuses below are on a 0..1 scale
     rrf_k: int = 60
     rrf_normalize: bool = True
+    vector_weight: float = 1.0  # weighted RRF: a lane's share of the fused score
+    bm25_weight: float = 1.0
     # graph affinity (only when the query names known entities) ---------------
     graph_enabled: bool = True
     graph_max_depth: int = 2

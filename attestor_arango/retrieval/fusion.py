@@ -8,23 +8,31 @@ whether one lane or four contributed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..store.protocol import Hit
 from .candidates import Candidate, order
 
 
 def fuse(
-    lanes: Sequence[tuple[str, Sequence[Hit]]], rrf_k: int, normalize: bool = True
+    lanes: Sequence[tuple[str, Sequence[Hit]]],
+    rrf_k: int,
+    normalize: bool = True,
+    weights: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
     """One candidate per memory id, in fused order (ties: t_created desc, id asc).
 
     ``lanes`` are (name, hits) pairs; a lane's hits must already be in its own
     rank order (best first). Lanes that returned nothing still count towards the
-    normaliser only if they ran; callers pass only lanes that ran.
+    normaliser only if they ran; callers pass only lanes that ran. ``weights``
+    scale a lane's contribution (default 1; LLM lanes use their base lane's).
     """
+    weights = weights or {}
     by_id: dict[str, Candidate] = {}
+    total = 0.0
     for lane, hits in lanes:
+        w = float(weights.get(lane, 1.0))
+        total += w
         seen: set[str] = set()
         rank = 0
         for hit in hits:
@@ -37,8 +45,8 @@ def fuse(
                 cand = by_id[hit.memory.id] = Candidate(memory=hit.memory)
             cand.lane_ranks[lane] = rank
             cand.lane_scores[lane] = float(hit.score)
-            cand.rrf += 1.0 / (rrf_k + rank)
-    best = len(lanes) / (rrf_k + 1) if lanes else 1.0
+            cand.rrf += w / (rrf_k + rank)
+    best = total / (rrf_k + 1) if total > 0 else 1.0
     for cand in by_id.values():
         cand.rrf_norm = cand.rrf / best if normalize else cand.rrf
         cand.compute_relevance()

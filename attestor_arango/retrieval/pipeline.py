@@ -274,7 +274,13 @@ def recall(
     errors: dict[str, str] = {}
 
     lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr)
-    cands = fuse(lanes, config.rrf_k, config.rrf_normalize)
+    weights = {
+        name: config.bm25_weight
+        if name == "bm25" or name.startswith("mq_")
+        else config.vector_weight
+        for name, _ in lanes
+    }
+    cands = fuse(lanes, config.rrf_k, config.rrf_normalize, weights)
     tr.step("fuse", sum(len(h) for _, h in lanes), len(cands))
 
     keys: list[str] = []
