@@ -8,6 +8,7 @@ REST, MCP, client) map onto these methods and add no logic of their own.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ from .models import content_hash as hash_content
 from .pack import ContextPack
 from .retrieval import RetrievalConfig
 from .retrieval import recall as run_recall
+from .retrieval.lanes import QueryExpander, expanders_from_settings
 from .retrieval.trace import shared_tracer
 from .scope import Scope, TemporalView
 from .store.factory import open_store
@@ -574,6 +576,7 @@ class AgentMemory:
             budget,
             self.retrieval_config,
             tracer=shared_tracer(self.config.trace),
+            expanders=self._query_expanders(),
         )
         ctx.token_budget_used += response.tokens_used
         return response
@@ -596,6 +599,13 @@ class AgentMemory:
             context=context,
         )
         return ContextPack.from_response(response)
+
+    def _query_expanders(self) -> Mapping[str, QueryExpander] | None:
+        """LLM query lanes only when switched on in the retrieval config (off by default)."""
+        cfg = self.retrieval_config
+        if not (cfg.hyde_enabled or cfg.multi_query_enabled):
+            return None
+        return expanders_from_settings(self.config.llm, n_queries=cfg.multi_query_n)
 
     # --- end retrieval ---
 

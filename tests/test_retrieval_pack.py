@@ -110,3 +110,24 @@ def test_trace_file_via_config(tmp_path, clock: ManualClock) -> None:  # type: i
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert len({e["recall_id"] for e in events}) == 2
     assert "violin" not in path.read_text()
+
+
+def test_llm_lanes_stay_off_unless_configured(
+    mem: AgentMemory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import attestor_arango.llm as llm_pkg
+    from attestor_arango.retrieval import RetrievalConfig
+
+    def no_llm(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an LLM provider was built on the read path with the lanes off")
+
+    monkeypatch.setattr(llm_pkg, "provider_from_settings", no_llm)
+    fill(mem, clock)
+    assert mem.recall("Alice").errors == {}
+    # switched on but no LLM configured: the lanes simply do not run
+    monkeypatch.undo()
+    mem.retrieval_config = RetrievalConfig(hyde_enabled=True, multi_query_enabled=True)
+    resp = mem.recall("Alice")
+    assert resp.errors == {} and all(
+        set(r.breakdown.lanes) <= {"vector", "bm25"} for r in resp.results
+    )

@@ -47,3 +47,18 @@ def llm_expanders(
         return [ln for ln in lines if ln][:n_queries]
 
     return {"hyde": hyde, "multi_query": multi}
+
+
+def expanders_from_settings(
+    llm_settings: Mapping[str, Any] | None, *, n_queries: int = 3
+) -> Mapping[str, QueryExpander] | None:
+    """Expanders over the configured LLM (``Config.llm``), or None when none is configured.
+
+    Only called when a lane flag is on, so with the flags off no provider is even built.
+    """
+    from ..llm import provider_from_settings
+
+    provider = provider_from_settings(dict(llm_settings or {}))
+    if provider is None:
+        return None
+    return llm_expanders(provider, n_queries=n_queries)
