@@ -394,3 +394,14 @@ def test_a_transaction_belongs_to_its_thread() -> None:
         with pytest.raises(Sent):
             store.get_memory(A, "m1")
     assert seen == [False] and db.log[0][0] == "txn"
+
+
+def test_close_memory_runs_in_a_transaction_and_a_failure_aborts_it() -> None:
+    """The relations step needs the close's row, which only a server can return; here we
+    check that the close is transactional and that its failure stops before the relations
+    query (the live contract test covers the closed relations)."""
+    db = RecordingDB(server_error(1200, 409))
+    with pytest.raises(ConflictError):
+        make_store(db).close_memory(A, "m1", T0 + 10, "superseded", "m2")
+    assert [(owner, name) for owner, name, _ in db.log] == [("txn", "memory_close")]
+    assert db.txns[0].aborted and not db.txns[0].committed

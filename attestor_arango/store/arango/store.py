@@ -127,21 +127,33 @@ class ArangoStore(GraphAndGovernance):
     def close_memory(
         self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
     ) -> None:
-        rows = self._run(
-            "memory_close",
-            scope,
-            {
-                "namespace": scope.namespace,
-                "id": memory_id,
-                "open_us": OPEN,
-                "t_expired": t_expired,
-                "status": status,
-                "superseded_by": superseded_by,
-            },
-        )
-        if len(rows) != 1:
-            raise ConflictError(
-                f"memory {memory_id} is not open in this scope (already closed or unknown)",
+        """Closes the memory and, atomically, the open relations derived from it."""
+        with self.transaction():
+            rows = self._run(
+                "memory_close",
+                scope,
+                {
+                    "namespace": scope.namespace,
+                    "id": memory_id,
+                    "open_us": OPEN,
+                    "t_expired": t_expired,
+                    "status": status,
+                    "superseded_by": superseded_by,
+                },
+            )
+            if len(rows) != 1:
+                raise ConflictError(
+                    f"memory {memory_id} is not open in this scope (already closed or unknown)",
+                )
+            self._run(
+                "relation_close_for_memory",
+                scope,
+                {
+                    "namespace": scope.namespace,
+                    "id": memory_id,
+                    "open_us": OPEN,
+                    "t_expired": t_expired,
+                },
             )
 
     def find_active(
