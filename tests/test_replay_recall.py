@@ -19,6 +19,7 @@ from attestor_arango.clock import ManualClock
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
+from attestor_arango.retrieval import RetrievalConfig
 
 WORDS = ["paris", "berlin", "violin", "bread", "salary", "acme", "garden", "rain", "tea"]
 ENTITIES = [None, "Alice", "Bob", "Paris"]
@@ -68,14 +69,22 @@ def _apply(mem: AgentMemory, clock: ManualClock, op: tuple, added: list[str]) ->
         clock.advance(days=op[1])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=history)
-def test_recall_and_pack_replay_exactly(ops: list[tuple]) -> None:  # type: ignore[type-arg]
+CONFIGS = [
+    RetrievalConfig(),
+    # every optional deterministic step on as well
+    RetrievalConfig(prf_enabled=True, session_enabled=True, vector_weight=0.6),
+]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=history, variant=st.sampled_from([0, 1]))
+def test_recall_and_pack_replay_exactly(ops: list[tuple], variant: int) -> None:  # type: ignore[type-arg]
     with tempfile.TemporaryDirectory() as tmp:
         clock = ManualClock(1_767_225_600_000_000)
         mem = AgentMemory(
             Path(tmp) / "m.db", embedder=HashingEmbedder(64), clock=clock, ids=SeededIdSource(3)
         )
+        mem.retrieval_config = CONFIGS[variant]
         try:
             added: list[str] = []
             seen: list[tuple[str, str, str]] = []  # (query, response json, pack json)

@@ -303,3 +303,21 @@ def test_freshness_leaves_verbatim_records_alone() -> None:
     assert (a.freshness, b.freshness) == (0.0, 0.0)
     apply_freshness([a, b], vecs, CFG.replace(freshness_exempt_tags=()))
     assert a.freshness == -0.15
+
+
+# -- pseudo-relevance feedback -----------------------------------------------------------
+
+
+def test_feedback_terms_worked_by_hand() -> None:
+    from attestor_arango.retrieval.text import feedback_terms
+
+    top = [Hit(mem("a", "sunrise painting lake lake"), 1.0)]
+    pool = [
+        Hit(mem("a", "sunrise painting lake lake"), 1.0),
+        Hit(mem("b", "painting class today"), 1.0),
+        Hit(mem("c", "painting walls blue"), 1.0),
+    ]
+    # query term "sunrise" is skipped; "lake" (tf 2/4, in 1 of 3 docs) beats
+    # "paint" (tf 1/4, in all 3 docs)
+    assert feedback_terms("When did she paint a sunrise?", top, pool, 2) == ["lake"]
+    assert feedback_terms("sunrise", top, pool, 5) == ["lake", "paint"]

@@ -24,6 +24,11 @@ class RetrievalConfig:
     # (replay-stable); the index is asked for text_fetch_k rows first
     bm25_rescore: bool = True
     text_fetch_k: int = 200
+    # pseudo-relevance feedback: a second text lane with terms of the top fused hits
+    prf_enabled: bool = False
+    prf_docs: int = 5
+    prf_terms: int = 8
+    prf_weight: float = 0.5
     # fusion: reciprocal rank fusion as a fused score (sum of 1/(k+rank)),
     # normalised by its best possible value so the bonuses below are on a 0..1 scale
     rrf_k: int = 60

@@ -38,7 +38,7 @@ from .graph import apply_affinity, relation_candidates
 from .lanes import QueryExpander
 from .mmr import mmr_rerank
 from .temporal import apply_decay_boost, apply_freshness
-from .text import rescore
+from .text import feedback_terms, rescore
 from .trace import RecallTrace, Tracer, recall_id
 
 
@@ -135,6 +135,49 @@ def _lanes(
             errors["multi_query_error"] = _err(exc)
             tr.step("multi_query", 0, 0, error=errors["multi_query_error"])
     return lanes
+
+
+def _weights(
+    lanes: Sequence[tuple[str, Sequence[Hit]]], config: RetrievalConfig
+) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, _ in lanes:
+        if name == "prf":
+            out[name] = config.bm25_weight * config.prf_weight
+        elif name == "bm25" or name.startswith("mq_"):
+            out[name] = config.bm25_weight
+        else:
+            out[name] = config.vector_weight
+    return out
+
+
+def _feedback_lane(
+    store: Store,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    config: RetrievalConfig,
+    cands: Sequence[Candidate],
+    lanes: Sequence[tuple[str, Sequence[Hit]]],
+    errors: dict[str, str],
+    tr: RecallTrace,
+) -> tuple[str, list[Hit]] | None:
+    """Pseudo-relevance feedback: BM25 again with terms of the top fused candidates."""
+    try:
+        top = [Hit(c.memory, c.relevance) for c in cands[: config.prf_docs]]
+        pool = [h for _, hits in lanes for h in hits]
+        extra = feedback_terms(query, top, pool, config.prf_terms)
+        if not extra:
+            return None
+        expanded = f"{query} {' '.join(extra)}"
+        fetched = store.text_candidates(scope, expanded, config.text_fetch_k, view)
+        hits = rescore(fetched, expanded)[: config.text_k]
+        tr.step("prf", len(top), len(hits))
+        return ("prf", hits)
+    except Exception as exc:
+        errors["prf_error"] = _err(exc)
+        tr.step("prf", 0, 0, error=errors["prf_error"])
+        return None
 
 
 def _backed_relations(
@@ -274,13 +317,12 @@ def recall(
     errors: dict[str, str] = {}
 
     lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr)
-    weights = {
-        name: config.bm25_weight
-        if name == "bm25" or name.startswith("mq_")
-        else config.vector_weight
-        for name, _ in lanes
-    }
-    cands = fuse(lanes, config.rrf_k, config.rrf_normalize, weights)
+    cands = fuse(lanes, config.rrf_k, config.rrf_normalize, _weights(lanes, config))
+    if config.prf_enabled and config.bm25_enabled and cands:
+        lane = _feedback_lane(store, scope, query, view, config, cands, lanes, errors, tr)
+        if lane is not None:
+            lanes.append(lane)
+            cands = fuse(lanes, config.rrf_k, config.rrf_normalize, _weights(lanes, config))
     tr.step("fuse", sum(len(h) for _, h in lanes), len(cands))
 
     keys: list[str] = []

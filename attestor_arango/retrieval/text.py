@@ -182,3 +182,31 @@ def rescore(hits: Sequence[Hit], query: str, k1: float = 1.2, b: float = 0.75) -
             out.append(Hit(h.memory, round(score, 9)))
     out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
     return out
+
+
+def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms: int) -> list[str]:
+    """Pseudo-relevance feedback: the terms that best characterise the top hits.
+
+    Each term of the top hits scores the sum over those hits of its length-normalised
+    frequency times its IDF within ``pool`` (the candidates seen); query terms and
+    one-letter terms are skipped. Ties break on the term itself, so the expansion is
+    deterministic.
+    """
+    q = set(terms(query))
+    docs = [_terms(h.memory.content) for h in pool]
+    n = len(docs) or 1
+    df: Counter[str] = Counter()
+    for toks in docs:
+        df.update(set(toks))
+    weight: Counter[str] = Counter()
+    for h in top:
+        toks = _terms(h.memory.content)
+        if not toks:
+            continue
+        for t, f in Counter(toks).items():
+            if t in q or len(t) < 2 or t.isdigit():
+                continue
+            idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            weight[t] += (f / len(toks)) * idf
+    ranked = sorted(weight.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
+    return [t for t, _ in ranked[:n_terms]]
