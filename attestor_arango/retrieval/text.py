@@ -198,7 +198,7 @@ def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms:
     df: Counter[str] = Counter()
     for toks in docs:
         df.update(set(toks))
-    weight: Counter[str] = Counter()
+    weight: dict[str, float] = {}
     for h in top:
         toks = _terms(h.memory.content)
         if not toks:
@@ -207,6 +207,6 @@ def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms:
             if t in q or len(t) < 2 or t.isdigit():
                 continue
             idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
-            weight[t] += (f / len(toks)) * idf
+            weight[t] = weight.get(t, 0.0) + (f / len(toks)) * idf
     ranked = sorted(weight.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
     return [t for t, _ in ranked[:n_terms]]
