@@ -419,7 +419,13 @@ class SQLiteStore:
             "limit": limit,
             "offset": offset,
         }
-        return self._memories(scope, self._read(q.LIST_MEMORIES, params))
+        if filters.content_hash is not None:
+            sql = q.LIST_BY_HASH
+        elif filters.entity is not None:
+            sql = q.LIST_BY_ENTITY
+        else:
+            sql = q.LIST_MEMORIES
+        return self._memories(scope, self._read(sql, params))
 
     def count_rows(self, scope: Scope) -> dict[str, int]:
         params = _scope_params(scope)

@@ -149,6 +149,15 @@ MIGRATIONS: list[tuple[int, str]] = [
             BEGIN SELECT RAISE(ABORT, 'audit chain heads are append-only'); END;
         """,
     ),
+    (
+        3,
+        # the write path's lookups (dedup by content hash, supersession by entity and
+        # category) seek on the tenant plus these columns; the namespace is filtered after
+        """
+        CREATE INDEX memories_tenant_hash ON memories (tenant, content_hash);
+        CREATE INDEX memories_tenant_entity ON memories (tenant, entity, category, t_expired);
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -55,14 +55,16 @@ WHERE memory_id = :id AND {SCOPE} AND t_expired = :open
 """
 
 FIND_ACTIVE = f"""
-SELECT {MEMORY_COLUMNS} FROM memories
-WHERE {SCOPE} AND entity = :entity AND category = :category AND {VIEW}
+SELECT {MEMORY_COLUMNS} FROM memories INDEXED BY memories_tenant_entity
+WHERE tenant = :tenant AND entity = :entity AND category = :category
+  AND (:namespace IS NULL OR namespace = :namespace) AND {VIEW}
 ORDER BY t_created, id
 """
 
-LIST_MEMORIES = f"""
-SELECT {MEMORY_COLUMNS} FROM memories
-WHERE {SCOPE} AND {VIEW}
+# The optional filters of a listing; the three LIST_* statements differ only in the
+# index they seek on, so the write path's lookups stay O(matches), not O(tenant).
+_LIST_FILTERS = f"""
+  AND (:namespace IS NULL OR namespace = :namespace) AND {VIEW}
   AND (:entity IS NULL OR entity = :entity)
   AND (:category IS NULL OR category = :category)
   AND (:content_hash IS NULL OR content_hash = :content_hash)
@@ -73,6 +75,21 @@ WHERE {SCOPE} AND {VIEW}
        (CASE WHEN t_expired > :as_of THEN 'active' ELSE status END) = :status)
 ORDER BY t_created, id
 LIMIT :limit OFFSET :offset
+"""
+
+LIST_MEMORIES = f"""
+SELECT {MEMORY_COLUMNS} FROM memories
+WHERE tenant = :tenant {_LIST_FILTERS}
+"""
+
+LIST_BY_HASH = f"""
+SELECT {MEMORY_COLUMNS} FROM memories INDEXED BY memories_tenant_hash
+WHERE tenant = :tenant AND content_hash = :content_hash {_LIST_FILTERS}
+"""
+
+LIST_BY_ENTITY = f"""
+SELECT {MEMORY_COLUMNS} FROM memories INDEXED BY memories_tenant_entity
+WHERE tenant = :tenant AND entity = :entity {_LIST_FILTERS}
 """
 
 TEXT_CANDIDATES = f"""
