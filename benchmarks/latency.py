@@ -105,17 +105,17 @@ def main() -> None:
                 t0 = time.perf_counter()
                 mem.recall(q, context=ctx)
                 rec_times.append(time.perf_counter() - t0)
-            results.append(
-                {
-                    "memories": size,
-                    "add_p50_ms": pct(add_times, 50),
-                    "add_p95_ms": pct(add_times, 95),
-                    "recall_p50_ms": pct(rec_times, 50),
-                    "recall_p95_ms": pct(rec_times, 95),
-                    "adds_timed": len(add_times),
-                    "recalls_timed": len(rec_times),
-                }
-            )
+            row = {
+                "memories": size,
+                "add_p50_ms": pct(add_times, 50),
+                "add_p95_ms": pct(add_times, 95),
+                "recall_p50_ms": pct(rec_times, 50),
+                "recall_p95_ms": pct(rec_times, 95),
+                "adds_timed": len(add_times),
+                "recalls_timed": len(rec_times),
+            }
+            results.append(row)
+            console.print(row)
         mem.close()
 
     table = Table(title=f"embedded store latency ({embedder.name}, query embedding excluded)")
