@@ -359,8 +359,8 @@ class SQLiteStore:
             return {}
         with self._lock:
             index = self._tenant_vectors(scope.tenant)
-            if index is not None and scope.namespace is None:
-                found = {i: v for i in ids if (v := index.vector(i)) is not None}
+            if index is not None:
+                found = index.vectors(ids, scope.namespace)
                 if len(found) == len(set(ids)):
                     return found
             rows = self._exec(

@@ -156,6 +156,9 @@ MIGRATIONS: list[tuple[int, str]] = [
         """
         CREATE INDEX memories_tenant_hash ON memories (tenant, content_hash);
         CREATE INDEX memories_tenant_entity ON memories (tenant, entity, category, t_expired);
+        CREATE INDEX relations_memory ON relations (tenant, memory_id);
+        CREATE INDEX relations_tenant_source ON relations (tenant, source);
+        CREATE INDEX relations_tenant_target ON relations (tenant, target);
         """,
     ),
 ]

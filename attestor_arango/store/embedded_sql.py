@@ -32,21 +32,26 @@ VIEW = (
     "AND valid_from < :w_end AND valid_until > :w_start"
 )
 
-GET_MEMORY = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = :id AND {SCOPE}"
+# Lookups by id: "+tenant" keeps the planner on the id index (the tenant is checked,
+# not sought on, which would scan the tenant's rows).
+BY_ID_SCOPE = "+tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace)"
+
+GET_MEMORY = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = :id AND {BY_ID_SCOPE}"
 
 GET_MEMORIES = (
     f"SELECT {MEMORY_COLUMNS} FROM memories "
-    f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {SCOPE}"
+    f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {BY_ID_SCOPE}"
 )
 
 GET_VECTORS = (
     "SELECT id, tenant, namespace, embedding FROM memories "
-    f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {SCOPE} AND embedding IS NOT NULL"
+    f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {BY_ID_SCOPE} "
+    "AND embedding IS NOT NULL"
 )
 
 CLOSE_MEMORY = f"""
 UPDATE memories SET t_expired = :t_expired, status = :status, superseded_by = :superseded_by
-WHERE id = :id AND {SCOPE} AND t_expired = :open
+WHERE id = :id AND {BY_ID_SCOPE} AND t_expired = :open
 """
 
 CLOSE_MEMORY_RELATIONS = f"""
@@ -149,13 +154,20 @@ INSERT INTO relations (id, tenant, namespace, source, relation, target, memory_i
 VALUES (:id, :tenant, :namespace, :source, :relation, :target, :memory_id, :t_created,
     :t_expired, :properties)
 """
+_RELATION_COLUMNS = (
+    "id, tenant, namespace, source, relation, target, memory_id, t_created, t_expired, properties"
+)
+_RELATION_VIEW = (
+    "(:namespace IS NULL OR namespace = :namespace) "
+    "AND t_created <= :as_of AND t_expired > :expired_after"
+)
+# Two index seeks (by source, by target) instead of one scan of the tenant's edges.
 RELATIONS_TOUCHING = f"""
-SELECT id, tenant, namespace, source, relation, target, memory_id, t_created, t_expired,
-       properties
-FROM relations
-WHERE {SCOPE} AND t_created <= :as_of AND t_expired > :expired_after
-  AND (source IN (SELECT value FROM json_each(:keys))
-       OR target IN (SELECT value FROM json_each(:keys)))
+SELECT {_RELATION_COLUMNS} FROM relations INDEXED BY relations_tenant_source
+WHERE tenant = :tenant AND source IN (SELECT value FROM json_each(:keys)) AND {_RELATION_VIEW}
+UNION
+SELECT {_RELATION_COLUMNS} FROM relations INDEXED BY relations_tenant_target
+WHERE tenant = :tenant AND target IN (SELECT value FROM json_each(:keys)) AND {_RELATION_VIEW}
 ORDER BY t_created, id
 """
 
@@ -246,8 +258,8 @@ RESIDUE: dict[str, str] = {
 DELETE_MEMORIES: tuple[str, ...] = (
     f"DELETE FROM relations WHERE {SCOPE} AND memory_id IN (SELECT value FROM json_each(:ids))",
     "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories "
-    f"WHERE {SCOPE} AND id IN (SELECT value FROM json_each(:ids)))",
-    f"DELETE FROM memories WHERE {SCOPE} AND id IN (SELECT value FROM json_each(:ids))",
+    f"WHERE {BY_ID_SCOPE} AND id IN (SELECT value FROM json_each(:ids)))",
+    f"DELETE FROM memories WHERE {BY_ID_SCOPE} AND id IN (SELECT value FROM json_each(:ids))",
 )
 FTS_OPTIMIZE = "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
 AUDIT_HEAD = "SELECT seq, hash FROM audit_heads WHERE tenant = :tenant"

@@ -7,6 +7,8 @@ so no vector is re-read from disk per query.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..scope import TemporalView
@@ -67,9 +69,15 @@ class TenantVectors:
         if i is not None:
             self.t_expired[i] = t_expired
 
-    def vector(self, memory_id: str) -> np.ndarray | None:
-        i = self.pos.get(memory_id)
-        return None if i is None else self.matrix[i].copy()
+    def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
+        """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
+        code = None if namespace is None else self._ns_codes.get(namespace, -1)
+        out: dict[str, np.ndarray] = {}
+        for memory_id in ids:
+            i = self.pos.get(memory_id)
+            if i is not None and (code is None or self.ns[i] == code):
+                out[memory_id] = self.matrix[i].copy()
+        return out
 
     def search(
         self, query: np.ndarray, k: int, namespace: str | None, view: TemporalView
