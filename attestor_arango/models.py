@@ -174,6 +174,7 @@ class ScoreBreakdown(BaseModel):
     boost: float = 0.0
     freshness: float = 0.0
     session: float = 0.0
+    coverage: float = 0.0  # query-term coverage of the candidate and its session
     relevance: float = 0.0
     synthetic: bool = False
     final: float = 0.0

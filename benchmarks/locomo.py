@@ -220,6 +220,7 @@ _OFF_LATE = {
     "boost_enabled": False,
     "freshness_enabled": False,
     "session_enabled": False,
+    "coverage_enabled": False,
 }
 ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     ("vector only", {"bm25_enabled": False, "graph_enabled": False, **_OFF_LATE}),

@@ -25,6 +25,7 @@ class Candidate:
     boost: float = 0.0
     freshness: float = 0.0  # <= 0: an older statement of a newer candidate's topic
     session: float = 0.0  # support from strong hits of the same session
+    coverage: float = 0.0  # share of the query's terms the candidate and its session contain
     relevance: float = 0.0  # everything but diversity
     mmr: float | None = None
     final: float = 0.0
@@ -48,7 +49,8 @@ class Candidate:
 
     def compute_relevance(self) -> float:
         self.relevance = round(
-            self.base() * self.decay + self.boost + self.freshness + self.session, 12
+            self.base() * self.decay + self.boost + self.freshness + self.session + self.coverage,
+            12,
         )
         return self.relevance
 
@@ -68,6 +70,7 @@ class Candidate:
             boost=round(self.boost, 12),
             freshness=round(self.freshness, 12),
             session=round(self.session, 12),
+            coverage=round(self.coverage, 12),
             relevance=self.relevance,
             synthetic=self.synthetic,
             final=round(self.final, 12),

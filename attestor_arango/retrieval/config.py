@@ -73,6 +73,14 @@ class RetrievalConfig:
     # session context: a candidate gains from strong hits of its own session --
     session_enabled: bool = False
     session_weight: float = 0.10
+    # query-term coverage (retrieval/coverage.py): the IDF-weighted share of the
+    # query's terms held by the union of a candidate's session (session coverage)
+    # and by the candidate itself (turn coverage), weighted and added to relevance.
+    # Turn coverage is off by default: it favours an outdated fact that restates the
+    # question over its update (5/60 knowledge-update cases flip)
+    coverage_enabled: bool = True
+    coverage_weight: float = 0.0
+    session_coverage_weight: float = 0.3
     # optional LLM query lanes (never called unless switched on) --------------
     hyde_enabled: bool = False
     multi_query_enabled: bool = False

@@ -6,8 +6,9 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 2. fusion: reciprocal rank fusion as a normalised score;
 3. graph affinity from hop distance to the entities the query names;
 4. typed relations touching those entities, as synthetic candidates;
-5. confidence decay, recency boost and freshness against the view's as_of
-   (applied before diversity so that MMR's order is the final order);
+5. confidence decay and recency boost against the view's as_of, query-term
+   coverage of each candidate and its session, then freshness (all before
+   diversity so that MMR's order is the final order);
 6. MMR rerank over the candidates' stored vectors (no cap);
 7. greedy budget fit in that order.
 
@@ -32,6 +33,7 @@ from ..validation import entity_key
 from .budget import pack
 from .candidates import Candidate, order
 from .config import RetrievalConfig
+from .coverage import apply_coverage
 from .entities import recognize
 from .fusion import fuse
 from .graph import apply_affinity, relation_candidates
@@ -335,6 +337,8 @@ def recall(
         tr.step("vectors", len(cands), len(cands), error=errors["mmr_error"])
 
     apply_decay_boost(cands, view.as_of, config)
+    if config.coverage_enabled:  # before freshness: an update yields on full relevance
+        apply_coverage(cands, query, config.coverage_weight, config.session_coverage_weight)
     if config.freshness_enabled:
         apply_freshness(cands, vectors, config)
     if config.session_enabled:
