@@ -105,6 +105,12 @@ _STOPWORDS = frozenset(
 )
 
 
+# The text lane first scores only the index's best rows (cheap), widening the cut while the
+# scope's own rows are too few among them; past the last cut it filters every match.
+_TEXT_FIRST_CUT = 1_000
+_TEXT_LAST_CUT = 64_000
+
+
 def fts_match(query: str) -> str | None:
     """An FTS5 MATCH expression that ORs the query's words (quoted, so no operators)."""
     words: list[str] = []
@@ -460,8 +466,27 @@ class SQLiteStore:
         match = fts_match(query)
         if match is None:
             return []
-        params = {**_scope_params(scope), **_view_params(view), "match": match, "k": k}
-        rows = self._read(q.TEXT_CANDIDATES, params)
+        if k <= 0:
+            return []
+        params = {**_scope_params(scope), **_view_params(view), "match": match}
+        n = max(4 * k, _TEXT_FIRST_CUT)
+        with self._lock:
+            while n <= _TEXT_LAST_CUT:
+                ranked = self._exec(q.TEXT_TOP_RANKED, {"match": match, "n": n}).fetchall()
+                scores = {int(r[0]): float(r[1]) for r in ranked}
+                rows = self._exec(
+                    q.TEXT_FILTER_ROWS, {**params, "rowids": json.dumps(list(scores))}
+                ).fetchall()
+                hits = sorted(
+                    ((scores[r["rowid"]], r) for r in rows), key=lambda p: (-p[0], p[1]["id"])
+                )[:k]
+                # Exact when the index ran dry, or when the k-th hit beats the cut's score
+                # (every visible row above the cut was fetched; ties at the cut were not).
+                if len(ranked) < n or (len(hits) == k and hits[-1][0] > float(ranked[-1][1])):
+                    memories = self._memories(scope, [r for _, r in hits])
+                    return [Hit(m, sc) for m, (sc, _) in zip(memories, hits, strict=True)]
+                n *= 4
+            rows = self._exec(q.TEXT_CANDIDATES, {**params, "k": k}).fetchall()
         memories = self._memories(scope, rows)
         return [Hit(m, float(r["score"])) for m, r in zip(memories, rows, strict=True)]
 

@@ -109,6 +109,19 @@ ORDER BY score DESC, m.id
 LIMIT :k
 """
 
+# The two steps of the fast text lane: the index's best rows by rank alone, then the
+# scope and view filter on exactly those rows (see SQLiteStore.text_candidates).
+TEXT_TOP_RANKED = """
+SELECT rowid, -rank AS score FROM memories_fts WHERE memories_fts MATCH :match
+ORDER BY rank LIMIT :n
+"""
+
+TEXT_FILTER_ROWS = f"""
+SELECT rowid, {MEMORY_COLUMNS} FROM memories
+WHERE rowid IN (SELECT value FROM json_each(:rowids))
+  AND +tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace) AND {VIEW}
+"""
+
 LOAD_VECTORS = """
 SELECT id, namespace, embedding, t_created, t_expired, valid_from, valid_until
 FROM memories WHERE tenant = :tenant AND embedding IS NOT NULL ORDER BY rowid
