@@ -57,3 +57,30 @@ def to_matrix(
     if not np.all(np.isfinite(matrix)):
         raise EmbeddingMismatchError(f"{source} returned non-finite values (NaN or inf)")
     return normalize_rows(matrix)
+
+
+_PROBE_TEXT = "dimension probe"
+
+
+class BatchedRemoteEmbedder:
+    """What the server-backed embedders share: batching, and a dimension learned from the
+    server (first response, or one probe call when it is read before any embed)."""
+
+    batch_size: int
+    _dimension: int | None
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self.embed([_PROBE_TEXT])
+        assert self._dimension is not None
+        return self._dimension
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        check_texts(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.vstack([self._embed_batch(chunk) for chunk in batches(texts, self.batch_size)])
+
+    def _embed_batch(self, chunk: list[str]) -> np.ndarray:
+        raise NotImplementedError  # each provider speaks its own API

@@ -16,14 +16,13 @@ import numpy as np
 import ollama
 
 from ..errors import EmbedderUnavailable, EmbeddingMismatchError
-from ._batching import batches, check_batch_size, check_texts, to_matrix
+from ._batching import BatchedRemoteEmbedder, check_batch_size, to_matrix
 
 DEFAULT_OLLAMA_MODEL = "bge-m3"
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
-_PROBE_TEXT = "dimension probe"
 
 
-class OllamaEmbedder:
+class OllamaEmbedder(BatchedRemoteEmbedder):
     """Calls Ollama's ``/api/embed`` in batches and returns L2-normalised float32 rows."""
 
     def __init__(
@@ -46,21 +45,6 @@ class OllamaEmbedder:
         self._dimension: int | None = None
         self._lock = threading.Lock()
         self._client = ollama.Client(host=self.base_url, timeout=timeout)
-
-    @property
-    def dimension(self) -> int:
-        """The vector size; the first access without a prior embed() asks the server once."""
-        if self._dimension is None:
-            self.embed([_PROBE_TEXT])
-        assert self._dimension is not None
-        return self._dimension
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        check_texts(texts)
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        parts = [self._embed_batch(chunk) for chunk in batches(texts, self.batch_size)]
-        return np.vstack(parts)
 
     def _embed_batch(self, chunk: list[str]) -> np.ndarray:
         try:

@@ -18,10 +18,9 @@ import httpx
 import numpy as np
 
 from ..errors import EmbedderUnavailable, EmbeddingMismatchError
-from ._batching import batches, check_batch_size, check_texts, to_matrix
+from ._batching import BatchedRemoteEmbedder, check_batch_size, to_matrix
 
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
-_PROBE_TEXT = "dimension probe"
 _MAX_BACKOFF_S = 30.0
 
 
@@ -33,7 +32,7 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-class OpenAICompatEmbedder:
+class OpenAICompatEmbedder(BatchedRemoteEmbedder):
     """POSTs ``{"model", "input": [...]}`` to ``{base_url}/embeddings`` in batches.
 
     ``base_url`` includes the API version, as in the OpenAI SDK
@@ -79,20 +78,6 @@ class OpenAICompatEmbedder:
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._client = httpx.Client(base_url=self.base_url, timeout=timeout, headers=headers)
-
-    @property
-    def dimension(self) -> int:
-        """The vector size; the first access without a prior embed() asks the server once."""
-        if self._dimension is None:
-            self.embed([_PROBE_TEXT])
-        assert self._dimension is not None
-        return self._dimension
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        check_texts(texts)
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.vstack([self._embed_batch(chunk) for chunk in batches(texts, self.batch_size)])
 
     def _embed_batch(self, chunk: list[str]) -> np.ndarray:
         payload: dict[str, Any] = {"model": self.model, "input": chunk, "encoding_format": "float"}
