@@ -118,6 +118,13 @@ def read_response(op: str, method: Any, response: httpx.Response) -> Any:
         ) from exc
 
 
+def _headers(api_key: str | None) -> dict[str, str]:
+    headers = {"accept": "application/json"}
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    return headers
+
+
 class MemoryClient:
     """A remote AgentMemory. ``base_url`` like ``http://127.0.0.1:8080``."""
 
@@ -130,9 +137,7 @@ class MemoryClient:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        headers = {"accept": "application/json"}
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
+        headers = _headers(api_key)
         self.base_url = base_url.rstrip("/")
         self.default_context = context
         self._http = httpx.Client(
@@ -375,9 +380,7 @@ class AsyncMemoryClient:
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        headers = {"accept": "application/json"}
-        if api_key:
-            headers["authorization"] = f"Bearer {api_key}"
+        headers = _headers(api_key)
         self.base_url = base_url.rstrip("/")
         self.default_context = context
         self._http = httpx.AsyncClient(
