@@ -38,7 +38,17 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from retrieval_metrics import all_at, dedupe, hit_at, mean, ndcg_at, percentile, reciprocal_rank
+from retrieval_metrics import (
+    RESULTS_DIR,
+    all_at,
+    dedupe,
+    hit_at,
+    mean,
+    ndcg_at,
+    percentile,
+    reciprocal_rank,
+    write_report,
+)
 
 from attestor_arango.clock import ManualClock, from_us
 from attestor_arango.config import load_config
@@ -51,7 +61,6 @@ from attestor_arango.retrieval import RetrievalConfig
 from attestor_arango.validation import entity_key
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _DIA = re.compile(r"D(\d+):(\d+)")
 
@@ -408,9 +417,7 @@ def main(argv: Iterable[str] | None = None) -> dict[str, Any]:
         if args.out
         else RESULTS_DIR / f"locomo-{ids.replace(',', '_')}-{embedder.name}-{args.style}.json"
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    console.print(f"wrote {out}")
+    console.print(f"wrote {write_report(report, out)}")
     return report
 
 

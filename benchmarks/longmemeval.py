@@ -37,7 +37,16 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from retrieval_metrics import all_at, dedupe, hit_at, mean, ndcg_at, percentile
+from retrieval_metrics import (
+    RESULTS_DIR,
+    all_at,
+    dedupe,
+    hit_at,
+    mean,
+    ndcg_at,
+    percentile,
+    write_report,
+)
 
 from attestor_arango.clock import ManualClock, to_us
 from attestor_arango.context import AgentContext, AgentRole
@@ -52,7 +61,6 @@ FILES = {
     "m": ("longmemeval_m_cleaned.json", "longmemeval_m.json"),
 }
 KS = (1, 3, 5, 10)
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 _DATE = re.compile(r"(\d{4})/(\d{2})/(\d{2})(?:\s*\(\w+\))?\s*(\d{1,2}):(\d{2})")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._:@/-]")
 
@@ -338,9 +346,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if args.out
         else RESULTS_DIR / f"longmemeval-{args.split}-{embedder.name}.json"
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    console.print(f"wrote {out}")
+    console.print(f"wrote {write_report(report, out)}")
     return report
 
 

@@ -7,9 +7,12 @@ with duplicates already removed.
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 
 def dedupe(items: Iterable[str]) -> list[str]:
@@ -50,3 +53,13 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def mean(values: Sequence[float]) -> float:
     return statistics.fmean(values) if values else 0.0
+
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def write_report(report: dict[str, Any], out: Path) -> Path:
+    """Writes a benchmark report as sorted, indented JSON (creating the folder)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return out
