@@ -265,15 +265,21 @@ class SQLiteStore:
         if space is None:
             return None
         index = TenantVectors(space.dimension)
-        for row in self._exec(q.LOAD_VECTORS, {"tenant": tenant}):
-            index.add(
-                row["id"],
-                row["namespace"],
-                np.frombuffer(row["embedding"], dtype=np.float32),
-                row["t_created"],
-                row["t_expired"],
-                row["valid_from"],
-                row["valid_until"],
+        rows = self._exec(q.LOAD_VECTORS, {"tenant": tenant}).fetchall()
+        if rows:
+            index.load(
+                [r["id"] for r in rows],
+                [r["namespace"] for r in rows],
+                np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(
+                    len(rows), space.dimension
+                ),
+                np.array(
+                    [
+                        (r["t_created"], r["t_expired"], r["valid_from"], r["valid_until"])
+                        for r in rows
+                    ],
+                    dtype=np.int64,
+                ),
             )
         self._vectors[tenant] = index
         return index
