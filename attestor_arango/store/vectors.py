@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
+from ..blas import one_blas_thread
 from ..scope import TemporalView
 
 _GROW = 1.5
@@ -30,7 +30,6 @@ _PARALLEL_ROWS = 32_768  # below this, one thread scans faster than two can be s
 # bound is widened by it so that rounding can never push a true top-k row out
 _ROUNDING = 1e-4
 
-_BLAS = ThreadpoolController()
 _WORKERS = max(1, min(4, os.cpu_count() or 1))
 _POOL: ThreadPoolExecutor | None = None
 
@@ -181,7 +180,7 @@ class TenantVectors:
         n = self.n
         out = np.empty(n, dtype=np.float32)
         # BLAS threads of its own fight ours (and stall on a busy machine): one each
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             if n < _PARALLEL_ROWS or _WORKERS == 1:
                 self._scan_range(query, out, 0, n)
             else:
@@ -209,8 +208,11 @@ class TenantVectors:
         if idx is None or idx.size == 0:
             return []
         q = np.asarray(query, dtype=np.float32)
-        approx = self._scan(q)[idx].astype(np.float64)
-        slack = self.err[idx].astype(np.float64) * float(np.linalg.norm(q.astype(np.float64)))
+        # float32 bounds: their rounding is far inside the _ROUNDING slack of err
+        approx = self._scan(q)
+        slack = self.err[: self.n] * np.float32(np.linalg.norm(q.astype(np.float64)))
+        if idx.size < self.n:  # most reads see every row: skip the gather then
+            approx, slack = approx[idx], slack[idx]
         take = min(k, idx.size)
         # the take-th best lower bound: at least `take` rows score at least this much
         floor = np.partition(approx - slack, idx.size - take)[idx.size - take]
