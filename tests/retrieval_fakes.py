@@ -20,7 +20,7 @@ import numpy as np
 from attestor_arango.clock import OPEN, to_us
 from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit
+from attestor_arango.store.protocol import Hit, TextHit, pool_of
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 _WORD = re.compile(r"\w+")
@@ -130,6 +130,9 @@ class FakeStore:
         ]
         scored.sort(key=lambda h: (-h.score, h.memory.id))
         return scored[:k]
+
+    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+        return pool_of(self.text_candidates(scope, query, k, view))
 
     def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
         self._check("text_candidates")

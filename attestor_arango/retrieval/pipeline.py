@@ -26,7 +26,7 @@ import numpy as np
 from ..clock import from_us
 from ..embeddings import Embedder
 from ..errors import ValidationError
-from ..models import RecallResponse, RecallResult, Relation
+from ..models import Memory, RecallResponse, RecallResult, Relation
 from ..scope import Scope, TemporalView
 from ..store.protocol import Hit, Store
 from ..validation import entity_key
@@ -40,7 +40,7 @@ from .graph import apply_affinity, relation_candidates
 from .lanes import QueryExpander
 from .mmr import mmr_rerank
 from .temporal import apply_decay_boost, apply_freshness
-from .text import feedback_terms, rescore
+from .text import feedback_terms, rescore, rescore_pool
 from .trace import RecallTrace, Tracer, recall_id
 
 
@@ -73,6 +73,27 @@ def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hi
     return out
 
 
+def _text_lane(
+    store: Store,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    config: RetrievalConfig,
+    known: Mapping[str, Memory],
+) -> list[Hit]:
+    """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
+
+    ``known`` holds memories another lane already read, so they are not read twice.
+    """
+    if not config.bm25_rescore:
+        return store.text_candidates(scope, query, config.text_k, view)
+    pool = store.text_pool(scope, query, max(config.text_k, config.text_fetch_k), view)
+    kept = rescore_pool(pool, query)[: config.text_k]
+    missing = [t.id for t in kept if t.id not in known]
+    found = {**known, **store.get_memories(scope, missing)} if missing else known
+    return [Hit(found[t.id], t.score) for t in kept if t.id in found]
+
+
 def _lanes(
     store: Store,
     embedder: Embedder,
@@ -98,12 +119,8 @@ def _lanes(
             tr.step("vector", 0, 0, error=errors["vector_error"])
     if config.bm25_enabled:
         try:
-            if config.bm25_rescore:
-                fetch = max(config.text_k, config.text_fetch_k)
-                pool = store.text_candidates(scope, query, fetch, view)
-                hits = rescore(pool, query)[: config.text_k]
-            else:
-                hits = store.text_candidates(scope, query, config.text_k, view)
+            known = {h.memory.id: h.memory for _, found in lanes for h in found}
+            hits = _text_lane(store, scope, query, view, config, known)
             lanes.append(("bm25", hits))
             tr.step("bm25", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:
@@ -126,12 +143,8 @@ def _lanes(
         try:
             rewrites = expanders["multi_query"](query)[: config.multi_query_n]
             for i, text in enumerate(rewrites):
-                if config.bm25_rescore:
-                    pool = store.text_candidates(scope, text, config.text_fetch_k, view)
-                    hits = rescore(pool, text)[: config.text_k]
-                else:
-                    hits = store.text_candidates(scope, text, config.text_k, view)
-                lanes.append((f"mq_{i + 1}", hits))
+                known = {h.memory.id: h.memory for _, found in lanes for h in found}
+                lanes.append((f"mq_{i + 1}", _text_lane(store, scope, text, view, config, known)))
             tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
         except Exception as exc:
             errors["multi_query_error"] = _err(exc)

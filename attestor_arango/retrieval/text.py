@@ -18,11 +18,12 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 import snowballstemmer
 
-from ..store.protocol import Hit
+from ..store.protocol import Hit, TextHit, pool_of
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STEMMER = snowballstemmer.stemmer("porter")
@@ -155,33 +156,41 @@ def terms(text: str) -> list[str]:
     return list(_terms(text))
 
 
-def rescore(hits: Sequence[Hit], query: str, k1: float = 1.2, b: float = 0.75) -> list[Hit]:
-    """The hits re-scored and re-ordered (score desc, t_created desc, id asc); zero scores drop."""
+def rescore_pool(
+    pool: Sequence[TextHit], query: str, k1: float = 1.2, b: float = 0.75
+) -> list[TextHit]:
+    """The pool re-scored and re-ordered (score desc, t_created desc, id asc); zero scores drop."""
     q = list(dict.fromkeys(terms(query)))
-    if not q or not hits:
+    if not q or not pool:
         return []
-    docs = {h.memory.id: _terms(h.memory.content) for h in hits}
+    docs = {t.id: _terms(t.content) for t in pool}
     n = len(docs)
     avgdl = sum(len(t) for t in docs.values()) / n or 1.0
     df: Counter[str] = Counter()
     for toks in docs.values():
         df.update(set(toks) & set(q))
-    out: list[Hit] = []
+    out: list[TextHit] = []
     seen: set[str] = set()
-    for h in hits:
-        if h.memory.id in seen:
+    for t in pool:
+        if t.id in seen:
             continue
-        seen.add(h.memory.id)
-        toks = docs[h.memory.id]
-        tf = Counter(t for t in toks if t in df)
+        seen.add(t.id)
+        toks = docs[t.id]
+        tf = Counter(w for w in toks if w in df)
         score = 0.0
-        for t, f in tf.items():
-            idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+        for w, f in tf.items():
+            idf = math.log(1.0 + (n - df[w] + 0.5) / (df[w] + 0.5))
             score += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(toks) / avgdl))
         if score > 0:
-            out.append(Hit(h.memory, round(score, 9)))
-    out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
+            out.append(replace(t, score=round(score, 9)))
+    out.sort(key=lambda t: (-t.score, -t.t_created, t.id))
     return out
+
+
+def rescore(hits: Sequence[Hit], query: str) -> list[Hit]:
+    """``rescore_pool`` over decoded hits."""
+    by_id = {h.memory.id: h.memory for h in hits}
+    return [Hit(by_id[t.id], t.score) for t in rescore_pool(pool_of(hits), query)]
 
 
 def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms: int) -> list[str]:

@@ -26,7 +26,7 @@ from ..models import AuditEntry, Entity, Episode, Memory, Relation
 from ..scope import Scope, TemporalView
 from . import embedded_sql as q
 from .embedded_schema import migrate
-from .protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
+from .protocol import EmbeddingSpace, Hit, MemoryFilter, TextHit, check_tenant
 from .rows import (
     audit_from_doc,
     audit_to_doc,
@@ -120,6 +120,11 @@ def fts_match(query: str) -> str | None:
     if not words:
         words = list(dict.fromkeys(_WORD.findall(query.lower())))
     return " OR ".join(f'"{w}"' for w in words) if words else None
+
+
+def _text_hits(scope: Scope, scored: Sequence[tuple[float, sqlite3.Row]]) -> list[TextHit]:
+    check_tenant(scope, [{"tenant": r["tenant"], "namespace": r["namespace"]} for _, r in scored])
+    return [TextHit(r["id"], r["content"], r["t_created"], score) for score, r in scored]
 
 
 def _decode(row: sqlite3.Row) -> dict[str, Any]:
@@ -469,6 +474,11 @@ class SQLiteStore:
         return [Hit(found[i], s) for i, s in pairs if i in found]
 
     def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
+        pool = self.text_pool(scope, query, k, view)
+        found = self.get_memories(scope, [t.id for t in pool])
+        return [Hit(found[t.id], t.score) for t in pool if t.id in found]
+
+    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         match = fts_match(query)
         if match is None:
             return []
@@ -489,12 +499,10 @@ class SQLiteStore:
                 # Exact when the index ran dry, or when the k-th hit beats the cut's score
                 # (every visible row above the cut was fetched; ties at the cut were not).
                 if len(ranked) < n or (len(hits) == k and hits[-1][0] > float(ranked[-1][1])):
-                    memories = self._memories(scope, [r for _, r in hits])
-                    return [Hit(m, sc) for m, (sc, _) in zip(memories, hits, strict=True)]
+                    return _text_hits(scope, hits)
                 n *= 4
             rows = self._exec(q.TEXT_CANDIDATES, {**params, "k": k}).fetchall()
-        memories = self._memories(scope, rows)
-        return [Hit(m, float(r["score"])) for m, r in zip(memories, rows, strict=True)]
+        return _text_hits(scope, [(float(r["score"]), r) for r in rows])
 
     # graph ------------------------------------------------------------------------------------
     def upsert_entity(self, scope: Scope, entity: Entity) -> None:

@@ -97,8 +97,12 @@ SELECT {MEMORY_COLUMNS} FROM memories INDEXED BY memories_tenant_entity
 WHERE tenant = :tenant AND entity = :entity {_LIST_FILTERS}
 """
 
+# Text lane rows are light (what BM25 re-scoring reads); whole rows of the hits kept
+# are read by id afterwards.
+TEXT_COLUMNS = "id, tenant, namespace, content, t_created"
+
 TEXT_CANDIDATES = f"""
-SELECT {", ".join("m." + c.strip() for c in MEMORY_COLUMNS.split(","))},
+SELECT {", ".join("m." + c.strip() for c in TEXT_COLUMNS.split(","))},
        -bm25(memories_fts) AS score
 FROM memories_fts JOIN memories AS m ON m.rowid = memories_fts.rowid
 WHERE memories_fts MATCH :match
@@ -117,7 +121,7 @@ ORDER BY rank LIMIT :n
 """
 
 TEXT_FILTER_ROWS = f"""
-SELECT rowid, {MEMORY_COLUMNS} FROM memories
+SELECT rowid, {TEXT_COLUMNS} FROM memories
 WHERE rowid IN (SELECT value FROM json_each(:rowids))
   AND +tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace) AND {VIEW}
 """

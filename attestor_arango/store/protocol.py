@@ -41,6 +41,20 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class TextHit:
+    """A text-lane row before it is chosen: just what BM25 re-scoring reads.
+
+    The lane asks for a generous pool (200 rows) and keeps a quarter of it after
+    re-scoring; decoding whole memories for the rest was most of its cost.
+    """
+
+    id: str
+    content: str
+    t_created: int  # microseconds
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
 class EmbeddingSpace:
     name: str
     dimension: int
@@ -101,6 +115,9 @@ class Store(Protocol):
     def text_candidates(
         self, scope: Scope, query: str, k: int, view: TemporalView
     ) -> list[Hit]: ...
+    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+        """``text_candidates`` as light rows: same rows, order and scores, no decoding."""
+        ...
 
     # graph ---------------------------------------------------------------------------
     def upsert_entity(self, scope: Scope, entity: Entity) -> None: ...
@@ -164,6 +181,11 @@ class Store(Protocol):
         """(seq, hash) of the newest audit entry ever appended for the tenant, kept apart
         from the entries and only moving forward, so a truncated chain is detectable."""
         ...
+
+
+def pool_of(hits: Sequence[Hit]) -> list[TextHit]:
+    """Decoded hits as text-pool rows (for a backend whose query returns whole rows anyway)."""
+    return [TextHit(h.memory.id, h.memory.content, h.memory.us("t_created"), h.score) for h in hits]
 
 
 def check_tenant(scope: Scope, rows: Sequence[Any]) -> None:

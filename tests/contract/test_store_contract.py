@@ -106,6 +106,25 @@ def test_other_tenant_sees_nothing(store: Store) -> None:
     assert store.list_memories(B, MemoryFilter(), now(), 10) == []
 
 
+def test_text_pool_is_text_candidates_without_decoding(store: Store) -> None:
+    setup(store, A, B)
+    texts = ["alpha beta", "alpha alpha gamma", "beta gamma delta", "alpha", "gamma"]
+    for i, text in enumerate(texts):
+        store.insert_memory(A, mem(A, f"m{i}", text, t=T0 + i), vec(1, i))
+    store.insert_memory(B, mem(B, "b0", "alpha beta"), vec(1, 0))
+    store.close_memory(A, "m3", T0 + 50, "archived", None)
+    for view in (now(), now(T0 + 2), TemporalView(as_of=T0 + 1_000_000, include_closed=True)):
+        for query, k in (("alpha", 10), ("alpha gamma", 2), ("beta delta", 10), ("zeta", 5)):
+            pool = store.text_pool(A, query, k, view)
+            hits = store.text_candidates(A, query, k, view)
+            assert [(t.id, t.content, t.t_created) for t in pool] == [
+                (h.memory.id, h.memory.content, h.memory.us("t_created")) for h in hits
+            ]
+            assert [t.score for t in pool] == pytest.approx([h.score for h in hits], rel=1e-9)
+    assert {t.id for t in store.text_pool(A, "alpha", 10, now())} == {"m0", "m1"}
+    assert store.text_pool(B, "gamma", 10, now()) == []
+
+
 def test_namespace_partitions_within_tenant(store: Store) -> None:
     other = Scope("acme", "ns2")
     setup(store, A)

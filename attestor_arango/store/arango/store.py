@@ -20,7 +20,7 @@ from ...clock import OPEN
 from ...errors import ConflictError, StoreError, ValidationError
 from ...models import Memory, MemoryStatus
 from ...scope import Scope, TemporalView
-from ..protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
+from ..protocol import EmbeddingSpace, Hit, MemoryFilter, TextHit, check_tenant, pool_of
 from .docs import (
     hit_from_arango,
     memory_from_arango,
@@ -331,6 +331,11 @@ class ArangoStore(GraphAndGovernance):
                 },
             )
         return [hit_from_arango(r) for r in rows]
+
+    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+        # ArangoSearch returns whole documents anyway; a projected query would save
+        # decoding here but cost the lane a second round trip for the rows it keeps
+        return pool_of(self.text_candidates(scope, query, k, view))
 
 
 def _ranked(rows: list[dict[str, Any]]) -> list[Hit]:
