@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import audit as audit_log
-from .blas import one_blas_thread
+from .blas import limit_blas_threads
 from .clock import OPEN, Clock, SystemClock, TickClock, from_us, iso, parse_time
 from .config import Config, load_config
 from .context import AgentContext, Permission
@@ -568,18 +568,18 @@ class AgentMemory:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
             raise ValidationError("token_budget must be a positive integer")
         view = self._view(as_of, time_window)
-        with one_blas_thread():
-            response = run_recall(
-                self.store,
-                self.embedder,
-                self._scope(ctx),
-                query.strip(),
-                view,
-                budget,
-                self.retrieval_config,
-                tracer=shared_tracer(self.config.trace),
-                expanders=self._query_expanders(),
-            )
+        limit_blas_threads()  # small products only: see attestor_arango/blas.py
+        response = run_recall(
+            self.store,
+            self.embedder,
+            self._scope(ctx),
+            query.strip(),
+            view,
+            budget,
+            self.retrieval_config,
+            tracer=shared_tracer(self.config.trace),
+            expanders=self._query_expanders(),
+        )
         ctx.token_budget_used += response.tokens_used
         return response
 

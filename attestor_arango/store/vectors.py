@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..blas import one_blas_thread
+from ..blas import limit_blas_threads
 from ..scope import TemporalView
 
 _GROW = 1.5
@@ -179,18 +179,17 @@ class TenantVectors:
         """Approximate scores of every row from the int8 codes (scaled back)."""
         n = self.n
         out = np.empty(n, dtype=np.float32)
-        # BLAS threads of its own fight ours (and stall on a busy machine): one each
-        with one_blas_thread():
-            if n < _PARALLEL_ROWS or _WORKERS == 1:
-                self._scan_range(query, out, 0, n)
-            else:
-                edges = [n * p // _WORKERS for p in range(_WORKERS + 1)]
-                futures = [
-                    _pool().submit(self._scan_range, query, out, edges[p], edges[p + 1])
-                    for p in range(_WORKERS)
-                ]
-                for f in futures:
-                    f.result()
+        limit_blas_threads()  # BLAS threads of its own would fight these
+        if n < _PARALLEL_ROWS or _WORKERS == 1:
+            self._scan_range(query, out, 0, n)
+        else:
+            edges = [n * p // _WORKERS for p in range(_WORKERS + 1)]
+            futures = [
+                _pool().submit(self._scan_range, query, out, edges[p], edges[p + 1])
+                for p in range(_WORKERS)
+            ]
+            for f in futures:
+                f.result()
         out *= self.scale[:n]
         return out
 
