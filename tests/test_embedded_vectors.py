@@ -79,10 +79,15 @@ def _views(n: int) -> list[tuple[str | None, TemporalView]]:
 
 
 @pytest.mark.parametrize("make", [_dense, _sparse])
-@pytest.mark.parametrize("parallel_rows", [10**9, 500])
+@pytest.mark.parametrize(
+    ("int8_rows", "parallel_rows"),
+    [(10**9, 10**9), (0, 10**9), (0, 500)],
+    ids=["f32", "int8", "int8-threads"],
+)
 def test_search_equals_brute_force(
-    make: object, parallel_rows: int, monkeypatch: pytest.MonkeyPatch
+    make: object, int8_rows: int, parallel_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(vectors_module, "_INT8_ROWS", int8_rows)
     monkeypatch.setattr(vectors_module, "_PARALLEL_ROWS", parallel_rows)
     rng = np.random.default_rng(11)
     n, d = 5000, 48  # more than two scan chunks
@@ -114,7 +119,7 @@ def test_ties_with_the_query_row_are_all_kept_and_ordered_by_id() -> None:
 def test_quantisation_bound_holds() -> None:
     rng = np.random.default_rng(5)
     for v in np.vstack([_dense(rng, 200, 384), _sparse(rng, 200, 384)]):
-        codes, scale, err = quantize(v)
+        codes, scale, err, _ = quantize(v)
         q = rng.standard_normal(384)
         approx = float(scale[0]) * float(codes[0].astype(np.float64) @ q)
         assert abs(float(v.astype(np.float64) @ q) - approx) <= float(err[0]) * float(
@@ -142,7 +147,7 @@ def test_bulk_load_answers_like_one_by_one_adds() -> None:
             axis=1,
         )[:5000],
     )
-    for name in ("codes", "scale", "err", "ns", "t_expired"):
+    for name in ("codes", "scale", "err", "rounding", "ns", "t_expired"):
         assert np.array_equal(getattr(bulk, name)[:5000], getattr(one_by_one, name)[:5000])
     for q in _dense(rng, 5, 24):
         for namespace, view in _views(5000):

@@ -26,6 +26,9 @@ from ..scope import TemporalView
 _GROW = 1.5
 _CHUNK = 2048  # rows cast from int8 to float32 at a time: the buffer stays in cache
 _PARALLEL_ROWS = 32_768  # below this, one thread scans faster than two can be started
+# below this many rows the float32 matrix sits in cache and scanning it directly is faster
+# than casting codes (measured: benchmarks/vector_scan.py)
+_INT8_ROWS = 20_000
 # float32 rounding of a scanned score is far below this share of |row| * |query|; the
 # bound is widened by it so that rounding can never push a true top-k row out
 _ROUNDING = 1e-4
@@ -41,20 +44,27 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: int8 codes, their float32 scale, and a float32 bound on |v - scale * codes|.
+def _round_up(bound: np.ndarray) -> np.ndarray:
+    """float32 copies of float64 bounds, never smaller than the bounds."""
+    out = bound.astype(np.float32)
+    return np.nextafter(out, np.float32(np.inf), where=out < bound, out=out.copy())
 
-    The bound includes a rounding slack and is rounded up when stored, so for any
-    query q, |v.q - scale * codes.q| <= bound * |q| holds for the stored values.
+
+def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: int8 codes, their float32 scale, and two float32 error bounds.
+
+    ``err`` bounds |v - scale * codes| plus a rounding slack, ``rounding`` the
+    slack alone, so for any query q, |v.q - scale * codes.q| <= err * |q| and a
+    float32 product of v and q is within rounding * |q| of the exact one.
     """
     v = np.atleast_2d(np.asarray(rows, dtype=np.float64))
     peak = np.abs(v).max(axis=1) if v.shape[1] else np.zeros(len(v))
     scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
     codes = np.clip(np.rint(v / scale[:, None]), -127, 127).astype(np.int8)
     residual = v - scale.astype(np.float64)[:, None] * codes.astype(np.float64)
-    bound = np.linalg.norm(residual, axis=1) + _ROUNDING * np.linalg.norm(v, axis=1)
-    err = bound.astype(np.float32)
-    return codes, scale, np.nextafter(err, np.float32(np.inf), where=err < bound, out=err.copy())
+    rounding = _ROUNDING * np.linalg.norm(v, axis=1)
+    err = np.linalg.norm(residual, axis=1) + rounding
+    return codes, scale, _round_up(err), _round_up(rounding)
 
 
 class TenantVectors:
@@ -68,6 +78,7 @@ class TenantVectors:
         self.codes = np.zeros((capacity, dimension), dtype=np.int8)
         self.scale = np.zeros(capacity, dtype=np.float32)
         self.err = np.zeros(capacity, dtype=np.float32)
+        self.rounding = np.zeros(capacity, dtype=np.float32)
         self.ns = np.zeros(capacity, dtype=np.int32)
         self.t_created = np.zeros(capacity, dtype=np.int64)
         self.t_expired = np.zeros(capacity, dtype=np.int64)
@@ -78,7 +89,16 @@ class TenantVectors:
         cap = max(16, int(len(self.ns) * _GROW))
         self.matrix = np.resize(self.matrix, (cap, self.dimension))
         self.codes = np.resize(self.codes, (cap, self.dimension))
-        for name in ("scale", "err", "ns", "t_created", "t_expired", "valid_from", "valid_until"):
+        for name in (
+            "scale",
+            "err",
+            "rounding",
+            "ns",
+            "t_created",
+            "t_expired",
+            "valid_from",
+            "valid_until",
+        ):
             setattr(self, name, np.resize(getattr(self, name), cap))
 
     def ns_code(self, namespace: str) -> int:
@@ -100,8 +120,9 @@ class TenantVectors:
             self._grow()
         i = self.n
         self.matrix[i] = vector
-        codes, scale, err = quantize(self.matrix[i])
-        self.codes[i], self.scale[i], self.err[i] = codes[0], scale[0], err[0]
+        codes, scale, err, rounding = quantize(self.matrix[i])
+        self.codes[i], self.scale[i] = codes[0], scale[0]
+        self.err[i], self.rounding[i] = err[0], rounding[0]
         self.ns[i] = self.ns_code(namespace)
         self.t_created[i] = t_created
         self.t_expired[i] = t_expired
@@ -130,7 +151,9 @@ class TenantVectors:
         self.matrix[:n] = matrix
         for lo in range(0, n, _CHUNK):  # float64 temporaries stay small
             hi = min(lo + _CHUNK, n)
-            self.codes[lo:hi], self.scale[lo:hi], self.err[lo:hi] = quantize(self.matrix[lo:hi])
+            codes, scale, err, rounding = quantize(self.matrix[lo:hi])
+            self.codes[lo:hi], self.scale[lo:hi] = codes, scale
+            self.err[lo:hi], self.rounding[lo:hi] = err, rounding
         self.ns[:n] = [self.ns_code(ns) for ns in namespaces]
         for col, name in enumerate(("t_created", "t_expired", "valid_from", "valid_until")):
             getattr(self, name)[:n] = times[:, col]
@@ -175,11 +198,13 @@ class TenantVectors:
             np.copyto(block, self.codes[i:j], casting="unsafe")
             np.matmul(block, query, out=out[i:j])
 
-    def _scan(self, query: np.ndarray) -> np.ndarray:
-        """Approximate scores of every row from the int8 codes (scaled back)."""
+    def _scan(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate scores of every row and, per row, a bound on their error / |query|."""
         n = self.n
-        out = np.empty(n, dtype=np.float32)
         limit_blas_threads()  # BLAS threads of its own would fight these
+        if n < _INT8_ROWS:
+            return self.matrix[:n] @ query, self.rounding[:n]
+        out = np.empty(n, dtype=np.float32)
         if n < _PARALLEL_ROWS or _WORKERS == 1:
             self._scan_range(query, out, 0, n)
         else:
@@ -191,7 +216,7 @@ class TenantVectors:
             for f in futures:
                 f.result()
         out *= self.scale[:n]
-        return out
+        return out, self.err[:n]
 
     def search(
         self, query: np.ndarray, k: int, namespace: str | None, view: TemporalView
@@ -208,8 +233,8 @@ class TenantVectors:
             return []
         q = np.asarray(query, dtype=np.float32)
         # float32 bounds: their rounding is far inside the _ROUNDING slack of err
-        approx = self._scan(q)
-        slack = self.err[: self.n] * np.float32(np.linalg.norm(q.astype(np.float64)))
+        approx, bound = self._scan(q)
+        slack = bound * np.float32(np.linalg.norm(q.astype(np.float64)))
         if idx.size < self.n:  # most reads see every row: skip the gather then
             approx, slack = approx[idx], slack[idx]
         take = min(k, idx.size)
