@@ -10,7 +10,6 @@ a commit, and dropped when another process commits (``PRAGMA data_version``).
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -25,6 +24,11 @@ from ..errors import ConflictError, StoreError, ValidationError
 from ..models import AuditEntry, Entity, Episode, Memory, Relation
 from ..scope import Scope, TemporalView
 from . import embedded_sql as q
+from .embedded_base import decode_row as _decode
+from .embedded_base import encode_doc as _encode
+from .embedded_base import scope_params as _scope_params
+from .embedded_base import view_params as _view_params
+from .embedded_fts import fts_match
 from .embedded_schema import migrate
 from .protocol import EmbeddingSpace, Hit, MemoryFilter, TextHit, check_tenant
 from .rows import (
@@ -41,126 +45,15 @@ from .rows import (
 )
 from .vectors import TenantVectors
 
-_JSON_FIELDS = ("tags", "agent_trail", "metadata", "details", "aliases", "properties")
-_WORD = re.compile(r"\w+", re.UNICODE)
-# Query-side only: words so common that OR-matching them scans most of the index.
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "they",
-        "this",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-    }
-)
-
-
 # The text lane first scores only the index's best rows (cheap), widening the cut while the
 # scope's own rows are too few among them; past the last cut it filters every match.
 _TEXT_FIRST_CUT = 1_000
 _TEXT_LAST_CUT = 64_000
 
 
-def fts_match(query: str) -> str | None:
-    """An FTS5 MATCH expression that ORs the query's words (quoted, so no operators)."""
-    words: list[str] = []
-    for word in _WORD.findall(query.lower()):
-        if word not in _STOPWORDS and word not in words:
-            words.append(word)
-    if not words:
-        words = list(dict.fromkeys(_WORD.findall(query.lower())))
-    return " OR ".join(f'"{w}"' for w in words) if words else None
-
-
 def _text_hits(scope: Scope, scored: Sequence[tuple[float, sqlite3.Row]]) -> list[TextHit]:
     check_tenant(scope, [{"tenant": r["tenant"], "namespace": r["namespace"]} for _, r in scored])
     return [TextHit(r["id"], r["content"], r["t_created"], score) for score, r in scored]
-
-
-def _decode(row: sqlite3.Row) -> dict[str, Any]:
-    doc = dict(row)
-    for key in _JSON_FIELDS:
-        value = doc.get(key)
-        if isinstance(value, str):
-            # most rows carry empty lists and objects: skip the JSON parser for those
-            if value == "[]":
-                doc[key] = []
-            elif value == "{}":
-                doc[key] = {}
-            else:
-                doc[key] = json.loads(value)
-    return doc
-
-
-def _encode(doc: dict[str, Any]) -> dict[str, Any]:
-    out = dict(doc)
-    for key in _JSON_FIELDS:
-        if key in out:
-            out[key] = json.dumps(out[key], sort_keys=True, separators=(",", ":"))
-    return out
-
-
-def _scope_params(scope: Scope) -> dict[str, Any]:
-    return {"tenant": scope.tenant, "namespace": scope.namespace}
-
-
-def _view_params(view: TemporalView) -> dict[str, Any]:
-    return {
-        "as_of": view.as_of,
-        "expired_after": view.t_expired_after,
-        "w_start": view.window_start,
-        "w_end": view.window_end,
-    }
 
 
 class SQLiteStore:
