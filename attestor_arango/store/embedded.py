@@ -21,7 +21,7 @@ import numpy as np
 
 from ..clock import OPEN
 from ..errors import ConflictError, StoreError, ValidationError
-from ..models import AuditEntry, Entity, Episode, Memory, Relation
+from ..models import AuditEntry, Memory
 from ..scope import Scope, TemporalView
 from . import embedded_sql as q
 from .embedded_base import decode_row as _decode
@@ -29,20 +29,10 @@ from .embedded_base import encode_doc as _encode
 from .embedded_base import scope_params as _scope_params
 from .embedded_base import view_params as _view_params
 from .embedded_fts import fts_match
+from .embedded_graph import EmbeddedGraph
 from .embedded_schema import migrate
 from .protocol import EmbeddingSpace, Hit, MemoryFilter, TextHit, check_tenant
-from .rows import (
-    audit_from_doc,
-    audit_to_doc,
-    entity_from_doc,
-    entity_to_doc,
-    episode_from_doc,
-    episode_to_doc,
-    memory_from_doc,
-    memory_to_doc,
-    relation_from_doc,
-    relation_to_doc,
-)
+from .rows import audit_from_doc, audit_to_doc, memory_from_doc, memory_to_doc
 from .vectors import TenantVectors
 
 # The text lane first scores only the index's best rows (cheap), widening the cut while the
@@ -56,7 +46,7 @@ def _text_hits(scope: Scope, scored: Sequence[tuple[float, sqlite3.Row]]) -> lis
     return [TextHit(r["id"], r["content"], r["t_created"], score) for score, r in scored]
 
 
-class SQLiteStore:
+class SQLiteStore(EmbeddedGraph):
     """The Store protocol over one SQLite file."""
 
     backend = "embedded"
@@ -396,83 +386,6 @@ class SQLiteStore:
                 n *= 4
             rows = self._exec(q.TEXT_CANDIDATES, {**params, "k": k}).fetchall()
         return _text_hits(scope, [(float(r["score"]), r) for r in rows])
-
-    # graph ------------------------------------------------------------------------------------
-    def upsert_entity(self, scope: Scope, entity: Entity) -> None:
-        check_tenant(scope, [entity])
-        with self.transaction():
-            rows = self._exec(
-                q.GET_ENTITY,
-                {"tenant": entity.tenant, "namespace": entity.namespace, "key": entity.key},
-            ).fetchall()
-            aliases = set(entity.aliases)
-            if rows:
-                aliases |= set(json.loads(rows[0]["aliases"]))
-            doc = entity_to_doc(entity)
-            doc["aliases"] = sorted(aliases)
-            self._exec(q.UPSERT_ENTITY, _encode(doc))
-
-    def list_entities(self, scope: Scope) -> list[Entity]:
-        rows = self._read(q.LIST_ENTITIES, _scope_params(scope))
-        out = [entity_from_doc(_decode(r)) for r in rows]
-        check_tenant(scope, out)
-        return out
-
-    def add_relation(self, scope: Scope, relation: Relation) -> None:
-        check_tenant(scope, [relation])
-        with self.transaction():
-            self._exec(q.INSERT_RELATION, _encode(relation_to_doc(relation)))
-
-    def relations_touching(
-        self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
-    ) -> list[Relation]:
-        if not entity_keys:
-            return []
-        params = {
-            **_scope_params(scope),
-            "as_of": view.as_of,
-            "expired_after": view.t_expired_after,
-            "keys": json.dumps(sorted(set(entity_keys))),
-        }
-        out = [relation_from_doc(_decode(r)) for r in self._read(q.RELATIONS_TOUCHING, params)]
-        check_tenant(scope, out)
-        return out
-
-    def hops(
-        self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
-    ) -> dict[str, int]:
-        depth = {key: 0 for key in sources}
-        frontier = sorted(depth)
-        for level in range(1, max_depth + 1):
-            if not frontier:
-                break
-            nxt: set[str] = set()
-            for rel in self.relations_touching(scope, frontier, view):
-                for a, b in ((rel.source, rel.target), (rel.target, rel.source)):
-                    if a in frontier and b not in depth:
-                        nxt.add(b)
-            for key in nxt:
-                depth[key] = level
-            frontier = sorted(nxt)
-        return depth
-
-    # episodes ---------------------------------------------------------------------------------
-    def put_episode(self, scope: Scope, episode: Episode) -> None:
-        check_tenant(scope, [episode])
-        with self.transaction():
-            self._exec(q.INSERT_EPISODE, _encode(episode_to_doc(episode)))
-
-    def get_episode(self, scope: Scope, episode_id: str) -> Episode | None:
-        rows = self._read(q.GET_EPISODE, {"id": episode_id, **_scope_params(scope)})
-        out = [episode_from_doc(_decode(r)) for r in rows]
-        check_tenant(scope, out)
-        return out[0] if out else None
-
-    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
-        params = {**_scope_params(scope), "limit": limit, "offset": offset}
-        out = [episode_from_doc(_decode(r)) for r in self._read(q.LIST_EPISODES, params)]
-        check_tenant(scope, out)
-        return out
 
     # audit ------------------------------------------------------------------------------------
     def last_audit(self, scope: Scope) -> AuditEntry | None:
