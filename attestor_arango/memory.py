@@ -13,20 +13,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from . import audit as audit_log
 from .blas import limit_blas_threads
-from .clock import OPEN, Clock, SystemClock, TickClock, from_us, iso, parse_time
+from .clock import Clock, SystemClock, TickClock, parse_time
 from .config import Config, load_config
 from .context import AgentContext, Permission
 from .embeddings import Embedder
 from .errors import (
     AccessDenied,
     ConflictError,
-    EmbeddingMismatchError,
     NotFoundError,
-    QuotaExceededError,
     ValidationError,
 )
 from .governance import audit_chain as gov_audit
@@ -39,8 +35,8 @@ from .governance import retention as gov_retention
 from .governance.access import audit_denial, guard
 from .governance.signing import Signer
 from .ids import IdSource, UUID7Source
-from .models import AuditEntry, Entity, Memory, MemoryStatus, Provenance, RecallResponse, Stats
-from .models import content_hash as hash_content
+from .memory_write import write_memory
+from .models import AuditEntry, Memory, MemoryStatus, RecallResponse, Stats
 from .pack import ContextPack
 from .retrieval import RetrievalConfig
 from .retrieval import recall as run_recall
@@ -48,7 +44,7 @@ from .retrieval.lanes import QueryExpander, expanders_from_settings
 from .retrieval.trace import shared_tracer
 from .scope import Scope, TemporalView
 from .store.factory import open_store
-from .store.protocol import EmbeddingSpace, MemoryFilter, Store
+from .store.protocol import MemoryFilter, Store
 from .validation import (
     TimeInput,
     check_confidence,
@@ -58,7 +54,6 @@ from .validation import (
     check_metadata,
     check_tags,
     check_window,
-    entity_key,
 )
 
 if TYPE_CHECKING:
@@ -180,152 +175,8 @@ class AgentMemory:
             details={"namespace": ctx.namespace, **(details or {})},
         )
 
-    def _embed(
-        self, scope: Scope, texts: builtins.list[str]
-    ) -> tuple[np.ndarray, EmbeddingSpace | None]:
-        """Embeds in the tenant's embedding space.
-
-        Returns the vectors and, on a tenant's first write, the space to record;
-        the caller records it inside its write transaction, so a rejected write
-        leaves nothing behind.
-        """
-        space = self.store.get_embedding_space(scope)
-        mine = EmbeddingSpace(self.embedder.name, self.embedder.dimension)
-        if space is not None and space != mine:
-            raise EmbeddingMismatchError(
-                f"tenant {scope.tenant!r} holds vectors of {space.name} ({space.dimension}-d) but "
-                f"this memory embeds with {mine.name} ({mine.dimension}-d); configure the same "
-                "embedder, or export the tenant and import it into a store set up with the new "
-                "one (import re-embeds every memory)",
-                stored=space.name,
-                configured=mine.name,
-            )
-        return self.embedder.embed(texts), (mine if space is None else None)
-
-    def _check_quota(self, ctx: AgentContext, scope: Scope, now: int) -> str:
-        if ctx.max_writes_per_agent is not None and ctx.writes_made >= ctx.max_writes_per_agent:
-            raise QuotaExceededError(
-                f"agent {ctx.agent_id} has used its {ctx.max_writes_per_agent} writes; "
-                "start a new context or raise max_writes_per_agent",
-                limit=ctx.max_writes_per_agent,
-            )
-        day = from_us(now).date().isoformat()
-        quota = self.store.get_quota(scope)
-        if quota is not None and self.store.count_writes(scope, day) >= quota:
-            raise QuotaExceededError(
-                f"tenant {scope.tenant!r} has used its daily quota of {quota} writes for {day} "
-                "(UTC); it resets at 00:00 UTC",
-                limit=quota,
-                day=day,
-                resets_at=iso(gov_quotas.next_reset_us(now)),
-            )
-        return day
-
-    def _write_memory(
-        self,
-        ctx: AgentContext,
-        *,
-        content: str,
-        entity: str | None,
-        category: str | None,
-        tags: tuple[str, ...],
-        confidence: float,
-        valid_from_us: int | None,
-        valid_until_us: int | None,
-        metadata: dict[str, Any],
-        source_episode_id: str | None,
-        supersede: bool = True,
-        supersedes_id: str | None = None,
-    ) -> Memory:
-        """The single write path: quota, dedup, supersession, signing, graph, audit."""
-        self._require(ctx, Permission.WRITE, "write")
-        scope = self._scope(ctx)
-        vectors, new_space = self._embed(scope, [content])
-        vector = vectors[0]
-        digest = hash_content(content)
-        with self.store.transaction():
-            now = self.clock.now_us()
-            view = TemporalView(as_of=now)
-            start = now if valid_from_us is None else valid_from_us
-            end = OPEN if valid_until_us is None else valid_until_us
-            if end <= start:
-                raise ValidationError(
-                    "valid_until must be after valid_from (which defaults to now); pass "
-                    "valid_from for a fact that ended in the past",
-                )
-            if supersedes_id is None:
-                same = self.store.list_memories(
-                    scope,
-                    MemoryFilter(content_hash=digest, entity=entity, category=category),
-                    view,
-                    limit=1,
-                )
-                if same:
-                    return same[0]
-            day = self._check_quota(ctx, scope, now)
-            to_close: builtins.list[Memory] = []
-            if supersedes_id is not None:
-                old = self.store.get_memory(scope, supersedes_id)
-                if old is None:
-                    raise NotFoundError(f"memory {supersedes_id} not found in this scope")
-                if not old.is_active:
-                    raise ConflictError(
-                        f"memory {old.id} was already closed ({old.status.value}); update its "
-                        f"current version {old.superseded_by or '(none: it was forgotten)'}",
-                    )
-                to_close.append(old)
-            if supersede and entity is not None and category is not None:
-                for old in self.store.find_active(scope, entity, category, view):
-                    if old.content_hash != digest and old.id not in {m.id for m in to_close}:
-                        to_close.append(old)
-            memory = Memory(
-                id=self.ids.new_id(now),
-                tenant=scope.tenant,
-                namespace=scope.require_namespace(),
-                content=content,
-                entity=entity,
-                category=category,
-                tags=tags,
-                confidence=confidence,
-                valid_from=from_us(start),
-                valid_until=None if end >= OPEN else from_us(end),
-                t_created=from_us(now),
-                supersedes=to_close[0].id if to_close else None,
-                provenance=Provenance(
-                    agent_id=ctx.agent_id,
-                    role=ctx.role.value,
-                    session_id=ctx.session_id,
-                    source_episode_id=source_episode_id,
-                    agent_trail=ctx.agent_trail,
-                    parent_agent_id=ctx.parent_agent_id,
-                ),
-                content_hash=digest,
-                metadata=metadata,
-            )
-            if self.signer is not None:
-                memory = memory.model_copy(update={"signature": self.signer.sign(memory)})
-            if new_space is not None:
-                self.store.set_embedding_space(scope, new_space)
-            self.store.insert_memory(scope, memory, vector)
-            for old in to_close:
-                self.store.close_memory(
-                    scope, old.id, now, MemoryStatus.SUPERSEDED.value, memory.id
-                )
-                action = "update" if old.id == supersedes_id else "supersede"
-                self._audit(ctx, action, old.id, {"by": memory.id})
-            if entity is not None:
-                self.store.upsert_entity(
-                    scope,
-                    Entity(
-                        tenant=scope.tenant,
-                        namespace=scope.require_namespace(),
-                        key=entity_key(entity),
-                        name=entity,
-                    ),
-                )
-            self.store.add_writes(scope, day, 1)
-        ctx.writes_made += 1
-        return memory
+    # the one write path, in memory_write.py; ingest and reflection call it too
+    _write_memory = write_memory
 
     # writes -----------------------------------------------------------------------------------
     def add(
