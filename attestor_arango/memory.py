@@ -25,16 +25,10 @@ from .errors import (
     NotFoundError,
     ValidationError,
 )
-from .governance import audit_chain as gov_audit
-from .governance import compact as gov_compact
-from .governance import export as gov_export
-from .governance import provenance as gov_provenance
-from .governance import purge as gov_purge
-from .governance import quotas as gov_quotas
-from .governance import retention as gov_retention
-from .governance.access import audit_denial, guard
+from .governance.access import audit_denial
 from .governance.signing import Signer
 from .ids import IdSource, UUID7Source
+from .memory_governance import GovernanceMixin
 from .memory_write import write_memory
 from .models import AuditEntry, Memory, MemoryStatus, RecallResponse, Stats
 from .pack import ContextPack
@@ -75,7 +69,7 @@ def _default_embedder(config: Config) -> Embedder:
     return make_embedder(config)
 
 
-class AgentMemory:
+class AgentMemory(GovernanceMixin):
     """Shared, bi-temporal memory for a team of agents."""
 
     def __init__(
@@ -495,118 +489,6 @@ class AgentMemory:
         ctx = self._ctx(context)
         self._require(ctx, Permission.READ, "audit_log")
         return self.store.read_audit(Scope(ctx.tenant), check_limit(limit), after_seq)
-
-    # --- governance ---
-    # Thin delegations to attestor_arango/governance/; permissions per operation are listed in
-    # governance/access.py (tenant-wide operations need FORGET, audit reads need READ).
-    def set_quota(
-        self, user: str, *, daily_writes: int | None, context: AgentContext | None = None
-    ) -> dict[str, Any]:
-        """Sets the tenant's writes per UTC day (None removes the limit); audited."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "set_quota", user)
-        limit = gov_quotas.check_limit(daily_writes)
-        return gov_quotas.set_quota(self, ctx, user, limit)
-
-    def quota_status(
-        self, user: str | None = None, *, context: AgentContext | None = None
-    ) -> dict[str, Any]:
-        """Limit, writes used today (UTC) and when the counter resets."""
-        ctx = self._ctx(context)
-        user = ctx.tenant if user is None else user
-        guard(self, ctx, "quota_status", user)
-        return gov_quotas.quota_status(self, user)
-
-    def export_user(self, user: str, *, context: AgentContext | None = None) -> dict[str, Any]:
-        """Everything held about tenant ``user`` (subject-access request), JSON-ready."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "export_user", user)
-        return gov_export.export_user(self, ctx, user)
-
-    def import_user(
-        self, data: dict[str, Any], *, context: AgentContext | None = None
-    ) -> dict[str, int]:
-        """Restores an ``export_user`` result into the context's tenant, which must be empty."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "import_user")
-        return gov_export.import_user(self, ctx, data)
-
-    def purge_user(
-        self, user: str, reason: str, *, context: AgentContext | None = None
-    ) -> gov_purge.PurgeReport:
-        """GDPR erasure of tenant ``user``; check ``report.ok`` (a partial purge is a failure)."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "purge_user", user)
-        why = gov_purge.check_reason(reason)
-        return gov_purge.purge_user(self, ctx, user, why)
-
-    def verify_audit_chain(
-        self,
-        user: str | None = None,
-        *,
-        anchor: tuple[int, str] | None = None,
-        context: AgentContext | None = None,
-    ) -> gov_audit.ChainReport:
-        """Walks the tenant's audit chain; ``anchor`` is a (seq, hash) saved outside the store."""
-        ctx = self._ctx(context)
-        user = ctx.tenant if user is None else user
-        guard(self, ctx, "verify_audit_chain", user)
-        return gov_audit.verify_chain(
-            self.store,
-            user,
-            lambda e: audit_log.entry_hash(audit_log.hash_fields(e)),
-            audit_log.GENESIS,
-            anchor=gov_audit.check_anchor(anchor),
-        )
-
-    def deletion_audit_log(
-        self, limit: int = 100, *, context: AgentContext | None = None
-    ) -> gov_audit.AuditEntries:
-        """Audit entries about forgotten, purged, retained-away or compacted data, newest first."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "deletion_audit_log")
-        return gov_audit.deletion_log(self.store, ctx.tenant, check_limit(limit))
-
-    def apply_retention(
-        self,
-        policies: Any = None,
-        *,
-        dry_run: bool = False,
-        context: AgentContext | None = None,
-    ) -> gov_retention.RetentionReport:
-        """Runs retention policies (default: ``config.retention``); dry_run only lists."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "apply_retention")
-        parsed = gov_retention.load_policies(
-            self.config.retention if policies is None else policies
-        )
-        return gov_retention.apply_retention(self, ctx, parsed, bool(dry_run))
-
-    def compact(
-        self,
-        *,
-        older_than: str | int | float,
-        dry_run: bool = False,
-        context: AgentContext | None = None,
-    ) -> dict[str, Any]:
-        """Physically removes rows archived more than ``older_than`` ago ('30d', '12h', days)."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "compact")
-        return gov_compact.compact(self, ctx, older_than, bool(dry_run))
-
-    def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
-        """True when the memory's Ed25519 signature matches its current content."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "verify_memory")
-        if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("memory_id must be a non-empty string")
-        return gov_provenance.verify_memory(self, ctx, memory_id)
-
-    def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
-        """Checks every stored version's signature; names the ids that fail or are unsigned."""
-        ctx = self._ctx(context)
-        guard(self, ctx, "verify_all")
-        return gov_provenance.verify_all(self, ctx)
 
     # --- ingest ---
     def ingest_round(
