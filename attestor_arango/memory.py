@@ -11,7 +11,7 @@ import builtins
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import audit as audit_log
 from .blas import limit_blas_threads
@@ -29,6 +29,7 @@ from .governance.access import audit_denial
 from .governance.signing import Signer
 from .ids import IdSource, UUID7Source
 from .memory_governance import GovernanceMixin
+from .memory_ingest import IngestMixin
 from .memory_write import write_memory
 from .models import AuditEntry, Memory, MemoryStatus, RecallResponse, Stats
 from .pack import ContextPack
@@ -50,11 +51,6 @@ from .validation import (
     check_window,
 )
 
-if TYPE_CHECKING:
-    from .consolidation import ConsolidationReport
-    from .ingest import IngestResult, Turn
-    from .reflection import Reflection
-
 _UNSET: Any = object()
 _STATUSES = {None, "active", "superseded", "archived", "all"}
 
@@ -69,7 +65,7 @@ def _default_embedder(config: Config) -> Embedder:
     return make_embedder(config)
 
 
-class AgentMemory(GovernanceMixin):
+class AgentMemory(GovernanceMixin, IngestMixin):
     """Shared, bi-temporal memory for a team of agents."""
 
     def __init__(
@@ -489,48 +485,3 @@ class AgentMemory(GovernanceMixin):
         ctx = self._ctx(context)
         self._require(ctx, Permission.READ, "audit_log")
         return self.store.read_audit(Scope(ctx.tenant), check_limit(limit), after_seq)
-
-    # --- ingest ---
-    def ingest_round(
-        self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
-    ) -> IngestResult:
-        """Stores a conversation round as an episode, then extracts and resolves its facts.
-
-        User and assistant facts are extracted separately; each fact becomes one
-        ADD / UPDATE / INVALIDATE / NOOP decision with the episode as evidence,
-        applied atomically through the same write path as ``add``.
-        """
-        from .ingest import ingest_round
-
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.WRITE, "ingest_round")
-        return ingest_round(self, turn, ctx)
-
-    def consolidate(
-        self, *, limit: int = 50, context: AgentContext | None = None
-    ) -> ConsolidationReport:
-        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set)."""
-        from .consolidation import consolidate
-
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.WRITE, "consolidate")
-        return consolidate(self, ctx, limit=limit)
-
-    def reflect(
-        self,
-        user: str | None = None,
-        *,
-        min_episodes: int = 3,
-        store: bool = True,
-        context: AgentContext | None = None,
-    ) -> Reflection:
-        """Stable preferences and constraints, changed beliefs, contradictions for human review.
-
-        Nothing read is changed: contradictions are flagged, never resolved. With
-        ``store`` the reflection is kept as a memory of category ``reflection``.
-        """
-        from .reflection import reflect
-
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.WRITE if store else Permission.READ, "reflect")
-        return reflect(self, ctx, user=user, min_episodes=min_episodes, store=store)
