@@ -8,13 +8,11 @@ REST, MCP, client) map onto these methods and add no logic of their own.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from . import audit as audit_log
-from .blas import limit_blas_threads
 from .clock import Clock, SystemClock, TickClock, parse_time
 from .config import Config, load_config
 from .context import AgentContext, Permission
@@ -30,13 +28,10 @@ from .governance.signing import Signer
 from .ids import IdSource, UUID7Source
 from .memory_governance import GovernanceMixin
 from .memory_ingest import IngestMixin
+from .memory_retrieval import RetrievalMixin
 from .memory_write import write_memory
-from .models import AuditEntry, Memory, MemoryStatus, RecallResponse, Stats
-from .pack import ContextPack
+from .models import AuditEntry, Memory, MemoryStatus, Stats
 from .retrieval import RetrievalConfig
-from .retrieval import recall as run_recall
-from .retrieval.lanes import QueryExpander, expanders_from_settings
-from .retrieval.trace import shared_tracer
 from .scope import Scope, TemporalView
 from .store.factory import open_store
 from .store.protocol import MemoryFilter, Store
@@ -65,7 +60,7 @@ def _default_embedder(config: Config) -> Embedder:
     return make_embedder(config)
 
 
-class AgentMemory(GovernanceMixin, IngestMixin):
+class AgentMemory(RetrievalMixin, GovernanceMixin, IngestMixin):
     """Shared, bi-temporal memory for a team of agents."""
 
     def __init__(
@@ -389,68 +384,6 @@ class AgentMemory(GovernanceMixin, IngestMixin):
         return self.list(
             entity=entity, category=category, as_of=as_of, limit=10_000, context=context
         )
-
-    # --- retrieval ---
-    def recall(
-        self,
-        query: str,
-        *,
-        as_of: TimeInput | None = None,
-        time_window: tuple[TimeInput, TimeInput] | None = None,
-        token_budget: int | None = None,
-        context: AgentContext | None = None,
-    ) -> RecallResponse:
-        """Ranked, budget-packed memories for a query; no LLM, no writes."""
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.READ, "recall")
-        if not isinstance(query, str) or not query.strip():
-            raise ValidationError("query is empty; pass what you want to recall")
-        budget = ctx.token_budget if token_budget is None else token_budget
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
-            raise ValidationError("token_budget must be a positive integer")
-        view = self._view(as_of, time_window)
-        limit_blas_threads()  # small products only: see attestor_arango/blas.py
-        response = run_recall(
-            self.store,
-            self.embedder,
-            self._scope(ctx),
-            query.strip(),
-            view,
-            budget,
-            self.retrieval_config,
-            tracer=shared_tracer(self.config.trace),
-            expanders=self._query_expanders(),
-        )
-        ctx.token_budget_used += response.tokens_used
-        return response
-
-    def recall_as_pack(
-        self,
-        query: str,
-        *,
-        as_of: TimeInput | None = None,
-        time_window: tuple[TimeInput, TimeInput] | None = None,
-        token_budget: int | None = None,
-        context: AgentContext | None = None,
-    ) -> ContextPack:
-        """``recall`` as a frozen, JSON-serialisable pack; ``pack.render_prompt()`` for the LLM."""
-        response = self.recall(
-            query,
-            as_of=as_of,
-            time_window=time_window,
-            token_budget=token_budget,
-            context=context,
-        )
-        return ContextPack.from_response(response)
-
-    def _query_expanders(self) -> Mapping[str, QueryExpander] | None:
-        """LLM query lanes only when switched on in the retrieval config (off by default)."""
-        cfg = self.retrieval_config
-        if not (cfg.hyde_enabled or cfg.multi_query_enabled):
-            return None
-        return expanders_from_settings(self.config.llm, n_queries=cfg.multi_query_n)
-
-    # --- end retrieval ---
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
         ctx = self._ctx(context)
