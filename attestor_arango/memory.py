@@ -28,13 +28,14 @@ from .governance.signing import Signer
 from .ids import IdSource, UUID7Source
 from .memory_governance import GovernanceMixin
 from .memory_ingest import IngestMixin
+from .memory_read import ReadMixin
 from .memory_retrieval import RetrievalMixin
 from .memory_write import write_memory
 from .models import AuditEntry, Memory, MemoryStatus, Stats
 from .retrieval import RetrievalConfig
 from .scope import Scope, TemporalView
 from .store.factory import open_store
-from .store.protocol import MemoryFilter, Store
+from .store.protocol import Store
 from .validation import (
     TimeInput,
     check_confidence,
@@ -47,7 +48,6 @@ from .validation import (
 )
 
 _UNSET: Any = object()
-_STATUSES = {None, "active", "superseded", "archived", "all"}
 
 
 def _default_embedder(config: Config) -> Embedder:
@@ -60,7 +60,7 @@ def _default_embedder(config: Config) -> Embedder:
     return make_embedder(config)
 
 
-class AgentMemory(RetrievalMixin, GovernanceMixin, IngestMixin):
+class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
     """Shared, bi-temporal memory for a team of agents."""
 
     def __init__(
@@ -262,128 +262,6 @@ class AgentMemory(RetrievalMixin, GovernanceMixin, IngestMixin):
             closed = self.store.get_memory(scope, memory_id)
         assert closed is not None
         return closed
-
-    # reads ------------------------------------------------------------------------------------
-    def get(
-        self,
-        memory_id: str,
-        *,
-        as_of: TimeInput | None = None,
-        context: AgentContext | None = None,
-    ) -> Memory:
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.READ, "get")
-        if not isinstance(memory_id, str) or not memory_id:
-            raise ValidationError("memory_id must be a non-empty string")
-        view = self._view(as_of)
-        found = self.store.get_memory(self._scope(ctx), memory_id)
-        if found is None or found.us("t_created") > view.as_of:
-            raise NotFoundError(f"memory {memory_id} not found in this scope at that time")
-        return found.at(view.as_of)
-
-    def list(
-        self,
-        *,
-        entity: str | None = None,
-        category: str | None = None,
-        tags: builtins.list[str] | tuple[str, ...] | None = None,
-        namespace: str | None = None,
-        status: str | None = None,
-        time_window: tuple[TimeInput, TimeInput] | None = None,
-        as_of: TimeInput | None = None,
-        limit: int = 100,
-        offset: int = 0,
-        context: AgentContext | None = None,
-    ) -> builtins.list[Memory]:
-        """Memories as believed at ``as_of`` (default now); status 'all' includes history."""
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.READ, "list")
-        if status not in _STATUSES:
-            raise ValidationError(f"status must be one of {sorted(s for s in _STATUSES if s)}")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise ValidationError("offset must be a non-negative integer")
-        closed = status not in (None, "active")
-        view = self._view(as_of, time_window, include_closed=closed)
-        filters = MemoryFilter(
-            entity=check_label(entity, "entity"),
-            category=check_label(category, "category"),
-            tags=check_tags(tags) or None,
-            status=None if status in (None, "all") else status,
-        )
-        rows = self.store.list_memories(
-            self._scope(ctx, namespace), filters, view, check_limit(limit), offset
-        )
-        return [m.at(view.as_of) for m in rows]
-
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int = 10,
-        entity: str | None = None,
-        category: str | None = None,
-        tags: builtins.list[str] | tuple[str, ...] | None = None,
-        status: str | None = None,
-        time_window: tuple[TimeInput, TimeInput] | None = None,
-        as_of: TimeInput | None = None,
-        context: AgentContext | None = None,
-    ) -> builtins.list[Memory]:
-        """Keyword (BM25) search with the same filters as ``list``."""
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.READ, "search")
-        if not isinstance(query, str) or not query.strip():
-            raise ValidationError("query is empty; pass the words to search for")
-        if status not in _STATUSES:
-            raise ValidationError(f"status must be one of {sorted(s for s in _STATUSES if s)}")
-        limit = check_limit(limit, maximum=1000)
-        view = self._view(as_of, time_window, include_closed=status not in (None, "active"))
-        want_tags = set(check_tags(tags))
-        ent, cat = check_label(entity, "entity"), check_label(category, "category")
-        hits = self.store.text_candidates(self._scope(ctx), query, max(limit * 5, 50), view)
-        out: builtins.list[Memory] = []
-        for hit in hits:
-            m = hit.memory.at(view.as_of)
-            if ent is not None and m.entity != ent:
-                continue
-            if cat is not None and m.category != cat:
-                continue
-            if want_tags and not want_tags & set(m.tags):
-                continue
-            if status not in (None, "all") and m.status.value != status:
-                continue
-            out.append(m)
-        return out[:limit]
-
-    def timeline(
-        self,
-        entity: str,
-        *,
-        as_of: TimeInput | None = None,
-        context: AgentContext | None = None,
-    ) -> builtins.list[Memory]:
-        """Every version ever stored about an entity, superseded and archived included."""
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.READ, "timeline")
-        name = check_label(entity, "entity")
-        if name is None:
-            raise ValidationError("timeline needs an entity")
-        view = self._view(as_of, include_closed=True)
-        rows = self.store.list_memories(
-            self._scope(ctx), MemoryFilter(entity=name), view, limit=10_000
-        )
-        return [m.at(view.as_of) for m in rows]
-
-    def current_facts(
-        self,
-        *,
-        entity: str | None = None,
-        category: str | None = None,
-        as_of: TimeInput | None = None,
-        context: AgentContext | None = None,
-    ) -> builtins.list[Memory]:
-        return self.list(
-            entity=entity, category=category, as_of=as_of, limit=10_000, context=context
-        )
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
         ctx = self._ctx(context)
