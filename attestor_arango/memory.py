@@ -3,6 +3,11 @@
 Order of every call: permission check (before any I/O), input validation,
 then one store transaction for everything the call writes. Interfaces (CLI,
 REST, MCP, client) map onto these methods and add no logic of their own.
+
+This module keeps construction, the helpers every method uses and the writes
+(``add``, ``update``, ``forget``); the other methods come from one mixin per
+concern: memory_read.py, memory_retrieval.py, memory_governance.py and
+memory_ingest.py. The write path they share is memory_write.py.
 """
 
 from __future__ import annotations
@@ -17,12 +22,7 @@ from .clock import Clock, SystemClock, TickClock, parse_time
 from .config import Config, load_config
 from .context import AgentContext, Permission
 from .embeddings import Embedder
-from .errors import (
-    AccessDenied,
-    ConflictError,
-    NotFoundError,
-    ValidationError,
-)
+from .errors import AccessDenied, ConflictError, NotFoundError, ValidationError
 from .governance.access import audit_denial
 from .governance.signing import Signer
 from .ids import IdSource, UUID7Source
