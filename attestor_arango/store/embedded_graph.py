@@ -1,8 +1,8 @@
 """The embedded store's graph and episodes: entities, relations, hops, conversation rounds.
 
 Entities and relations are plain rows; ``hops`` is a breadth-first walk over
-``relations_touching`` (graphs here are small and per namespace, so no recursive SQL).
-Mixed into ``SQLiteStore``; see embedded_base.py for what it relies on.
+``relations_touching``, one query per level. Mixed into ``SQLiteStore``; see
+embedded_base.py for what it relies on.
 """
 
 from __future__ import annotations
