@@ -24,6 +24,11 @@ class RetrievalConfig:
     # (replay-stable); the index is asked for text_fetch_k rows first
     bm25_rescore: bool = True
     text_fetch_k: int = 200
+    # lane completion (retrieval/completion.py): a candidate one lane returned but
+    # another cut below its top-K is ranked in that lane too (by exact cosine, or by
+    # the text pool's BM25), after the lane's top-K; fusion then sees a low rank
+    # instead of "absent". LoCoMo window turn R@10 0.827 -> 0.887 (MiniLM)
+    lane_completion: bool = True
     # pseudo-relevance feedback: a second text lane with terms of the top fused hits
     prf_enabled: bool = False
     prf_docs: int = 5

@@ -3,6 +3,7 @@
 Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 1. lanes: vector top-K and BM25 top-K over the same temporal view (plus the
    optional LLM query lanes, only when switched on and given an expander);
+   lane completion ranks each vector/text candidate in the other lane too;
 2. fusion: reciprocal rank fusion as a normalised score;
 3. graph affinity from hop distance to the entities the query names;
 4. typed relations touching those entities, as synthetic candidates;
@@ -28,10 +29,11 @@ from ..embeddings import Embedder
 from ..errors import ValidationError
 from ..models import Memory, RecallResponse, RecallResult, Relation
 from ..scope import Scope, TemporalView
-from ..store.protocol import Hit, Store
+from ..store.protocol import Hit, Store, TextHit
 from ..validation import entity_key
 from .budget import pack
 from .candidates import Candidate, order
+from .completion import complete, exact_cosine, lane_union, missing
 from .config import RetrievalConfig
 from .coverage import apply_coverage
 from .entities import recognize
@@ -48,31 +50,6 @@ def _err(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hit]) -> list[Hit]:
-    """The vector lane re-scored in float64 from the stored vectors, re-ordered by the tie rule.
-
-    An index's float32 scores can differ in the last bits with the shape of the
-    matrix it scanned (and so with rows added after a replay's as_of); exact
-    float64 cosine over the candidates' own vectors depends on them alone.
-    """
-    if not hits:
-        return []
-    vecs = store.get_vectors(scope, sorted({h.memory.id for h in hits}))
-    q = np.asarray(qvec, dtype=np.float64)
-    q = q / (float(np.linalg.norm(q)) or 1.0)
-    out: list[Hit] = []
-    for h in hits:
-        v = vecs.get(h.memory.id)
-        if v is None:
-            out.append(Hit(h.memory, round(float(h.score), 6)))
-            continue
-        v64 = np.asarray(v, dtype=np.float64)
-        cos = float(np.dot(v64, q)) / (float(np.linalg.norm(v64)) or 1.0)
-        out.append(Hit(h.memory, round(cos, 9)))
-    out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
-    return out
-
-
 def _text_lane(
     store: Store,
     scope: Scope,
@@ -80,18 +57,20 @@ def _text_lane(
     view: TemporalView,
     config: RetrievalConfig,
     known: Mapping[str, Memory],
-) -> list[Hit]:
+) -> tuple[list[Hit], list[TextHit]]:
     """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
 
     ``known`` holds memories another lane already read, so they are not read twice.
+    Also returns the re-scored pool below the cut (light rows, for lane completion).
     """
     if not config.bm25_rescore:
-        return store.text_candidates(scope, query, config.text_k, view)
+        return store.text_candidates(scope, query, config.text_k, view), []
     pool = store.text_pool(scope, query, max(config.text_k, config.text_fetch_k), view)
-    kept = rescore_pool(pool, query)[: config.text_k]
+    scored = rescore_pool(pool, query)
+    kept, tail = scored[: config.text_k], scored[config.text_k :]
     missing = [t.id for t in kept if t.id not in known]
     found = {**known, **store.get_memories(scope, missing)} if missing else known
-    return [Hit(found[t.id], t.score) for t in kept if t.id in found]
+    return [Hit(found[t.id], t.score) for t in kept if t.id in found], tail
 
 
 def _lanes(
@@ -106,6 +85,8 @@ def _lanes(
     tr: RecallTrace,
 ) -> list[tuple[str, Sequence[Hit]]]:
     lanes: list[tuple[str, Sequence[Hit]]] = []
+    qvec: np.ndarray | None = None
+    bm25_tail: list[TextHit] = []  # the re-scored text pool below the lane's cut
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
@@ -120,12 +101,14 @@ def _lanes(
     if config.bm25_enabled:
         try:
             known = {h.memory.id: h.memory for _, found in lanes for h in found}
-            hits = _text_lane(store, scope, query, view, config, known)
+            hits, bm25_tail = _text_lane(store, scope, query, view, config, known)
             lanes.append(("bm25", hits))
             tr.step("bm25", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:
             errors["bm25_error"] = _err(exc)
             tr.step("bm25", 0, 0, error=errors["bm25_error"])
+    if config.lane_completion and len(lanes) > 1:  # one lane has nothing to complete
+        lanes = _complete(store, scope, qvec, lanes, bm25_tail, errors, tr)
     expanders = expanders or {}
     if config.hyde_enabled and "hyde" in expanders:
         try:
@@ -144,12 +127,42 @@ def _lanes(
             rewrites = expanders["multi_query"](query)[: config.multi_query_n]
             for i, text in enumerate(rewrites):
                 known = {h.memory.id: h.memory for _, found in lanes for h in found}
-                lanes.append((f"mq_{i + 1}", _text_lane(store, scope, text, view, config, known)))
+                mq_hits, _ = _text_lane(store, scope, text, view, config, known)
+                lanes.append((f"mq_{i + 1}", mq_hits))
             tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
         except Exception as exc:
             errors["multi_query_error"] = _err(exc)
             tr.step("multi_query", 0, 0, error=errors["multi_query_error"])
     return lanes
+
+
+def _complete(
+    store: Store,
+    scope: Scope,
+    qvec: np.ndarray | None,
+    lanes: list[tuple[str, Sequence[Hit]]],
+    bm25_tail: Sequence[TextHit],
+    errors: dict[str, str],
+    tr: RecallTrace,
+) -> list[tuple[str, Sequence[Hit]]]:
+    """Ranks every candidate of the vector and text lanes in both (see completion.py)."""
+    try:
+        union = lane_union(lanes)
+        out: list[tuple[str, Sequence[Hit]]] = []
+        for name, hits in lanes:
+            if name == "vector" and qvec is not None:
+                tail = exact_cosine(store, scope, qvec, [Hit(m, 0.0) for m in missing(hits, union)])
+            elif name == "bm25":  # light rows: every union member is decoded already
+                tail = [Hit(union[t.id], t.score) for t in bm25_tail if t.id in union]
+            else:
+                tail = []
+            out.append((name, complete(hits, tail, union)))
+        tr.step("complete", len(union), sum(len(h) for _, h in out))
+        return out
+    except Exception as exc:  # the lanes as they came are still a ranking
+        errors["completion_error"] = _err(exc)
+        tr.step("complete", 0, 0, error=errors["completion_error"])
+        return lanes
 
 
 def _weights(

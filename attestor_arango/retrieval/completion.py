@@ -1,0 +1,81 @@
+"""Lane completion: every candidate gets a rank in every lane that can score it.
+
+Reciprocal rank fusion adds ``1 / (k + rank)`` per lane, and a candidate a lane
+did not return adds nothing. But a lane returns only its top-K: a turn just below
+the vector lane's cut (or one the text lane ranked 60th) is not dissimilar, it is
+merely cut. With ``k = 60`` the step from rank K to "absent" is as large as the
+step from rank 1 to rank K, so a turn that is BM25's first hit but 51st by
+cosine fuses to half the score of a turn that is 40th in both lanes. That is an
+artefact of the cut, not evidence.
+
+Completion removes it: after the lanes ran, each candidate of their union that a
+lane missed is ranked by that lane's own score below the lane's top-K, in the
+lane's order. The vector lane scores the missing candidates by exact cosine from
+their stored vectors; the text lane takes them from the BM25 re-scoring it
+already computed over its fetched pool (a candidate with no query term in it
+still gets no text rank: that absence is real). Nothing new enters the candidate
+set, only ranks are filled in, and all of it depends on the visible candidates
+alone, so replays rank alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..models import Memory
+from ..scope import Scope
+from ..store.protocol import Hit, Store
+
+
+def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hit]) -> list[Hit]:
+    """The vector lane re-scored in float64 from the stored vectors, re-ordered by the tie rule.
+
+    An index's float32 scores can differ in the last bits with the shape of the
+    matrix it scanned (and so with rows added after a replay's as_of); exact
+    float64 cosine over the candidates' own vectors depends on them alone.
+    """
+    if not hits:
+        return []
+    vecs = store.get_vectors(scope, sorted({h.memory.id for h in hits}))
+    q = np.asarray(qvec, dtype=np.float64)
+    q = q / (float(np.linalg.norm(q)) or 1.0)
+    out: list[Hit] = []
+    for h in hits:
+        v = vecs.get(h.memory.id)
+        if v is None:
+            out.append(Hit(h.memory, round(float(h.score), 6)))
+            continue
+        v64 = np.asarray(v, dtype=np.float64)
+        cos = float(np.dot(v64, q)) / (float(np.linalg.norm(v64)) or 1.0)
+        out.append(Hit(h.memory, round(cos, 9)))
+    out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
+    return out
+
+
+def lane_union(lanes: Sequence[tuple[str, Sequence[Hit]]]) -> dict[str, Memory]:
+    """Every memory any lane returned, by id (sorted ids, so iteration is stable)."""
+    found = {h.memory.id: h.memory for _, hits in lanes for h in hits}
+    return {i: found[i] for i in sorted(found)}
+
+
+def missing(hits: Sequence[Hit], union: dict[str, Memory]) -> list[Memory]:
+    """The union's memories a lane did not return, in id order."""
+    have = {h.memory.id for h in hits}
+    return [m for i, m in union.items() if i not in have]
+
+
+def complete(hits: Sequence[Hit], tail: Sequence[Hit], union: dict[str, Memory]) -> list[Hit]:
+    """``hits``, then the members of ``union`` found in ``tail`` that ``hits`` lacks.
+
+    ``tail`` must be in the lane's own order (best first) and rank below every
+    hit; each id is appended once, at its first place in ``tail``.
+    """
+    out = list(hits)
+    seen = {h.memory.id for h in hits}
+    for h in tail:
+        if h.memory.id in union and h.memory.id not in seen:
+            seen.add(h.memory.id)
+            out.append(h)
+    return out

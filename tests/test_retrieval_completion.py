@@ -1,0 +1,121 @@
+"""Lane completion (retrieval/completion.py), expected ranks and order worked out by hand."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from retrieval_fakes import FakeStore, mem, view_at
+
+from attestor_arango.retrieval import RetrievalConfig, recall
+from attestor_arango.retrieval import pipeline as pipeline_mod
+from attestor_arango.retrieval.completion import complete, lane_union, missing
+from attestor_arango.scope import Scope
+from attestor_arango.store.protocol import Hit
+
+SCOPE = Scope("t", "ns")
+
+
+class FixedEmbedder:
+    """Every text embeds to (1, 0): a candidate's cosine is its vector's first coordinate."""
+
+    name = "fixed"
+    dim = 2
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.tile(np.array([1.0, 0.0], dtype=np.float32), (len(texts), 1))
+
+
+def store() -> FakeStore:
+    s = FakeStore()
+    s.add(mem("a", "garden party", day=1), [1.0, 0.0])  # cosine 1.0
+    s.add(mem("b", "weekend plans", day=2), [0.8, 0.6])  # cosine 0.8, no query term
+    s.add(mem("c", "garden", day=3), [0.6, 0.8])  # cosine 0.6
+    s.add(mem("d", "garden garden", day=4), [0.0, 1.0])  # cosine 0.0
+    return s
+
+
+# Only the lanes and fusion: every later step off, rrf_k = 1 so the sums are easy.
+BARE = RetrievalConfig(
+    vector_k=2,
+    text_k=1,
+    rrf_k=1,
+    graph_enabled=False,
+    mmr_enabled=False,
+    decay_enabled=False,
+    boost_enabled=False,
+    freshness_enabled=False,
+    coverage_enabled=False,
+)
+
+
+def run(cfg: RetrievalConfig) -> list[tuple[str, dict[str, int], float]]:
+    resp = recall(store(), FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, cfg)  # type: ignore[arg-type]
+    return [(r.memory.id, dict(r.breakdown.lanes), r.score) for r in resp.results]
+
+
+def test_without_completion_a_cut_counts_as_absent() -> None:
+    # vector top-2: a (1), b (2). Text pool re-scored by BM25: d (tf 2) > c (short) > a;
+    # text top-1: d. Fused with k = 1, normalised by 2 / 2: a 1/2, d 1/2, b 1/3;
+    # a and d tie, and the tie rule (t_created desc) puts d first.
+    got = run(BARE.replace(lane_completion=False))
+    assert [(i, lanes) for i, lanes, _ in got] == [
+        ("d", {"bm25": 1}),
+        ("a", {"vector": 1}),
+        ("b", {"vector": 2}),
+    ]
+    assert [s for *_, s in got] == pytest.approx([1 / 2, 1 / 2, 1 / 3])
+
+
+def test_completion_ranks_each_candidate_below_the_cut_of_the_lane_that_missed_it() -> None:
+    # union {a, b, d}. Vector lane misses d: cosine 0 -> rank 3, + 1/4.
+    # Text lane misses a and b: the re-scored tail is (c, a); a is in the union -> rank 2,
+    # + 1/3; c is not a candidate and stays out; b has no query term and gets no text rank.
+    # a 1/2 + 1/3 = 0.833 > d 1/2 + 1/4 = 0.75 > b 1/3
+    got = run(BARE)
+    assert [(i, lanes) for i, lanes, _ in got] == [
+        ("a", {"bm25": 2, "vector": 1}),
+        ("d", {"bm25": 1, "vector": 3}),
+        ("b", {"vector": 2}),
+    ]
+    assert [s for *_, s in got] == pytest.approx([5 / 6, 3 / 4, 1 / 3])
+
+
+def test_completion_is_skipped_with_one_lane() -> None:
+    got = run(BARE.replace(bm25_enabled=False))
+    assert [(i, lanes) for i, lanes, _ in got] == [("a", {"vector": 1}), ("b", {"vector": 2})]
+
+
+def test_a_failing_completion_degrades_to_the_lanes_as_they_came(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def boom(*_: object) -> list[object]:
+        raise RuntimeError("no tail today")
+
+    monkeypatch.setattr(pipeline_mod, "missing", boom)
+    resp = recall(store(), FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, BARE)  # type: ignore[arg-type]
+    assert resp.errors == {"completion_error": "RuntimeError: no tail today"}
+    assert [r.memory.id for r in resp.results] == ["d", "a", "b"]
+
+
+def hit(mid: str, score: float = 1.0) -> Hit:
+    return Hit(mem(mid), score)
+
+
+def test_lane_union_and_missing_are_in_id_order() -> None:
+    union = lane_union([("vector", [hit("z"), hit("b")]), ("bm25", [hit("m"), hit("b")])])
+    assert list(union) == ["b", "m", "z"]
+    assert [m.id for m in missing([hit("m")], union)] == ["b", "z"]
+
+
+def test_complete_appends_union_members_of_the_tail_in_its_order_once() -> None:
+    union = lane_union([("x", [hit("a"), hit("b"), hit("c"), hit("d")])])
+    tail = [hit("e"), hit("d"), hit("a"), hit("c"), hit("d")]
+    # e is no candidate; a is already in the lane; d only once, at its first place
+    assert [h.memory.id for h in complete([hit("a"), hit("b")], tail, union)] == [
+        "a",
+        "b",
+        "d",
+        "c",
+    ]
