@@ -26,6 +26,7 @@ class Candidate:
     freshness: float = 0.0  # <= 0: an older statement of a newer candidate's topic
     session: float = 0.0  # support from strong hits of the same session
     coverage: float = 0.0  # share of the query's terms the candidate and its session contain
+    time_cue: float = 0.0  # the query asks when and the candidate says when (timecue.py)
     relevance: float = 0.0  # everything but diversity
     mmr: float | None = None
     final: float = 0.0
@@ -49,7 +50,12 @@ class Candidate:
 
     def compute_relevance(self) -> float:
         self.relevance = round(
-            self.base() * self.decay + self.boost + self.freshness + self.session + self.coverage,
+            self.base() * self.decay
+            + self.boost
+            + self.freshness
+            + self.session
+            + self.coverage
+            + self.time_cue,
             12,
         )
         return self.relevance
@@ -71,6 +77,7 @@ class Candidate:
             freshness=round(self.freshness, 12),
             session=round(self.session, 12),
             coverage=round(self.coverage, 12),
+            time_cue=round(self.time_cue, 12),
             relevance=self.relevance,
             synthetic=self.synthetic,
             final=round(self.final, 12),

@@ -8,8 +8,8 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 3. graph affinity from hop distance to the entities the query names;
 4. typed relations touching those entities, as synthetic candidates;
 5. confidence decay and recency boost against the view's as_of, query-term
-   coverage of each candidate and its session, then freshness (all before
-   diversity so that MMR's order is the final order);
+   coverage of each candidate and its session, a time cue for "when" questions,
+   then freshness (all before diversity so that MMR's order is the final order);
 6. MMR rerank over the candidates' stored vectors (no cap);
 7. greedy budget fit in that order.
 
@@ -43,6 +43,7 @@ from .lanes import QueryExpander
 from .mmr import mmr_rerank
 from .temporal import apply_decay_boost, apply_freshness
 from .text import feedback_terms, rescore, rescore_pool
+from .timecue import apply_time_cue
 from .trace import RecallTrace, Tracer, recall_id
 
 
@@ -365,6 +366,8 @@ def recall(
     apply_decay_boost(cands, view.as_of, config)
     if config.coverage_enabled:  # before freshness: an update yields on full relevance
         apply_coverage(cands, query, config.coverage_weight, config.session_coverage_weight)
+    if config.time_cue_enabled:
+        apply_time_cue(cands, query, config.time_cue_weight)
     if config.freshness_enabled:
         apply_freshness(cands, vectors, config)
     if config.session_enabled:

@@ -1,0 +1,98 @@
+"""Temporal questions favour memories that say when something happened.
+
+A question asking *when* ("When did Jon go to the fair?", "What year did ...")
+is answered by a statement that places the event in time: "Yesterday I went to
+a fair", "I painted that last year", "we met in June". Matching the question's
+words finds statements about the fair; among those, the one carrying a time
+reference is the one a reader can date (relative references resolve against the
+memory's own event time, ``valid_from``). So when the query asks when, each
+candidate whose text carries a time reference gains ``time_cue_weight``.
+
+What counts as a time reference, in English:
+- a relative expression: yesterday, today, tonight, tomorrow, ago, recently,
+  lately, weekend, a weekday, or last / next / this / past + a unit of time;
+- a year (1900-2099) other than the year of the memory's own ``valid_from``;
+- a month name other than the month of its own ``valid_from`` ("may" and
+  "march" only next to a number, since they are common verbs).
+
+A date equal to the memory's own timestamp adds nothing a reader does not have
+already: memories that restate their own date (a transcript line stamped "(8 May
+2023)") would otherwise all count alike. Pure text and the memory's own fields:
+no clock, no store call, nothing outside the candidate.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from .candidates import Candidate
+
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_UNIT = r"(?:week|weekend|month|year|night|morning|evening|summer|winter|spring|fall|autumn|time)"
+_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
+_RELATIVE = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|weekends?|{_DAY}"
+    rf"|(?:last|next|this|past) (?:{_UNIT}|{_DAY}))\b"
+)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_MONTH = re.compile(r"\b(" + "|".join(MONTHS) + r")\b")
+_AMBIGUOUS = frozenset({"may", "march"})  # also verbs: need a number beside them
+_NUMBER_NEAR = re.compile(r"\d[^\w]*$|^[^\w]*\d")
+_ASKS_WHEN = re.compile(
+    r"^\s*when\b|\bwhen (?:did|does|do|is|was|were|will|has|have|had)\b"
+    r"|\b(?:what|which) (?:year|month|date|day|week|time)\b|\bhow long ago\b"
+)
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def asks_when(query: str) -> bool:
+    """Whether the query asks for a time ("When did ...", "What year ...", "How long ago ...")."""
+    return _ASKS_WHEN.search(_norm(query)) is not None
+
+
+def carries_time(text: str, year: int, month: int) -> bool:
+    """Whether ``text`` refers to a time other than its own date (``year``, ``month``)."""
+    norm = _norm(text)
+    if _RELATIVE.search(norm):
+        return True
+    if any(int(y) != year for y in _YEAR.findall(norm)):
+        return True
+    for m in _MONTH.finditer(norm):
+        name = m.group(1)
+        if MONTHS.index(name) + 1 == month:
+            continue
+        if name in _AMBIGUOUS:
+            before, after = norm[max(0, m.start() - 3) : m.start()], norm[m.end() : m.end() + 3]
+            if not (_NUMBER_NEAR.search(before) or _NUMBER_NEAR.search(after)):
+                continue
+        return True
+    return False
+
+
+def apply_time_cue(cands: Sequence[Candidate], query: str, weight: float) -> None:
+    """Adds ``weight`` to each candidate carrying a time reference, when the query asks when."""
+    if weight == 0.0 or not asks_when(query):
+        return
+    for c in cands:
+        when = c.memory.valid_from
+        if carries_time(c.memory.content, when.year, when.month):
+            c.time_cue = weight
+            c.compute_relevance()
