@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from retrieval_fakes import mem
 
 from attestor_arango.retrieval.candidates import Candidate, order
-from attestor_arango.retrieval.timecue import apply_time_cue, asks_when, carries_time
+from attestor_arango.retrieval.timecue import apply_time_cue, asks_when, carries_time, query_dates
 
 
 @pytest.mark.parametrize(
@@ -65,7 +67,7 @@ def pool() -> list[Candidate]:
 
 def test_a_when_query_lifts_candidates_that_say_when() -> None:
     cands = pool()
-    apply_time_cue(cands, "When did Jon go to a fair?", 0.1)
+    apply_time_cue(cands, "When did Jon go to a fair?", 0.1, 0.0)
     by = {c.id: c for c in cands}
     assert [by[i].time_cue for i in "abcd"] == [0.0, 0.1, 0.0, 0.1]
     # b 0.75 + 0.1 = 0.85 > a 0.80 > c 0.70 = d 0.60 + 0.1 (tie: t_created equal, id asc)
@@ -77,6 +79,73 @@ def test_a_when_query_lifts_candidates_that_say_when() -> None:
 def test_other_queries_and_zero_weight_leave_the_order_alone() -> None:
     for query, weight in (("Where did Jon show his studio?", 0.1), ("When did Jon go?", 0.0)):
         cands = pool()
-        apply_time_cue(cands, query, weight)
+        apply_time_cue(cands, query, weight, 0.0)
         assert [c.time_cue for c in cands] == [0.0] * 4
         assert [c.id for c in order(cands)] == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did Melanie show on October 13, 2023?", [(2023, 10, 13)]),
+        ("What did Gina find on 1 February, 2023?", [(2023, 2, 1)]),
+        ("What did Mel paint in July 2023?", [(2023, 7, None)]),
+        ("When did Melanie go camping in June?", [(None, 6, None)]),
+        ("How often did she swim in 2023?", [(2023, None, None)]),
+        ("What may she paint next?", []),  # no "in/during/of" before a lone month
+        ("Where does Alice live?", []),
+    ],
+)
+def test_query_dates_at_the_most_specific_form(query: str, expected: list[object]) -> None:
+    assert query_dates(query) == expected
+
+
+def dated(mid: str, when: str, rrf_norm: float) -> Candidate:
+    y, m, d = (int(x) for x in when.split("-"))
+    c = Candidate(
+        memory=mem(mid, f"memory {mid}").model_copy(
+            update={"valid_from": datetime(y, m, d, 12, tzinfo=UTC)}
+        )
+    )
+    c.rrf_norm = rrf_norm
+    c.compute_relevance()
+    return c
+
+
+def test_a_named_date_lifts_the_candidates_whose_event_time_falls_in_it() -> None:
+    def run(query: str) -> list[tuple[str, float]]:
+        cands = [
+            dated("a", "2023-10-12", 0.80),
+            dated("b", "2023-10-13", 0.75),
+            dated("c", "2022-10-13", 0.72),
+            dated("d", "2023-07-02", 0.70),
+        ]
+        apply_time_cue(cands, query, 0.0, 0.1)
+        return [(c.id, c.time_cue) for c in order(cands)]
+
+    # only b is on that day: b 0.85 > a 0.80 > c 0.72 > d 0.70
+    assert run("What did she show on October 13, 2023?") == [
+        ("b", 0.1),
+        ("a", 0.0),
+        ("c", 0.0),
+        ("d", 0.0),
+    ]
+    # a month of a year: a and b 0.1 up -> b 0.85 < a 0.90; c (2022) and d stay
+    assert run("What did she paint in October 2023?") == [
+        ("a", 0.1),
+        ("b", 0.1),
+        ("c", 0.0),
+        ("d", 0.0),
+    ]
+    # a lone month matches any year: a 0.90, b 0.85, c 0.82, d 0.70
+    assert run("What did she paint in October?") == [("a", 0.1), ("b", 0.1), ("c", 0.1), ("d", 0.0)]
+    # a year: a 0.90, b 0.85, d 0.80 > c 0.72 (2022 stays)
+    assert run("What did she paint in 2023?") == [("a", 0.1), ("b", 0.1), ("d", 0.1), ("c", 0.0)]
+
+
+def test_a_when_question_naming_a_date_adds_both_cues() -> None:
+    c = dated("a", "2023-06-27", 0.5)
+    c.memory = c.memory.model_copy(update={"content": "We went camping last week"})
+    apply_time_cue([c], "When did Melanie go camping in June?", 0.1, 0.1)
+    assert c.time_cue == pytest.approx(0.2)
+    assert c.relevance == pytest.approx(0.7)

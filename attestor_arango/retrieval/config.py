@@ -86,11 +86,15 @@ class RetrievalConfig:
     coverage_enabled: bool = True
     coverage_weight: float = 0.0
     session_coverage_weight: float = 0.3
-    # temporal questions (retrieval/timecue.py): when the query asks when, a
-    # candidate whose text refers to a time other than its own date ("yesterday",
-    # "last year", "in June") gains this much; 0.1 is one graph-hop step
+    # time cues (retrieval/timecue.py), both switched by time_cue_enabled. When the
+    # query asks when, a candidate whose text refers to a time other than its own
+    # date ("yesterday", "last year", "in June") gains time_cue_weight (0.1: one
+    # graph-hop step)
     time_cue_enabled: bool = True
     time_cue_weight: float = 0.1
+    # ... and a candidate whose event time (valid_from) falls in a date the query
+    # names ("on 13 October 2023", "in July 2023", "in June") gains this much
+    date_match_weight: float = 0.1
     # optional LLM query lanes (never called unless switched on) --------------
     hyde_enabled: bool = False
     multi_query_enabled: bool = False

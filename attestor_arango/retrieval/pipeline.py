@@ -8,8 +8,9 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 3. graph affinity from hop distance to the entities the query names;
 4. typed relations touching those entities, as synthetic candidates;
 5. confidence decay and recency boost against the view's as_of, query-term
-   coverage of each candidate and its session, a time cue for "when" questions,
-   then freshness (all before diversity so that MMR's order is the final order);
+   coverage of each candidate and its session, time cues (a "when" question, a
+   date the query names), then freshness (all before diversity so that MMR's
+   order is the final order);
 6. MMR rerank over the candidates' stored vectors (no cap);
 7. greedy budget fit in that order.
 
@@ -367,7 +368,7 @@ def recall(
     if config.coverage_enabled:  # before freshness: an update yields on full relevance
         apply_coverage(cands, query, config.coverage_weight, config.session_coverage_weight)
     if config.time_cue_enabled:
-        apply_time_cue(cands, query, config.time_cue_weight)
+        apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
     if config.freshness_enabled:
         apply_freshness(cands, vectors, config)
     if config.session_enabled:

@@ -1,4 +1,4 @@
-"""Temporal questions favour memories that say when something happened.
+"""Temporal questions favour memories that say when something happened, or happened then.
 
 A question asking *when* ("When did Jon go to the fair?", "What year did ...")
 is answered by a statement that places the event in time: "Yesterday I went to
@@ -17,8 +17,17 @@ What counts as a time reference, in English:
 
 A date equal to the memory's own timestamp adds nothing a reader does not have
 already: memories that restate their own date (a transcript line stamped "(8 May
-2023)") would otherwise all count alike. Pure text and the memory's own fields:
-no clock, no store call, nothing outside the candidate.
+2023)") would otherwise all count alike.
+
+Date match: a query that names a date ("on October 13, 2023", "13 October 2023",
+"in July 2023", "in June", "in 2022") is about what happened then, so each
+candidate whose event time (``valid_from``) falls in that day, month or year
+gains ``date_match_weight``. A memory's text may not repeat its date; its event
+time always holds it. The most specific form the query uses wins: a full date
+is matched by day, a month with a year by month, a lone month or year alone.
+
+Pure text and the memory's own fields: no clock, no store call, nothing outside
+the candidate.
 """
 
 from __future__ import annotations
@@ -87,12 +96,59 @@ def carries_time(text: str, year: int, month: int) -> bool:
     return False
 
 
-def apply_time_cue(cands: Sequence[Candidate], query: str, weight: float) -> None:
-    """Adds ``weight`` to each candidate carrying a time reference, when the query asks when."""
-    if weight == 0.0 or not asks_when(query):
+_MONTH_RE = "(" + "|".join(MONTHS) + ")"
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}) {_MONTH_RE},? ((?:19|20)\d\d)\b")
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE} (\d{{1,2}}),? ((?:19|20)\d\d)\b")
+_MONTH_YEAR = re.compile(rf"\b{_MONTH_RE},? ((?:19|20)\d\d)\b")
+_IN_MONTH = re.compile(rf"\b(?:in|during|of) {_MONTH_RE}\b")
+_IN_YEAR = re.compile(r"\b(?:in|during|of) ((?:19|20)\d\d)\b")
+
+# (year, month, day); None where the query leaves it open
+DatePattern = tuple[int | None, int | None, int | None]
+
+
+def _month(name: str) -> int:
+    return MONTHS.index(name) + 1
+
+
+def query_dates(query: str) -> list[DatePattern]:
+    """The dates the query names, at the most specific form it uses."""
+    q = _norm(query)
+    out: list[DatePattern] = [
+        (int(m.group(3)), _month(m.group(2)), int(m.group(1))) for m in _DAY_MONTH_YEAR.finditer(q)
+    ]
+    out += [
+        (int(m.group(3)), _month(m.group(1)), int(m.group(2))) for m in _MONTH_DAY_YEAR.finditer(q)
+    ]
+    if not out:
+        out = [(int(m.group(2)), _month(m.group(1)), None) for m in _MONTH_YEAR.finditer(q)]
+    if not out:
+        out = [(None, _month(m.group(1)), None) for m in _IN_MONTH.finditer(q)]
+        out += [(int(m.group(1)), None, None) for m in _IN_YEAR.finditer(q)]
+    return out
+
+
+def _falls_in(year: int, month: int, day: int, pattern: DatePattern) -> bool:
+    y, m, d = pattern
+    return (y is None or y == year) and (m is None or m == month) and (d is None or d == day)
+
+
+def apply_time_cue(
+    cands: Sequence[Candidate], query: str, cue_weight: float, date_weight: float
+) -> None:
+    """Adds ``cue_weight`` to each candidate carrying a time reference when the query asks
+    when, and ``date_weight`` to each whose event time falls in a date the query names."""
+    cue = cue_weight != 0.0 and asks_when(query)
+    dates = query_dates(query) if date_weight != 0.0 else []
+    if not cue and not dates:
         return
     for c in cands:
         when = c.memory.valid_from
-        if carries_time(c.memory.content, when.year, when.month):
-            c.time_cue = weight
+        bonus = 0.0
+        if cue and carries_time(c.memory.content, when.year, when.month):
+            bonus += cue_weight
+        if any(_falls_in(when.year, when.month, when.day, p) for p in dates):
+            bonus += date_weight
+        if bonus:
+            c.time_cue = round(bonus, 12)
             c.compute_relevance()
