@@ -93,7 +93,7 @@ def test_a_failing_completion_degrades_to_the_lanes_as_they_came(
     def boom(*_: object) -> list[object]:
         raise RuntimeError("no tail today")
 
-    monkeypatch.setattr(pipeline_mod, "missing", boom)
+    monkeypatch.setattr(pipeline_mod, "complete_lanes", boom)
     resp = recall(store(), FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, BARE)  # type: ignore[arg-type]
     assert resp.errors == {"completion_error": "RuntimeError: no tail today"}
     assert [r.memory.id for r in resp.results] == ["d", "a", "b"]

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..models import Memory
 from ..scope import Scope
-from ..store.protocol import Hit, Store
+from ..store.protocol import Hit, Store, TextHit
 
 
 def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hit]) -> list[Hit]:
@@ -78,4 +78,30 @@ def complete(hits: Sequence[Hit], tail: Sequence[Hit], union: dict[str, Memory])
         if h.memory.id in union and h.memory.id not in seen:
             seen.add(h.memory.id)
             out.append(h)
+    return out
+
+
+def complete_lanes(
+    store: Store,
+    scope: Scope,
+    qvec: np.ndarray | None,
+    lanes: Sequence[tuple[str, Sequence[Hit]]],
+    text_tail: Sequence[TextHit],
+) -> list[tuple[str, Sequence[Hit]]]:
+    """The vector and text lanes ranked over their union; other lanes as they came.
+
+    The vector lane's missing candidates are scored by exact cosine to ``qvec``;
+    the text lane's come from ``text_tail``, the re-scored pool below its cut
+    (light rows: every union member is a decoded memory already).
+    """
+    union = lane_union(lanes)
+    out: list[tuple[str, Sequence[Hit]]] = []
+    for name, hits in lanes:
+        if name == "vector" and qvec is not None:
+            tail = exact_cosine(store, scope, qvec, [Hit(m, 0.0) for m in missing(hits, union)])
+        elif name == "bm25":
+            tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
+        else:
+            tail = []
+        out.append((name, complete(hits, tail, union)))
     return out

@@ -34,7 +34,7 @@ from ..store.protocol import Hit, Store, TextHit
 from ..validation import entity_key
 from .budget import pack
 from .candidates import Candidate, order
-from .completion import complete, exact_cosine, lane_union, missing
+from .completion import complete_lanes, exact_cosine, lane_union
 from .config import RetrievalConfig
 from .coverage import apply_coverage
 from .entities import recognize
@@ -147,19 +147,10 @@ def _complete(
     errors: dict[str, str],
     tr: RecallTrace,
 ) -> list[tuple[str, Sequence[Hit]]]:
-    """Ranks every candidate of the vector and text lanes in both (see completion.py)."""
+    """Lane completion (completion.py); if it fails, the lanes as they came still rank."""
     try:
-        union = lane_union(lanes)
-        out: list[tuple[str, Sequence[Hit]]] = []
-        for name, hits in lanes:
-            if name == "vector" and qvec is not None:
-                tail = exact_cosine(store, scope, qvec, [Hit(m, 0.0) for m in missing(hits, union)])
-            elif name == "bm25":  # light rows: every union member is decoded already
-                tail = [Hit(union[t.id], t.score) for t in bm25_tail if t.id in union]
-            else:
-                tail = []
-            out.append((name, complete(hits, tail, union)))
-        tr.step("complete", len(union), sum(len(h) for _, h in out))
+        out = complete_lanes(store, scope, qvec, lanes, bm25_tail)
+        tr.step("complete", len(lane_union(lanes)), sum(len(h) for _, h in out))
         return out
     except Exception as exc:  # the lanes as they came are still a ranking
         errors["completion_error"] = _err(exc)
