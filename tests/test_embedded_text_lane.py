@@ -31,11 +31,11 @@ def _memory(scope: Scope, i: int, text: str, t: int) -> Memory:
     )
 
 
-@pytest.mark.parametrize("first_cut", [2, 7, 1000])
+@pytest.mark.parametrize("min_factor", [1, 2, 50])
 def test_two_step_lane_equals_full_join(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first_cut: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, min_factor: int
 ) -> None:
-    monkeypatch.setattr(embedded, "_TEXT_FIRST_CUT", first_cut)
+    monkeypatch.setattr(embedded, "_TEXT_MIN_FACTOR", min_factor)
     monkeypatch.setattr(embedded, "_TEXT_LAST_CUT", 200)
     store = SQLiteStore(tmp_path / "m.db")
     rng = random.Random(5)
@@ -71,4 +71,31 @@ def test_two_step_lane_equals_full_join(
                     assert [(h.memory.id, h.score) for h in got] == [
                         (r["id"], pytest.approx(r["score"], rel=1e-12)) for r in want
                     ], (scope, view, query, k)
+    store.close()
+
+
+def test_first_cut_follows_the_scopes_share_of_the_index(tmp_path: Path) -> None:
+    """A tenant with a small share of a big file needs one ranked query once it is known."""
+    store = SQLiteStore(tmp_path / "m.db")
+    big, small = Scope("big", "n"), Scope("small", "n")
+    for i in range(600):
+        scope = small if i % 20 == 0 else big  # small holds 1 row in 20
+        store.insert_memory(scope, _memory(scope, i, f"alpha beta {WORDS[i % 8]}", T0 + i), None)
+    ranked_queries: list[int] = []
+    execute = store._exec
+
+    def counting(sql: str, params: dict[str, object]) -> object:
+        if sql == q.TEXT_TOP_RANKED:
+            ranked_queries.append(int(params["n"]))  # type: ignore[call-overload]
+        return execute(sql, params)
+
+    store._exec = counting  # type: ignore[method-assign]
+    view = TemporalView(as_of=T0 + 10_000)
+    first = store.text_pool(small, "alpha", 10, view)
+    widened = len(ranked_queries)
+    ranked_queries.clear()
+    second = store.text_pool(small, "alpha", 10, view)
+    assert first == second and len(first) == 10
+    assert widened > 1  # the first read did not know the share and widened
+    assert len(ranked_queries) == 1 and ranked_queries[0] > 2 * 10  # started wider
     store.close()

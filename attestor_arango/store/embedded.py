@@ -38,7 +38,10 @@ from .vectors import TenantVectors
 
 # The text lane first scores only the index's best rows (cheap), widening the cut while the
 # scope's own rows are too few among them; past the last cut it filters every match.
-_TEXT_FIRST_CUT = 1_000
+# The first cut is sized from the share of the index's best rows the scope saw last time
+# (a single-tenant store sees nearly all, a small tenant of a big file few), so most reads
+# need one ranked query; the answer never depends on it, only the cost does.
+_TEXT_MIN_FACTOR = 2
 _TEXT_LAST_CUT = 64_000
 
 
@@ -74,6 +77,7 @@ class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
         self._depth = 0
         self._pending: list[tuple[str, Any]] = []
         self._vectors: dict[str, TenantVectors] = {}
+        self._text_share: dict[str, float] = {}  # per tenant, see _TEXT_MIN_FACTOR
         self._data_version = self._read_data_version()
 
     # lifecycle -----------------------------------------------------------------------
@@ -369,14 +373,17 @@ class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
         if k <= 0:
             return []
         params = {**_scope_params(scope), **_view_params(view), "match": match}
-        n = max(4 * k, _TEXT_FIRST_CUT)
         with self._lock:
+            share = self._text_share.get(scope.tenant, 1.0)
+            n = min(_TEXT_LAST_CUT, max(_TEXT_MIN_FACTOR * k, int(_TEXT_MIN_FACTOR * k / share)))
             while n <= _TEXT_LAST_CUT:
                 ranked = self._exec(q.TEXT_TOP_RANKED, {"match": match, "n": n}).fetchall()
                 scores = {int(r[0]): float(r[1]) for r in ranked}
                 rows = self._exec(
                     q.TEXT_FILTER_ROWS, {**params, "rowids": json.dumps(list(scores))}
                 ).fetchall()
+                if len(ranked) == n:  # a full cut: what share of it the scope could see
+                    self._text_share[scope.tenant] = max(len(rows), 1) / n
                 hits = sorted(
                     ((scores[r["rowid"]], r) for r in rows), key=lambda p: (-p[0], p[1]["id"])
                 )[:k]
