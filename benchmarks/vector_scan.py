@@ -85,7 +85,7 @@ def main() -> None:
             def search(q: np.ndarray, index: TenantVectors = index) -> object:
                 return index.search(q, K, None, view)
 
-            for q in queries[:5]:  # warm caches and the thread pool
+            for q in queries[:5]:  # warm caches
                 search(q)
             ours = timed(search, queries)
             # the scan it replaced ran with BLAS's own threads (as many as cores)

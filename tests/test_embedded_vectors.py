@@ -79,16 +79,11 @@ def _views(n: int) -> list[tuple[str | None, TemporalView]]:
 
 
 @pytest.mark.parametrize("make", [_dense, _sparse])
-@pytest.mark.parametrize(
-    ("int8_rows", "parallel_rows"),
-    [(10**9, 10**9), (0, 10**9), (0, 500)],
-    ids=["f32", "int8", "int8-threads"],
-)
+@pytest.mark.parametrize("int8_rows", [10**9, 0], ids=["f32", "int8"])
 def test_search_equals_brute_force(
-    make: object, int8_rows: int, parallel_rows: int, monkeypatch: pytest.MonkeyPatch
+    make: object, int8_rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vectors_module, "_INT8_ROWS", int8_rows)
-    monkeypatch.setattr(vectors_module, "_PARALLEL_ROWS", parallel_rows)
     rng = np.random.default_rng(11)
     n, d = 5000, 48  # more than two scan chunks
     vecs = make(rng, n, d)  # type: ignore[operator]

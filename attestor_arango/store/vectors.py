@@ -14,9 +14,7 @@ checks it against a brute-force scan.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -25,23 +23,12 @@ from ..scope import TemporalView
 
 _GROW = 1.5
 _CHUNK = 2048  # rows cast from int8 to float32 at a time: the buffer stays in cache
-_PARALLEL_ROWS = 32_768  # below this, one thread scans faster than two can be started
 # below this many rows the float32 matrix sits in cache and scanning it directly is faster
 # than casting codes (measured: benchmarks/vector_scan.py)
 _INT8_ROWS = 20_000
 # float32 rounding of a scanned score is far below this share of |row| * |query|; the
 # bound is widened by it so that rounding can never push a true top-k row out
 _ROUNDING = 1e-4
-
-_WORKERS = max(1, min(4, os.cpu_count() or 1))
-_POOL: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(_WORKERS, thread_name_prefix="attestor-vectors")
-    return _POOL
 
 
 def _round_up(bound: np.ndarray) -> np.ndarray:
@@ -190,31 +177,23 @@ class TenantVectors:
             mask &= self.ns[:n] == code
         return np.flatnonzero(mask)
 
-    def _scan_range(self, query: np.ndarray, out: np.ndarray, lo: int, hi: int) -> None:
-        buf = np.empty((min(_CHUNK, hi - lo), self.dimension), dtype=np.float32)
-        for i in range(lo, hi, _CHUNK):
-            j = min(i + _CHUNK, hi)
-            block = buf[: j - i]
-            np.copyto(block, self.codes[i:j], casting="unsafe")
-            np.matmul(block, query, out=out[i:j])
-
     def _scan(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Approximate scores of every row and, per row, a bound on their error / |query|."""
+        """Approximate scores of every row and, per row, a bound on their error / |query|.
+
+        One thread: scanning halves in two threads measured no faster inside a
+        recall on two cores (memory bandwidth, not arithmetic, is the limit).
+        """
         n = self.n
-        limit_blas_threads()  # BLAS threads of its own would fight these
+        limit_blas_threads()  # many small products: BLAS threads would cost more than they save
         if n < _INT8_ROWS:
             return self.matrix[:n] @ query, self.rounding[:n]
         out = np.empty(n, dtype=np.float32)
-        if n < _PARALLEL_ROWS or _WORKERS == 1:
-            self._scan_range(query, out, 0, n)
-        else:
-            edges = [n * p // _WORKERS for p in range(_WORKERS + 1)]
-            futures = [
-                _pool().submit(self._scan_range, query, out, edges[p], edges[p + 1])
-                for p in range(_WORKERS)
-            ]
-            for f in futures:
-                f.result()
+        buf = np.empty((min(_CHUNK, n), self.dimension), dtype=np.float32)
+        for i in range(0, n, _CHUNK):
+            j = min(i + _CHUNK, n)
+            block = buf[: j - i]
+            np.copyto(block, self.codes[i:j], casting="unsafe")
+            np.matmul(block, query, out=out[i:j])
         out *= self.scale[:n]
         return out, self.err[:n]
 
