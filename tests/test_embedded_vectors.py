@@ -79,11 +79,14 @@ def _views(n: int) -> list[tuple[str | None, TemporalView]]:
 
 
 @pytest.mark.parametrize("make", [_dense, _sparse])
-@pytest.mark.parametrize("int8_rows", [10**9, 0], ids=["f32", "int8"])
+@pytest.mark.parametrize(
+    ("int8_rows", "simd"), [(10**9, True), (0, True), (0, False)], ids=["f32", "int8", "int8-numpy"]
+)
 def test_search_equals_brute_force(
-    make: object, int8_rows: int, monkeypatch: pytest.MonkeyPatch
+    make: object, int8_rows: int, simd: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vectors_module, "_INT8_ROWS", int8_rows)
+    monkeypatch.setattr(vectors_module, "USE_SIMSIMD", simd)
     rng = np.random.default_rng(11)
     n, d = 5000, 48  # more than two scan chunks
     vecs = make(rng, n, d)  # type: ignore[operator]
@@ -114,7 +117,7 @@ def test_ties_with_the_query_row_are_all_kept_and_ordered_by_id() -> None:
 def test_quantisation_bound_holds() -> None:
     rng = np.random.default_rng(5)
     for v in np.vstack([_dense(rng, 200, 384), _sparse(rng, 200, 384)]):
-        codes, scale, err, _ = quantize(v)
+        codes, scale, err, _, _ = quantize(v)
         q = rng.standard_normal(384)
         approx = float(scale[0]) * float(codes[0].astype(np.float64) @ q)
         assert abs(float(v.astype(np.float64) @ q) - approx) <= float(err[0]) * float(
@@ -142,7 +145,7 @@ def test_bulk_load_answers_like_one_by_one_adds() -> None:
             axis=1,
         )[:5000],
     )
-    for name in ("codes", "scale", "err", "rounding", "ns", "t_expired"):
+    for name in ("codes", "scale", "err", "rounding", "size", "ns", "t_expired"):
         assert np.array_equal(getattr(bulk, name)[:5000], getattr(one_by_one, name)[:5000])
     for q in _dense(rng, 5, 24):
         for namespace, view in _views(5000):
@@ -159,3 +162,44 @@ def test_empty_and_zero_k() -> None:
     assert index.search(np.ones(4, dtype=np.float32), 0, None, view) == []
     assert index.search(np.ones(4, dtype=np.float32), 5, "nope", view) == []
     assert [i for i, _ in index.search(np.ones(4, dtype=np.float32), 5, "a", view)] == ["x"]
+
+
+def test_simd_and_numpy_int8_dots_are_the_same_exact_integers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert vectors_module.USE_SIMSIMD  # the dependency is installed, so it is used
+    rng = np.random.default_rng(2)
+    codes = rng.integers(-127, 128, size=(5000, 1100), dtype=np.int8)  # sums past 2**24
+    q = rng.integers(-127, 128, size=1100, dtype=np.int8)
+    want = codes.astype(np.int64) @ q.astype(np.int64)
+    simd = vectors_module.int8_dots(codes, q)
+    monkeypatch.setattr(vectors_module, "USE_SIMSIMD", False)
+    assert np.array_equal(simd, want.astype(np.float64))
+    assert np.array_equal(vectors_module.int8_dots(codes, q), simd)
+    assert np.array_equal(
+        vectors_module.int8_dots(codes[:, :384], q[:384]),
+        (codes[:, :384].astype(np.int64) @ q[:384].astype(np.int64)).astype(np.float64),
+    )
+
+
+@pytest.mark.parametrize("simd", [True, False])
+def test_scan_bounds_cover_both_quantisation_errors(
+    simd: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows exact in int8 and a query that is not: only the query's error is left."""
+    monkeypatch.setattr(vectors_module, "_INT8_ROWS", 0)
+    monkeypatch.setattr(vectors_module, "USE_SIMSIMD", simd)
+    rng = np.random.default_rng(4)
+    dim = 8
+    rows = np.vstack([np.eye(dim, dtype=np.float32), _dense(rng, 200, dim)])
+    index = TenantVectors(dim)
+    for i, v in enumerate(rows):
+        index.add(f"m{i:04d}", "a", v, 1, OPEN, 0, OPEN)
+    queries = [np.array([1.0, 0.0049, -0.0031, 0, 0, 0, 0, 0.0045], dtype=np.float32)]
+    queries += list(_dense(rng, 20, dim))
+    for q in queries:
+        approx, slack = index._scan(q)
+        exact = rows.astype(np.float64) @ q.astype(np.float64)
+        assert np.all(np.abs(exact - approx) <= slack)
+        # the unit rows carry no error of their own: their slack is the query's
+        assert np.all(index.err[:dim] < 1e-3)

@@ -4,10 +4,11 @@ The matrix is loaded from SQLite once and then updated incrementally; a query
 never re-reads a vector from disk. Scanning 100k float32 rows of 384 dimensions
 moves 150 MB through memory per query, which is what bounded recall latency. So
 each row is also kept as int8 codes with a per-row scale and a bound on the
-quantisation error: the scan reads the codes (a quarter of the bytes), every
-row gets an interval that provably holds its true score, and only the rows
-whose interval reaches the k-th best lower bound are re-scored exactly, in
-float64, from the float32 row. The answer is the exact top-k (ties included,
+quantisation error. The query is quantised too, the scan takes exact integer
+dot products of the codes (SimSIMD's int8 kernels: a quarter of the bytes and
+no float conversion), every row gets an interval that provably holds its true
+score, and only the rows whose interval reaches the k-th best lower bound are
+re-scored exactly, in float64, from the float32 row. The answer is the exact top-k (ties included,
 broken by id), with no approximation left in it; ``tests/test_embedded_vectors.py``
 checks it against a brute-force scan.
 """
@@ -18,14 +19,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
+try:
+    import simsimd
+
+    USE_SIMSIMD = True
+except ImportError:  # pragma: no cover - a platform without its wheels uses numpy
+    USE_SIMSIMD = False
+
 from ..blas import limit_blas_threads
 from ..scope import TemporalView
 
 _GROW = 1.5
 _CHUNK = 2048  # rows cast from int8 to float32 at a time: the buffer stays in cache
-# below this many rows the float32 matrix sits in cache and scanning it directly is faster
-# than casting codes (measured: benchmarks/vector_scan.py)
-_INT8_ROWS = 20_000
+# below this many rows the float32 matrix sits in cache and one product beats quantising
+# the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
+_INT8_ROWS = 10_000
 # float32 rounding of a scanned score is far below this share of |row| * |query|; the
 # bound is widened by it so that rounding can never push a true top-k row out
 _ROUNDING = 1e-4
@@ -37,21 +45,49 @@ def _round_up(bound: np.ndarray) -> np.ndarray:
     return np.nextafter(out, np.float32(np.inf), where=out < bound, out=out.copy())
 
 
-def quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: int8 codes, their float32 scale, and two float32 error bounds.
+def quantize(
+    rows: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: int8 codes, their float32 scale, and three float32 bounds.
 
     ``err`` bounds |v - scale * codes| plus a rounding slack, ``rounding`` the
-    slack alone, so for any query q, |v.q - scale * codes.q| <= err * |q| and a
-    float32 product of v and q is within rounding * |q| of the exact one.
+    slack alone, ``size`` bounds |scale * codes|. For any query q,
+    |v.q - scale * codes.q| <= err * |q|, and a float32 product of v and q is
+    within rounding * |q| of the exact one.
     """
     v = np.atleast_2d(np.asarray(rows, dtype=np.float64))
     peak = np.abs(v).max(axis=1) if v.shape[1] else np.zeros(len(v))
     scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    codes = np.clip(np.rint(v / scale[:, None]), -127, 127).astype(np.int8)
-    residual = v - scale.astype(np.float64)[:, None] * codes.astype(np.float64)
+    levels = np.clip(np.rint(v / scale[:, None]), -127, 127)
+    codes = levels.astype(np.int8)
+    approx = scale.astype(np.float64)[:, None] * levels
     rounding = _ROUNDING * np.linalg.norm(v, axis=1)
-    err = np.linalg.norm(residual, axis=1) + rounding
-    return codes, scale, _round_up(err), _round_up(rounding)
+    err = np.linalg.norm(v - approx, axis=1) + rounding
+    size = np.linalg.norm(approx, axis=1)
+    return codes, scale, _round_up(err), _round_up(rounding), _round_up(size)
+
+
+def int8_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+    """Exact integer dot products of every code row with the query's codes, as float64.
+
+    SimSIMD's int8 kernels do this about four times faster than numpy can cast
+    the codes to float; numpy is the fallback (and the reference in tests). Both
+    are exact, so they return the same numbers.
+    """
+    if USE_SIMSIMD and len(codes):
+        return np.asarray(simsimd.cdist(query_codes[None, :], codes, metric="dot"))[0]
+    n, dim = codes.shape
+    # integer sums stay exact in float32 while they stay below 2**24
+    exact = np.float32 if dim * 127 * 127 < 2**24 else np.float64
+    out = np.empty(n, dtype=exact)
+    q = query_codes.astype(exact)
+    buf = np.empty((min(_CHUNK, n), dim), dtype=exact)
+    for i in range(0, n, _CHUNK):
+        j = min(i + _CHUNK, n)
+        block = buf[: j - i]
+        np.copyto(block, codes[i:j], casting="unsafe")
+        np.matmul(block, q, out=out[i:j])
+    return out.astype(np.float64)
 
 
 class TenantVectors:
@@ -66,6 +102,7 @@ class TenantVectors:
         self.scale = np.zeros(capacity, dtype=np.float32)
         self.err = np.zeros(capacity, dtype=np.float32)
         self.rounding = np.zeros(capacity, dtype=np.float32)
+        self.size = np.zeros(capacity, dtype=np.float32)
         self.ns = np.zeros(capacity, dtype=np.int32)
         self.t_created = np.zeros(capacity, dtype=np.int64)
         self.t_expired = np.zeros(capacity, dtype=np.int64)
@@ -80,6 +117,7 @@ class TenantVectors:
             "scale",
             "err",
             "rounding",
+            "size",
             "ns",
             "t_created",
             "t_expired",
@@ -107,9 +145,9 @@ class TenantVectors:
             self._grow()
         i = self.n
         self.matrix[i] = vector
-        codes, scale, err, rounding = quantize(self.matrix[i])
+        codes, scale, err, rounding, size = quantize(self.matrix[i])
         self.codes[i], self.scale[i] = codes[0], scale[0]
-        self.err[i], self.rounding[i] = err[0], rounding[0]
+        self.err[i], self.rounding[i], self.size[i] = err[0], rounding[0], size[0]
         self.ns[i] = self.ns_code(namespace)
         self.t_created[i] = t_created
         self.t_expired[i] = t_expired
@@ -138,9 +176,9 @@ class TenantVectors:
         self.matrix[:n] = matrix
         for lo in range(0, n, _CHUNK):  # float64 temporaries stay small
             hi = min(lo + _CHUNK, n)
-            codes, scale, err, rounding = quantize(self.matrix[lo:hi])
+            codes, scale, err, rounding, size = quantize(self.matrix[lo:hi])
             self.codes[lo:hi], self.scale[lo:hi] = codes, scale
-            self.err[lo:hi], self.rounding[lo:hi] = err, rounding
+            self.err[lo:hi], self.rounding[lo:hi], self.size[lo:hi] = err, rounding, size
         self.ns[:n] = [self.ns_code(ns) for ns in namespaces]
         for col, name in enumerate(("t_created", "t_expired", "valid_from", "valid_until")):
             getattr(self, name)[:n] = times[:, col]
@@ -178,24 +216,22 @@ class TenantVectors:
         return np.flatnonzero(mask)
 
     def _scan(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Approximate scores of every row and, per row, a bound on their error / |query|.
+        """Approximate scores of every row, and per row a bound on their error.
 
-        One thread: scanning halves in two threads measured no faster inside a
-        recall on two cores (memory bandwidth, not arithmetic, is the limit).
+        Small indexes multiply the float32 matrix (it sits in cache). Larger ones
+        quantise the query too and take exact integer dot products of the codes:
+        |v.q - s_v s_q (c_v.c_q)| <= err_v |q| + size_v |q - s_q c_q|.
         """
         n = self.n
         limit_blas_threads()  # many small products: BLAS threads would cost more than they save
+        q_norm = float(np.linalg.norm(query.astype(np.float64)))
         if n < _INT8_ROWS:
-            return self.matrix[:n] @ query, self.rounding[:n]
-        out = np.empty(n, dtype=np.float32)
-        buf = np.empty((min(_CHUNK, n), self.dimension), dtype=np.float32)
-        for i in range(0, n, _CHUNK):
-            j = min(i + _CHUNK, n)
-            block = buf[: j - i]
-            np.copyto(block, self.codes[i:j], casting="unsafe")
-            np.matmul(block, query, out=out[i:j])
-        out *= self.scale[:n]
-        return out, self.err[:n]
+            return self.matrix[:n] @ query, self.rounding[:n] * np.float32(q_norm)
+        q_codes, q_scale, q_err, _, _ = quantize(query)
+        dots = int8_dots(self.codes[:n], q_codes[0])
+        approx = dots * (self.scale[:n].astype(np.float64) * float(q_scale[0]))
+        slack = self.err[:n] * np.float32(q_norm) + self.size[:n] * q_err[0]
+        return approx, slack
 
     def search(
         self, query: np.ndarray, k: int, namespace: str | None, view: TemporalView
@@ -212,8 +248,7 @@ class TenantVectors:
             return []
         q = np.asarray(query, dtype=np.float32)
         # float32 bounds: their rounding is far inside the _ROUNDING slack of err
-        approx, bound = self._scan(q)
-        slack = bound * np.float32(np.linalg.norm(q.astype(np.float64)))
+        approx, slack = self._scan(q)
         if idx.size < self.n:  # most reads see every row: skip the gather then
             approx, slack = approx[idx], slack[idx]
         take = min(k, idx.size)
