@@ -18,7 +18,6 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import lru_cache
 
 import snowballstemmer
@@ -166,9 +165,11 @@ def rescore_pool(
     docs = {t.id: _terms(t.content) for t in pool}
     n = len(docs)
     avgdl = sum(len(t) for t in docs.values()) / n or 1.0
+    query_terms = set(q)
     df: Counter[str] = Counter()
     for toks in docs.values():
-        df.update(set(toks) & set(q))
+        df.update(query_terms.intersection(toks))
+    idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
     out: list[TextHit] = []
     seen: set[str] = set()
     for t in pool:
@@ -176,13 +177,18 @@ def rescore_pool(
             continue
         seen.add(t.id)
         toks = docs[t.id]
-        tf = Counter(w for w in toks if w in df)
+        tf: dict[str, int] = {}  # in order of first occurrence, as the sum below expects
+        for w in toks:
+            if w in idf:
+                tf[w] = tf.get(w, 0) + 1
+        if not tf:
+            continue
+        length_norm = k1 * (1 - b + b * len(toks) / avgdl)
         score = 0.0
         for w, f in tf.items():
-            idf = math.log(1.0 + (n - df[w] + 0.5) / (df[w] + 0.5))
-            score += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * len(toks) / avgdl))
+            score += idf[w] * f * (k1 + 1) / (f + length_norm)
         if score > 0:
-            out.append(replace(t, score=round(score, 9)))
+            out.append(TextHit(t.id, t.content, t.t_created, round(score, 9)))
     out.sort(key=lambda t: (-t.score, -t.t_created, t.id))
     return out
 
