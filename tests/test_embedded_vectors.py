@@ -203,3 +203,15 @@ def test_scan_bounds_cover_both_quantisation_errors(
         assert np.all(np.abs(exact - approx) <= slack)
         # the unit rows carry no error of their own: their slack is the query's
         assert np.all(index.err[:dim] < 1e-3)
+
+
+@pytest.mark.parametrize("int8_rows", [10**9, 0])
+def test_a_query_tied_with_every_row_returns_the_first_ids(
+    int8_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors_module, "_INT8_ROWS", int8_rows)
+    rng = np.random.default_rng(8)
+    index = _index(_dense(rng, 5000, 16), rng)  # more rows than one exact-scoring chunk
+    view = TemporalView(as_of=10**9, include_closed=True)
+    got = index.search(np.zeros(16, dtype=np.float32), 5, None, view)
+    assert got == [(i, 0.0) for i in sorted(index.ids)[:5]]

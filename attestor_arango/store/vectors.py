@@ -255,10 +255,18 @@ class TenantVectors:
         # the take-th best lower bound: at least `take` rows score at least this much
         floor = np.partition(approx - slack, idx.size - take)[idx.size - take]
         chosen = idx[approx + slack >= floor]
-        rows = self.matrix[chosen].astype(np.float64)
         # an elementwise product summed per row: the same arithmetic for a row
-        # whatever else was chosen with it (a BLAS kernel may vary with shape)
-        exact = (rows * q.astype(np.float64)).sum(axis=1)
+        # whatever else was chosen with it (a BLAS kernel may vary with shape);
+        # in chunks, so that a query tied with every row cannot allocate them all
+        q64 = q.astype(np.float64)
+        exact = np.empty(chosen.size, dtype=np.float64)
+        for lo in range(0, chosen.size, _CHUNK):
+            part = chosen[lo : lo + _CHUNK]
+            exact[lo : lo + part.size] = (self.matrix[part].astype(np.float64) * q64).sum(axis=1)
+        if chosen.size > take:  # keep the take best, and every row tied with the last
+            kth = np.partition(exact, chosen.size - take)[chosen.size - take]
+            keep = exact >= kth
+            chosen, exact = chosen[keep], exact[keep]
         pairs = [(self.ids[int(i)], float(s)) for i, s in zip(chosen, exact, strict=True)]
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:take]
