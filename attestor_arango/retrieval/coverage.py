@@ -4,7 +4,7 @@ Reciprocal rank fusion keeps only ranks, so a turn that mentions every
 distinctive word of the question and one that mentions a single common word can
 sit next to each other. Coverage puts the magnitude back: the IDF-weighted share
 of the query's distinct terms that a candidate's text contains, with the IDF
-taken over the visible candidates only (replay-stable, like ``text.rescore``).
+taken over the visible candidates only (replay-stable, like ``text.rescore_pool``).
 
 Session coverage reads the same share over the union of a session's candidates.
 A conversation answers a question over several turns ("I went to the support

@@ -28,7 +28,7 @@ import numpy as np
 from ..clock import from_us
 from ..embeddings import Embedder
 from ..errors import ValidationError
-from ..models import Memory, RecallResponse, RecallResult, Relation
+from ..models import RecallResponse, RecallResult, Relation
 from ..scope import Scope, TemporalView
 from ..store.protocol import Hit, Store, TextHit
 from ..validation import entity_key
@@ -43,36 +43,13 @@ from .graph import apply_affinity, relation_candidates
 from .lanes import QueryExpander
 from .mmr import mmr_rerank
 from .temporal import apply_decay_boost, apply_freshness
-from .text import feedback_terms, rescore, rescore_pool
+from .text import feedback_terms, rescored_text, text_lane
 from .timecue import apply_time_cue
 from .trace import RecallTrace, Tracer, recall_id
 
 
 def _err(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
-
-
-def _text_lane(
-    store: Store,
-    scope: Scope,
-    query: str,
-    view: TemporalView,
-    config: RetrievalConfig,
-    known: Mapping[str, Memory],
-) -> tuple[list[Hit], list[TextHit]]:
-    """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
-
-    ``known`` holds memories another lane already read, so they are not read twice.
-    Also returns the re-scored pool below the cut (light rows, for lane completion).
-    """
-    if not config.bm25_rescore:
-        return store.text_candidates(scope, query, config.text_k, view), []
-    pool = store.text_pool(scope, query, max(config.text_k, config.text_fetch_k), view)
-    scored = rescore_pool(pool, query)
-    kept, tail = scored[: config.text_k], scored[config.text_k :]
-    missing = [t.id for t in kept if t.id not in known]
-    found = {**known, **store.get_memories(scope, missing)} if missing else known
-    return [Hit(found[t.id], t.score) for t in kept if t.id in found], tail
 
 
 def _lanes(
@@ -103,7 +80,7 @@ def _lanes(
     if config.bm25_enabled:
         try:
             known = {h.memory.id: h.memory for _, found in lanes for h in found}
-            hits, bm25_tail = _text_lane(store, scope, query, view, config, known)
+            hits, bm25_tail = text_lane(store, scope, query, view, config, known)
             lanes.append(("bm25", hits))
             tr.step("bm25", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:
@@ -129,7 +106,7 @@ def _lanes(
             rewrites = expanders["multi_query"](query)[: config.multi_query_n]
             for i, text in enumerate(rewrites):
                 known = {h.memory.id: h.memory for _, found in lanes for h in found}
-                mq_hits, _ = _text_lane(store, scope, text, view, config, known)
+                mq_hits, _ = text_lane(store, scope, text, view, config, known)
                 lanes.append((f"mq_{i + 1}", mq_hits))
             tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
         except Exception as exc:
@@ -191,8 +168,10 @@ def _feedback_lane(
         if not extra:
             return None
         expanded = f"{query} {' '.join(extra)}"
-        fetched = store.text_candidates(scope, expanded, config.text_fetch_k, view)
-        hits = rescore(fetched, expanded)[: config.text_k]
+        known = {h.memory.id: h.memory for h in pool}
+        hits, _ = rescored_text(
+            store, scope, expanded, view, config.text_fetch_k, config.text_k, known
+        )
         tr.step("prf", len(top), len(hits))
         return ("prf", hits)
     except Exception as exc:

@@ -17,12 +17,15 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import snowballstemmer
 
-from ..store.protocol import Hit, TextHit, pool_of
+from ..models import Memory
+from ..scope import Scope, TemporalView
+from ..store.protocol import Hit, Store, TextHit
+from .config import RetrievalConfig
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STEMMER = snowballstemmer.stemmer("porter")
@@ -193,10 +196,40 @@ def rescore_pool(
     return out
 
 
-def rescore(hits: Sequence[Hit], query: str) -> list[Hit]:
-    """``rescore_pool`` over decoded hits."""
-    by_id = {h.memory.id: h.memory for h in hits}
-    return [Hit(by_id[t.id], t.score) for t in rescore_pool(pool_of(hits), query)]
+def text_lane(
+    store: Store,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    config: RetrievalConfig,
+    known: Mapping[str, Memory],
+) -> tuple[list[Hit], list[TextHit]]:
+    """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
+
+    ``known`` holds memories another lane already read, so they are not read twice.
+    Also returns the re-scored pool below the cut (light rows, for lane completion).
+    """
+    if not config.bm25_rescore:
+        return store.text_candidates(scope, query, config.text_k, view), []
+    fetch = max(config.text_k, config.text_fetch_k)
+    return rescored_text(store, scope, query, view, fetch, config.text_k, known)
+
+
+def rescored_text(
+    store: Store,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    fetch: int,
+    keep: int,
+    known: Mapping[str, Memory],
+) -> tuple[list[Hit], list[TextHit]]:
+    """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest."""
+    scored = rescore_pool(store.text_pool(scope, query, fetch, view), query)
+    kept, tail = scored[:keep], scored[keep:]
+    missing = [t.id for t in kept if t.id not in known]
+    found = {**known, **store.get_memories(scope, missing)} if missing else known
+    return [Hit(found[t.id], t.score) for t in kept if t.id in found], tail
 
 
 def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms: int) -> list[str]:
