@@ -55,6 +55,6 @@ def limit_blas_threads() -> None:
 
 
 def blas_threads() -> list[int]:
-    """The thread count of every BLAS library loaded (for tests and the doctor)."""
+    """The thread count of every BLAS library loaded (for tests)."""
     infos = ThreadpoolController().info()
     return [int(info["num_threads"]) for info in infos if info["user_api"] == "blas"]

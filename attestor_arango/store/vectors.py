@@ -30,7 +30,7 @@ from ..blas import limit_blas_threads
 from ..scope import TemporalView
 
 _GROW = 1.5
-_CHUNK = 2048  # rows cast from int8 to float32 at a time: the buffer stays in cache
+_CHUNK = 2048  # rows per step of the numpy fallback scan and of exact re-scoring (stays in cache)
 # below this many rows the float32 matrix sits in cache and one product beats quantising
 # the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
 _INT8_ROWS = 10_000
