@@ -12,12 +12,12 @@ from retrieval_fakes import mem, view_at
 from attestor_arango.errors import ValidationError
 from attestor_arango.models import Entity, Relation
 from attestor_arango.retrieval.budget import pack
-from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.candidates import Candidate, order, tie_key
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates, synthetic_id
-from attestor_arango.retrieval.mmr import mmr_rerank
+from attestor_arango.retrieval.mmr import mmr_rerank, round12, similarity_matrix
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit
@@ -193,6 +193,52 @@ def test_mmr_has_no_silent_cap_and_scores_never_increase() -> None:
     values = [c.mmr for c in out]
     assert all(x is not None for x in values)
     assert all(a >= b for a, b in itertools.pairwise(values))  # type: ignore[operator]
+
+
+def _eager_mmr(cands: list[Candidate], vecs: dict[str, np.ndarray], lam: float) -> list[tuple]:
+    """MMR as defined: every value recomputed at every step (the reference)."""
+    sims = similarity_matrix(cands, vecs)
+    tie = sorted(range(len(cands)), key=lambda i: tie_key(0.0, cands[i]))
+    left, picked, out = set(range(len(cands))), [], []
+    while left:
+
+        def value(i: int) -> float:
+            penalty = max((sims[p][i] for p in picked), default=0.0)
+            return float(np.round(lam * cands[i].relevance - (1 - lam) * max(penalty, 0.0), 12))
+
+        best = max(value(i) for i in left)
+        pick = min((i for i in left if value(i) == best), key=tie.index)
+        left.remove(pick)
+        picked.append(pick)
+        out.append((cands[pick].id, best))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lazy_mmr_picks_what_eager_mmr_picks(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    # few distinct relevances and vectors, so values tie and the tie rule decides
+    levels = rng.random(4)
+    basis = rng.normal(size=(3, 5))
+    cands = [
+        cand(f"m{i:02d}", float(levels[rng.integers(4)]), day=int(rng.integers(3)))
+        for i in range(30)
+    ]
+    vecs = {c.id: basis[rng.integers(3)] * float(rng.choice([1.0, 2.0])) for c in cands}
+    vecs.pop(cands[0].id)  # a candidate without a vector is similar to nothing
+    for lam in (0.0, 0.5, 0.7, 1.0):
+        want = _eager_mmr(cands, vecs, lam)
+        got = [(c.id, c.mmr) for c in mmr_rerank(cands, vecs, lam)]
+        assert got == want, lam
+
+
+def test_round12_matches_numpy_bit_for_bit() -> None:
+    rng = np.random.default_rng(3)
+    xs = [*rng.normal(size=2000), *(rng.normal(size=200) * 1e-12), -0.0, 0.0, -4e-13, 4e-13]
+    for x in xs:
+        want = float(np.round(np.float64(x), 12))
+        got = round12(float(x))
+        assert (got, math.copysign(1.0, got)) == (want, math.copysign(1.0, want)), x
 
 
 # -- decay, boost, freshness ------------------------------------------------------------
