@@ -12,7 +12,7 @@ import pytest
 from attestor_arango.clock import OPEN
 from attestor_arango.scope import TemporalView
 from attestor_arango.store import vectors as vectors_module
-from attestor_arango.store.vectors import TenantVectors, quantize
+from attestor_arango.store.vectors import TenantVectors, kth_largest, quantize
 
 
 def _brute(
@@ -215,3 +215,22 @@ def test_a_query_tied_with_every_row_returns_the_first_ids(
     view = TemporalView(as_of=10**9, include_closed=True)
     got = index.search(np.zeros(16, dtype=np.float32), 5, None, view)
     assert got == [(i, 0.0) for i in sorted(index.ids)[:5]]
+
+
+@pytest.mark.parametrize("n", [1, 7, 600, 5_000, 40_000])
+def test_kth_largest_is_exact(n: int) -> None:
+    rng = np.random.default_rng(n)
+    arrays = [
+        rng.normal(size=n),
+        rng.integers(0, 3, size=n).astype(np.float64),  # heavy ties
+        np.zeros(n),
+    ]
+    # the sampled rows hold the largest values: the threshold leaves too few, so the
+    # whole array is partitioned
+    skewed = rng.normal(size=n)
+    skewed[:: vectors_module._SAMPLE_STEP] += 100.0
+    arrays.append(skewed)
+    for values in arrays:
+        ordered = np.sort(values)[::-1]
+        for k in {1, min(n, 50), min(n, 257), n}:
+            assert kth_largest(values, k) == ordered[k - 1], (n, k)
