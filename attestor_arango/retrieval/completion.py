@@ -41,15 +41,16 @@ def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hi
     vecs = store.get_vectors(scope, sorted({h.memory.id for h in hits}))
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (float(np.linalg.norm(q)) or 1.0)
-    out: list[Hit] = []
-    for h in hits:
-        v = vecs.get(h.memory.id)
-        if v is None:
-            out.append(Hit(h.memory, round(float(h.score), 6)))
-            continue
-        v64 = np.asarray(v, dtype=np.float64)
-        cos = float(np.dot(v64, q)) / (float(np.linalg.norm(v64)) or 1.0)
-        out.append(Hit(h.memory, round(cos, 9)))
+    found = [h for h in hits if h.memory.id in vecs]
+    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in vecs]
+    if found:
+        # row by row, elementwise then summed: a row's cosine does not depend on the
+        # other rows in the batch (a BLAS kernel's summation order may vary with shape)
+        mat = np.array([vecs[h.memory.id] for h in found], dtype=np.float64)
+        norms = np.sqrt((mat * mat).sum(axis=1))
+        dots = (mat * q).sum(axis=1)
+        for h, dot, norm in zip(found, dots.tolist(), norms.tolist(), strict=True):
+            out.append(Hit(h.memory, round(dot / (norm or 1.0), 9)))
     out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
     return out
 

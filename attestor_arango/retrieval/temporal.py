@@ -30,7 +30,7 @@ import numpy as np
 
 from .candidates import Candidate, tie_key
 from .config import RetrievalConfig
-from .mmr import similarity_matrix
+from .mmr import unit_rows
 from .text import terms
 
 US_PER_DAY = 86_400_000_000
@@ -80,21 +80,22 @@ def apply_freshness(
     ]
     if len(items) < 2:
         return
-    sims = similarity_matrix(items, vectors)
+    unit = unit_rows(items, vectors)
     cued = np.array([announces_change(c.memory.content) for c in items], dtype=bool)
-    # close[i, j]: j may restate i; a change-announcing j needs less similarity
-    close = (sims >= config.freshness_similarity) | (
-        (sims >= config.freshness_cue_similarity) & cued[np.newaxis, :]
-    )
-    np.fill_diagonal(close, False)
     before = [c.relevance for c in items]
     top = sorted(range(len(items)), key=lambda k: tie_key(before[k], items[k]))
     for i in top[: config.freshness_top_n]:
+        # close[j]: j may restate i; a change-announcing j needs less similarity
+        sims = np.round(unit @ unit[i], 9)
+        close = (sims >= config.freshness_similarity) | (
+            (sims >= config.freshness_cue_similarity) & cued
+        )
+        close[i] = False
         older = items[i]
         t_old = (older.memory.us("valid_from"), older.t_created)
         s_old = older.memory.provenance.session_id
         updates: list[int] = []
-        for j in (int(x) for x in np.flatnonzero(close[i])):
+        for j in (int(x) for x in np.flatnonzero(close)):
             newer = items[j]
             if newer.memory.entity != older.memory.entity:
                 continue
