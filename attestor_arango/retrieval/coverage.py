@@ -33,13 +33,18 @@ from .text import terms
 
 def query_weights(query: str, cands: Sequence[Candidate]) -> dict[str, float]:
     """IDF of each distinct query term over the candidates (the BM25 form, always > 0)."""
-    q = set(terms(query))
+    q = frozenset(terms(query))
+    return _weights(q, [q.intersection(terms(c.memory.content)) for c in cands])
+
+
+def _weights(q: frozenset[str], found: Sequence[set[str] | frozenset[str]]) -> dict[str, float]:
+    """IDF of each query term, given the query terms each candidate contains."""
     if not q:
         return {}
-    n = len(cands)
+    n = len(found)
     df: Counter[str] = Counter()
-    for c in cands:
-        df.update(set(terms(c.memory.content)) & q)
+    for f in found:
+        df.update(f)
     return {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in sorted(q)}
 
 
@@ -52,21 +57,20 @@ def apply_coverage(
     without a session id gets session coverage 0; candidates of one session share
     the union of their terms.
     """
-    weights = query_weights(query, cands)
+    q = frozenset(terms(query))
+    own = [q.intersection(terms(c.memory.content)) for c in cands]
+    weights = _weights(q, own)
     total = sum(weights.values())  # insertion order is sorted term order
     if total <= 0:
         return
-    own: dict[str, set[str]] = {}
     by_session: dict[str, set[str]] = {}
-    for c in cands:
-        found = set(terms(c.memory.content)) & weights.keys()
-        own[c.id] = found
+    for c, found in zip(cands, own, strict=True):
         sid = c.memory.provenance.session_id
         if sid is not None:
             by_session.setdefault(sid, set()).update(found)
-    for c in cands:
+    for c, found in zip(cands, own, strict=True):
         # sorted: a float sum in set order would depend on PYTHONHASHSEED
-        turn = sum(weights[t] for t in sorted(own[c.id])) / total
+        turn = sum(weights[t] for t in sorted(found)) / total
         sid = c.memory.provenance.session_id
         sess = sum(weights[t] for t in sorted(by_session[sid])) / total if sid is not None else 0.0
         c.coverage = round(turn_weight * turn + session_weight * sess, 12)

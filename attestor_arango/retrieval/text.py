@@ -153,9 +153,9 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(_stem(w) for w in _WORD.findall(norm) if w not in STOPWORDS)
 
 
-def terms(text: str) -> list[str]:
-    """Stemmed, lower-cased, stop-word-free tokens."""
-    return list(_terms(text))
+def terms(text: str) -> tuple[str, ...]:
+    """Stemmed, lower-cased, stop-word-free tokens (cached: the same text, the same tuple)."""
+    return _terms(text)
 
 
 def rescore_pool(
