@@ -1,5 +1,7 @@
 """attestor-arango: shared, bi-temporal, auditable memory for teams of LLM agents."""
 
+from typing import TYPE_CHECKING, Any
+
 from .context import AgentContext, AgentRole, Permission
 from .errors import (
     AccessDenied,
@@ -16,11 +18,25 @@ from .errors import (
 from .models import AuditEntry, Episode, Memory, MemoryStatus, RecallResponse, RecallResult
 from .scope import Scope, TemporalView
 
+if TYPE_CHECKING:
+    from .memory import AgentMemory
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``AgentMemory`` on first use: importing the package stays light (no numpy, no store)."""
+    if name == "AgentMemory":
+        from .memory import AgentMemory
+
+        return AgentMemory
+    raise AttributeError(f"module 'attestor_arango' has no attribute {name!r}")
+
 
 __all__ = [
     "AccessDenied",
     "AgentContext",
+    "AgentMemory",
     "AgentRole",
     "AttestorError",
     "AuditEntry",

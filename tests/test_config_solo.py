@@ -76,3 +76,25 @@ def test_content_limit_is_configurable(tmp_path: Path) -> None:
         with pytest.raises(ValidationError, match="limit of 10"):
             mem.add("x" * 11)
         assert mem.add("x" * 10).content == "x" * 10
+
+
+def test_agent_memory_is_exported_from_the_package_without_a_heavy_import() -> None:
+    """``from attestor_arango import AgentMemory`` works; a bare import loads no store."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, attestor_arango\n"
+        "assert 'attestor_arango.memory' not in sys.modules\n"
+        "from attestor_arango import AgentMemory\n"
+        "from attestor_arango.memory import AgentMemory as Direct\n"
+        "assert AgentMemory is Direct\n"
+        "try:\n"
+        "    attestor_arango.NoSuchThing\n"
+        "except AttributeError as exc:\n"
+        "    assert 'NoSuchThing' in str(exc)\n"
+        "else:\n"
+        "    raise SystemExit('no AttributeError')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
