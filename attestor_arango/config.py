@@ -51,6 +51,9 @@ class Config(BaseModel):
 
     backend: Literal["embedded", "arangodb"] = "embedded"
     path: str | None = None  # embedded: the SQLite file, or a directory to hold memory.db
+    # embedded text lane: "memory" (BM25 over exactly the view; holds each tenant's
+    # words in memory once it is read) or "fts5" (no memory cost; see embedded_fts.py)
+    text_index: Literal["memory", "fts5"] = "memory"
     embedder: Literal["auto", "hashing", "ollama", "openai", "local"] = "auto"
     embedder_model: str | None = None
     embedder_dimension: int | None = None
@@ -83,6 +86,7 @@ def default_data_dir() -> Path:
 _ENV: dict[str, tuple[str, ...]] = {
     "ATTESTOR_BACKEND": ("backend",),
     "ATTESTOR_PATH": ("path",),
+    "ATTESTOR_TEXT_INDEX": ("text_index",),
     "ATTESTOR_EMBEDDER": ("embedder",),
     "ATTESTOR_EMBEDDER_MODEL": ("embedder_model",),
     "ATTESTOR_LOCAL_MODEL_PATH": ("local_model_path",),

@@ -10,9 +10,10 @@ import pytest
 from attestor_arango.clock import from_us
 from attestor_arango.models import Memory, Provenance, content_hash
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store import embedded
+from attestor_arango.store import embedded_fts
 from attestor_arango.store import embedded_sql as q
-from attestor_arango.store.embedded import SQLiteStore, fts_match
+from attestor_arango.store.embedded import SQLiteStore
+from attestor_arango.store.embedded_fts import fts_match
 
 T0 = 1_767_225_600_000_000
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "theta"]
@@ -35,9 +36,9 @@ def _memory(scope: Scope, i: int, text: str, t: int) -> Memory:
 def test_two_step_lane_equals_full_join(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, min_factor: int
 ) -> None:
-    monkeypatch.setattr(embedded, "_TEXT_MIN_FACTOR", min_factor)
-    monkeypatch.setattr(embedded, "_TEXT_LAST_CUT", 200)
-    store = SQLiteStore(tmp_path / "m.db")
+    monkeypatch.setattr(embedded_fts, "_TEXT_MIN_FACTOR", min_factor)
+    monkeypatch.setattr(embedded_fts, "_TEXT_LAST_CUT", 200)
+    store = SQLiteStore(tmp_path / "m.db", text_index="fts5")
     rng = random.Random(5)
     scopes = [Scope("big", "n"), Scope("small", "n"), Scope("small", "other")]
     for i in range(400):
@@ -76,7 +77,7 @@ def test_two_step_lane_equals_full_join(
 
 def test_first_cut_follows_the_scopes_share_of_the_index(tmp_path: Path) -> None:
     """A tenant with a small share of a big file needs one ranked query once it is known."""
-    store = SQLiteStore(tmp_path / "m.db")
+    store = SQLiteStore(tmp_path / "m.db", text_index="fts5")
     big, small = Scope("big", "n"), Scope("small", "n")
     for i in range(600):
         scope = small if i % 20 == 0 else big  # small holds 1 row in 20

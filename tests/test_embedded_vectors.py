@@ -19,15 +19,16 @@ def _brute(
     index: TenantVectors, q: np.ndarray, k: int, namespace: str | None, view: TemporalView
 ) -> list[tuple[str, float]]:
     rows = []
-    code = None if namespace is None else index.ns_code(namespace)
+    t = index.rows
+    code = None if namespace is None else t.ns_code(namespace)
     for i, memory_id in enumerate(index.ids):
-        if not (index.t_created[i] <= view.as_of and index.t_expired[i] > view.t_expired_after):
+        if not (t.t_created[i] <= view.as_of and t.t_expired[i] > view.t_expired_after):
             continue
         if view.window is not None and not (
-            index.valid_from[i] < view.window_end and index.valid_until[i] > view.window_start
+            t.valid_from[i] < view.window_end and t.valid_until[i] > view.window_start
         ):
             continue
-        if code is not None and index.ns[i] != code:
+        if code is not None and t.ns[i] != code:
             continue
         v = index.matrix[i].astype(np.float64)
         rows.append((memory_id, float((v * q.astype(np.float64)).sum())))
@@ -133,20 +134,23 @@ def test_bulk_load_answers_like_one_by_one_adds() -> None:
     bulk = TenantVectors(24)
     bulk.load(
         one_by_one.ids,
-        ["a" if one_by_one.ns[i] == one_by_one.ns_code("a") else "b" for i in range(5000)],
+        [one_by_one.rows.namespace(i) for i in range(5000)],
         vecs,
         np.stack(
             [
-                one_by_one.t_created,
-                one_by_one.t_expired,
-                one_by_one.valid_from,
-                one_by_one.valid_until,
+                one_by_one.rows.t_created,
+                one_by_one.rows.t_expired,
+                one_by_one.rows.valid_from,
+                one_by_one.rows.valid_until,
             ],
             axis=1,
         )[:5000],
     )
-    for name in ("codes", "scale", "err", "rounding", "size", "ns", "t_expired"):
+    for name in ("codes", "scale", "err", "rounding", "size"):
         assert np.array_equal(getattr(bulk, name)[:5000], getattr(one_by_one, name)[:5000])
+    for name in ("ns", "t_expired"):
+        got = getattr(bulk.rows, name)[:5000]
+        assert np.array_equal(got, getattr(one_by_one.rows, name)[:5000])
     for q in _dense(rng, 5, 24):
         for namespace, view in _views(5000):
             assert bulk.search(q, 20, namespace, view) == one_by_one.search(q, 20, namespace, view)

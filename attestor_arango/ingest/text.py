@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import re
 
-import snowballstemmer
-
-_STEMMER = snowballstemmer.stemmer("porter")
+from ..stemming import STEMMER as _STEMMER
 
 
 def _wordset(text: str) -> frozenset[str]:

@@ -14,21 +14,17 @@ tokenizer, stop words dropped.
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-import snowballstemmer
-
 from ..models import Memory
 from ..scope import Scope, TemporalView
+from ..stemming import STEMMER, stem, words
 from ..store.protocol import Hit, Store, TextHit
 from .config import RetrievalConfig
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_STEMMER = snowballstemmer.stemmer("porter")
+_STEMMER = STEMMER  # tests check which stemmer build is in use
 
 STOPWORDS = frozenset(
     [
@@ -142,15 +138,9 @@ STOPWORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=65_536)
-def _stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
-
-
 @lru_cache(maxsize=32_768)
 def _terms(text: str) -> tuple[str, ...]:
-    norm = unicodedata.normalize("NFKC", text).lower()
-    return tuple(_stem(w) for w in _WORD.findall(norm) if w not in STOPWORDS)
+    return tuple(stem(w) for w in words(text) if w not in STOPWORDS)
 
 
 def terms(text: str) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""The embedded backend: one SQLite file (WAL), FTS5 for BM25, numpy for vectors.
+"""The embedded backend: one SQLite file (WAL), BM25 in memory or by FTS5, numpy for vectors.
 
 Zero-config default for library use, tests and CI. A single connection is
 shared behind a re-entrant lock; writes run in ``BEGIN IMMEDIATE``
@@ -28,37 +28,27 @@ from .embedded_base import decode_row as _decode
 from .embedded_base import encode_doc as _encode
 from .embedded_base import scope_params as _scope_params
 from .embedded_base import view_params as _view_params
-from .embedded_fts import fts_match
+from .embedded_fts import TEXT_INDEXES, EmbeddedText
 from .embedded_governance import EmbeddedGovernance
 from .embedded_graph import EmbeddedGraph
 from .embedded_schema import migrate
-from .protocol import EmbeddingSpace, Hit, MemoryFilter, TextHit, check_tenant
+from .protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
 from .rows import memory_from_doc, memory_to_doc
+from .text_index import TenantText
 from .vectors import TenantVectors
 
-# The text lane first scores only the index's best rows (cheap), widening the cut while the
-# scope's own rows are too few among them; past the last cut it filters every match.
-# The first cut is sized from the share of the index's best rows the scope saw last time
-# (a single-tenant store sees nearly all, a small tenant of a big file few), so most reads
-# need one ranked query; the answer never depends on it, only the cost does. The factor
-# leaves room above k for the exactness check (1.25: a quarter more rows than needed;
-# 2 read 60 % more rows per query for nothing on a single-tenant 100k store, 1.1 widened
-# too often on ties)
-_TEXT_MIN_FACTOR = 1.25
-_TEXT_LAST_CUT = 64_000
 
-
-def _text_hits(scope: Scope, scored: Sequence[tuple[float, sqlite3.Row]]) -> list[TextHit]:
-    check_tenant(scope, [{"tenant": r["tenant"], "namespace": r["namespace"]} for _, r in scored])
-    return [TextHit(r["id"], r["content"], r["t_created"], score) for score, r in scored]
-
-
-class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
+class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
     """The Store protocol over one SQLite file."""
 
     backend = "embedded"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, text_index: str = "memory") -> None:
+        if text_index not in TEXT_INDEXES:
+            raise ValidationError(
+                f"unknown text index {text_index!r}; use one of {list(TEXT_INDEXES)}"
+            )
+        self.text_index = text_index
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +70,8 @@ class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
         self._depth = 0
         self._pending: list[tuple[str, Any]] = []
         self._vectors: dict[str, TenantVectors] = {}
-        self._text_share: dict[str, float] = {}  # per tenant, see _TEXT_MIN_FACTOR
+        self._texts: dict[str, TenantText] = {}
+        self._text_share: dict[str, float] = {}  # per tenant, see embedded_fts.py
         self._data_version = self._read_data_version()
 
     # lifecycle -----------------------------------------------------------------------
@@ -141,7 +132,7 @@ class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
         with self._lock:
             return self._exec(sql, params).fetchall()
 
-    # vector cache ------------------------------------------------------------------------
+    # vector and text caches ----------------------------------------------------------------
     def _read_data_version(self) -> int:
         return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
@@ -150,6 +141,7 @@ class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
         version = self._read_data_version()
         if version != self._data_version:
             self._vectors.clear()
+            self._texts.clear()
             self._data_version = version
 
     def _tenant_vectors(self, tenant: str) -> TenantVectors | None:
@@ -192,16 +184,20 @@ class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
             self._apply(op, payload)
 
     def _apply(self, op: str, payload: Any) -> None:
+        # a tenant's caches not loaded yet are loaded later, from the committed rows
         if op == "drop":
             self._vectors.pop(payload, None)
+            self._texts.pop(payload, None)
             return
-        index = self._vectors.get(payload[0])
-        if index is None:
-            return  # loaded lazily later, from the committed rows
-        if op == "add":
-            index.add(*payload[1:])
+        vectors, texts = self._vectors.get(payload[0]), self._texts.get(payload[0])
+        if op == "add" and vectors is not None:
+            vectors.add(*payload[1:])
+        elif op == "text" and texts is not None:
+            texts.add(*payload[1:])
         elif op == "expire":
-            index.set_expired(payload[1], payload[2])
+            for index in (vectors, texts):
+                if index is not None:
+                    index.set_expired(payload[1], payload[2])
 
     # embedding space ------------------------------------------------------------------------
     def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None:
@@ -231,6 +227,10 @@ class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
         with self.transaction():
             cur = self._exec(q.INSERT_MEMORY, {**doc, "embedding": blob})
             self._exec(q.INSERT_FTS, {"rowid": cur.lastrowid, "content": memory.content})
+            times = (doc["t_created"], doc["t_expired"], doc["valid_from"], doc["valid_until"])
+            self._after_commit(
+                "text", (scope.tenant, memory.id, memory.namespace, memory.content, times)
+            )
             if blob is not None:
                 self._after_commit(
                     "add",
@@ -364,44 +364,11 @@ class SQLiteStore(EmbeddedGraph, EmbeddedGovernance):
         found = self.get_memories(scope, [i for i, _ in pairs])
         return [Hit(found[i], s) for i, s in pairs if i in found]
 
-    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
-        pool = self.text_pool(scope, query, k, view)
-        found = self.get_memories(scope, [t.id for t in pool])
-        return [Hit(found[t.id], t.score) for t in pool if t.id in found]
-
-    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
-        match = fts_match(query)
-        if match is None:
-            return []
-        if k <= 0:
-            return []
-        params = {**_scope_params(scope), **_view_params(view), "match": match}
-        with self._lock:
-            share = self._text_share.get(scope.tenant, 1.0)
-            n = min(_TEXT_LAST_CUT, int(_TEXT_MIN_FACTOR * k / min(share, 1.0)))
-            while n <= _TEXT_LAST_CUT:
-                ranked = self._exec(q.TEXT_TOP_RANKED, {"match": match, "n": n}).fetchall()
-                scores = {int(r[0]): float(r[1]) for r in ranked}
-                rows = self._exec(
-                    q.TEXT_FILTER_ROWS, {**params, "rowids": json.dumps(list(scores))}
-                ).fetchall()
-                if len(ranked) == n:  # a full cut: what share of it the scope could see
-                    self._text_share[scope.tenant] = max(len(rows), 1) / n
-                hits = sorted(
-                    ((scores[r["rowid"]], r) for r in rows), key=lambda p: (-p[0], p[1]["id"])
-                )[:k]
-                # Exact when the index ran dry, or when the k-th hit beats the cut's score
-                # (every visible row above the cut was fetched; ties at the cut were not).
-                if len(ranked) < n or (len(hits) == k and hits[-1][0] > float(ranked[-1][1])):
-                    return _text_hits(scope, hits)
-                n *= 4
-            rows = self._exec(q.TEXT_CANDIDATES, {**params, "k": k}).fetchall()
-        return _text_hits(scope, [(float(r["score"]), r) for r in rows])
-
     # introspection for tests and doctor ---------------------------------------------------------
     def integrity_check(self) -> str:
         with self._lock:
             return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
 
     def cached_tenants(self) -> list[str]:
-        return sorted(self._vectors)
+        """Tenants with a vector or text cache in memory."""
+        return sorted(set(self._vectors) | set(self._texts))

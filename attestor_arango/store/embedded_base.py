@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from ..scope import Scope, TemporalView
 
 if TYPE_CHECKING:
+    from ..models import Memory
+    from .text_index import TenantText
     from .vectors import TenantVectors
 
 _JSON_FIELDS = ("tags", "agent_trail", "metadata", "details", "aliases", "properties")
@@ -65,6 +68,7 @@ class EmbeddedBase:
     _lock: threading.RLock
     _depth: int
     _vectors: dict[str, TenantVectors]
+    _texts: dict[str, TenantText]
 
     if TYPE_CHECKING:
 
@@ -73,3 +77,4 @@ class EmbeddedBase:
         def _read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]: ...
         def _refresh_caches(self) -> None: ...
         def _after_commit(self, op: str, payload: Any) -> None: ...
+        def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]: ...

@@ -1,87 +1,130 @@
-"""The FTS5 MATCH expression of a free-text query.
+"""The embedded store's text lane: the in-memory index (default) or FTS5.
 
-Words are ORed (recall wants any overlap; BM25 ranks) and quoted, so nothing a user
-types is read as an FTS5 operator. Very common words are dropped on the query side
-only: OR-matching them scans most of the index for no ranking signal.
+``text_index="memory"`` (the default) answers from ``TenantText``
+(text_index.py): BM25 over exactly the rows the view sees. ``"fts5"`` asks
+SQLite's FTS5 index instead, with no memory cost, but FTS5 ranks with
+statistics of every row it holds, so above the pool size (200 rows) which rows
+it picks depends on other tenants' rows and on rows written after a replay's
+``as_of`` (docs/design-notes.md).
+
+FTS5 queries OR the words (recall wants any overlap; BM25 ranks) and quote them,
+so nothing a user types is read as an FTS5 operator. Very common words are
+dropped on the query side only: OR-matching them scans most of the index for no
+ranking signal. Mixed into ``SQLiteStore``; see embedded_base.py for what it
+relies on.
 """
 
 from __future__ import annotations
 
-import re
+import json
+import sqlite3
+from collections.abc import Sequence
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-# Query-side only: words so common that OR-matching them scans most of the index.
-# Deliberately narrower than retrieval.text.STOPWORDS (which BM25 re-scoring drops):
-# choosing candidates with that longer list measured worse on LoCoMo (turn R@10
-# 0.892 -> 0.887, session R@5 0.939 -> 0.935), since words like "not" or "before"
-# still pick useful candidates even when they do not score.
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "they",
-        "this",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-    }
-)
+import numpy as np
+
+from ..scope import Scope, TemporalView
+from . import embedded_sql as q
+from .embedded_base import EmbeddedBase, scope_params, view_params
+from .protocol import Hit, TextHit, check_tenant
+from .text_index import TenantText, query_terms, query_words
+
+TEXT_INDEXES = ("memory", "fts5")
+# The FTS5 lane first scores only the index's best rows (cheap), widening the cut while the
+# scope's own rows are too few among them; past the last cut it filters every match.
+# The first cut is sized from the share of the index's best rows the scope saw last time
+# (a single-tenant store sees nearly all, a small tenant of a big file few), so most reads
+# need one ranked query; the answer never depends on it, only the cost does. The factor
+# leaves room above k for the exactness check (1.25: a quarter more rows than needed;
+# 2 read 60 % more rows per query for nothing on a single-tenant 100k store, 1.1 widened
+# too often on ties)
+_TEXT_MIN_FACTOR = 1.25
+_TEXT_LAST_CUT = 64_000
 
 
 def fts_match(query: str) -> str | None:
     """An FTS5 MATCH expression that ORs the query's words (quoted, so no operators)."""
-    words: list[str] = []
-    for word in _WORD.findall(query.lower()):
-        if word not in _STOPWORDS and word not in words:
-            words.append(word)
-    if not words:
-        words = list(dict.fromkeys(_WORD.findall(query.lower())))
-    return " OR ".join(f'"{w}"' for w in words) if words else None
+    unique = list(dict.fromkeys(query_words(query)))
+    return " OR ".join(f'"{w}"' for w in unique) if unique else None
+
+
+def _text_hits(scope: Scope, scored: Sequence[tuple[float, sqlite3.Row]]) -> list[TextHit]:
+    check_tenant(scope, [{"tenant": r["tenant"], "namespace": r["namespace"]} for _, r in scored])
+    return [TextHit(r["id"], r["content"], r["t_created"], score) for score, r in scored]
+
+
+class EmbeddedText(EmbeddedBase):
+    """The Store protocol's text methods over the in-memory index or FTS5."""
+
+    text_index: str
+    _texts: dict[str, TenantText]
+    _text_share: dict[str, float]  # per tenant, see _TEXT_MIN_FACTOR
+
+    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
+        pool = self.text_pool(scope, query, k, view)
+        found = self.get_memories(scope, [t.id for t in pool])
+        return [Hit(found[t.id], t.score) for t in pool if t.id in found]
+
+    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+        if k <= 0:
+            return []
+        if self.text_index == "fts5":
+            return self._fts_pool(scope, query, k, view)
+        terms = query_terms(query)
+        if not terms:
+            return []
+        with self._lock:
+            found, namespaces = self._tenant_text(scope.tenant).search(
+                terms, k, scope.namespace, view
+            )
+        check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
+        return found
+
+    def _tenant_text(self, tenant: str) -> TenantText:
+        self._refresh_caches()
+        cached = self._texts.get(tenant)
+        if cached is not None:
+            return cached
+        index = TenantText()
+        rows = self._exec(q.LOAD_TEXTS, {"tenant": tenant}).fetchall()
+        if rows:
+            index.load(
+                [r["id"] for r in rows],
+                [r["namespace"] for r in rows],
+                [r["content"] for r in rows],
+                np.array(
+                    [
+                        (r["t_created"], r["t_expired"], r["valid_from"], r["valid_until"])
+                        for r in rows
+                    ],
+                    dtype=np.int64,
+                ),
+            )
+        self._texts[tenant] = index
+        return index
+
+    def _fts_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+        match = fts_match(query)
+        if match is None:
+            return []
+        params = {**scope_params(scope), **view_params(view), "match": match}
+        with self._lock:
+            share = self._text_share.get(scope.tenant, 1.0)
+            n = min(_TEXT_LAST_CUT, int(_TEXT_MIN_FACTOR * k / min(share, 1.0)))
+            while n <= _TEXT_LAST_CUT:
+                ranked = self._exec(q.TEXT_TOP_RANKED, {"match": match, "n": n}).fetchall()
+                scores = {int(r[0]): float(r[1]) for r in ranked}
+                rows = self._exec(
+                    q.TEXT_FILTER_ROWS, {**params, "rowids": json.dumps(list(scores))}
+                ).fetchall()
+                if len(ranked) == n:  # a full cut: what share of it the scope could see
+                    self._text_share[scope.tenant] = max(len(rows), 1) / n
+                hits = sorted(
+                    ((scores[r["rowid"]], r) for r in rows), key=lambda p: (-p[0], p[1]["id"])
+                )[:k]
+                # Exact when the index ran dry, or when the k-th hit beats the cut's score
+                # (every visible row above the cut was fetched; ties at the cut were not).
+                if len(ranked) < n or (len(hits) == k and hits[-1][0] > float(ranked[-1][1])):
+                    return _text_hits(scope, hits)
+                n *= 4
+            rows = self._exec(q.TEXT_CANDIDATES, {**params, "k": k}).fetchall()
+        return _text_hits(scope, [(float(r["score"]), r) for r in rows])

@@ -105,6 +105,8 @@ class EmbeddedGovernance(EmbeddedBase):
             counts = {k: int(self._exec(sql, params).fetchone()[0]) for k, sql in q.RESIDUE.items()}
             cached = self._vectors.get(scope.tenant)
             counts["vector_cache"] = 0 if cached is None else cached.n
+            texts = self._texts.get(scope.tenant)
+            counts["text_cache"] = 0 if texts is None else texts.n
         return counts
 
     def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:

@@ -126,6 +126,11 @@ WHERE rowid IN (SELECT value FROM json_each(:rowids))
   AND +tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace) AND {VIEW}
 """
 
+LOAD_TEXTS = """
+SELECT id, namespace, content, t_created, t_expired, valid_from, valid_until
+FROM memories WHERE tenant = :tenant ORDER BY rowid
+"""
+
 LOAD_VECTORS = """
 SELECT id, namespace, embedding, t_created, t_expired, valid_from, valid_until
 FROM memories WHERE tenant = :tenant AND embedding IS NOT NULL ORDER BY rowid

@@ -168,8 +168,8 @@ class Store(Protocol):
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
         """Rows the tenant still holds per collection of ``purge_collections()``, plus its
-        index and cache entries (e.g. 'memories_fts', 'vector_cache'); the audit chain is not
-        counted. Every value is zero after a complete purge."""
+        index and cache entries (e.g. 'memories_fts', 'vector_cache', 'text_cache'); the
+        audit chain is not counted. Every value is zero after a complete purge."""
         ...
 
     def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:

@@ -28,9 +28,9 @@ except ImportError:  # pragma: no cover - a platform without its wheels uses num
 
 from ..blas import limit_blas_threads
 from ..scope import TemporalView
+from .rowtable import RowTable
 
 _SAMPLE_STEP = 32  # kth_largest: one value in 32 sets the threshold
-_GROW = 1.5
 _CHUNK = 2048  # rows per step of the numpy fallback scan and of exact re-scoring (stays in cache)
 # below this many rows the float32 matrix sits in cache and one product beats quantising
 # the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
@@ -114,10 +114,7 @@ def kth_largest(values: np.ndarray, k: int) -> float:
 class TenantVectors:
     def __init__(self, dimension: int, capacity: int = 1024) -> None:
         self.dimension = dimension
-        self.n = 0
-        self.ids: list[str] = []
-        self.pos: dict[str, int] = {}
-        self._ns_codes: dict[str, int] = {}
+        self.rows = RowTable(capacity)
         self.matrix = np.zeros((capacity, dimension), dtype=np.float32)
         self.codes = np.zeros((capacity, dimension), dtype=np.int8)
         # float32 scales held as float64 (exactly): the scan multiplies in float64
@@ -125,31 +122,21 @@ class TenantVectors:
         self.err = np.zeros(capacity, dtype=np.float32)
         self.rounding = np.zeros(capacity, dtype=np.float32)
         self.size = np.zeros(capacity, dtype=np.float32)
-        self.ns = np.zeros(capacity, dtype=np.int32)
-        self.t_created = np.zeros(capacity, dtype=np.int64)
-        self.t_expired = np.zeros(capacity, dtype=np.int64)
-        self.valid_from = np.zeros(capacity, dtype=np.int64)
-        self.valid_until = np.zeros(capacity, dtype=np.int64)
 
-    def _grow(self) -> None:
-        cap = max(16, int(len(self.ns) * _GROW))
+    @property
+    def n(self) -> int:
+        return self.rows.n
+
+    @property
+    def ids(self) -> list[str]:
+        return self.rows.ids
+
+    def _grow_to(self, cap: int) -> None:
+        self.rows.grow_to(cap)
         self.matrix = np.resize(self.matrix, (cap, self.dimension))
         self.codes = np.resize(self.codes, (cap, self.dimension))
-        for name in (
-            "scale",
-            "err",
-            "rounding",
-            "size",
-            "ns",
-            "t_created",
-            "t_expired",
-            "valid_from",
-            "valid_until",
-        ):
+        for name in ("scale", "err", "rounding", "size"):
             setattr(self, name, np.resize(getattr(self, name), cap))
-
-    def ns_code(self, namespace: str) -> int:
-        return self._ns_codes.setdefault(namespace, len(self._ns_codes))
 
     def add(
         self,
@@ -161,23 +148,15 @@ class TenantVectors:
         valid_from: int,
         valid_until: int,
     ) -> None:
-        if memory_id in self.pos:
+        if memory_id in self.rows.pos:
             return
-        if self.n == len(self.ns):
-            self._grow()
-        i = self.n
+        if self.rows.n == self.rows.capacity:
+            self._grow_to(self.rows.next_capacity())
+        i = self.rows.append(memory_id, namespace, (t_created, t_expired, valid_from, valid_until))
         self.matrix[i] = vector
         codes, scale, err, rounding, size = quantize(self.matrix[i])
         self.codes[i], self.scale[i] = codes[0], scale[0]
         self.err[i], self.rounding[i], self.size[i] = err[0], rounding[0], size[0]
-        self.ns[i] = self.ns_code(namespace)
-        self.t_created[i] = t_created
-        self.t_expired[i] = t_expired
-        self.valid_from[i] = valid_from
-        self.valid_until[i] = valid_until
-        self.ids.append(memory_id)
-        self.pos[memory_id] = i
-        self.n += 1
 
     def load(
         self,
@@ -193,49 +172,31 @@ class TenantVectors:
         if self.n:
             raise RuntimeError("load() fills an empty index; use add() afterwards")
         n = len(ids)
-        while len(self.ns) < n:
-            self._grow()
+        if self.rows.capacity < n:
+            self._grow_to(n)
         self.matrix[:n] = matrix
         for lo in range(0, n, _CHUNK):  # float64 temporaries stay small
             hi = min(lo + _CHUNK, n)
             codes, scale, err, rounding, size = quantize(self.matrix[lo:hi])
             self.codes[lo:hi], self.scale[lo:hi] = codes, scale
             self.err[lo:hi], self.rounding[lo:hi], self.size[lo:hi] = err, rounding, size
-        self.ns[:n] = [self.ns_code(ns) for ns in namespaces]
-        for col, name in enumerate(("t_created", "t_expired", "valid_from", "valid_until")):
-            getattr(self, name)[:n] = times[:, col]
-        self.ids = list(ids)
-        self.pos = {memory_id: i for i, memory_id in enumerate(self.ids)}
-        self.n = n
+        self.rows.load(ids, namespaces, times)
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:
-        i = self.pos.get(memory_id)
-        if i is not None:
-            self.t_expired[i] = t_expired
+        self.rows.set_expired(memory_id, t_expired)
 
     def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
         """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
-        code = None if namespace is None else self._ns_codes.get(namespace, -1)
         out: dict[str, np.ndarray] = {}
         for memory_id in ids:
-            i = self.pos.get(memory_id)
-            if i is not None and (code is None or self.ns[i] == code):
+            i = self.rows.pos.get(memory_id)
+            if i is not None and self.rows.in_namespace(i, namespace):
                 out[memory_id] = self.matrix[i].copy()
         return out
 
     def _visible(self, namespace: str | None, view: TemporalView) -> np.ndarray | None:
-        n = self.n
-        mask = (self.t_created[:n] <= view.as_of) & (self.t_expired[:n] > view.t_expired_after)
-        if view.window is not None:
-            mask &= (self.valid_from[:n] < view.window_end) & (
-                self.valid_until[:n] > view.window_start
-            )
-        if namespace is not None:
-            code = self._ns_codes.get(namespace)
-            if code is None:
-                return None
-            mask &= self.ns[:n] == code
-        return np.flatnonzero(mask)
+        mask = self.rows.visible_mask(namespace, view)
+        return None if mask is None else np.flatnonzero(mask)
 
     def _scan(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Approximate scores of every row, and per row a bound on their error.

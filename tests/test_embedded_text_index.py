@@ -1,0 +1,214 @@
+"""The embedded text index: BM25 over exactly the view, kept in step with the file."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attestor_arango.clock import OPEN, from_us
+from attestor_arango.errors import TenantLeakError, ValidationError
+from attestor_arango.models import Memory, Provenance, content_hash
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.stemming import stem, words
+from attestor_arango.store.embedded import SQLiteStore
+from attestor_arango.store.rowtable import RowTable
+from attestor_arango.store.text_index import query_terms
+
+T0 = 1_767_225_600_000_000
+WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "running", "runs", "the"]
+
+
+def _memory(scope: Scope, i: int, text: str, t: int, valid_from: int | None = None) -> Memory:
+    return Memory(
+        id=f"m{9999 - i:04d}",  # ids run against insertion order: ties show in the tie-break
+        tenant=scope.tenant,
+        namespace=scope.namespace or "n",
+        content=text,
+        valid_from=from_us(valid_from if valid_from is not None else t),
+        t_created=from_us(t),
+        provenance=Provenance(agent_id="a", role="planner"),
+        content_hash=content_hash(text),
+    )
+
+
+def _reference(
+    rows: list[tuple[Memory, int]], scope: Scope, query: str, k: int, view: TemporalView
+) -> list[tuple[str, float]]:
+    """BM25 written out by hand over the rows the view sees (rows: memory, t_expired)."""
+    seen = []
+    for m, t_expired in rows:
+        if m.tenant != scope.tenant or (scope.namespace and m.namespace != scope.namespace):
+            continue
+        created = m.us("t_created")
+        if not (created <= view.as_of and t_expired > view.t_expired_after):
+            continue
+        if view.window is not None and not (
+            m.us("valid_from") < view.window_end and m.us("valid_until") > view.window_start
+        ):
+            continue
+        seen.append((m, [stem(w) for w in words(m.content)]))
+    terms = query_terms(query)
+    if not seen or not terms:
+        return []
+    n = len(seen)
+    avgdl = sum(len(toks) for _, toks in seen) / n
+    df = {t: sum(1 for _, toks in seen if t in toks) for t in terms}
+    scored = []
+    for m, toks in seen:
+        score, hit = 0.0, False
+        for t in terms:
+            f = toks.count(t)
+            if f:
+                hit = True
+                idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                score += idf * f * (1.2 + 1) / (f + 1.2 * (1 - 0.75 + 0.75 * len(toks) / avgdl))
+        if hit:
+            scored.append((score, m.us("t_created"), m.id))
+    scored.sort(key=lambda p: (-p[0], -p[1], p[2]))
+    return [(mid, s) for s, _, mid in scored[:k]]
+
+
+def _fill(store: SQLiteStore, rng: random.Random, n: int) -> list[tuple[Memory, int]]:
+    scopes = [Scope("big", "n"), Scope("small", "n"), Scope("small", "other")]
+    rows: list[tuple[Memory, int]] = []
+    for i in range(n):
+        scope = scopes[0] if i % 7 else scopes[1 + (i // 7) % 2]
+        # few distinct texts, so many rows tie on their score
+        text = " ".join(rng.choices(WORDS[: 3 + i % 6], k=rng.randint(1, 5)))
+        m = _memory(scope, i, text, T0 + i, valid_from=T0 + rng.randint(0, 2 * n))
+        store.insert_memory(scope, m, None)
+        rows.append((m, OPEN))
+    for i in rng.sample(range(n), n // 10):  # some rows closed, at various times
+        m, _ = rows[i]
+        t = T0 + n + i
+        store.close_memory(Scope(m.tenant, m.namespace), m.id, t, "archived", None)
+        rows[i] = (m, t)
+    return rows
+
+
+VIEWS = [
+    TemporalView(as_of=T0 + 10_000),
+    TemporalView(as_of=T0 + 150),
+    TemporalView(as_of=T0 + 10_000, include_closed=True),
+    TemporalView(as_of=T0 + 10_000, window=(T0 + 100, T0 + 300)),
+]
+SCOPES = [
+    Scope("big", "n"),
+    Scope("small", "n"),
+    Scope("small", "other"),
+    Scope("small"),
+    Scope("nobody"),
+]
+
+
+def test_pool_is_bm25_over_exactly_the_view(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "m.db")
+    rows = _fill(store, random.Random(5), 400)
+    for scope in SCOPES:
+        for view in VIEWS:
+            for query in ("alpha", "gamma omega", "run kappa the", "The beta!", "zzz"):
+                for k in (1, 3, 10, 500):
+                    got = [(t.id, t.score) for t in store.text_pool(scope, query, k, view)]
+                    assert got == _reference(rows, scope, query, k, view), (scope, view, query, k)
+    store.close()
+
+
+def test_incremental_updates_answer_like_a_fresh_load(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    store = SQLiteStore(path)
+    rng = random.Random(11)
+    store.text_pool(SCOPES[0], "alpha", 5, VIEWS[0])  # load the caches, then keep writing
+    store.text_pool(SCOPES[1], "alpha", 5, VIEWS[0])
+    _fill(store, rng, 300)
+    assert set(store.cached_tenants()) == {"big", "small"}
+    fresh = SQLiteStore(path)
+    for scope in SCOPES:
+        for view in VIEWS:
+            for query in ("alpha beta", "delta", "runs"):
+                assert store.text_pool(scope, query, 20, view) == fresh.text_pool(
+                    scope, query, 20, view
+                )
+    store.close()
+    fresh.close()
+
+
+def test_a_replay_chooses_the_same_pool_after_more_rows_arrive(tmp_path: Path) -> None:
+    """More matches than the pool holds: later rows must not change an earlier view's pool."""
+    store = SQLiteStore(tmp_path / "m.db")
+    scope = Scope("t", "n")
+    rng = random.Random(3)
+    for i in range(300):
+        text = " ".join(rng.choices(["alpha", "beta", "gamma", "filler", "words"], k=6))
+        store.insert_memory(scope, _memory(scope, i, text, T0 + i), None)
+    then = TemporalView(as_of=T0 + 299)
+    before = store.text_pool(scope, "alpha beta", 50, then)
+    assert len(before) == 50
+    # later rows (and another tenant's) shift every global statistic of the query terms
+    for i in range(300, 900):
+        later = Scope("t", "n") if i % 2 else Scope("other", "n")
+        store.insert_memory(later, _memory(later, i, "alpha alpha " * (i % 5 + 1), T0 + i), None)
+    assert store.text_pool(scope, "alpha beta", 50, then) == before
+    assert SQLiteStore(tmp_path / "m.db").text_pool(scope, "alpha beta", 50, then) == before
+    store.close()
+
+
+def test_another_process_write_is_seen(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    reader, writer = SQLiteStore(path), SQLiteStore(path)
+    scope = Scope("t", "n")
+    reader.insert_memory(scope, _memory(scope, 1, "alpha one", T0), None)
+    view = TemporalView(as_of=T0 + 100)
+    assert [t.content for t in reader.text_pool(scope, "alpha", 5, view)] == ["alpha one"]
+    writer.insert_memory(scope, _memory(scope, 2, "alpha two alpha", T0 + 1), None)
+    writer.close_memory(scope, "m9998", T0 + 2, "archived", None)
+    assert [t.content for t in reader.text_pool(scope, "alpha", 5, view)] == ["alpha two alpha"]
+    reader.close()
+    writer.close()
+
+
+def test_purge_empties_the_text_cache(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "m.db")
+    scope = Scope("gone", "n")
+    store.insert_memory(scope, _memory(scope, 1, "secret words", T0), None)
+    assert store.text_pool(scope, "secret", 5, VIEWS[0])
+    assert store.tenant_residue(scope)["text_cache"] == 1
+    store.purge_tenant(scope)
+    assert store.tenant_residue(scope)["text_cache"] == 0
+    assert "gone" not in store.cached_tenants()
+    assert store.text_pool(scope, "secret", 5, VIEWS[0]) == []
+    store.close()
+
+
+def test_the_fts5_index_stays_available_and_unknown_ones_are_refused(tmp_path: Path) -> None:
+    scope = Scope("t", "n")
+    fts = SQLiteStore(tmp_path / "m.db", text_index="fts5")
+    fts.insert_memory(scope, _memory(scope, 1, "alpha beta", T0), None)
+    assert [t.id for t in fts.text_pool(scope, "alpha", 5, VIEWS[0])] == ["m9998"]
+    assert fts.cached_tenants() == []  # FTS5 holds no tenant's words in memory
+    fts.close()
+    with pytest.raises(ValidationError, match="unknown text index"):
+        SQLiteStore(tmp_path / "m.db", text_index="lucene")
+
+
+def test_a_row_of_another_namespace_is_refused_not_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defence in depth: if the view filter ever let another namespace through, the store raises."""
+    store = SQLiteStore(tmp_path / "m.db")
+    mine, theirs = Scope("t", "mine"), Scope("t", "theirs")
+    store.insert_memory(mine, _memory(mine, 1, "alpha here", T0), None)
+    store.insert_memory(theirs, _memory(theirs, 2, "alpha there", T0), None)
+    assert [t.content for t in store.text_pool(mine, "alpha", 5, VIEWS[0])] == ["alpha here"]
+    broken = RowTable.visible_mask
+
+    def everything(self: RowTable, namespace: str | None, view: TemporalView) -> Any:
+        return broken(self, None, view)
+
+    monkeypatch.setattr(RowTable, "visible_mask", everything)
+    with pytest.raises(TenantLeakError):
+        store.text_pool(mine, "alpha", 5, VIEWS[0])
+    store.close()
