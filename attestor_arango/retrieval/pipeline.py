@@ -8,9 +8,10 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 3. graph affinity from hop distance to the entities the query names;
 4. typed relations touching those entities, as synthetic candidates;
 5. confidence decay and recency boost against the view's as_of, query-term
-   coverage of each candidate and its session, time cues (a "when" question, a
-   date the query names), then freshness (all before diversity so that MMR's
-   order is the final order);
+   coverage of each candidate and its session, dense session evidence (the
+   session's best cosines), time cues (a "when" question, a date the query
+   names), then freshness (all before diversity so that MMR's order is the
+   final order);
 6. MMR rerank over the candidates' stored vectors (no cap);
 7. greedy budget fit in that order.
 
@@ -42,6 +43,7 @@ from .fusion import fuse
 from .graph import apply_affinity, relation_candidates
 from .lanes import QueryExpander
 from .mmr import mmr_rerank
+from .sessionvec import apply_session_vector
 from .temporal import apply_decay_boost, apply_freshness
 from .text import feedback_terms, rescored_text, text_lane
 from .timecue import apply_time_cue
@@ -337,6 +339,8 @@ def recall(
     apply_decay_boost(cands, view.as_of, config)
     if config.coverage_enabled:  # before freshness: an update yields on full relevance
         apply_coverage(cands, query, config.coverage_weight, config.session_coverage_weight)
+    if config.session_vector_enabled:  # also before freshness, for the same reason
+        apply_session_vector(cands, config.session_vector_weight, config.session_vector_k)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
     if config.freshness_enabled:
