@@ -230,6 +230,7 @@ _OFF_LATE = {
     "freshness_enabled": False,
     "session_enabled": False,
     "coverage_enabled": False,
+    "session_vector_enabled": False,
 }
 ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     ("vector only", {"bm25_enabled": False, "graph_enabled": False, **_OFF_LATE}),
