@@ -116,11 +116,11 @@ def test_recall_reports_session_vector_evidence_in_the_breakdown() -> None:
         resp = recall(store, emb, scope, "pottery class", view_at(10), 2000, cfg)
         return {r.memory.id: r.breakdown.session_vector for r in resp.results}
 
-    on = evidence(RetrievalConfig())
+    on = evidence(RetrievalConfig(session_vector_enabled=True))
     assert on["f1"] == 0.0  # no session
     assert on["t1"] == on["t2"]  # one session, one value
     # S1 has two turns on the query, S2 one (padded with the lowest cosine): S1 gets
     # the full weight, S2 none
     assert on["t1"] == pytest.approx(0.1) and on["u1"] == 0.0
-    off = evidence(RetrievalConfig(session_vector_enabled=False))
+    off = evidence(RetrievalConfig())  # off by default (see RetrievalConfig)
     assert set(off.values()) == {0.0}
