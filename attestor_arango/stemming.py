@@ -20,7 +20,8 @@ STEMMER = snowballstemmer.stemmer("porter")
 
 @lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
-    return str(STEMMER.stemWord(word))
+    """The word's stem; the word itself where the stemmer leaves nothing ("s" of "Ana's")."""
+    return str(STEMMER.stemWord(word)) or word
 
 
 def words(text: str) -> list[str]:

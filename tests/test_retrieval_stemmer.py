@@ -120,3 +120,12 @@ def test_c_and_python_stemmers_agree() -> None:
     assert [d for d in differ if d[1] != d[2]] == []
     # and the stems are real stems, not the words handed back
     assert sum(1 for w, _, s in differ if s != w) > len(words) // 4
+
+
+def test_no_token_is_empty() -> None:
+    """Porter reduces "s" (of "Ana's") to nothing; the token stays "s", never ''."""
+    from attestor_arango.retrieval.text import terms
+    from attestor_arango.store.text_index import query_terms
+
+    assert terms("Ana's dog isn't here") == ("ana", "s", "dog", "isn", "t")  # "here": a stop word
+    assert "" not in query_terms("Caroline's s")
