@@ -12,6 +12,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +107,39 @@ def test_recall_and_pack_replay_exactly(ops: list[tuple], variant: int) -> None:
                 assert mem.recall_as_pack(q, as_of=live.as_of).to_json() == pack_json
         finally:
             mem.close()
+
+
+def test_recall_replays_exactly_when_more_rows_match_than_the_text_pool_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the 200-row text pool, later rows (and other tenants) must not change a replay.
+
+    Every memory matches the query, so the text lane's pool is a real choice among
+    600 rows; the rows added afterwards shift every statistic of the query's words.
+    """
+    from attestor_arango.context import AgentContext
+
+    # the default in-memory text index (with text_index=fts5 this replay differs)
+    monkeypatch.delenv("ATTESTOR_TEXT_INDEX", raising=False)
+    clock = ManualClock(1_767_225_600_000_000)
+    mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64), clock=clock)
+    assert mem.store.text_index == "memory"  # type: ignore[attr-defined]
+    here = AgentContext(agent_id="a", tenant="here", namespace="n")
+    other = AgentContext(agent_id="a", tenant="other", namespace="n")
+    try:
+        # half the rows name the violin, half the garden: at T both words weigh the same
+        for i in range(600):
+            mem.add(f"note {i}: paris berlin {'violin' if i % 2 else 'garden'}", context=here)
+            clock.advance(seconds=1)
+        query = "paris berlin violin garden"
+        live = mem.recall(query, context=here)
+        assert len(live.results) > 50
+        # later rows make "violin" common: an index that ranks by its global statistics
+        # now prefers the garden rows, and a pool cut by it would differ from the one at T
+        for i in range(600):
+            mem.add(f"later {i}: violin violin violin", context=here if i % 2 else other)
+            clock.advance(seconds=1)
+        replay = mem.recall(query, as_of=live.as_of, context=here)
+        assert replay.model_dump_json() == live.model_dump_json()
+    finally:
+        mem.close()
