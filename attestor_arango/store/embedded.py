@@ -34,6 +34,7 @@ from .embedded_graph import EmbeddedGraph
 from .embedded_schema import migrate
 from .protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
 from .rows import memory_from_doc, memory_to_doc
+from .rowtable import times_of
 from .text_index import TenantText
 from .vectors import TenantVectors
 
@@ -161,13 +162,7 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
                 np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(
                     len(rows), space.dimension
                 ),
-                np.array(
-                    [
-                        (r["t_created"], r["t_expired"], r["valid_from"], r["valid_until"])
-                        for r in rows
-                    ],
-                    dtype=np.int64,
-                ),
+                times_of(rows),
             )
         self._vectors[tenant] = index
         return index

@@ -20,12 +20,11 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..scope import Scope, TemporalView
 from . import embedded_sql as q
 from .embedded_base import EmbeddedBase, scope_params, view_params
 from .protocol import Hit, TextHit, check_tenant
+from .rowtable import times_of
 from .text_index import TenantText, query_terms, query_words
 
 TEXT_INDEXES = ("memory", "fts5")
@@ -91,13 +90,7 @@ class EmbeddedText(EmbeddedBase):
                 [r["id"] for r in rows],
                 [r["namespace"] for r in rows],
                 [r["content"] for r in rows],
-                np.array(
-                    [
-                        (r["t_created"], r["t_expired"], r["valid_from"], r["valid_until"])
-                        for r in rows
-                    ],
-                    dtype=np.int64,
-                ),
+                times_of(rows),
             )
         self._texts[tenant] = index
         return index
