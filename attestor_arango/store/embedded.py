@@ -3,8 +3,9 @@
 Zero-config default for library use, tests and CI. A single connection is
 shared behind a re-entrant lock; writes run in ``BEGIN IMMEDIATE``
 transactions so check-then-write sequences (quotas, supersession) cannot race
-across threads or processes. In-memory vector caches are updated only after
-a commit, and dropped when another process commits (``PRAGMA data_version``).
+across threads or processes. The in-memory caches (each tenant's vector index
+and text index) are updated only after a commit, and dropped when another
+process commits (``PRAGMA data_version``).
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ alone. The pool is then a function of the view, and the rows are scored with
 numpy instead of a B-tree walk per match.
 
 Tokens: every word, stemmed as ``attestor_arango.stemming`` does. The query
-drops only very common words (``COMMON_WORDS``, shared with the FTS5 path), as matching them ranks
-most of the index for no signal.
+drops only very common words (``COMMON_WORDS``, shared with the FTS5 path), as
+matching them ranks most of the index for no signal.
 """
 
 from __future__ import annotations
