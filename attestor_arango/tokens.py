@@ -13,8 +13,4 @@ _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 
 def count_tokens(text: str) -> int:
-    total = 0
-    for match in _TOKEN.finditer(text):
-        piece = match.group(0)
-        total += 1 if len(piece) <= 4 else (len(piece) + 3) // 4
-    return total
+    return sum(1 if len(p) <= 4 else (len(p) + 3) // 4 for p in _TOKEN.findall(text))
