@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from attestor_arango.retrieval.budget import pack
 from attestor_arango.retrieval.candidates import Candidate, order, tie_key
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.entities import recognize
-from attestor_arango.retrieval.fusion import fuse
+from attestor_arango.retrieval.fusion import adaptive_weights, fuse, score_gap
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates, synthetic_id
 from attestor_arango.retrieval.mmr import mmr_rerank, round12, similarity_matrix
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
@@ -65,6 +67,73 @@ def test_weighted_rrf() -> None:
     assert [c.id for c in out] == ["b", "a"]
     assert out[0].rrf_norm == pytest.approx((1 / 61) / (1.5 / 61))
     assert out[1].rrf == pytest.approx(0.5 / 61)
+
+
+def scored(*pairs: tuple[str, float]) -> list[Hit]:
+    return [Hit(mem(i), score) for i, score in pairs]
+
+
+def test_score_gap_worked_by_hand() -> None:
+    # scores 4, 1, 1: mean 2, stdev sqrt((4 + 1 + 1) / 3) = sqrt(2) -> gap 2 / sqrt(2)
+    assert score_gap(scored(("a", 4.0), ("b", 1.0), ("c", 1.0)), 50) == pytest.approx(math.sqrt(2))
+    # only the top `depth` count: with depth 2 the scores are 4, 1 -> (4 - 2.5) / 1.5 = 1
+    assert score_gap(scored(("a", 4.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)), 3) == pytest.approx(
+        math.sqrt(2)
+    )
+    assert score_gap(scored(("a", 4.0), ("b", 1.0)), 50) is None  # too few to judge
+    assert score_gap(scored(("a", 0.5), ("b", 0.5), ("c", 0.5)), 50) is None  # flat
+
+
+def test_adaptive_weights_favour_the_lane_with_a_clear_winner_and_keep_the_sum() -> None:
+    peaked = scored(("a", 4.0), ("b", 1.0), ("c", 1.0))  # gap sqrt(2)
+    shallow = scored(("x", 3.0), ("y", 2.0), ("z", 1.0))  # gap 1 / sqrt(2/3) = sqrt(1.5)
+    lanes = [("vector", shallow), ("bm25", peaked)]
+    out = adaptive_weights(lanes, {"vector": 1.0, "bm25": 1.0}, {"vector": 50, "bm25": 50})
+    g_v, g_b = math.sqrt(1.5), math.sqrt(2)
+    assert out["bm25"] == pytest.approx(2 * g_b / (g_v + g_b))
+    assert out["vector"] == pytest.approx(2 * g_v / (g_v + g_b))
+    assert out["bm25"] > 1.0 > out["vector"]
+    assert out["vector"] + out["bm25"] == pytest.approx(2.0)
+    # base weights scale along; other lanes are left alone
+    out = adaptive_weights(
+        [*lanes, ("prf", peaked)],
+        {"vector": 2.0, "bm25": 1.0, "prf": 0.5},
+        {"vector": 50, "bm25": 50},
+    )
+    assert out["vector"] == pytest.approx(2.0 * 2 * g_v / (g_v + g_b))
+    assert out["prf"] == 0.5
+
+
+def test_adaptive_weights_change_nothing_without_both_gaps() -> None:
+    base = {"vector": 1.0, "bm25": 1.0}
+    depths = {"vector": 50, "bm25": 50}
+    peaked = scored(("a", 4.0), ("b", 1.0), ("c", 1.0))
+    flat = scored(("x", 1.0), ("y", 1.0), ("z", 1.0))
+    assert adaptive_weights([("vector", peaked)], base, depths) == base  # a lane did not run
+    assert adaptive_weights([("vector", peaked), ("bm25", flat)], base, depths) == base
+    assert adaptive_weights([("vector", peaked), ("bm25", peaked[:2])], base, depths) == base
+
+
+def test_recall_traces_the_lane_weights_it_fused_with(tmp_path: Path) -> None:
+    from retrieval_fakes import FakeStore
+
+    from attestor_arango.embeddings import HashingEmbedder
+    from attestor_arango.retrieval import recall
+    from attestor_arango.retrieval.trace import Tracer
+
+    emb = HashingEmbedder(64)
+    store = FakeStore(emb)
+    texts = ["violin lessons on friday", "violin", "friday market", "violin and bread", "rain"]
+    for i, text in enumerate(texts):
+        store.add(mem(f"m{i}", text, day=i))
+    trace = tmp_path / "t.jsonl"
+    for cfg in (CFG.replace(adaptive_weights=True), CFG):  # off by default
+        scope = Scope("t", "ns")
+        recall(store, emb, scope, "violin friday", view_at(10), 2000, cfg, tracer=Tracer(trace))
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    adaptive, fixed = [e["lane_weights"] for e in events if e["step"] == "fuse"]
+    assert fixed == {"vector": 1.0, "bm25": 1.0}
+    assert adaptive != fixed and sum(adaptive.values()) == pytest.approx(2.0)
 
 
 def test_rrf_ties_break_on_t_created_desc_then_id_asc() -> None:

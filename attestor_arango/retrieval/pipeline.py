@@ -39,7 +39,7 @@ from .completion import complete_lanes, exact_cosine, lane_union
 from .config import RetrievalConfig
 from .coverage import apply_coverage
 from .entities import recognize
-from .fusion import fuse
+from .fusion import adaptive_weights, fuse
 from .graph import apply_affinity, relation_candidates
 from .lanes import QueryExpander
 from .mmr import mmr_rerank
@@ -148,6 +148,8 @@ def _weights(
             out[name] = config.bm25_weight
         else:
             out[name] = config.vector_weight
+    if config.adaptive_weights:
+        out = adaptive_weights(lanes, out, {"vector": config.vector_k, "bm25": config.text_k})
     return out
 
 
@@ -319,13 +321,15 @@ def recall(
     errors: dict[str, str] = {}
 
     lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr)
-    cands = fuse(lanes, config.rrf_k, config.rrf_normalize, _weights(lanes, config))
+    weights = _weights(lanes, config)
+    cands = fuse(lanes, config.rrf_k, config.rrf_normalize, weights)
     if config.prf_enabled and config.bm25_enabled and cands:
         lane = _feedback_lane(store, scope, query, view, config, cands, lanes, errors, tr)
         if lane is not None:
             lanes.append(lane)
-            cands = fuse(lanes, config.rrf_k, config.rrf_normalize, _weights(lanes, config))
-    tr.step("fuse", sum(len(h) for _, h in lanes), len(cands))
+            weights = _weights(lanes, config)
+            cands = fuse(lanes, config.rrf_k, config.rrf_normalize, weights)
+    tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)
 
     keys: list[str] = []
     if config.graph_enabled and cands is not None:
