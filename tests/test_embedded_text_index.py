@@ -212,3 +212,49 @@ def test_a_row_of_another_namespace_is_refused_not_returned(
     with pytest.raises(TenantLeakError):
         store.text_pool(mine, "alpha", 5, VIEWS[0])
     store.close()
+
+
+def test_concurrent_writes_and_reads_leave_the_caches_as_a_fresh_load(tmp_path: Path) -> None:
+    """Writers, a closer and readers share one store; the caches end as a reload sees them."""
+    import threading
+
+    path = tmp_path / "m.db"
+    store = SQLiteStore(path)
+    scope = Scope("t", "n")
+    view = TemporalView(as_of=T0 + 10**9)
+    store.insert_memory(scope, _memory(scope, 0, "alpha seed", T0), None)
+    store.text_pool(scope, "alpha", 5, view)  # caches loaded before the threads start
+    errors: list[BaseException] = []
+
+    def writer(offset: int) -> None:
+        try:
+            rng = random.Random(offset)
+            for i in range(offset, offset + 60):
+                m = _memory(scope, i, " ".join(rng.choices(WORDS, k=4)), T0 + i)
+                store.insert_memory(scope, m, None)
+                if i % 7 == 0:
+                    store.close_memory(scope, m.id, T0 + i + 1, "archived", None)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    def reader() -> None:
+        try:
+            for _ in range(60):
+                store.text_pool(scope, "alpha gamma", 20, view)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in (100, 200, 300)]
+    threads += [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    fresh = SQLiteStore(path)
+    for query in ("alpha", "gamma omega", "runs the"):
+        for v in (view, TemporalView(as_of=T0 + 10**9, include_closed=True)):
+            assert store.text_pool(scope, query, 500, v) == fresh.text_pool(scope, query, 500, v)
+    assert store.tenant_residue(scope)["text_cache"] == 181
+    store.close()
+    fresh.close()
