@@ -54,6 +54,9 @@ class Config(BaseModel):
     # embedded text lane: "memory" (BM25 over exactly the view; holds each tenant's
     # words in memory once it is read) or "fts5" (no memory cost; see embedded_fts.py)
     text_index: Literal["memory", "fts5"] = "memory"
+    # embedded: rows each in-memory cache (vectors, text) may hold over all tenants;
+    # the least recently read tenants are dropped past it (loaded again when read)
+    cache_rows: int = Field(default=2_000_000, gt=0)
     embedder: Literal["auto", "hashing", "ollama", "openai", "local"] = "auto"
     embedder_model: str | None = None
     embedder_dimension: int | None = None
@@ -87,6 +90,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "ATTESTOR_BACKEND": ("backend",),
     "ATTESTOR_PATH": ("path",),
     "ATTESTOR_TEXT_INDEX": ("text_index",),
+    "ATTESTOR_CACHE_ROWS": ("cache_rows",),
     "ATTESTOR_EMBEDDER": ("embedder",),
     "ATTESTOR_EMBEDDER_MODEL": ("embedder_model",),
     "ATTESTOR_LOCAL_MODEL_PATH": ("local_model_path",),

@@ -258,3 +258,42 @@ def test_concurrent_writes_and_reads_leave_the_caches_as_a_fresh_load(tmp_path: 
     assert store.tenant_residue(scope)["text_cache"] == 181
     store.close()
     fresh.close()
+
+
+def test_caches_hold_at_most_cache_rows_dropping_the_least_recently_read_tenant(
+    tmp_path: Path,
+) -> None:
+    import numpy as np
+
+    from attestor_arango.store.protocol import EmbeddingSpace
+
+    path = tmp_path / "m.db"
+    store = SQLiteStore(path, cache_rows=50)
+    rng = np.random.default_rng(1)
+    tenants = [Scope(name, "n") for name in ("a", "b", "c")]
+    for n, scope in enumerate(tenants):
+        store.set_embedding_space(scope, EmbeddingSpace("test", 4))
+        for i in range(30):
+            m = _memory(scope, 100 * n + i, f"alpha {scope.tenant} {i}", T0 + i)
+            store.insert_memory(scope, m, rng.normal(size=4).astype(np.float32))
+    view = VIEWS[0]
+    query = np.ones(4, dtype=np.float32)
+
+    def read(scope: Scope) -> tuple[list[object], list[object]]:
+        hits = store.vector_candidates(scope, query, 5, view)
+        return store.text_pool(scope, "alpha", 5, view), [(h.memory.id, h.score) for h in hits]
+
+    first = {s.tenant: read(s) for s in tenants[:1]}
+    assert store.cached_tenants() == ["a"]
+    read(tenants[1])  # 60 rows > 50: "a", read least recently, goes
+    assert store.cached_tenants() == ["b"]
+    assert read(tenants[0]) == first["a"]  # loaded again, same answers
+    assert store.cached_tenants() == ["a"]
+    big = SQLiteStore(path, cache_rows=1)  # a tenant larger than the limit is still served
+    assert big.text_pool(tenants[2], "alpha", 5, view) == SQLiteStore(path).text_pool(
+        tenants[2], "alpha", 5, view
+    )
+    assert big.cached_tenants() == ["c"]
+    with pytest.raises(ValidationError, match="cache_rows"):
+        SQLiteStore(path, cache_rows=0)
+    store.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,7 @@ class EmbeddedBase:
     _depth: int
     _vectors: dict[str, TenantVectors]
     _texts: dict[str, TenantText]
+    _cache_use: OrderedDict[str, None]
 
     if TYPE_CHECKING:
 
@@ -76,5 +78,7 @@ class EmbeddedBase:
         def _exec(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor: ...
         def _read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]: ...
         def _refresh_caches(self) -> None: ...
+        def _used(self, tenant: str) -> None: ...
+        def _touch(self, tenant: str) -> None: ...
         def _after_commit(self, op: str, payload: Any) -> None: ...
         def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]: ...

@@ -82,6 +82,7 @@ class EmbeddedText(EmbeddedBase):
         self._refresh_caches()
         cached = self._texts.get(tenant)
         if cached is not None:
+            self._touch(tenant)
             return cached
         index = TenantText()
         rows = self._exec(q.LOAD_TEXTS, {"tenant": tenant}).fetchall()
@@ -93,6 +94,7 @@ class EmbeddedText(EmbeddedBase):
                 times_of(rows),
             )
         self._texts[tenant] = index
+        self._used(tenant)
         return index
 
     def _fts_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:

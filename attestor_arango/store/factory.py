@@ -13,4 +13,6 @@ def open_store(config: Config) -> Store:
         return open_arango_store(config)
     from .embedded import SQLiteStore
 
-    return SQLiteStore(config.db_path(), text_index=config.text_index)
+    return SQLiteStore(
+        config.db_path(), text_index=config.text_index, cache_rows=config.cache_rows
+    )
