@@ -13,6 +13,4 @@ def open_store(config: Config) -> Store:
         return open_arango_store(config)
     from .embedded import SQLiteStore
 
-    return SQLiteStore(
-        config.db_path(), text_index=config.text_index, cache_rows=config.cache_rows
-    )
+    return SQLiteStore(config.db_path(), text_index=config.text_index, cache_rows=config.cache_rows)
