@@ -1,0 +1,150 @@
+"""Where a recall's time goes: per-step timings on the embedded store.
+
+Builds a store of N memories with the latency benchmark's generator (or opens an
+existing one, e.g. a file kept from an earlier run), runs its queries and times
+each pipeline step and store call by wrapping them. Steps nest (the text lane
+contains the text pool), so the column does not sum to the total. Wrapping adds a
+little time of its own; compare steps with each other, and take whole-recall
+figures from latency.py.
+
+    .venv/bin/python benchmarks/recall_profile.py [--memories 100000 | --store FILE]
+        [--queries 200] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from latency import VOCAB, PrecomputedQueries, sentence
+
+import attestor_arango.retrieval.mmr as mmr_module
+import attestor_arango.retrieval.pipeline as pipeline
+import attestor_arango.retrieval.text as text_module
+from attestor_arango import AgentContext
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.memory import AgentMemory
+from attestor_arango.store import embedded, vectors
+
+# (owner, attribute, label): what is wrapped and timed
+TIMED: list[tuple[Any, str, str]] = [
+    (pipeline, "_lanes", "lanes (vector + text + completion)"),
+    (embedded.SQLiteStore, "vector_candidates", "  vector lane: store"),
+    (vectors.TenantVectors, "_scan", "    int8 / float32 scan"),
+    (pipeline, "text_lane", "  text lane"),
+    (embedded.SQLiteStore, "text_pool", "    text pool (store)"),
+    (text_module, "rescore_pool", "    BM25 re-scoring"),
+    (embedded.SQLiteStore, "get_memories", "  memories read and decoded"),
+    (pipeline, "_complete", "  lane completion"),
+    (pipeline, "fuse", "fusion"),
+    (pipeline, "_graph", "graph"),
+    (pipeline, "_vectors", "candidate vectors"),
+    (pipeline, "apply_decay_boost", "decay and boost"),
+    (pipeline, "apply_coverage", "coverage"),
+    (pipeline, "apply_time_cue", "time cues"),
+    (pipeline, "apply_freshness", "freshness"),
+    (pipeline, "mmr_rerank", "MMR"),
+    (mmr_module, "similarity_matrix", "  similarity matrix"),
+    (pipeline, "pack", "budget packing"),
+]
+
+
+def _wrap(owner: Any, name: str, label: str, times: dict[str, list[float]]) -> None:
+    inner: Callable[..., Any] = getattr(owner, name)
+
+    @functools.wraps(inner)
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            times[label].append(time.perf_counter() - t0)
+
+    setattr(owner, name, timed)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--store", default=None, help="an existing store file (tenant 'bench')")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--out", default="benchmarks/results/recall_profile.json")
+    args = parser.parse_args()
+
+    rng = random.Random(42)
+    embedder = PrecomputedQueries(HashingEmbedder())
+    queries = [
+        " ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 5))) for _ in range(args.queries)
+    ]
+    embedder.prepare(queries)
+    ctx = AgentContext(agent_id="bench", tenant="bench", namespace="n")
+    console = Console()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(args.store) if args.store else Path(tmp) / "bench.db"
+        mem = AgentMemory(path, embedder=embedder)
+        if not args.store:
+            with Progress(console=console, transient=True) as progress:
+                task = progress.add_task(f"adding {args.memories:,}", total=args.memories)
+                for i in range(args.memories):
+                    mem.add(sentence(rng) + f" #{i}", context=ctx)
+                    progress.advance(task)
+        for q in queries[:10]:
+            mem.recall(q, context=ctx)  # load the caches
+        times: dict[str, list[float]] = defaultdict(list)
+        for owner, name, label in TIMED:
+            _wrap(owner, name, label, times)
+        totals = []
+        for q in queries:
+            t0 = time.perf_counter()
+            mem.recall(q, context=ctx)
+            totals.append(time.perf_counter() - t0)
+        memories = mem.stats(context=ctx).total
+        mem.close()
+
+    def row(values: list[float]) -> dict[str, float]:
+        ms = np.array(values) * 1000.0
+        return {
+            "per_recall_ms": float(ms.sum() / len(totals)),
+            "p50_ms": float(np.percentile(ms, 50)),
+            "p95_ms": float(np.percentile(ms, 95)),
+            "calls_per_recall": len(values) / len(totals),
+        }
+
+    steps = {label: row(times[label]) for _, _, label in TIMED if times[label]}
+    total = row(totals)
+    table = Table(title=f"recall at {memories:,} memories, {len(totals)} queries (wrapped steps)")
+    for col in ("step", "ms per recall", "p50 ms", "p95 ms", "calls"):
+        table.add_column(col, justify="left" if col == "step" else "right")
+    table.add_row("whole recall", f"{total['per_recall_ms']:.2f}", *_cells(total))
+    for label, r in steps.items():
+        table.add_row(label, f"{r['per_recall_ms']:.2f}", *_cells(r))
+    console.print(table)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report = {"memories": memories, "queries": len(totals), "recall": total, "steps": steps}
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    console.print(f"wrote {out}")
+
+
+def _cells(r: dict[str, float]) -> tuple[str, str, str]:
+    return f"{r['p50_ms']:.2f}", f"{r['p95_ms']:.2f}", f"{r['calls_per_recall']:.1f}"
+
+
+if __name__ == "__main__":
+    main()
