@@ -68,6 +68,14 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values) * 1000.0, q))
 
 
+def bench_queries(rng: random.Random, n: int) -> tuple[PrecomputedQueries, list[str]]:
+    """The benchmark's queries (2-5 vocabulary words) and an embedder that has them ready."""
+    embedder = PrecomputedQueries(HashingEmbedder())
+    queries = [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 5))) for _ in range(n)]
+    embedder.prepare(queries)
+    return embedder, queries
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
@@ -76,11 +84,7 @@ def main() -> None:
     args = parser.parse_args()
 
     rng = random.Random(42)
-    embedder = PrecomputedQueries(HashingEmbedder())
-    queries = [
-        " ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 5))) for _ in range(args.queries)
-    ]
-    embedder.prepare(queries)
+    embedder, queries = bench_queries(rng, args.queries)
     ctx = AgentContext(agent_id="bench", tenant="bench", namespace="n")
     console = Console()
     results = []

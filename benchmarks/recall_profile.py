@@ -32,13 +32,12 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from latency import VOCAB, PrecomputedQueries, sentence
+from latency import bench_queries, sentence
 
 import attestor_arango.retrieval.mmr as mmr_module
 import attestor_arango.retrieval.pipeline as pipeline
 import attestor_arango.retrieval.text as text_module
 from attestor_arango import AgentContext
-from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.memory import AgentMemory
 from attestor_arango.store import embedded, vectors
 
@@ -88,11 +87,7 @@ def main() -> None:
     args = parser.parse_args()
 
     rng = random.Random(42)
-    embedder = PrecomputedQueries(HashingEmbedder())
-    queries = [
-        " ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 5))) for _ in range(args.queries)
-    ]
-    embedder.prepare(queries)
+    embedder, queries = bench_queries(rng, args.queries)
     ctx = AgentContext(agent_id="bench", tenant="bench", namespace="n")
     console = Console()
     with tempfile.TemporaryDirectory() as tmp:
