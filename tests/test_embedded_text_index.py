@@ -289,6 +289,15 @@ def test_caches_hold_at_most_cache_rows_dropping_the_least_recently_read_tenant(
     assert store.cached_tenants() == ["b"]
     assert read(tenants[0]) == first["a"]  # loaded again, same answers
     assert store.cached_tenants() == ["a"]
+    # rows written into a cached tenant count too: a read of another tenant drops "a"
+    small = SQLiteStore(path, cache_rows=80)
+    small.text_pool(tenants[0], "alpha", 5, view)
+    small.text_pool(tenants[1], "alpha", 5, view)
+    assert small.cached_tenants() == ["a", "b"]  # 60 rows
+    for i in range(30, 60):
+        small.insert_memory(tenants[0], _memory(tenants[0], i, f"alpha a {i}", T0 + i), None)
+    small.text_pool(tenants[1], "alpha", 5, view)  # a cache hit; 90 rows held > 80
+    assert small.cached_tenants() == ["b"]
     big = SQLiteStore(path, cache_rows=1)  # a tenant larger than the limit is still served
     assert big.text_pool(tenants[2], "alpha", 5, view) == SQLiteStore(path).text_pool(
         tenants[2], "alpha", 5, view

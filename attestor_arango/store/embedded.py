@@ -157,19 +157,16 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
             self._texts.clear()
             self._data_version = version
 
-    def _touch(self, tenant: str) -> None:
-        """The tenant's caches were just read (most recent last)."""
-        self._cache_use.pop(tenant, None)
-        self._cache_use[tenant] = None
-
     def _used(self, tenant: str) -> None:
         """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.
 
         Each cache (vectors, text) may hold ``cache_rows`` rows over all tenants; the
         least recently read tenants go first, and are loaded again when next read.
-        The tenant being read is never dropped, however large.
+        The tenant being read is never dropped, however large. Checked on every read,
+        so rows written into cached tenants are counted too.
         """
-        self._touch(tenant)
+        self._cache_use.pop(tenant, None)
+        self._cache_use[tenant] = None
         for caches in (self._vectors, self._texts):
             held = sum(c.n for c in caches.values())
             for other in list(self._cache_use):
@@ -185,7 +182,7 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
         self._refresh_caches()
         cached = self._vectors.get(tenant)
         if cached is not None:
-            self._touch(tenant)
+            self._used(tenant)
             return cached
         space = self.get_embedding_space(Scope(tenant))
         if space is None:

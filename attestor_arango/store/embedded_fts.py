@@ -82,7 +82,7 @@ class EmbeddedText(EmbeddedBase):
         self._refresh_caches()
         cached = self._texts.get(tenant)
         if cached is not None:
-            self._touch(tenant)
+            self._used(tenant)
             return cached
         index = TenantText()
         rows = self._exec(q.LOAD_TEXTS, {"tenant": tenant}).fetchall()
