@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from pathlib import Path
@@ -12,8 +13,9 @@ import pytest
 from attestor_arango.clock import OPEN, from_us
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import Memory, Provenance, content_hash
+from attestor_arango.retrieval.text import rescore_pool
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.stemming import stem, words
+from attestor_arango.stemming import scoring_terms, stem, words
 from attestor_arango.store.embedded import SQLiteStore
 from attestor_arango.store.rowtable import RowTable
 from attestor_arango.store.text_index import query_terms
@@ -114,6 +116,31 @@ def test_pool_is_bm25_over_exactly_the_view(tmp_path: Path) -> None:
                 for k in (1, 3, 10, 500):
                     got = [(t.id, t.score) for t in store.text_pool(scope, query, k, view)]
                     assert got == _reference(rows, scope, query, k, view), (scope, view, query, k)
+    store.close()
+
+
+def test_pool_rows_carry_their_scoring_terms_and_rescore_alike_without_them(
+    tmp_path: Path,
+) -> None:
+    """The index hands each row's scoring terms to re-scoring; they must be the content's."""
+    store = SQLiteStore(tmp_path / "m.db")
+    scope = Scope("t", "n")
+    texts = [
+        "The others ran to the other side",  # "other" is a stop word, "others" is not
+        "Doing it: she does what others did, being one of ours",
+        "Ana's running runs; ﬁle the ﬁles",
+        "others others OTHERS",
+        "nothing to see here",
+    ]
+    for i, text in enumerate(texts):
+        store.insert_memory(scope, _memory(scope, i, text, T0 + i), None)
+    view = TemporalView(as_of=T0 + 100)
+    for query in ("others", "run files", "doing others"):
+        pool = store.text_pool(scope, query, 10, view)
+        assert pool
+        assert all(t.terms == scoring_terms(t.content) for t in pool)
+        bare = [dataclasses.replace(t, terms=None) for t in pool]
+        assert rescore_pool(pool, query) == rescore_pool(bare, query)
     store.close()
 
 

@@ -16,136 +16,18 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
 from ..models import Memory
 from ..scope import Scope, TemporalView
-from ..stemming import STEMMER, stem, words
+from ..stemming import STEMMER, STOPWORDS, scoring_terms
 from ..store.protocol import Hit, Store, TextHit
 from .config import RetrievalConfig
 
 _STEMMER = STEMMER  # tests check which stemmer build is in use
+__all__ = ["STOPWORDS", "feedback_terms", "rescore_pool", "terms", "text_lane"]
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "after",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "before",
-        "being",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "nor",
-        "not",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-    ]
-)
-
-
-@lru_cache(maxsize=32_768)
-def _terms(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in words(text) if w not in STOPWORDS)
-
-
-def terms(text: str) -> tuple[str, ...]:
-    """Stemmed, lower-cased, stop-word-free tokens (cached: the same text, the same tuple)."""
-    return _terms(text)
+# Stemmed, lower-cased, stop-word-free tokens (cached: the same text, the same tuple).
+terms = scoring_terms
 
 
 def rescore_pool(
@@ -155,7 +37,8 @@ def rescore_pool(
     q = list(dict.fromkeys(terms(query)))
     if not q or not pool:
         return []
-    docs = {t.id: _terms(t.content) for t in pool}
+    # an index that kept each row's terms hands them over; otherwise tokenise here
+    docs = {t.id: terms(t.content) if t.terms is None else t.terms for t in pool}
     n = len(docs)
     avgdl = sum(len(t) for t in docs.values()) / n or 1.0
     query_terms = set(q)
@@ -181,7 +64,7 @@ def rescore_pool(
         for w, f in tf.items():
             score += idf[w] * f * (k1 + 1) / (f + length_norm)
         if score > 0:
-            out.append(TextHit(t.id, t.content, t.t_created, round(score, 9)))
+            out.append(TextHit(t.id, t.content, t.t_created, round(score, 9), toks))
     out.sort(key=lambda t: (-t.score, -t.t_created, t.id))
     return out
 
@@ -231,14 +114,14 @@ def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms:
     deterministic.
     """
     q = set(terms(query))
-    docs = [_terms(h.memory.content) for h in pool]
+    docs = [terms(h.memory.content) for h in pool]
     n = len(docs) or 1
     df: Counter[str] = Counter()
     for toks in docs:
         df.update(set(toks))
     weight: dict[str, float] = {}
     for h in top:
-        toks = _terms(h.memory.content)
+        toks = terms(h.memory.content)
         if not toks:
             continue
         for t, f in Counter(toks).items():

@@ -52,6 +52,9 @@ class TextHit:
     content: str
     t_created: int  # microseconds
     score: float
+    # the content's scoring terms (stemming.scoring_terms), when the index kept them:
+    # tokenising the pool was most of the re-scoring's cost
+    terms: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
