@@ -22,6 +22,7 @@ from attestor_arango.retrieval.graph import apply_affinity, relation_candidates,
 from attestor_arango.retrieval.mmr import mmr_rerank, round12, similarity_matrix
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
 from attestor_arango.scope import Scope
+from attestor_arango.stemming import scoring_terms
 from attestor_arango.store.protocol import Hit
 from attestor_arango.tokens import count_tokens
 
@@ -144,6 +145,18 @@ def test_rrf_ties_break_on_t_created_desc_then_id_asc() -> None:
     lane2 = [Hit(mem("b", day=1), 1.0)]
     lane1 = [Hit(mem("c", day=1), 1.0)]
     assert [c.id for c in fuse([("vector", lane1), ("bm25", lane2)], 60)] == ["b", "c"]
+
+
+def test_fused_candidates_keep_the_terms_a_lane_handed_over() -> None:
+    """Terms the text lane already had are reused, not tokenised again; else tokenised once."""
+    m = mem("a")
+    handed = ("handed", "over")  # deliberately not the content's: shows which is used
+    out = fuse([("vector", [Hit(m, 0.9)]), ("bm25", [Hit(m, 2.0, handed)])], 60)
+    assert out[0].terms == handed and out[0].content_terms() == handed
+    plain = fuse([("vector", [Hit(m, 0.9)])], 60)[0]
+    assert plain.terms is None
+    assert plain.content_terms() == scoring_terms(m.content)
+    assert plain.terms == scoring_terms(m.content)
 
 
 def test_a_lane_naming_a_memory_twice_counts_it_once() -> None:
@@ -347,10 +360,11 @@ def test_freshness_demotes_the_older_of_two_restatements() -> None:
 
 def test_freshness_ignores_same_session_and_uses_change_cues() -> None:
     from attestor_arango.retrieval.temporal import announces_change
+    from attestor_arango.stemming import scoring_terms
 
-    assert announces_change("I moved to Berlin last month")
-    assert announces_change("I'm going to do a half marathon instead")
-    assert not announces_change("I live in Paris")
+    assert announces_change(scoring_terms("I moved to Berlin last month"))
+    assert announces_change(scoring_terms("I'm going to do a half marathon instead"))
+    assert not announces_change(scoring_terms("I live in Paris"))
     # cosine 0.4: below freshness_similarity, above the cue threshold
     vecs = {"old": np.array([1.0, 0.0]), "new": np.array([0.4, math.sqrt(1 - 0.16)])}
     old, new = cand("old", 0.8, day=1), cand("new", 0.5, day=9)

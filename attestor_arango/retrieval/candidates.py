@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..models import Memory, ScoreBreakdown
+from ..stemming import scoring_terms
 
 
 @dataclass(slots=True)
@@ -32,6 +33,7 @@ class Candidate:
     mmr: float | None = None
     final: float = 0.0
     synthetic: bool = False
+    terms: tuple[str, ...] | None = None  # scoring terms of the content, once known
 
     @property
     def id(self) -> str:
@@ -44,6 +46,12 @@ class Candidate:
         if self._t_created is None:
             self._t_created = self.memory.us("t_created")
         return self._t_created
+
+    def content_terms(self) -> tuple[str, ...]:
+        """The content's scoring terms: handed over by the text lane, else tokenised once."""
+        if self.terms is None:
+            self.terms = scoring_terms(self.memory.content)
+        return self.terms
 
     def base(self) -> float:
         """Lane relevance plus graph affinity: what decay scales."""

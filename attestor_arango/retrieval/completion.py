@@ -101,7 +101,7 @@ def complete_lanes(
         if name == "vector" and qvec is not None:
             tail = exact_cosine(store, scope, qvec, [Hit(m, 0.0) for m in missing(hits, union)])
         elif name == "bm25":
-            tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
+            tail = [Hit(union[t.id], t.score, t.terms) for t in text_tail if t.id in union]
         else:
             tail = []
         out.append((name, complete(hits, tail, union)))

@@ -34,7 +34,7 @@ from .text import terms
 def query_weights(query: str, cands: Sequence[Candidate]) -> dict[str, float]:
     """IDF of each distinct query term over the candidates (the BM25 form, always > 0)."""
     q = frozenset(terms(query))
-    return _weights(q, [q.intersection(terms(c.memory.content)) for c in cands])
+    return _weights(q, [q.intersection(c.content_terms()) for c in cands])
 
 
 def _weights(q: frozenset[str], found: Sequence[set[str] | frozenset[str]]) -> dict[str, float]:
@@ -58,7 +58,7 @@ def apply_coverage(
     the union of their terms.
     """
     q = frozenset(terms(query))
-    own = [q.intersection(terms(c.memory.content)) for c in cands]
+    own = [q.intersection(c.content_terms()) for c in cands]
     weights = _weights(q, own)
     total = sum(weights.values())  # insertion order is sorted term order
     if total <= 0:

@@ -65,9 +65,10 @@ CHANGE_CUES = frozenset(
 )
 
 
-def announces_change(text: str) -> bool:
-    """Whether a statement says that something changed ("I moved to Berlin")."""
-    return not CHANGE_CUES.isdisjoint(terms(text))
+def announces_change(text_terms: tuple[str, ...]) -> bool:
+    """Whether a statement, given its scoring terms, says that something changed
+    ("I moved to Berlin")."""
+    return not CHANGE_CUES.isdisjoint(text_terms)
 
 
 def apply_freshness(
@@ -81,7 +82,7 @@ def apply_freshness(
     if len(items) < 2:
         return
     unit = unit_rows(items, vectors)
-    cued = np.array([announces_change(c.memory.content) for c in items], dtype=bool)
+    cued = np.array([announces_change(c.content_terms()) for c in items], dtype=bool)
     before = [c.relevance for c in items]
     top = sorted(range(len(items)), key=lambda k: tie_key(before[k], items[k]))
     for i in top[: config.freshness_top_n]:

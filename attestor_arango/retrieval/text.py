@@ -102,7 +102,7 @@ def rescored_text(
     kept, tail = scored[:keep], scored[keep:]
     missing = [t.id for t in kept if t.id not in known]
     found = {**known, **store.get_memories(scope, missing)} if missing else known
-    return [Hit(found[t.id], t.score) for t in kept if t.id in found], tail
+    return [Hit(found[t.id], t.score, t.terms) for t in kept if t.id in found], tail
 
 
 def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms: int) -> list[str]:

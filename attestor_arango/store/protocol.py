@@ -38,6 +38,7 @@ class Hit:
 
     memory: Memory
     score: float
+    terms: tuple[str, ...] | None = None  # the content's scoring terms, when a lane had them
 
 
 @dataclass(frozen=True, slots=True)
