@@ -42,7 +42,9 @@ def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hi
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (float(np.linalg.norm(q)) or 1.0)
     found = [h for h in hits if h.memory.id in vecs]
-    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in vecs]
+    out = [
+        Hit(h.memory, round(float(h.score), 6), h.terms) for h in hits if h.memory.id not in vecs
+    ]
     if found:
         # row by row, elementwise then summed: a row's cosine does not depend on the
         # other rows in the batch (a BLAS kernel's summation order may vary with shape)
@@ -50,7 +52,7 @@ def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hi
         norms = np.sqrt((mat * mat).sum(axis=1))
         dots = (mat * q).sum(axis=1)
         for h, dot, norm in zip(found, dots.tolist(), norms.tolist(), strict=True):
-            out.append(Hit(h.memory, round(dot / (norm or 1.0), 9)))
+            out.append(Hit(h.memory, round(dot / (norm or 1.0), 9), h.terms))
     out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
     return out
 

@@ -391,8 +391,11 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
                     f"{index.dimension}",
                 )
             pairs = index.search(query, k, scope.namespace, view)
+            texts = self._texts.get(scope.tenant)
+            terms = {} if texts is None else texts.terms_of([i for i, _ in pairs])
         found = self.get_memories(scope, [i for i, _ in pairs])
-        return [Hit(found[i], s) for i, s in pairs if i in found]
+        # the text index's scoring terms go along, so the pipeline need not tokenise again
+        return [Hit(found[i], s, terms.get(i)) for i, s in pairs if i in found]
 
     # introspection for tests and doctor ---------------------------------------------------------
     def integrity_check(self) -> str:

@@ -158,6 +158,11 @@ class TenantText:
             posting.append(row)
             posting.append(f)
 
+    def terms_of(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The scoring terms of those of ``ids`` the index holds."""
+        pos, terms = self.rows.pos, self.terms
+        return {i: terms[pos[i]] for i in ids if i in pos}
+
     def set_expired(self, memory_id: str, t_expired: int) -> None:
         self.rows.set_expired(memory_id, t_expired)
 
