@@ -19,12 +19,11 @@ from collections.abc import Mapping, Sequence
 
 from ..models import Memory
 from ..scope import Scope, TemporalView
-from ..stemming import STEMMER, STOPWORDS, scoring_terms
+from ..stemming import STEMMER, scoring_terms
 from ..store.protocol import Hit, Store, TextHit
 from .config import RetrievalConfig
 
 _STEMMER = STEMMER  # tests check which stemmer build is in use
-__all__ = ["STOPWORDS", "feedback_terms", "rescore_pool", "terms", "text_lane"]
 
 # Stemmed, lower-cased, stop-word-free tokens (cached: the same text, the same tuple).
 terms = scoring_terms

@@ -32,7 +32,7 @@ K1 = 1.2
 B = 0.75
 
 # Query-side only: words so common that OR-matching them scans most of the index.
-# Deliberately narrower than retrieval.text.STOPWORDS (which BM25 re-scoring drops):
+# Deliberately narrower than stemming.STOPWORDS (which BM25 scoring drops):
 # choosing candidates with that longer list measured worse on LoCoMo (turn R@10
 # 0.892 -> 0.887, session R@5 0.939 -> 0.935), since words like "not" or "before"
 # still pick useful candidates even when they do not score.
@@ -112,7 +112,7 @@ class TenantText:
     def __init__(self) -> None:
         self.rows = RowTable()
         self.contents: list[str] = []
-        # each row's scoring terms, handed to BM25 re-scoring with the row (about 16 MB
+        # each row's scoring terms, handed to BM25 re-scoring with the row (about 13 MB
         # per 100k short rows; re-tokenising 200 pool rows per query cost more than the
         # whole index lookup)
         self.terms: list[tuple[str, ...]] = []
