@@ -9,8 +9,6 @@ A candidate without a vector has similarity 0 to everything.
 
 from __future__ import annotations
 
-import heapq
-import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -47,43 +45,25 @@ def mmr_rerank(
     n = len(items)
     if n == 0:
         return []
-    sims = similarity_matrix(items, vectors).tolist()
-    # the tie rule as a precomputed position: t_created desc, then id asc
-    tie_pos = [0] * n
-    for pos, i in enumerate(sorted(range(n), key=lambda i: tie_key(0.0, items[i]))):
-        tie_pos[i] = pos
+    # Rows in tie order (t_created desc, then id asc), so that argmax, which returns the
+    # first of equal values, applies the tie rule. Each step updates every value at once:
+    # a handful of array operations instead of a Python loop over candidates.
+    tie_order = sorted(range(n), key=lambda i: tie_key(0.0, items[i]))
+    ranked = [items[i] for i in tie_order]
+    sims = similarity_matrix(ranked, vectors)
+    base = np.array([lam * c.relevance for c in ranked], dtype=np.float64)
     weight = 1.0 - lam
-    base = [lam * c.relevance for c in items]
-    # Lazy greedy: a candidate's value only falls as picks accrue, so a heap of values
-    # computed earlier holds upper bounds. The top entry, brought up to date, is the
-    # next pick if it still beats the next entry's bound; else it goes back in. Same
-    # picks as recomputing every value at every step, at a fraction of the cost.
-    max_sim = [0.0] * n
-    seen = [0] * n  # how many picks max_sim[i] accounts for
-    heap = [(-round12(base[i]), tie_pos[i], i) for i in range(n)]
-    heapq.heapify(heap)
-    picks: list[int] = []
+    max_sim = np.zeros(n, dtype=np.float64)  # similarity to the picks so far, never below 0
+    values = np.empty(n, dtype=np.float64)
     out: list[Candidate] = []
-    while heap:
-        neg, pos, i = heapq.heappop(heap)
-        if seen[i] < len(picks):
-            m = max_sim[i]
-            for p in picks[seen[i] :]:
-                if sims[p][i] > m:
-                    m = sims[p][i]
-            max_sim[i], seen[i] = m, len(picks)
-            neg = -round12(base[i] - weight * m)
-            if heap and (neg, pos) > heap[0][:2]:
-                heapq.heappush(heap, (neg, pos, i))
-                continue
-        chosen = items[i]
-        chosen.mmr = chosen.final = -neg
+    for _ in range(n):
+        np.multiply(max_sim, weight, out=values)
+        np.subtract(base, values, out=values)
+        np.round(values, 12, out=values)
+        j = int(np.argmax(values))
+        chosen = ranked[j]
+        chosen.mmr = chosen.final = float(values[j])
         out.append(chosen)
-        picks.append(i)
+        base[j] = -np.inf  # picked: never the maximum again
+        np.maximum(max_sim, sims[j], out=max_sim)
     return out
-
-
-def round12(x: float) -> float:
-    """``numpy.round(x, 12)`` for one float, bit for bit (the sign of a zero included)."""
-    r = round(x * 1e12)
-    return r / 1e12 if r else math.copysign(0.0, x)
