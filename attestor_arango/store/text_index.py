@@ -209,14 +209,14 @@ class TenantText:
         if rows.size > k:  # the k-th best score, and every row tied with it
             keep = scores >= np.partition(scores, rows.size - k)[rows.size - k]
             rows, scores = rows[keep], scores[keep]
-        created = self.rows.t_created[rows].tolist()
+        created = (-self.rows.t_created[rows]).tolist()
+        at = rows.tolist()
         ids = self.rows.ids
-        # score desc, t_created desc, id asc as one natural tuple order
-        order = zip(
-            (-scores).tolist(), [-t for t in created], [ids[i] for i in rows.tolist()], strict=True
-        )
+        # score desc, t_created desc, id asc as one natural tuple order (ids are unique,
+        # so the row number after them never decides)
+        order = zip((-scores).tolist(), created, [ids[r] for r in at], at, strict=True)
         ranked = sorted(order)[:k]
         namespaces = self.rows.namespaces(rows)
-        contents, row_terms, pos = self.contents, self.terms, self.rows.pos
-        hits = [TextHit(i, contents[pos[i]], -t, -s, row_terms[pos[i]]) for s, t, i in ranked]
+        contents, row_terms = self.contents, self.terms
+        hits = [TextHit(i, contents[r], -t, -s, row_terms[r]) for s, t, i, r in ranked]
         return hits, namespaces
