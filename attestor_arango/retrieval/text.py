@@ -40,10 +40,18 @@ def rescore_pool(
     docs = {t.id: terms(t.content) if t.terms is None else t.terms for t in pool}
     n = len(docs)
     avgdl = sum(len(t) for t in docs.values()) / n or 1.0
-    query_terms = set(q)
-    df: Counter[str] = Counter()
-    for toks in docs.values():
-        df.update(query_terms.intersection(toks))
+    query_terms = frozenset(q)
+    # each row's query terms with their counts, in order of first occurrence (the order
+    # the score below sums in)
+    counts: dict[str, dict[str, int]] = {}
+    df: dict[str, int] = {}
+    for i, toks in docs.items():
+        tf: dict[str, int] = {}
+        for w in [w for w in toks if w in query_terms]:
+            tf[w] = tf.get(w, 0) + 1
+        counts[i] = tf
+        for w in tf:
+            df[w] = df.get(w, 0) + 1
     idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
     out: list[TextHit] = []
     seen: set[str] = set()
@@ -51,13 +59,10 @@ def rescore_pool(
         if t.id in seen:
             continue
         seen.add(t.id)
-        toks = docs[t.id]
-        tf: dict[str, int] = {}  # in order of first occurrence, as the sum below expects
-        for w in toks:
-            if w in idf:
-                tf[w] = tf.get(w, 0) + 1
+        tf = counts[t.id]
         if not tf:
             continue
+        toks = docs[t.id]
         length_norm = k1 * (1 - b + b * len(toks) / avgdl)
         score = 0.0
         for w, f in tf.items():
