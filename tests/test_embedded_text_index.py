@@ -333,3 +333,39 @@ def test_caches_hold_at_most_cache_rows_dropping_the_least_recently_read_tenant(
     with pytest.raises(ValidationError, match="cache_rows"):
         SQLiteStore(path, cache_rows=0)
     store.close()
+
+
+def test_rows_are_read_by_rowid_once_known_and_a_wrong_rowid_cannot_mislead(
+    tmp_path: Path,
+) -> None:
+    """get_memories reads by the rowid the text index keeps; what it returns never depends on it."""
+    path = tmp_path / "m.db"
+    store = SQLiteStore(path)
+    a, b = Scope("a", "n"), Scope("b", "n")
+    for i in range(6):
+        store.insert_memory(a, _memory(a, i, f"alpha row {i}", T0 + i), None)
+        store.insert_memory(b, _memory(b, 100 + i, f"alpha other {i}", T0 + i), None)
+    ids = [f"m{9999 - i:04d}" for i in range(6)]
+    cold = store.get_memories(a, ids)  # no text index loaded yet: by id
+    store.text_pool(a, "alpha", 5, VIEWS[0])  # loads a's index (rowids from the file)
+    store.insert_memory(a, _memory(a, 6, "alpha late", T0 + 6), None)  # rowid from the insert
+    ids.append("m9993")
+    texts = store._texts["a"]
+    on_file = dict(store._conn.execute("SELECT id, rowid FROM memories WHERE tenant = 'a'"))
+    assert texts.rowids_of(ids) == {i: on_file[i] for i in ids}
+    warm = store.get_memories(a, ids)
+    assert {i: warm[i] for i in cold} == cold and set(warm) == set(ids)
+    # point every row at another tenant's row, or at another row of its own tenant
+    foreign = list(
+        dict(store._conn.execute("SELECT id, rowid FROM memories WHERE tenant = 'b'")).values()
+    )
+    for wrong in (
+        [foreign[k % 6] for k in range(7)],
+        [on_file[ids[(k + 1) % 7]] for k in range(7)],
+    ):
+        for k, memory_id in enumerate(ids):
+            texts.rowids[texts.rows.pos[memory_id]] = wrong[k]
+        assert store.get_memories(a, ids) == warm
+        assert store.get_memories(a, ids[:3]) == {i: warm[i] for i in ids[:3]}
+    assert store.get_memories(a, ["m9899"]) == {}  # b's row asked for by a: not found
+    store.close()

@@ -92,6 +92,7 @@ class EmbeddedText(EmbeddedBase):
                 [r["namespace"] for r in rows],
                 [r["content"] for r in rows],
                 times_of(rows),
+                [r["rowid"] for r in rows],
             )
         self._texts[tenant] = index
         self._used(tenant)

@@ -43,6 +43,11 @@ GET_MEMORIES = (
     f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {BY_ID_SCOPE}"
 )
 
+GET_MEMORIES_BY_ROWID = (
+    f"SELECT {MEMORY_COLUMNS} FROM memories "
+    f"WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {BY_ID_SCOPE}"
+)
+
 GET_VECTORS = (
     "SELECT id, tenant, namespace, embedding FROM memories "
     f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {BY_ID_SCOPE} "
@@ -127,7 +132,7 @@ WHERE rowid IN (SELECT value FROM json_each(:rowids))
 """
 
 LOAD_TEXTS = """
-SELECT id, namespace, content, t_created, t_expired, valid_from, valid_until
+SELECT rowid, id, namespace, content, t_created, t_expired, valid_from, valid_until
 FROM memories WHERE tenant = :tenant ORDER BY rowid
 """
 
