@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 import snowballstemmer
 
+from .memo import memo
+
 WORD = re.compile(r"\w+", re.UNICODE)
 STEMMER = snowballstemmer.stemmer("porter")
+# the stemmer's own cache keeps a two-item list per word, 10k lists the garbage
+# collector walks; ``stem`` below memoises without them (see memo.py)
+STEMMER.maxCacheSize = 0
 
 
-@lru_cache(maxsize=65_536)
+@memo(65_536)
 def stem(word: str) -> str:
     """The word's stem; the word itself where the stemmer leaves nothing ("s" of "Ana's")."""
     return str(STEMMER.stemWord(word)) or word
@@ -149,7 +153,7 @@ def stems_and_terms(text: str) -> tuple[list[str], tuple[str, ...]]:
     return stems, tuple(s for w, s in zip(found, stems, strict=True) if w not in STOPWORDS)
 
 
-@lru_cache(maxsize=32_768)
+@memo(32_768)
 def scoring_terms(text: str) -> tuple[str, ...]:
     """The stems BM25 scoring counts: every word's stem but the stop words'."""
     return stems_and_terms(text)[1]

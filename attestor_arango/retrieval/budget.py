@@ -8,13 +8,13 @@ may still fit, so the budget is used without reordering anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
+from ..memo import memo
 from ..tokens import count_tokens
 from .candidates import Candidate
 
 
-@lru_cache(maxsize=32_768)
+@memo(32_768)
 def _tokens(text: str) -> int:
     return count_tokens(text)
 

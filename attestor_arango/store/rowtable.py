@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..scope import TemporalView
+from .column import ObjectColumn
 
 GROW = 1.5
 TIMES = ("t_created", "t_expired", "valid_from", "valid_until")
@@ -28,8 +29,8 @@ class RowTable:
 
     def __init__(self, capacity: int = 1024) -> None:
         self.n = 0
-        self.ids: list[str] = []
-        self.pos: dict[str, int] = {}
+        self.ids = ObjectColumn()  # str per row, out of the garbage collector's walk
+        self.pos: dict[str, int] = {}  # str -> int only: the collector untracks it
         self._ns_codes: dict[str, int] = {}
         self._ns_names: list[str] = []
         self.ns = np.zeros(capacity, dtype=np.int32)
@@ -86,8 +87,8 @@ class RowTable:
         self.ns[:n] = [self.ns_code(ns) for ns in namespaces]
         for col, name in enumerate(TIMES):
             getattr(self, name)[:n] = times[:, col]
-        self.ids = list(ids)
-        self.pos = {memory_id: i for i, memory_id in enumerate(self.ids)}
+        self.ids = ObjectColumn(ids)
+        self.pos = {memory_id: i for i, memory_id in enumerate(ids)}
         self.n = n
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:

@@ -18,6 +18,7 @@ matching them ranks most of the index for no signal.
 from __future__ import annotations
 
 import math
+import struct
 from array import array
 from collections.abc import Sequence
 
@@ -25,11 +26,14 @@ import numpy as np
 
 from ..scope import TemporalView
 from ..stemming import stem, stems_and_terms, words
+from .column import ObjectColumn
 from .protocol import TextHit
 from .rowtable import RowTable
 
 K1 = 1.2
 B = 0.75
+
+_PAIR = struct.Struct("=ii")  # row, frequency: native int32s, as numpy reads them
 
 # Query-side only: words so common that OR-matching them scans most of the index.
 # Deliberately narrower than stemming.STOPWORDS (which BM25 scoring drops):
@@ -111,18 +115,23 @@ def query_terms(query: str) -> list[str]:
 class TenantText:
     def __init__(self) -> None:
         self.rows = RowTable()
-        self.contents: list[str] = []
+        # per-row columns out of the garbage collector's walk (column.py)
+        self.contents = ObjectColumn()
         # each row's scoring terms, handed to BM25 re-scoring with the row (about 13 MB
         # per 100k short rows; re-tokenising 200 pool rows per query cost more than the
         # whole index lookup)
-        self.terms: list[tuple[str, ...]] = []
+        self.terms = ObjectColumn()
         # each row's rowid in the SQLite file (-1: not known): reading rows by rowid
         # skips the id index, about half of a by-id read
         self.rowids = array("q")
         self.lengths = array("i")
-        # term -> row, frequency, row, frequency, ...: one compact array per term (many
-        # terms occur once: ids, numbers), read by numpy without a copy
-        self.postings: dict[str, array[int]] = {}
+        # term -> row, frequency, row, frequency, ... as int32 pairs: one compact buffer per
+        # term (many terms occur once: ids, numbers), read by numpy without a copy. A
+        # bytearray, not an array.array: the garbage collector tracks every array.array
+        # (and so the dict holding them) but no bytearray, and a full collection walking
+        # 105k postings of a 100k-row index took 66 ms, a stall in whatever process
+        # embeds the store
+        self.postings: dict[str, bytearray] = {}
 
     @property
     def n(self) -> int:
@@ -167,9 +176,8 @@ class TenantText:
         for term, f in tf.items():
             posting = self.postings.get(term)
             if posting is None:
-                posting = self.postings[term] = array("i")
-            posting.append(row)
-            posting.append(f)
+                posting = self.postings[term] = bytearray()
+            posting += _PAIR.pack(row, f)
 
     def rowids_of(self, ids: Sequence[str]) -> dict[str, int]:
         """The known file rowids of those of ``ids`` the index holds."""
@@ -179,8 +187,9 @@ class TenantText:
 
     def terms_of(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The scoring terms of those of ``ids`` the index holds."""
-        pos, terms = self.rows.pos, self.terms
-        return {i: terms[pos[i]] for i in ids if i in pos}
+        pos = self.rows.pos
+        found = [i for i in ids if i in pos]
+        return dict(zip(found, self.terms.take([pos[i] for i in found]), strict=True))
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:
         self.rows.set_expired(memory_id, t_expired)
@@ -230,12 +239,15 @@ class TenantText:
             rows, scores = rows[keep], scores[keep]
         created = (-self.rows.t_created[rows]).tolist()
         at = rows.tolist()
-        ids = self.rows.ids
         # score desc, t_created desc, id asc as one natural tuple order (ids are unique,
         # so the row number after them never decides)
-        order = zip((-scores).tolist(), created, [ids[r] for r in at], at, strict=True)
+        order = zip((-scores).tolist(), created, self.rows.ids.take(rows), at, strict=True)
         ranked = sorted(order)[:k]
         namespaces = self.rows.namespaces(rows)
-        contents, row_terms = self.contents, self.terms
-        hits = [TextHit(i, contents[r], -t, -s, row_terms[r]) for s, t, i, r in ranked]
+        picked = [r for *_, r in ranked]
+        texts, row_terms = self.contents.take(picked), self.terms.take(picked)
+        hits = [
+            TextHit(i, text, -t, -s, found)
+            for (s, t, i, _), text, found in zip(ranked, texts, row_terms, strict=True)
+        ]
         return hits, namespaces

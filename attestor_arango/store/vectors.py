@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - a platform without its wheels uses num
 
 from ..blas import limit_blas_threads
 from ..scope import TemporalView
+from .column import ObjectColumn
 from .rowtable import RowTable
 
 _SAMPLE_STEP = 32  # kth_largest: one value in 32 sets the threshold
@@ -128,7 +129,7 @@ class TenantVectors:
         return self.rows.n
 
     @property
-    def ids(self) -> list[str]:
+    def ids(self) -> ObjectColumn:
         return self.rows.ids
 
     def _grow_to(self, cap: int) -> None:
@@ -250,6 +251,6 @@ class TenantVectors:
             kth = np.partition(exact, chosen.size - take)[chosen.size - take]
             keep = exact >= kth
             chosen, exact = chosen[keep], exact[keep]
-        pairs = [(self.ids[int(i)], float(s)) for i, s in zip(chosen, exact, strict=True)]
+        pairs = list(zip(self.ids.take(chosen), exact.tolist(), strict=True))
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:take]
