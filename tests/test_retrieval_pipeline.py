@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from attestor_arango.config import TraceSettings
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import ValidationError
 from attestor_arango.retrieval import RetrievalConfig, recall
-from attestor_arango.retrieval.trace import Tracer, tracer_from_settings
+from attestor_arango.retrieval.trace import Tracer, recall_id, tracer_from_settings
 from attestor_arango.scope import Scope
 
 SCOPE = Scope("t", "ns")
@@ -239,6 +240,29 @@ def test_recall_id_is_deterministic_and_input_bound() -> None:
     a, b = run(corpus()), run(corpus())
     assert a.recall_id == b.recall_id
     assert run(corpus(), "Where is Bob?").recall_id != a.recall_id
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("t", "n", 'who "is" Zoë?', 1, None, 50), ("t", None, "q", -5, (1, 2), 0)],
+)
+def test_recall_id_hashes_the_canonical_json_of_every_input(
+    args: tuple[str, str | None, str, int, tuple[int, int] | None, int],
+) -> None:
+    """The id is defined by the inputs' canonical JSON, the config's settings last."""
+    config = RetrievalConfig().replace(vector_k=7)
+    tenant, namespace, query, as_of, window, budget = args
+    payload = json.dumps(
+        [tenant, namespace, query, as_of, list(window) if window else None, budget],
+        sort_keys=True,
+        separators=(",", ":"),
+    )[:-1]
+    payload += "," + json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":")) + "]"
+    want = "rc_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+    assert recall_id(tenant, namespace, query, as_of, window, budget, config.to_json()) == want
+    assert config.to_json() is config.to_json()  # made once per config
+    other = RetrievalConfig().to_json()
+    assert recall_id(tenant, namespace, query, as_of, window, budget, other) != want
 
 
 def test_tracing_is_off_by_default_and_needs_a_path(tmp_path: Path) -> None:

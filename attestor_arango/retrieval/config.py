@@ -7,10 +7,14 @@ can never believe it switched a step off when it did not.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..errors import ValidationError
+
+# configs are frozen and hashable, and a process holds a handful: their JSON by config
+_JSON: dict[RetrievalConfig, str] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,15 @@ class RetrievalConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def to_json(self) -> str:
+        """Canonical JSON of every setting (part of each recall id), made once per config."""
+        found = _JSON.get(self)
+        if found is None:
+            if len(_JSON) >= 64:  # a process making configs in a loop keeps no more
+                _JSON.clear()
+            found = _JSON[self] = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+        return found
 
     def replace(self, **changes: Any) -> RetrievalConfig:
         return RetrievalConfig.from_dict({**self.to_dict(), **changes})

@@ -314,7 +314,7 @@ def recall(
         view.as_of,
         view.window,
         budget,
-        config.to_dict(),
+        config.to_json(),
     )
     tr = RecallTrace(tracer, rid)
     tr.step("start", 0, 0, **({"query": query} if tr.include_content else {}))

@@ -20,6 +20,11 @@ from typing import Any
 from ..errors import ValidationError
 
 
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces: the same value, the same bytes."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
 def recall_id(
     tenant: str,
     namespace: str | None,
@@ -27,14 +32,17 @@ def recall_id(
     as_of: int,
     window: tuple[int, int] | None,
     budget: int,
-    config: dict[str, Any],
+    config_json: str,
 ) -> str:
-    """Deterministic from the inputs: the same recall (and its replay) has the same id."""
-    payload = json.dumps(
-        [tenant, namespace, query, as_of, list(window) if window else None, budget, config],
-        sort_keys=True,
-        separators=(",", ":"),
-    )
+    """Deterministic from the inputs: the same recall (and its replay) has the same id.
+
+    ``config_json`` is ``canonical_json`` of the retrieval config, made once per
+    config rather than per recall. The payload is the canonical JSON list of all
+    inputs, the config last.
+    """
+    span = list(window) if window else None
+    head = canonical_json([tenant, namespace, query, as_of, span, budget])
+    payload = f"{head[:-1]},{config_json}]"
     return "rc_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
