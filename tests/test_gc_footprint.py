@@ -109,3 +109,15 @@ def test_memo_of_strings_is_untracked_and_safe_across_threads() -> None:
     assert errors == []
     gc.collect()
     assert not gc.is_tracked(stem._values)
+
+
+def test_a_posting_still_viewed_by_a_reader_takes_new_rows_all_the_same() -> None:
+    """A live numpy view pins a bytearray's size; the index then extends a copy."""
+    ids, namespaces, texts, times = _rows(10)
+    text = TenantText()
+    text.load(ids, namespaces, texts, times)
+    view = np.frombuffer(text.postings["note"], dtype=np.int32)  # as search reads it
+    text.add("late", "n", "note added while viewed", (99, OPEN, 99, OPEN))
+    rows = np.frombuffer(text.postings["note"], dtype=np.int32).reshape(-1, 2)[:, 0]
+    assert rows.tolist() == [*range(10), 10]
+    assert view.size == 20  # the reader's view still shows what it read

@@ -174,10 +174,15 @@ class TenantText:
         self.terms.append(terms)
         self.lengths.append(sum(tf.values()))
         for term, f in tf.items():
+            pair = _PAIR.pack(row, f)
             posting = self.postings.get(term)
             if posting is None:
-                posting = self.postings[term] = bytearray()
-            posting += _PAIR.pack(row, f)
+                self.postings[term] = bytearray(pair)
+                continue
+            try:
+                posting += pair
+            except BufferError:  # a numpy view of it is still alive: extend a copy instead
+                self.postings[term] = posting + pair
 
     def rowids_of(self, ids: Sequence[str]) -> dict[str, int]:
         """The known file rowids of those of ``ids`` the index holds."""
