@@ -91,6 +91,26 @@ def full_gc_ms(repeats: int = 5) -> float:
     return round(statistics.median(times), 2)
 
 
+class FullCollections:
+    """Counts full garbage collections (and their time) while switched on."""
+
+    def __init__(self) -> None:
+        self.on = False
+        self.count = 0
+        self.ms = 0.0
+        self._t0 = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if not self.on or info["generation"] != 2:
+            return
+        if phase == "start":
+            self._t0 = time.perf_counter()
+        else:
+            self.count += 1
+            self.ms += (time.perf_counter() - self._t0) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
@@ -121,10 +141,13 @@ def main() -> None:
             for q in queries[:10]:
                 mem.recall(q, context=ctx)  # warm the vector matrix and caches
             rec_times: list[float] = []
+            collections = FullCollections()
+            collections.on = True
             for q in queries:
                 t0 = time.perf_counter()
                 mem.recall(q, context=ctx)
                 rec_times.append(time.perf_counter() - t0)
+            collections.on = False
             row = {
                 "memories": size,
                 "add_p50_ms": pct(add_times, 50),
@@ -133,6 +156,9 @@ def main() -> None:
                 "recall_p95_ms": pct(rec_times, 95),
                 "recall_p99_ms": pct(rec_times, 99),
                 "full_gc_ms": full_gc_ms(),
+                # full collections that fell inside the timed recalls (each one is a stall)
+                "full_gcs_in_recalls": collections.count,
+                "full_gcs_in_recalls_ms": round(collections.ms, 1),
                 "adds_timed": len(add_times),
                 "recalls_timed": len(rec_times),
             }

@@ -10,13 +10,16 @@ the store's embedding-space check instead of mixing vectors.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 import httpx
 import numpy as np
-import ollama
 
 from ..errors import EmbedderUnavailable, EmbeddingMismatchError
 from ._batching import BatchedRemoteEmbedder, check_batch_size, to_matrix
+
+if TYPE_CHECKING:
+    import ollama
 
 DEFAULT_OLLAMA_MODEL = "bge-m3"
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
@@ -44,12 +47,17 @@ class OllamaEmbedder(BatchedRemoteEmbedder):
         self._expected = dimension
         self._dimension: int | None = None
         self._lock = threading.Lock()
+        # imported here, not at module level: ollama's pydantic models add ~10 ms to every
+        # full garbage collection of a process that imports it, used or not
+        import ollama
+
+        self._response_error = ollama.ResponseError
         self._client = ollama.Client(host=self.base_url, timeout=timeout)
 
     def _embed_batch(self, chunk: list[str]) -> np.ndarray:
         try:
             response = self._client.embed(model=self.model, input=chunk)
-        except ollama.ResponseError as exc:
+        except self._response_error as exc:
             raise EmbedderUnavailable(self._explain_status(exc), status=exc.status_code) from exc
         except ConnectionError as exc:
             raise EmbedderUnavailable(

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-import ollama
 
 from ..errors import ValidationError
 from .base import LLMError, LLMTimeoutError, LLMUnavailableError, RetryPolicy, with_retries
@@ -36,6 +35,11 @@ class OllamaProvider:
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
+        # imported here, not at module level: ollama's pydantic models add ~10 ms to every
+        # full garbage collection of a process that imports it, used or not
+        import ollama
+
+        self._response_error = ollama.ResponseError
         self._client = ollama.Client(host=host, timeout=timeout)
 
     def complete(
@@ -70,7 +74,7 @@ class OllamaProvider:
                 raise LLMUnavailableError(
                     f"cannot reach Ollama at {self.host}: {exc}; start it or fix llm.base_url",
                 ) from exc
-            except ollama.ResponseError as exc:
+            except self._response_error as exc:
                 if exc.status_code >= 500 or exc.status_code == 429:
                     raise LLMUnavailableError(
                         f"Ollama at {self.host} answered {exc.status_code}: {exc.error}",
