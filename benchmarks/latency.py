@@ -92,7 +92,7 @@ def full_gc_ms(repeats: int = 5) -> float:
 
 
 class FullCollections:
-    """Counts full garbage collections (and their time) while switched on."""
+    """Counts full garbage collections (and their time) between ``start`` and ``stop``."""
 
     def __init__(self) -> None:
         self.on = False
@@ -100,6 +100,12 @@ class FullCollections:
         self.ms = 0.0
         self._t0 = 0.0
         gc.callbacks.append(self._callback)
+
+    def start(self) -> None:
+        self.on, self.count, self.ms = True, 0, 0.0
+
+    def stop(self) -> None:
+        self.on = False
 
     def _callback(self, phase: str, info: dict[str, int]) -> None:
         if not self.on or info["generation"] != 2:
@@ -124,6 +130,7 @@ def main() -> None:
     console = Console()
     results = []
     gc_before_store = full_gc_ms()
+    collections = FullCollections()
     with tempfile.TemporaryDirectory() as tmp:
         mem = AgentMemory(Path(tmp) / "bench.db", embedder=embedder)
         count = 0
@@ -141,13 +148,12 @@ def main() -> None:
             for q in queries[:10]:
                 mem.recall(q, context=ctx)  # warm the vector matrix and caches
             rec_times: list[float] = []
-            collections = FullCollections()
-            collections.on = True
+            collections.start()
             for q in queries:
                 t0 = time.perf_counter()
                 mem.recall(q, context=ctx)
                 rec_times.append(time.perf_counter() - t0)
-            collections.on = False
+            collections.stop()
             row = {
                 "memories": size,
                 "add_p50_ms": pct(add_times, 50),
