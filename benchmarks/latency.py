@@ -8,6 +8,10 @@ an embedding application grows by it). Prints a table and writes JSON to
 benchmarks/results/.
 
     .venv/bin/python benchmarks/latency.py [--sizes 1000 10000 100000] [--queries 200]
+        [--retrieval JSON] [--out FILE]
+
+``--retrieval`` overrides RetrievalConfig settings, e.g. every ranking step off to
+time the two lanes alone (benchmarks/results/latency-lanes-only.json).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from rich.table import Table
 from attestor_arango import AgentContext
 from attestor_arango.embeddings import Embedder, HashingEmbedder
 from attestor_arango.memory import AgentMemory
+from attestor_arango.retrieval import RetrievalConfig
 
 SYLLABLES = ["ka", "lo", "mi", "ren", "tu", "sa", "vor", "el", "qui", "dan", "pe", "ro", "zu", "ni"]
 
@@ -121,8 +126,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
     parser.add_argument("--out", default="benchmarks/results/latency.json")
     args = parser.parse_args()
+    overrides = json.loads(args.retrieval)
+    retrieval = RetrievalConfig.from_dict(overrides)  # an unknown setting is an error
 
     rng = random.Random(42)
     embedder, queries = bench_queries(rng, args.queries)
@@ -133,6 +141,7 @@ def main() -> None:
     collections = FullCollections()
     with tempfile.TemporaryDirectory() as tmp:
         mem = AgentMemory(Path(tmp) / "bench.db", embedder=embedder)
+        mem.retrieval_config = retrieval
         count = 0
         for size in sorted(args.sizes):
             add_times: list[float] = []
@@ -197,6 +206,7 @@ def main() -> None:
                 "python": platform.python_version(),
                 "machine": platform.machine(),
                 "full_gc_ms_before_store": gc_before_store,
+                "retrieval_overrides": overrides,
                 "results": results,
             },
             indent=2,
