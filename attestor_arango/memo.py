@@ -1,4 +1,4 @@
-"""A bounded memo for pure functions of one string, instead of ``functools.lru_cache``.
+"""A bounded memo for pure functions of one argument, instead of ``functools.lru_cache``.
 
 An ``lru_cache`` keeps its entries as linked nodes that every full garbage
 collection walks: its 65k stems alone added ~15 ms to each full collection of a
@@ -11,23 +11,24 @@ share it; the functions are pure, so a miss only costs the call again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
+K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
-class Memo(Generic[T]):
-    def __init__(self, fn: Callable[[str], T], size: int) -> None:
+class Memo(Generic[K, T]):
+    def __init__(self, fn: Callable[[K], T], size: int) -> None:
         if size < 1:
             raise ValueError("a memo needs room for at least one entry")
         self._fn = fn
         self._size = size
-        self._values: dict[str, T] = {}
+        self._values: dict[K, T] = {}
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
 
-    def __call__(self, key: str) -> T:
+    def __call__(self, key: K) -> T:
         try:
             return self._values[key]
         except KeyError:
@@ -45,10 +46,10 @@ class Memo(Generic[T]):
         self._values.clear()
 
 
-def memo(size: int) -> Callable[[Callable[[str], T]], Memo[T]]:
-    """Decorator: ``@memo(65_536)`` over a pure function of one string."""
+def memo(size: int) -> Callable[[Callable[[K], T]], Memo[K, T]]:
+    """Decorator: ``@memo(65_536)`` over a pure function of one hashable argument."""
 
-    def wrap(fn: Callable[[str], T]) -> Memo[T]:
+    def wrap(fn: Callable[[K], T]) -> Memo[K, T]:
         return Memo(fn, size)
 
     return wrap

@@ -12,9 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..errors import ValidationError
-
-# configs are frozen and hashable, and a process holds a handful: their JSON by config
-_JSON: dict[RetrievalConfig, str] = {}
+from ..memo import memo
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +161,7 @@ class RetrievalConfig:
 
     def to_json(self) -> str:
         """Canonical JSON of every setting (part of each recall id), made once per config."""
-        found = _JSON.get(self)
-        if found is None:
-            if len(_JSON) >= 64:  # a process making configs in a loop keeps no more
-                _JSON.clear()
-            found = _JSON[self] = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
-        return found
+        return _canonical_json(self)
 
     def replace(self, **changes: Any) -> RetrievalConfig:
         return RetrievalConfig.from_dict({**self.to_dict(), **changes})
@@ -203,3 +196,9 @@ class RetrievalConfig:
                 value = float(value)
             values[key] = value
         return cls(**values)
+
+
+# configs are frozen and hashable, and a process holds a handful
+@memo(64)
+def _canonical_json(config: RetrievalConfig) -> str:
+    return json.dumps(asdict(config), sort_keys=True, separators=(",", ":"))
