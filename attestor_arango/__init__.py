@@ -2,8 +2,8 @@
 
 from typing import TYPE_CHECKING, Any
 
-from .context import AgentContext, AgentRole, Permission
-from .errors import (
+from attestor_arango.context import AgentContext, AgentRole, Permission
+from attestor_arango.errors import (
     AccessDenied,
     AttestorError,
     ConflictError,
@@ -15,11 +15,18 @@ from .errors import (
     TenantRequiredError,
     ValidationError,
 )
-from .models import AuditEntry, Episode, Memory, MemoryStatus, RecallResponse, RecallResult
-from .scope import Scope, TemporalView
+from attestor_arango.models import (
+    AuditEntry,
+    Episode,
+    Memory,
+    MemoryStatus,
+    RecallResponse,
+    RecallResult,
+)
+from attestor_arango.scope import Scope, TemporalView
 
 if TYPE_CHECKING:
-    from .memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 __version__ = "0.1.0"
 
@@ -27,7 +34,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     """``AgentMemory`` on first use: importing the package stays light (no numpy, no store)."""
     if name == "AgentMemory":
-        from .memory import AgentMemory
+        from attestor_arango.memory import AgentMemory
 
         return AgentMemory
     raise AttributeError(f"module 'attestor_arango' has no attribute {name!r}")

@@ -1,3 +1,3 @@
-from .cli import main
+from attestor_arango.interfaces.cli.main import main
 
 raise SystemExit(main())

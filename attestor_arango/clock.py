@@ -16,7 +16,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from .errors import ValidationError
+from attestor_arango.errors import ValidationError
 
 OPEN: int = 253_402_300_799_000_000  # 9999-12-31T23:59:59Z in microseconds
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic import ValidationError as PydanticValidationError
 
-from .errors import ValidationError
+from attestor_arango.errors import ValidationError
 
 DB_FILENAME = "memory.db"
 

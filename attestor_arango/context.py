@@ -11,8 +11,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from .errors import AccessDenied, ValidationError
-from .scope import Scope, check_name
+from attestor_arango.errors import AccessDenied, ValidationError
+from attestor_arango.scope import Scope, check_name
 
 
 class AgentRole(StrEnum):

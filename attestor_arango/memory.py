@@ -17,26 +17,26 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from . import audit as audit_log
-from .clock import Clock, SystemClock, TickClock, parse_time
-from .config import Config, load_config
-from .context import AgentContext, Permission
-from .embeddings import Embedder
-from .errors import AccessDenied, ConflictError, NotFoundError, ValidationError
-from .governance.access import audit_denial
-from .governance.signing import Signer
-from .ids import IdSource, UUID7Source
-from .memory_governance import GovernanceMixin
-from .memory_ingest import IngestMixin
-from .memory_read import ReadMixin
-from .memory_retrieval import RetrievalMixin
-from .memory_write import write_memory
-from .models import AuditEntry, Memory, MemoryStatus, Stats
-from .retrieval import RetrievalConfig
-from .scope import Scope, TemporalView
-from .store.factory import open_store
-from .store.protocol import Store
-from .validation import (
+from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
+from attestor_arango.config import Config, load_config
+from attestor_arango.context import AgentContext, Permission
+from attestor_arango.core import audit as audit_log
+from attestor_arango.core.writes import write_memory
+from attestor_arango.embeddings import Embedder
+from attestor_arango.errors import AccessDenied, ConflictError, NotFoundError, ValidationError
+from attestor_arango.governance.access import audit_denial
+from attestor_arango.governance.signing import Signer
+from attestor_arango.ids import IdSource, UUID7Source
+from attestor_arango.memory_governance import GovernanceMixin
+from attestor_arango.memory_ingest import IngestMixin
+from attestor_arango.memory_read import ReadMixin
+from attestor_arango.memory_retrieval import RetrievalMixin
+from attestor_arango.models import AuditEntry, Memory, MemoryStatus, Stats
+from attestor_arango.retrieval import RetrievalConfig
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.factory import open_store
+from attestor_arango.store.protocol import Store
+from attestor_arango.validation import (
     TimeInput,
     check_confidence,
     check_content,
@@ -52,9 +52,9 @@ _UNSET: Any = object()
 
 def _default_embedder(config: Config) -> Embedder:
     try:
-        from .embeddings.chain import make_embedder
+        from attestor_arango.embeddings.chain import make_embedder
     except ImportError:
-        from .embeddings import HashingEmbedder
+        from attestor_arango.embeddings import HashingEmbedder
 
         return HashingEmbedder()
     return make_embedder(config)

@@ -11,21 +11,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from . import audit as audit_log
-from .context import AgentContext
-from .errors import ValidationError
-from .governance import audit_chain as gov_audit
-from .governance import compact as gov_compact
-from .governance import export as gov_export
-from .governance import provenance as gov_provenance
-from .governance import purge as gov_purge
-from .governance import quotas as gov_quotas
-from .governance import retention as gov_retention
-from .governance.access import guard
-from .validation import check_limit
+from attestor_arango.context import AgentContext
+from attestor_arango.core import audit as audit_log
+from attestor_arango.errors import ValidationError
+from attestor_arango.governance import audit_chain as gov_audit
+from attestor_arango.governance import compact as gov_compact
+from attestor_arango.governance import export as gov_export
+from attestor_arango.governance import provenance as gov_provenance
+from attestor_arango.governance import purge as gov_purge
+from attestor_arango.governance import quotas as gov_quotas
+from attestor_arango.governance import retention as gov_retention
+from attestor_arango.governance.access import guard
+from attestor_arango.validation import check_limit
 
 if TYPE_CHECKING:
-    from .memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 
 class GovernanceMixin:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
-from .context import AgentContext, Permission
+from attestor_arango.context import AgentContext, Permission
 
 if TYPE_CHECKING:
-    from .consolidation import ConsolidationReport
-    from .ingest import IngestResult, Turn
-    from .memory import AgentMemory
-    from .reflection import Reflection
+    from attestor_arango.ingest import IngestResult, Turn
+    from attestor_arango.ingest.consolidation import ConsolidationReport
+    from attestor_arango.ingest.reflection import Reflection
+    from attestor_arango.memory import AgentMemory
 
 
 class IngestMixin:
@@ -31,7 +31,7 @@ class IngestMixin:
         ADD / UPDATE / INVALIDATE / NOOP decision with the episode as evidence,
         applied atomically through the same write path as ``add``.
         """
-        from .ingest import ingest_round
+        from attestor_arango.ingest import ingest_round
 
         mem = cast("AgentMemory", self)
         ctx = mem._ctx(context)
@@ -42,7 +42,7 @@ class IngestMixin:
         self, *, limit: int = 50, context: AgentContext | None = None
     ) -> ConsolidationReport:
         """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set)."""
-        from .consolidation import consolidate
+        from attestor_arango.ingest.consolidation import consolidate
 
         mem = cast("AgentMemory", self)
         ctx = mem._ctx(context)
@@ -62,7 +62,7 @@ class IngestMixin:
         Nothing read is changed: contradictions are flagged, never resolved. With
         ``store`` the reflection is kept as a memory of category ``reflection``.
         """
-        from .reflection import reflect
+        from attestor_arango.ingest.reflection import reflect
 
         mem = cast("AgentMemory", self)
         ctx = mem._ctx(context)

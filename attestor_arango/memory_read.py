@@ -11,14 +11,14 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, cast
 
-from .context import AgentContext, Permission
-from .errors import NotFoundError, ValidationError
-from .models import Memory
-from .store.protocol import MemoryFilter
-from .validation import TimeInput, check_label, check_limit, check_tags
+from attestor_arango.context import AgentContext, Permission
+from attestor_arango.errors import NotFoundError, ValidationError
+from attestor_arango.models import Memory
+from attestor_arango.store.protocol import MemoryFilter
+from attestor_arango.validation import TimeInput, check_label, check_limit, check_tags
 
 if TYPE_CHECKING:
-    from .memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 _STATUSES = {None, "active", "superseded", "archived", "all"}
 

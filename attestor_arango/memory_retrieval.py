@@ -12,18 +12,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, cast
 
-from .blas import limit_blas_threads
-from .context import AgentContext, Permission
-from .errors import ValidationError
-from .models import RecallResponse
-from .pack import ContextPack
-from .retrieval import recall as run_recall
-from .retrieval.lanes import QueryExpander, expanders_from_settings
-from .retrieval.trace import shared_tracer
-from .validation import TimeInput
+from attestor_arango.context import AgentContext, Permission
+from attestor_arango.core.blas import limit_blas_threads
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import RecallResponse
+from attestor_arango.retrieval import recall as run_recall
+from attestor_arango.retrieval.lanes import QueryExpander, expanders_from_settings
+from attestor_arango.retrieval.pack import ContextPack
+from attestor_arango.retrieval.trace import shared_tracer
+from attestor_arango.validation import TimeInput
 
 if TYPE_CHECKING:
-    from .memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 
 class RetrievalMixin:
@@ -48,7 +48,7 @@ class RetrievalMixin:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
             raise ValidationError("token_budget must be a positive integer")
         view = mem._view(as_of, time_window)
-        limit_blas_threads()  # small products only: see attestor_arango/blas.py
+        limit_blas_threads()  # small products only: see attestor_arango/core/blas.py
         response = run_recall(
             mem.store,
             mem.embedder,

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .clock import OPEN, from_us, to_us
+from attestor_arango.clock import OPEN, from_us, to_us
 
 
 class MemoryStatus(StrEnum):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .clock import OPEN
-from .errors import TenantRequiredError, ValidationError
+from attestor_arango.clock import OPEN
+from attestor_arango.errors import TenantRequiredError, ValidationError
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$")
 

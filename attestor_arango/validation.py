@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from .clock import parse_time
-from .errors import ValidationError
+from attestor_arango.clock import parse_time
+from attestor_arango.errors import ValidationError
 
 MAX_LABEL = 256
 MAX_TAGS = 64

@@ -49,9 +49,9 @@ from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.store.arango.executor import Executor
 from attestor_arango.store.arango.schema import ensure_vector_index
-from attestor_arango.store.arango.testing import LiveServer, fresh_store, resolve_server
-from attestor_arango.store.embedded import SQLiteStore
+from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.protocol import Store
+from tests.support.arango_server import LiveServer, fresh_store, resolve_server
 
 
 def run_on(

@@ -32,10 +32,10 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from attestor_arango.api.auth import hash_key
-from attestor_arango.client import MemoryClient
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import StoreError
+from attestor_arango.interfaces.api.auth import hash_key
+from attestor_arango.interfaces.client import MemoryClient
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -101,7 +101,7 @@ def start_server(home: Path, port: int, clients: int, workers: int) -> subproces
         [
             sys.executable,
             "-m",
-            "attestor_arango.cli",
+            "attestor_arango.interfaces.cli.main",
             "api",
             "--port",
             str(port),

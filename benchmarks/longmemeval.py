@@ -53,7 +53,7 @@ from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.embeddings import Embedder, HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
-from attestor_arango.pack import ContextPack
+from attestor_arango.retrieval.pack import ContextPack
 
 FILES = {
     "oracle": ("longmemeval_oracle.json",),

@@ -36,10 +36,11 @@ from latency import bench_queries, sentence
 
 import attestor_arango.retrieval.mmr as mmr_module
 import attestor_arango.retrieval.pipeline as pipeline
-import attestor_arango.retrieval.text as text_module
+import attestor_arango.text.bm25 as text_module
 from attestor_arango import AgentContext
 from attestor_arango.memory import AgentMemory
-from attestor_arango.store import embedded, vectors
+from attestor_arango.store.embedded import store as embedded
+from attestor_arango.store.embedded import vectors
 
 # (owner, attribute, label): what is wrapped and timed
 TIMED: list[tuple[Any, str, str]] = [

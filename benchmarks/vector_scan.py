@@ -22,11 +22,11 @@ from rich.console import Console
 from rich.table import Table
 from threadpoolctl import ThreadpoolController
 
-from attestor_arango.blas import limit_blas_threads
 from attestor_arango.clock import OPEN
+from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.scope import TemporalView
-from attestor_arango.store.vectors import _INT8_ROWS, TenantVectors
+from attestor_arango.store.embedded.vectors import _INT8_ROWS, TenantVectors
 
 K = 50
 

@@ -17,7 +17,7 @@ from attestor_arango.clock import ManualClock
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
-from attestor_arango.store.embedded import SQLiteStore
+from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.protocol import Store
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -29,7 +29,7 @@ def _embedded(tmp_path: Path, request: pytest.FixtureRequest) -> Store:
 
 def _arangodb(tmp_path: Path, request: pytest.FixtureRequest) -> Store:
     """A fresh database on ARANGO_URL or a testcontainers server; skips saying why not."""
-    from attestor_arango.store.arango.testing import fresh_store, session_server
+    from tests.support.arango_server import fresh_store, session_server
 
     store, drop = fresh_store(session_server(request.config))
     request.addfinalizer(drop)

@@ -14,10 +14,10 @@ from typing import Any
 
 import uvicorn
 
-from attestor_arango.api.app import ApiSettings, create_app
-from attestor_arango.api.auth import ApiKey, KeyRing, hash_key
 from attestor_arango.clock import OPEN
 from attestor_arango.context import AgentContext, AgentRole
+from attestor_arango.interfaces.api.app import ApiSettings, create_app
+from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key
 from attestor_arango.memory import AgentMemory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter

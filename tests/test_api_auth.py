@@ -8,9 +8,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attestor_arango.api import spec
-from attestor_arango.api.auth import ApiKey, KeyRing, hash_key, load_keys, new_key
-from attestor_arango.api.errors import AuthenticationError, error_from_payload
 from attestor_arango.context import AgentRole
 from attestor_arango.errors import (
     AccessDenied,
@@ -19,6 +16,9 @@ from attestor_arango.errors import (
     StoreError,
     ValidationError,
 )
+from attestor_arango.interfaces.api import spec
+from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key, load_keys, new_key
+from attestor_arango.interfaces.api.errors import AuthenticationError, error_from_payload
 
 
 def key(**over: object) -> ApiKey:
@@ -140,7 +140,7 @@ def test_error_payloads_rebuild_typed_errors() -> None:
 
 
 def test_authorize_keeps_arguments_inside_the_key() -> None:
-    from attestor_arango.api.auth import authorize
+    from attestor_arango.interfaces.api.auth import authorize
 
     limited = key(namespaces=("inbox",))
     ctx = KeyRing([limited]).context(limited, {})

@@ -11,11 +11,6 @@ import httpx
 import pytest
 from interface_support import fingerprint, keyring, running_server
 
-from attestor_arango.api import spec
-from attestor_arango.api.app import ApiSettings
-from attestor_arango.api.auth import ApiKey, KeyRing, hash_key
-from attestor_arango.api.errors import AuthenticationError, PayloadTooLarge, RequestTimeout
-from attestor_arango.client import MemoryClient
 from attestor_arango.clock import ManualClock
 from attestor_arango.context import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
@@ -28,6 +23,15 @@ from attestor_arango.errors import (
     ValidationError,
 )
 from attestor_arango.ids import SeededIdSource
+from attestor_arango.interfaces.api import spec
+from attestor_arango.interfaces.api.app import ApiSettings
+from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key
+from attestor_arango.interfaces.api.errors import (
+    AuthenticationError,
+    PayloadTooLarge,
+    RequestTimeout,
+)
+from attestor_arango.interfaces.client import MemoryClient
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Stats
 

@@ -20,11 +20,11 @@ from interface_support import fingerprint, keyring, running_server
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from attestor_arango.api import spec
 from attestor_arango.clock import ManualClock
 from attestor_arango.context import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
+from attestor_arango.interfaces.api import spec
 from attestor_arango.memory import AgentMemory
 
 STATE: dict[str, Any] = {}

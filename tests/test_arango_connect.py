@@ -43,7 +43,7 @@ def test_init_raises_and_doctor_reports_instead_of_raising(unreachable: Config) 
 def test_vector_index_command_refuses_the_embedded_backend(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from attestor_arango.cli import main
+    from attestor_arango.interfaces.cli.main import main
 
     code = main(["vector-index", "--backend", "embedded", "--json"])
     assert code != 0 and "ArangoDB backend" in capsys.readouterr().err
@@ -52,7 +52,7 @@ def test_vector_index_command_refuses_the_embedded_backend(
 def test_vector_index_command_reports_an_unreachable_server(
     unreachable: Config, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from attestor_arango.cli import main
+    from attestor_arango.interfaces.cli.main import main
 
     monkeypatch.setenv("ARANGO_URL", unreachable.arango.url)
     monkeypatch.delenv("ATTESTOR_CONFIG", raising=False)

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from attestor_arango.errors import StoreError
-from attestor_arango.store.arango import lints
 from attestor_arango.store.arango.registry import (
     Query,
     Registry,
     parse_query,
     used_bind_params,
 )
+from tests.support import aql_lints as lints
 
 REGISTRY = Registry.load()
 

@@ -21,8 +21,8 @@ from attestor_arango.store.arango import arango_doctor
 from attestor_arango.store.arango.executor import Executor
 from attestor_arango.store.arango.schema import apply_schema, ensure_vector_index
 from attestor_arango.store.arango.store import ArangoStore
-from attestor_arango.store.arango.testing import LiveServer, fresh_store, session_server
 from attestor_arango.store.protocol import EmbeddingSpace
+from tests.support.arango_server import LiveServer, fresh_store, session_server
 
 pytestmark = pytest.mark.arango
 T0 = 1_767_225_600_000_000

@@ -198,5 +198,5 @@ def test_compose_file_pins_the_image_and_turns_the_vector_index_on() -> None:
     for name, service in compose["services"].items():
         assert service["image"] == PINNED_IMAGE, name
         assert any(str(c).startswith("--vector-index=true") for c in service["command"]), name
-    testing = Path(PROJECT_ROOT / "attestor_arango/store/arango/testing.py").read_text("utf-8")
+    testing = Path(PROJECT_ROOT / "tests/support/arango_server.py").read_text("utf-8")
     assert "PINNED_IMAGE" in testing and "--vector-index=true" in testing

@@ -13,7 +13,7 @@ SCRIPT = """
 import json
 import threading
 from attestor_arango import AgentContext
-from attestor_arango.blas import blas_threads
+from attestor_arango.core.blas import blas_threads
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.memory import AgentMemory
 

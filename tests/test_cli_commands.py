@@ -13,16 +13,16 @@ import pytest
 import yaml
 from interface_support import PYTHON, cli_env, free_port
 
-from attestor_arango.api.auth import hash_key
-from attestor_arango.client import MemoryClient
 from attestor_arango.errors import AccessDenied, StoreError
+from attestor_arango.interfaces.api.auth import hash_key
+from attestor_arango.interfaces.client import MemoryClient
 
 
 def cli(
     home: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [PYTHON, "-m", "attestor_arango.cli", *args],
+        [PYTHON, "-m", "attestor_arango.interfaces.cli.main", *args],
         env=cli_env(home, **(env or {})),
         capture_output=True,
         text=True,
@@ -170,7 +170,7 @@ def test_api_command_serves_and_shuts_down_gracefully(tmp_path: Path) -> None:
         [
             PYTHON,
             "-m",
-            "attestor_arango.cli",
+            "attestor_arango.interfaces.cli.main",
             "api",
             "--port",
             str(port),

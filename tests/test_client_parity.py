@@ -11,8 +11,8 @@ import typing
 
 import pytest
 
-from attestor_arango.api import codec, spec
-from attestor_arango.client import MemoryClient
+from attestor_arango.interfaces.api import codec, spec
+from attestor_arango.interfaces.client import MemoryClient
 from attestor_arango.memory import AgentMemory
 
 MEMORY_METHODS = spec.public_methods(AgentMemory)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from attestor_arango.demo import run_demo
+from attestor_arango.interfaces.cli.demo import run_demo
 
 
 def test_demo_shows_supersession_refusal_replay_and_audit(

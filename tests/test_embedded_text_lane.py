@@ -10,10 +10,10 @@ import pytest
 from attestor_arango.clock import from_us
 from attestor_arango.models import Memory, Provenance, content_hash
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store import embedded_fts
-from attestor_arango.store import embedded_sql as q
-from attestor_arango.store.embedded import SQLiteStore
-from attestor_arango.store.embedded_fts import fts_match
+from attestor_arango.store.embedded import fts as embedded_fts
+from attestor_arango.store.embedded import sql as q
+from attestor_arango.store.embedded.fts import fts_match
+from attestor_arango.store.embedded.store import SQLiteStore
 
 T0 = 1_767_225_600_000_000
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "theta"]

@@ -11,8 +11,8 @@ import pytest
 
 from attestor_arango.clock import OPEN
 from attestor_arango.scope import TemporalView
-from attestor_arango.store import vectors as vectors_module
-from attestor_arango.store.vectors import TenantVectors, kth_largest, quantize
+from attestor_arango.store.embedded import vectors as vectors_module
+from attestor_arango.store.embedded.vectors import TenantVectors, kth_largest, quantize
 
 
 def _brute(

@@ -83,7 +83,7 @@ def test_edit_is_detected(chain_mem: AgentMemory, attacker: sqlite3.Connection) 
 def test_edit_with_recomputed_hash_breaks_the_next_link(
     chain_mem: AgentMemory, attacker: sqlite3.Connection
 ) -> None:
-    from attestor_arango import audit as audit_log
+    from attestor_arango.core import audit as audit_log
 
     entries = chain_mem.audit_log(limit=1000, context=ORCH)
     victim = entries[3]
@@ -217,7 +217,7 @@ def test_appends_during_verification_are_not_reported(chain_mem: AgentMemory) ->
 def test_entries_forged_past_the_head_are_detected(
     chain_mem: AgentMemory, attacker: sqlite3.Connection
 ) -> None:
-    from attestor_arango import audit as audit_log
+    from attestor_arango.core import audit as audit_log
 
     last = chain_mem.audit_log(limit=1000, context=ORCH)[-1]
     attacker.execute("DROP TRIGGER audit_head_advance")

@@ -18,7 +18,7 @@ from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Episode, Relation
 from attestor_arango.scope import Scope
-from attestor_arango.store.embedded import SQLiteStore
+from attestor_arango.store.embedded.store import SQLiteStore
 
 SUBJECT = "zoe-tenant"
 MARK = "Zyxwvbqk"  # a token no other row contains, to scan raw bytes for

@@ -12,7 +12,7 @@ from attestor_arango.ingest.frames import read_clause
 from attestor_arango.ingest.model import Fact, Speaker
 from attestor_arango.ingest.text import names, stem
 from attestor_arango.ingest.timeexpr import find_time
-from attestor_arango.llm import ScriptedProvider
+from tests.support.scripted_llm import ScriptedProvider
 
 ANCHOR = parse_time("2026-05-20T10:00:00Z")  # a Wednesday
 

@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from attestor_arango.hooks import last_exchange, run_hook
+from attestor_arango.interfaces.cli.hooks import last_exchange, run_hook
 from attestor_arango.memory import AgentMemory
 
 

@@ -19,12 +19,11 @@ from attestor_arango.llm import (
     LLMUnavailableError,
     OllamaProvider,
     OpenAICompatProvider,
-    RecordingProvider,
     RetryPolicy,
-    ScriptedProvider,
     provider_from_settings,
     render,
 )
+from tests.support.scripted_llm import RecordingProvider, ScriptedProvider
 
 
 class FakeEndpoint:

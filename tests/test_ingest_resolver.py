@@ -10,8 +10,9 @@ import pytest
 from attestor_arango.clock import parse_time
 from attestor_arango.ingest import Action, LLMResolver, RuleExtractor, RuleResolver
 from attestor_arango.ingest.model import Fact, Speaker
-from attestor_arango.llm import RetryPolicy, ScriptedProvider
+from attestor_arango.llm import RetryPolicy
 from attestor_arango.models import Memory, Provenance, content_hash
+from tests.support.scripted_llm import ScriptedProvider
 
 ANCHOR = parse_time("2026-03-01T12:00:00Z")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

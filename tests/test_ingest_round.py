@@ -7,13 +7,14 @@ import json
 import pytest
 
 from attestor_arango.clock import ManualClock, iso
-from attestor_arango.consolidation import consolidate
 from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.errors import AccessDenied, QuotaExceededError, ValidationError
 from attestor_arango.ingest import Action, Backends, use_backends
-from attestor_arango.llm import RetryPolicy, ScriptedProvider
+from attestor_arango.ingest.consolidation import consolidate
+from attestor_arango.llm import RetryPolicy
 from attestor_arango.memory import AgentMemory
 from attestor_arango.scope import TemporalView
+from tests.support.scripted_llm import ScriptedProvider
 
 
 def contents(memories: list) -> list[str]:

@@ -13,14 +13,14 @@ import pytest
 
 import attestor_arango
 import attestor_arango.errors as errors
-from attestor_arango.cli import build_parser
-from attestor_arango.consolidation import ConsolidationReport
 from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.ingest import Decision, Fact, IngestResult
+from attestor_arango.ingest.consolidation import ConsolidationReport
+from attestor_arango.ingest.reflection import Reflection
+from attestor_arango.interfaces.cli.main import build_parser
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Memory, RecallResponse, RecallResult
-from attestor_arango.pack import ContextPack
-from attestor_arango.reflection import Reflection
+from attestor_arango.retrieval.pack import ContextPack
 
 SKILL = Path(__file__).resolve().parent.parent / "SKILL.md"
 

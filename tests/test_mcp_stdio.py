@@ -25,7 +25,9 @@ TOOLS = {
 
 def params(home: Path, **env: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=PYTHON, args=["-m", "attestor_arango.cli", "mcp"], env=cli_env(home, **env)
+        command=PYTHON,
+        args=["-m", "attestor_arango.interfaces.cli.main", "mcp"],
+        env=cli_env(home, **env),
     )
 
 

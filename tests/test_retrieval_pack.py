@@ -10,7 +10,7 @@ from attestor_arango.clock import ManualClock
 from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.errors import ValidationError
 from attestor_arango.memory import AgentMemory
-from attestor_arango.pack import ContextPack
+from attestor_arango.retrieval.pack import ContextPack
 
 
 def fill(mem: AgentMemory, clock: ManualClock) -> None:

@@ -22,9 +22,9 @@ from attestor_arango.retrieval.graph import apply_affinity, relation_candidates,
 from attestor_arango.retrieval.mmr import mmr_rerank, similarity_matrix
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
 from attestor_arango.scope import Scope
-from attestor_arango.stemming import scoring_terms
 from attestor_arango.store.protocol import Hit
-from attestor_arango.tokens import count_tokens
+from attestor_arango.text.stemming import scoring_terms
+from attestor_arango.text.tokens import count_tokens
 
 CFG = RetrievalConfig()
 
@@ -351,7 +351,7 @@ def test_freshness_demotes_the_older_of_two_restatements() -> None:
 
 def test_freshness_ignores_same_session_and_uses_change_cues() -> None:
     from attestor_arango.retrieval.temporal import announces_change
-    from attestor_arango.stemming import scoring_terms
+    from attestor_arango.text.stemming import scoring_terms
 
     assert announces_change(scoring_terms("I moved to Berlin last month"))
     assert announces_change(scoring_terms("I'm going to do a half marathon instead"))
@@ -429,7 +429,7 @@ def test_freshness_leaves_verbatim_records_alone() -> None:
 
 
 def test_feedback_terms_worked_by_hand() -> None:
-    from attestor_arango.retrieval.text import feedback_terms
+    from attestor_arango.text.bm25 import feedback_terms
 
     top = [Hit(mem("a", "sunrise painting lake lake"), 1.0)]
     pool = [

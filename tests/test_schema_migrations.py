@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from attestor_arango.errors import StoreError
-from attestor_arango.store import embedded_schema
-from attestor_arango.store.embedded import SQLiteStore
+from attestor_arango.store.embedded import schema as embedded_schema
+from attestor_arango.store.embedded.store import SQLiteStore
 
 
 def test_fresh_file_gets_latest_version_and_reopen_is_idempotent(tmp_path: Path) -> None:

@@ -6,8 +6,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..errors import EmbeddingMismatchError, ValidationError
-from .base import normalize_rows
+from attestor_arango.embeddings.base import normalize_rows
+from attestor_arango.errors import EmbeddingMismatchError, ValidationError
 
 
 def batches(texts: Sequence[str], size: int) -> Iterator[list[str]]:

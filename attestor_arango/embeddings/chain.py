@@ -16,13 +16,13 @@ import os
 
 import httpx
 
-from ..config import Config
-from ..errors import EmbedderUnavailable
-from .base import Embedder
-from .hashing import HashingEmbedder
-from .local import LocalMiniLMEmbedder, local_available
-from .ollama import DEFAULT_OLLAMA_MODEL, OllamaEmbedder
-from .openai import DEFAULT_OPENAI_MODEL, OpenAICompatEmbedder
+from attestor_arango.config import Config
+from attestor_arango.embeddings.base import Embedder
+from attestor_arango.embeddings.hashing import HashingEmbedder
+from attestor_arango.embeddings.local import LocalMiniLMEmbedder, local_available
+from attestor_arango.embeddings.ollama import DEFAULT_OLLAMA_MODEL, OllamaEmbedder
+from attestor_arango.embeddings.openai import DEFAULT_OPENAI_MODEL, OpenAICompatEmbedder
+from attestor_arango.errors import EmbedderUnavailable
 
 log = logging.getLogger(__name__)
 

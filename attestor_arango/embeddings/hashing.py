@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from .base import normalize_rows
+from attestor_arango.embeddings.base import normalize_rows
 
 _WORD = re.compile(r"[\w']+", re.UNICODE)
 

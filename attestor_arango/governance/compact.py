@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..context import AgentContext
-from ..models import MemoryStatus
-from ..scope import Scope, TemporalView
-from ..store.protocol import MemoryFilter
-from .retention import PAGE, delete_audited, parse_age
+from attestor_arango.context import AgentContext
+from attestor_arango.governance.retention import PAGE, delete_audited, parse_age
+from attestor_arango.models import MemoryStatus
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import MemoryFilter
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 
 def archived_before(mem: AgentMemory, tenant: str, cutoff_us: int, now_us: int) -> list[str]:

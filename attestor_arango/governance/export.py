@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..clock import OPEN, iso, to_us
-from ..context import AgentContext
-from ..errors import ConflictError, ValidationError
-from ..models import Entity, Episode, Memory, Relation
-from ..scope import Scope, TemporalView
-from ..store.protocol import EmbeddingSpace, MemoryFilter, Store
-from .audit_chain import iter_chain
+from attestor_arango.clock import OPEN, iso, to_us
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import ConflictError, ValidationError
+from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.models import Entity, Episode, Memory, Relation
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 FORMAT = "attestor-arango-export"
 VERSION = 1

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..context import AgentContext
-from ..errors import NotFoundError, ValidationError
-from ..scope import Scope
-from .export import _all_memories
-from .signing import Signer
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import NotFoundError, ValidationError
+from attestor_arango.governance.export import _all_memories
+from attestor_arango.governance.signing import Signer
+from attestor_arango.scope import Scope
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 
 def _signer(mem: AgentMemory) -> Signer:

@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..context import AgentContext
-from ..errors import ValidationError
-from ..scope import Scope
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import ValidationError
+from attestor_arango.scope import Scope
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 MAX_REASON = 2000
 

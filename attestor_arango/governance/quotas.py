@@ -11,13 +11,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from ..clock import from_us, iso, to_us
-from ..context import AgentContext
-from ..errors import ValidationError
-from ..scope import Scope
+from attestor_arango.clock import from_us, iso, to_us
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import ValidationError
+from attestor_arango.scope import Scope
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 MAX_DAILY_WRITES = 10_000_000
 

@@ -27,14 +27,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from ..context import AgentContext
-from ..errors import ValidationError
-from ..models import Memory
-from ..scope import Scope, TemporalView, check_name
-from ..store.protocol import MemoryFilter, Store
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import Memory
+from attestor_arango.scope import Scope, TemporalView, check_name
+from attestor_arango.store.protocol import MemoryFilter, Store
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 PAGE = 500
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

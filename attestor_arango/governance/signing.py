@@ -25,10 +25,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
-from ..clock import to_us
-from ..config import SigningSettings, default_data_dir
-from ..errors import ValidationError
-from ..models import Memory
+from attestor_arango.clock import to_us
+from attestor_arango.config import SigningSettings, default_data_dir
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import Memory
 
 PREFIX = "ed25519:"
 KEY_FILENAME = "signing_key.pem"

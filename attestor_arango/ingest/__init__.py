@@ -1,9 +1,9 @@
 """Conversation ingest: episodes, speaker-locked extraction, the four-decision resolver."""
 
-from .extract import LLMExtractor, RuleExtractor
-from .model import Action, Decision, Fact, IngestResult, Turn
-from .pipeline import Backends, backends_for, ingest_round, use_backends
-from .resolve import LLMResolver, RuleResolver, parse_decision
+from attestor_arango.ingest.extract import LLMExtractor, RuleExtractor
+from attestor_arango.ingest.model import Action, Decision, Fact, IngestResult, Turn
+from attestor_arango.ingest.pipeline import Backends, backends_for, ingest_round, use_backends
+from attestor_arango.ingest.resolve import LLMResolver, RuleResolver, parse_decision
 
 __all__ = [
     "Action",

@@ -13,15 +13,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..context import AgentContext
-from ..models import Entity, Episode, Memory, Relation
-from ..validation import entity_key
-from .model import Action, Decision, Fact
-from .resolve import known
-from .text import value_key
+from attestor_arango.context import AgentContext
+from attestor_arango.ingest.model import Action, Decision, Fact
+from attestor_arango.ingest.resolve import known
+from attestor_arango.ingest.text import value_key
+from attestor_arango.models import Entity, Episode, Memory, Relation
+from attestor_arango.validation import entity_key
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 
 def _metadata(d: Decision) -> dict[str, Any]:

@@ -14,12 +14,12 @@ import json
 import re
 from typing import Any, Protocol
 
-from ..clock import OPEN, iso
-from ..llm import LLMError, LLMProvider, render
-from .frames import Reading, read_clause
-from .model import Fact, Speaker
-from .text import content_stems, expand, names, sentences
-from .timeexpr import TimeSpan, find_time
+from attestor_arango.clock import OPEN, iso
+from attestor_arango.ingest.frames import Reading, read_clause
+from attestor_arango.ingest.model import Fact, Speaker
+from attestor_arango.ingest.text import content_stems, expand, names, sentences
+from attestor_arango.ingest.timeexpr import TimeSpan, find_time
+from attestor_arango.llm import LLMError, LLMProvider, render
 
 _QUESTION_START = re.compile(
     r"^(?:can|could|would|will|should|shall|do|does|did|is|are|was|were|what|how|why|when|"

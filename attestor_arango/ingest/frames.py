@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .lexicon import (
+from attestor_arango.ingest.lexicon import (
     CHANGED,
     DIET_NOUNS,
     JOB_NOUNS,
@@ -26,7 +26,7 @@ from .lexicon import (
     status_value,
     thing,
 )
-from .text import FILLERS, STOPWORDS, stem, value_key
+from attestor_arango.ingest.text import FILLERS, STOPWORDS, stem, value_key
 
 _NW = (
     r"(?!(?:is|are|was|were|am|has|have|had|will|would|do|does|did|not|no|never|got|get|gets|"

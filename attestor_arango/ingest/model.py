@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..clock import OPEN, from_us, parse_time
-from ..errors import ValidationError
-from ..models import Episode, Memory
-from .timeexpr import TimeSpan
+from attestor_arango.clock import OPEN, from_us, parse_time
+from attestor_arango.errors import ValidationError
+from attestor_arango.ingest.timeexpr import TimeSpan
+from attestor_arango.models import Episode, Memory
 
 Speaker = Literal["user", "assistant"]
 MAX_TURN_CHARS = 64_000

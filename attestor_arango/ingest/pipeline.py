@@ -13,19 +13,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..clock import from_us, to_us
-from ..context import AgentContext, Permission
-from ..llm import LLMProvider, provider_from_settings
-from ..models import Episode, Memory
-from ..retrieval import recall
-from ..scope import Scope, TemporalView
-from .apply import apply_decisions
-from .extract import Extractor, LLMExtractor, RuleExtractor
-from .model import Decision, Fact, IngestResult, Speaker, Turn
-from .resolve import LLMResolver, Resolver, RuleResolver
+from attestor_arango.clock import from_us, to_us
+from attestor_arango.context import AgentContext, Permission
+from attestor_arango.ingest.apply import apply_decisions
+from attestor_arango.ingest.extract import Extractor, LLMExtractor, RuleExtractor
+from attestor_arango.ingest.model import Decision, Fact, IngestResult, Speaker, Turn
+from attestor_arango.ingest.resolve import LLMResolver, Resolver, RuleResolver
+from attestor_arango.llm import LLMProvider, provider_from_settings
+from attestor_arango.models import Episode, Memory
+from attestor_arango.retrieval import recall
+from attestor_arango.scope import Scope, TemporalView
 
 if TYPE_CHECKING:
-    from ..memory import AgentMemory
+    from attestor_arango.memory import AgentMemory
 
 CANDIDATES = 8  # similar memories compared per fact
 _BUDGET = 100_000

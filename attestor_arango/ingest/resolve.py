@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..llm import LLMError, LLMProvider, render
-from ..models import Memory
-from ..validation import entity_key
-from .frames import read_clause
-from .model import Action, Decision, Fact
-from .text import content_stems, expand, normalise, value_key
+from attestor_arango.ingest.frames import read_clause
+from attestor_arango.ingest.model import Action, Decision, Fact
+from attestor_arango.ingest.text import content_stems, expand, normalise, value_key
+from attestor_arango.llm import LLMError, LLMProvider, render
+from attestor_arango.models import Memory
+from attestor_arango.validation import entity_key
 
 # Plans can coexist ("I want to help people" and "I want to help make that happen"):
 # a new plan replaces an old one only when the speaker says it changed.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..stemming import STEMMER as _STEMMER
+from attestor_arango.text.stemming import STEMMER as _STEMMER
 
 
 def _wordset(text: str) -> frozenset[str]:

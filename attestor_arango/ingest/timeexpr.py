@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from ..clock import OPEN, from_us, to_us
+from attestor_arango.clock import OPEN, from_us, to_us
 
 MONTHS = {
     name: i + 1

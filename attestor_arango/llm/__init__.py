@@ -1,6 +1,6 @@
 """Optional LLM backends for extraction, resolution, consolidation and reflection."""
 
-from .base import (
+from attestor_arango.llm.base import (
     LLMError,
     LLMProvider,
     LLMTimeoutError,
@@ -8,11 +8,10 @@ from .base import (
     RetryPolicy,
     with_retries,
 )
-from .factory import provider_from_settings
-from .ollama import OllamaProvider
-from .openai_compat import OpenAICompatProvider
-from .prompts import render
-from .scripted import RecordingProvider, ScriptedProvider
+from attestor_arango.llm.factory import provider_from_settings
+from attestor_arango.llm.ollama import OllamaProvider
+from attestor_arango.llm.openai_compat import OpenAICompatProvider
+from attestor_arango.llm.prompts import render
 
 __all__ = [
     "LLMError",
@@ -21,9 +20,7 @@ __all__ = [
     "LLMUnavailableError",
     "OllamaProvider",
     "OpenAICompatProvider",
-    "RecordingProvider",
     "RetryPolicy",
-    "ScriptedProvider",
     "provider_from_settings",
     "render",
     "with_retries",

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
-from ..errors import AttestorError, ValidationError
+from attestor_arango.errors import AttestorError, ValidationError
 
 
 class LLMError(AttestorError):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ValidationError
-from .base import LLMProvider, RetryPolicy
-from .ollama import OllamaProvider
-from .openai_compat import OpenAICompatProvider
+from attestor_arango.errors import ValidationError
+from attestor_arango.llm.base import LLMProvider, RetryPolicy
+from attestor_arango.llm.ollama import OllamaProvider
+from attestor_arango.llm.openai_compat import OpenAICompatProvider
 
 _KNOWN = {
     "provider",

@@ -12,8 +12,14 @@ from typing import Any
 
 import httpx
 
-from ..errors import ValidationError
-from .base import LLMError, LLMTimeoutError, LLMUnavailableError, RetryPolicy, with_retries
+from attestor_arango.errors import ValidationError
+from attestor_arango.llm.base import (
+    LLMError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+    RetryPolicy,
+    with_retries,
+)
 
 
 class OpenAICompatProvider:

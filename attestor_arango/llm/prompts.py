@@ -11,7 +11,7 @@ from functools import cache
 from importlib import resources
 from string import Template
 
-from ..errors import ValidationError
+from attestor_arango.errors import ValidationError
 
 
 @cache

@@ -1,6 +1,6 @@
 """Deterministic recall above the Store protocol."""
 
-from .config import RetrievalConfig
-from .pipeline import recall
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.pipeline import recall
 
 __all__ = ["RetrievalConfig", "recall"]

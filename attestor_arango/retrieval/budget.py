@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..memo import memo
-from ..tokens import count_tokens
-from .candidates import Candidate
+from attestor_arango.core.memo import memo
+from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.text.tokens import count_tokens
 
 
 @memo(32_768)

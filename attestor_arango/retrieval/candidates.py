@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..models import Memory, ScoreBreakdown
-from ..stemming import scoring_terms
+from attestor_arango.models import Memory, ScoreBreakdown
+from attestor_arango.text.stemming import scoring_terms
 
 
 @dataclass(slots=True)

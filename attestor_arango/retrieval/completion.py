@@ -24,9 +24,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..models import Memory
-from ..scope import Scope
-from ..store.protocol import Hit, Store, TextHit
+from attestor_arango.models import Memory
+from attestor_arango.scope import Scope
+from attestor_arango.store.protocol import Hit, Store, TextHit
 
 
 def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hit]) -> list[Hit]:

@@ -27,8 +27,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from .candidates import Candidate
-from .text import terms
+from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.text.bm25 import terms
 
 
 def query_weights(query: str, cands: Sequence[Candidate]) -> dict[str, float]:

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from ..models import Entity
+from attestor_arango.models import Entity
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ..store.protocol import Hit
-from .candidates import Candidate, order
+from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.store.protocol import Hit
 
 
 def fuse(

@@ -14,12 +14,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 
-from ..clock import to_us
-from ..models import Entity, Memory, Provenance, Relation, content_hash
-from ..scope import Scope
-from ..validation import entity_key
-from .candidates import Candidate
-from .config import RetrievalConfig
+from attestor_arango.clock import to_us
+from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
+from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.scope import Scope
+from attestor_arango.validation import entity_key
 
 SYNTHETIC_PREFIX = "rel:"
 

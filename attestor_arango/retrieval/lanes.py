@@ -56,7 +56,7 @@ def expanders_from_settings(
 
     Only called when a lane flag is on, so with the flags off no provider is even built.
     """
-    from ..llm import provider_from_settings
+    from attestor_arango.llm import provider_from_settings
 
     provider = provider_from_settings(dict(llm_settings or {}))
     if provider is None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .candidates import Candidate, tie_key
+from attestor_arango.retrieval.candidates import Candidate, tie_key
 
 
 def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> np.ndarray:

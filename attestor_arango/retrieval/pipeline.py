@@ -26,28 +26,28 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..clock import from_us
-from ..embeddings import Embedder
-from ..errors import ValidationError
-from ..models import RecallResponse, RecallResult, Relation
-from ..scope import Scope, TemporalView
-from ..store.protocol import Hit, Store, TextHit
-from ..validation import entity_key
-from .budget import pack
-from .candidates import Candidate, order
-from .completion import complete_lanes, exact_cosine, lane_union
-from .config import RetrievalConfig
-from .coverage import apply_coverage
-from .entities import recognize
-from .fusion import adaptive_weights, fuse
-from .graph import apply_affinity, relation_candidates
-from .lanes import QueryExpander
-from .mmr import mmr_rerank
-from .sessionvec import apply_session_vector
-from .temporal import apply_decay_boost, apply_freshness
-from .text import feedback_terms, rescored_text, text_lane
-from .timecue import apply_time_cue
-from .trace import RecallTrace, Tracer, recall_id
+from attestor_arango.clock import from_us
+from attestor_arango.embeddings import Embedder
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import RecallResponse, RecallResult, Relation
+from attestor_arango.retrieval.budget import pack
+from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.completion import complete_lanes, exact_cosine, lane_union
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.coverage import apply_coverage
+from attestor_arango.retrieval.entities import recognize
+from attestor_arango.retrieval.fusion import adaptive_weights, fuse
+from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
+from attestor_arango.retrieval.lanes import QueryExpander
+from attestor_arango.retrieval.mmr import mmr_rerank
+from attestor_arango.retrieval.sessionvec import apply_session_vector
+from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
+from attestor_arango.retrieval.timecue import apply_time_cue
+from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import Hit, Store, TextHit
+from attestor_arango.text.bm25 import feedback_terms, rescored_text, text_lane
+from attestor_arango.validation import entity_key
 
 
 def _err(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from .candidates import Candidate
+from attestor_arango.retrieval.candidates import Candidate
 
 
 def session_vector_scores(cands: Sequence[Candidate], k: int) -> dict[str, float]:

@@ -28,10 +28,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .candidates import Candidate, tie_key
-from .config import RetrievalConfig
-from .mmr import unit_rows
-from .text import terms
+from attestor_arango.retrieval.candidates import Candidate, tie_key
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.mmr import unit_rows
+from attestor_arango.text.bm25 import terms
 
 US_PER_DAY = 86_400_000_000
 FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates

@@ -36,7 +36,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from .candidates import Candidate
+from attestor_arango.retrieval.candidates import Candidate
 
 MONTHS = (
     "january",

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import ValidationError
+from attestor_arango.errors import ValidationError
 
 
 def canonical_json(value: Any) -> str:

@@ -16,9 +16,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import TenantLeakError
-from ..models import AuditEntry, Entity, Episode, Memory, Relation
-from ..scope import Scope, TemporalView
+from attestor_arango.errors import TenantLeakError
+from attestor_arango.models import AuditEntry, Entity, Episode, Memory, Relation
+from attestor_arango.scope import Scope, TemporalView
 
 
 @dataclass(frozen=True, slots=True)

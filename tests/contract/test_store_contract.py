@@ -19,8 +19,8 @@ from attestor_arango.models import (
     content_hash,
 )
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.stemming import scoring_terms
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
+from attestor_arango.text.stemming import scoring_terms
 
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z
 A = Scope("acme", "ns1")

@@ -6,9 +6,13 @@ the entry points below is called.
 
 from __future__ import annotations
 
-from .connect import init_arango, open_arango_store, rebuild_vector_index
-from .doctor import arango_doctor
-from .store import ArangoStore
+from attestor_arango.store.arango.connect import (
+    init_arango,
+    open_arango_store,
+    rebuild_vector_index,
+)
+from attestor_arango.store.arango.doctor import arango_doctor
+from attestor_arango.store.arango.store import ArangoStore
 
 __all__ = [
     "ArangoStore",

@@ -13,12 +13,16 @@ from arango.client import ArangoClient
 from arango.database import Database, StandardDatabase, TransactionDatabase
 from arango.exceptions import ArangoError
 
-from ...errors import ConflictError, StoreError, ValidationError
-from ...scope import Scope
-from .executor import ArangoQueryError, Executor
-from .planning import UNIQUE_CONSTRAINT_VIOLATED, VALIDATION_FAILED, should_retry
-from .registry import Registry
-from .schema import vector_index_state
+from attestor_arango.errors import ConflictError, StoreError, ValidationError
+from attestor_arango.scope import Scope
+from attestor_arango.store.arango.executor import ArangoQueryError, Executor
+from attestor_arango.store.arango.planning import (
+    UNIQUE_CONSTRAINT_VIOLATED,
+    VALIDATION_FAILED,
+    should_retry,
+)
+from attestor_arango.store.arango.registry import Registry
+from attestor_arango.store.arango.schema import vector_index_state
 
 # Every collection a store call may write; a stream transaction must declare them up front.
 COLLECTIONS = (

@@ -18,13 +18,13 @@ from arango.database import StandardDatabase
 from arango.exceptions import ArangoError, ArangoServerError
 from arango.http import DefaultHTTPClient
 
-from ...config import ArangoSettings, Config
-from ...errors import StoreError
-from .base import COLLECTIONS
-from .executor import Executor
-from .registry import Registry
-from .schema import apply_schema, ensure_vector_index, version_tuple
-from .store import ArangoStore
+from attestor_arango.config import ArangoSettings, Config
+from attestor_arango.errors import StoreError
+from attestor_arango.store.arango.base import COLLECTIONS
+from attestor_arango.store.arango.executor import Executor
+from attestor_arango.store.arango.registry import Registry
+from attestor_arango.store.arango.schema import apply_schema, ensure_vector_index, version_tuple
+from attestor_arango.store.arango.store import ArangoStore
 
 DATABASE_NOT_FOUND = 1228
 DUPLICATE_NAME = 1207

@@ -23,10 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ValidationError
-from ...models import AuditEntry, Entity, Episode, Memory, Relation
-from ..protocol import Hit
-from ..rows import (
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import AuditEntry, Entity, Episode, Memory, Relation
+from attestor_arango.store.codec import (
     audit_from_doc,
     audit_to_doc,
     entity_from_doc,
@@ -38,6 +37,7 @@ from ..rows import (
     relation_from_doc,
     relation_to_doc,
 )
+from attestor_arango.store.protocol import Hit
 
 SYSTEM_ATTRIBUTES = ("_key", "_id", "_rev", "_from", "_to")
 QUERY_EXTRAS = ("vector", "lane_score")

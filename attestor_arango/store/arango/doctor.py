@@ -15,11 +15,16 @@ from typing import Any
 
 from arango.exceptions import ArangoError
 
-from ...config import Config
-from .connect import MIN_SERVER_VERSION, PINNED_IMAGE, _connect, make_client
-from .executor import Executor
-from .registry import Registry
-from .schema import (
+from attestor_arango.config import Config
+from attestor_arango.store.arango.connect import (
+    MIN_SERVER_VERSION,
+    PINNED_IMAGE,
+    _connect,
+    make_client,
+)
+from attestor_arango.store.arango.executor import Executor
+from attestor_arango.store.arango.registry import Registry
+from attestor_arango.store.arango.schema import (
     index_matches,
     load_schema,
     missing_view_links,

@@ -21,10 +21,10 @@ from typing import Any
 from arango.database import Database
 from arango.exceptions import ArangoClientError, ArangoServerError
 
-from ...errors import StoreError, TenantLeakError, ValidationError
-from ...scope import Scope
-from ..protocol import check_tenant
-from .registry import Query, Registry
+from attestor_arango.errors import StoreError, TenantLeakError, ValidationError
+from attestor_arango.scope import Scope
+from attestor_arango.store.arango.registry import Query, Registry
+from attestor_arango.store.protocol import check_tenant
 
 # Integers above 2**53 survive JSON, but AQL arithmetic and ArangoSearch compare numbers as
 # doubles; a bound integer that a double cannot hold exactly could compare wrongly.

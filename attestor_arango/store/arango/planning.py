@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ...clock import OPEN
-from ...scope import TemporalView
+from attestor_arango.clock import OPEN
+from attestor_arango.scope import TemporalView
 
 VECTOR_SEARCH_NOT_APPLIED = 1554  # no usable vector index, or the query shape cannot use it
 UNIQUE_CONSTRAINT_VIOLATED = 1210

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import StoreError
+from attestor_arango.errors import StoreError
 
 # aql/ and schemas/ live at the repository root, next to the package.
 PROJECT_ROOT = Path(__file__).resolve().parents[3]

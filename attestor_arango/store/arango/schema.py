@@ -22,9 +22,9 @@ from typing import Any
 from arango.database import StandardDatabase
 from arango.exceptions import ArangoError
 
-from ...errors import StoreError
-from .executor import Executor
-from .registry import PROJECT_ROOT
+from attestor_arango.errors import StoreError
+from attestor_arango.store.arango.executor import Executor
+from attestor_arango.store.arango.registry import PROJECT_ROOT
 
 SCHEMA_DIR = PROJECT_ROOT / "schemas"
 VECTOR_COLLECTION = "memories"

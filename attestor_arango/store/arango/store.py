@@ -16,28 +16,35 @@ from typing import Any
 import numpy as np
 from arango.exceptions import ArangoError
 
-from ...clock import OPEN
-from ...errors import ConflictError, StoreError, ValidationError
-from ...models import Memory, MemoryStatus
-from ...scope import Scope, TemporalView
-from ..protocol import EmbeddingSpace, Hit, MemoryFilter, TextHit, check_tenant, pool_of
-from .docs import (
+from attestor_arango.clock import OPEN
+from attestor_arango.errors import ConflictError, StoreError, ValidationError
+from attestor_arango.models import Memory, MemoryStatus
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.arango.docs import (
     hit_from_arango,
     memory_from_arango,
     memory_to_arango,
     vector_from_arango,
     vector_to_list,
 )
-from .executor import ArangoQueryError
-from .planning import (
+from attestor_arango.store.arango.executor import ArangoQueryError
+from attestor_arango.store.arango.planning import (
     ann_needs_fallback,
     ann_result_short,
     plan_vector_search,
     probes_for,
     view_binds,
 )
-from .schema import load_schema, missing_view_links
-from .store_graph import GraphAndGovernance
+from attestor_arango.store.arango.schema import load_schema, missing_view_links
+from attestor_arango.store.arango.store_graph import GraphAndGovernance
+from attestor_arango.store.protocol import (
+    EmbeddingSpace,
+    Hit,
+    MemoryFilter,
+    TextHit,
+    check_tenant,
+    pool_of,
+)
 
 _WORD = re.compile(r"\w", re.UNICODE)
 TENANT_SIZE_TTL_S = 10.0

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...errors import ConflictError, StoreError, ValidationError
-from ...models import AuditEntry, Entity, Episode, Relation
-from ...scope import Scope, TemporalView
-from ..protocol import check_tenant
-from .base import COLLECTIONS, ArangoBase
-from .docs import (
+from attestor_arango.errors import ConflictError, StoreError, ValidationError
+from attestor_arango.models import AuditEntry, Entity, Episode, Relation
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.arango.base import COLLECTIONS, ArangoBase
+from attestor_arango.store.arango.docs import (
     audit_from_arango,
     audit_to_arango,
     entity_from_arango,
@@ -26,6 +25,7 @@ from .docs import (
     relation_from_arango,
     relation_to_arango,
 )
+from attestor_arango.store.protocol import check_tenant
 
 # Erasure order (edges before vertices, vectors before their rows); never the audit chain.
 PURGE_STEPS = (

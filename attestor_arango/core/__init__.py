@@ -1,0 +1,1 @@
+"""Services every operation shares: the audit writer, the one write path, memos and BLAS limits."""

@@ -1,0 +1,117 @@
+"""Sleep-time consolidation: re-read recent episodes and resolve their facts again.
+
+Useful after the streaming path ran with the rules (or a small model): with a
+stronger model configured as ``llm.consolidation_model`` the same episodes
+yield better facts, resolved by the same four-decision resolver and applied
+through the same write path. Re-reading is idempotent, and an old episode can
+never overturn what a newer one established.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from attestor_arango.clock import to_us
+from attestor_arango.context import AgentContext, Permission
+from attestor_arango.errors import ValidationError
+from attestor_arango.ingest.apply import apply_decisions
+from attestor_arango.ingest.model import Action, Decision
+from attestor_arango.ingest.pipeline import Backends, backends_for, extract_round, resolve_facts
+from attestor_arango.models import Episode, Memory, content_hash
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import MemoryFilter
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
+
+_PAGE = 500
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    episodes: int
+    counts: dict[str, int] = field(default_factory=dict)
+    memory_ids: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "episodes": self.episodes,
+            "counts": dict(self.counts),
+            "memory_ids": list(self.memory_ids),
+            "warnings": list(self.warnings),
+        }
+
+
+def recent_episodes(mem: AgentMemory, scope: Scope, limit: int) -> list[Episode]:
+    """The ``limit`` most recently stored episodes of the scope, oldest first."""
+    found: list[Episode] = []
+    offset = 0
+    while True:
+        page = mem.store.list_episodes(scope, _PAGE, offset)
+        found.extend(page)
+        if len(page) < _PAGE:
+            break
+        offset += _PAGE
+    return found[-limit:] if limit else []
+
+
+def _episode_time(mem: AgentMemory, scope: Scope, memory: Memory) -> int | None:
+    source = memory.provenance.source_episode_id
+    ep = mem.store.get_episode(scope, source) if source else None
+    return None if ep is None else to_us(ep.user_time)
+
+
+def _guard(mem: AgentMemory, scope: Scope, episode: Episode, d: Decision) -> Decision:
+    """No resurrection of what this episode already yielded, no overturning newer evidence."""
+    noop = Action.NOOP
+    view = TemporalView(as_of=mem.clock.now_us(), include_closed=True)
+    same = mem.store.list_memories(
+        scope, MemoryFilter(content_hash=content_hash(d.fact.text)), view, limit=50
+    )
+    if any(m.provenance.source_episode_id == episode.id for m in same):
+        return replace(d, action=noop, reason="already extracted from this episode")
+    if d.target_id and d.action in (Action.UPDATE, Action.INVALIDATE):
+        target = mem.store.get_memory(scope, d.target_id)
+        newer = None if target is None else _episode_time(mem, scope, target)
+        if newer is not None and newer > to_us(episode.user_time):
+            return replace(d, action=noop, reason="a newer episode already holds the current value")
+    return d
+
+
+def consolidate(
+    mem: AgentMemory,
+    ctx: AgentContext,
+    *,
+    limit: int = 50,
+    backends: Backends | None = None,
+) -> ConsolidationReport:
+    ctx.require(Permission.WRITE, "consolidate")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
+        raise ValidationError("limit must be an integer between 1 and 10000 episodes")
+    chosen = backends or backends_for(mem, model_key="consolidation_model")
+    scope = ctx.scope
+    episodes = recent_episodes(mem, scope, limit)
+    counts: dict[str, int] = {}
+    ids: list[str] = []
+    warnings: list[str] = []
+    for episode in episodes:
+        subject = str(episode.metadata.get("user_name") or "user")
+        facts, notes = extract_round(chosen, episode, subject)
+        decisions = [
+            _guard(mem, scope, episode, d)
+            for d in resolve_facts(mem, scope, chosen, facts, episode.id)
+        ]
+        written: list[Memory] = []
+        more: list[str] = []
+        if all(d.action is Action.NOOP for d in decisions):
+            applied = decisions
+        else:
+            applied, written, more = apply_decisions(mem, ctx, episode, decisions)
+        for d in applied:
+            counts[d.action.value] = counts.get(d.action.value, 0) + 1
+        ids += [m.id for m in written]
+        warnings += [*notes, *more]
+    mem._audit(ctx, "consolidate", None, {"episodes": len(episodes), "counts": counts})
+    return ConsolidationReport(len(episodes), counts, tuple(ids), tuple(warnings))

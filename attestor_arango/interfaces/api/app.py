@@ -1,0 +1,245 @@
+"""The Starlette application: one route per row of ``spec.ROUTES``, nothing else.
+
+Each request: authenticate the key, build the caller's AgentContext (narrowed
+by headers, never widened), validate the arguments against AgentMemory's own
+signature, call the method in a worker thread under a timeout, and return its
+result as JSON. Every failure is a JSON body ``{code, message, details}`` with
+the error class's HTTP status. The handlers hold no memory logic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route as StarletteRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import AttestorError, ValidationError
+from attestor_arango.interfaces.api import codec, spec
+from attestor_arango.interfaces.api.auth import ANY, ApiKey, KeyRing, authorize
+from attestor_arango.interfaces.api.errors import (
+    InternalError,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    RequestTimeout,
+    RouteNotFound,
+)
+from attestor_arango.interfaces.api.openapi import build_openapi
+
+log = logging.getLogger("attestor_arango.interfaces.api")
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    """Limits of the service (all bounded so one caller cannot starve the rest)."""
+
+    max_body_bytes: int = 1_048_576
+    request_timeout_s: float = 30.0
+    workers: int = 8  # concurrent AgentMemory calls
+
+
+def error_response(err: AttestorError) -> JSONResponse:
+    return JSONResponse(err.to_dict(), status_code=err.http_status)
+
+
+class BodyLimit:
+    """Refuses bodies over the limit with 413, by Content-Length and while streaming."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_big = PayloadTooLarge(
+            f"request body over {self.max_bytes} bytes; send less per request",
+            limit=self.max_bytes,
+        )
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_bytes:
+                    await error_response(too_big)(scope, receive, send)
+                    return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise too_big
+            return message
+
+        await self.app(scope, limited, send)
+
+
+def _no_auth_ring(ctx: AgentContext) -> tuple[KeyRing, ApiKey]:
+    """Without keys the service acts as the configured default identity only."""
+    key = ApiKey(
+        id="no-auth",
+        sha256="0" * 64,
+        tenant=ctx.tenant,
+        roles=(ctx.role,),
+        agent_ids=(ctx.agent_id, ANY),
+        namespaces=None,
+        read_only=ctx.read_only,
+        token_budget=ctx.token_budget,
+    )
+    return KeyRing([key]), key
+
+
+def create_app(
+    memory: Any,
+    keys: KeyRing | None,
+    settings: ApiSettings | None = None,
+    *,
+    close_on_shutdown: bool = False,
+) -> Starlette:
+    """The ASGI app over one AgentMemory.
+
+    ``keys=None`` serves without authentication as ``memory.default_context``
+    (for a single local user on loopback); otherwise every /v1 request needs a key.
+    """
+    settings = settings or ApiSettings()
+    cls = type(memory)
+    limiter = anyio.CapacityLimiter(settings.workers)
+    default_ctx: AgentContext = getattr(memory, "default_context", None) or AgentContext()
+    if keys is None:
+        ring, fixed_key = _no_auth_ring(default_ctx)
+    else:
+        ring, fixed_key = keys, None
+    mounted = [route for route in spec.ROUTES if callable(getattr(cls, route.op, None))]
+
+    def caller(request: Request) -> tuple[ApiKey, AgentContext]:
+        headers = request.headers
+        if fixed_key is not None:
+            return fixed_key, ring.context(fixed_key, headers)
+        presented = headers.get(spec.H_API_KEY)
+        auth = headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            presented = auth[7:].strip()
+        key = ring.authenticate(presented)
+        return key, ring.context(key, headers)
+
+    def endpoint(route: spec.Route) -> Callable[[Request], Any]:
+        fn = getattr(cls, route.op)
+        title = "".join(part.title() for part in route.op.split("_")) + "Params"
+
+        async def handle(request: Request) -> Response:
+            try:
+                key, ctx = caller(request)
+                raw = await _arguments(request, route)
+                kwargs = codec.call_kwargs(fn, title, raw)
+                authorize(route, key, ctx, kwargs)
+                if "context" in codec.inspect.signature(fn).parameters:
+                    kwargs["context"] = ctx
+                method = getattr(memory, route.op)
+                try:
+                    with anyio.fail_after(settings.request_timeout_s):
+                        result = await anyio.to_thread.run_sync(
+                            lambda: method(**kwargs), abandon_on_cancel=True, limiter=limiter
+                        )
+                except TimeoutError:
+                    raise RequestTimeout(
+                        f"{route.op} did not finish in {settings.request_timeout_s}s; "
+                        "a write may still complete, so read before retrying",
+                    ) from None
+                return JSONResponse(codec.dump_result(fn, result))
+            except AttestorError as err:
+                return error_response(err)
+            except Exception:
+                log.exception("unexpected failure in %s", route.op)
+                return error_response(
+                    InternalError("unexpected server error; the server log has the details")
+                )
+
+        return handle
+
+    document = build_openapi(memory, mounted)
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    routes = [
+        StarletteRoute(r.full_path, endpoint(r), methods=[r.method], name=r.op) for r in mounted
+    ]
+    routes.append(StarletteRoute("/openapi.json", openapi, methods=["GET"]))
+    routes.append(StarletteRoute("/healthz", healthz, methods=["GET"]))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 500)
+        if status == 404:
+            return error_response(RouteNotFound(f"no route {request.url.path}; see /openapi.json"))
+        if status == 405:
+            return error_response(
+                MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}")
+            )
+        if status == 413:
+            return error_response(PayloadTooLarge("request body too large"))
+        return error_response(InternalError(f"HTTP {status}"))
+
+    async def payload_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, AttestorError)
+        return error_response(exc)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        if close_on_shutdown:
+            await anyio.to_thread.run_sync(memory.close)
+
+    app = Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: http_error, PayloadTooLarge: payload_error},
+        lifespan=lifespan,
+    )
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.state.memory = memory
+    app.state.settings = settings
+    return app
+
+
+async def _arguments(request: Request, route: spec.Route) -> dict[str, Any]:
+    """Path parameters plus the query string (GET) or the JSON object body."""
+    raw: dict[str, Any] = {}
+    if route.query:
+        for name in request.query_params:
+            values = request.query_params.getlist(name)
+            raw[name] = values if len(values) > 1 or name.endswith("[]") else values[0]
+        raw = {k.removesuffix("[]"): v for k, v in raw.items()}
+    else:
+        body = await request.body()
+        if body.strip():
+            try:
+                parsed = json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ValidationError(f"request body is not valid JSON: {exc}") from None
+            if not isinstance(parsed, dict):
+                raise ValidationError("request body must be a JSON object of named arguments")
+            raw.update(parsed)
+    for name in route.path_params:
+        if name in raw:
+            raise ValidationError(f"{name} is given by the path; do not repeat it in the body")
+        raw[name] = request.path_params[name]
+    return raw

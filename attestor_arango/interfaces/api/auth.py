@@ -1,0 +1,230 @@
+"""API keys -> AgentContext. A request can narrow what its key grants, never widen it.
+
+Keys are stored as SHA-256 hex digests only (``hash_key``); the plaintext key is
+shown once when it is made and never written anywhere by this package. Each key
+names one tenant, the roles and agent ids it may act as, optionally the
+namespaces it may touch, and budgets. Request headers pick among those; any
+header asking for more than the key grants is refused with 403.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole
+from attestor_arango.errors import AccessDenied, ValidationError
+from attestor_arango.interfaces.api import spec
+from attestor_arango.interfaces.api.errors import AuthenticationError
+from attestor_arango.scope import check_name
+
+ANY = "*"
+KEYS_ENV = "ATTESTOR_API_KEYS"
+
+
+def hash_key(key: str) -> str:
+    """The digest kept in configuration instead of the key."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def new_key() -> str:
+    """A fresh random key (256 bits), prefixed so it is recognisable in logs and scanners."""
+    return "atk_" + secrets.token_urlsafe(32)
+
+
+class ApiKey(BaseModel):
+    """One key's grant."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    tenant: str
+    roles: tuple[AgentRole, ...] = Field(min_length=1)
+    agent_ids: tuple[str, ...] = Field(min_length=1)
+    namespaces: tuple[str, ...] | None = None  # None: any namespace of the tenant
+    read_only: bool = False
+    token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, gt=0)
+    max_writes_per_agent: int | None = Field(default=None, ge=0)
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant(cls, value: str) -> str:
+        return check_name(value, "tenant")
+
+    @field_validator("namespaces")
+    @classmethod
+    def _namespaces(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is not None:
+            for ns in value:
+                check_name(ns, "namespace")
+        return value
+
+
+class KeyRing:
+    """Known keys by digest, plus the live contexts built from them.
+
+    When a key sets ``max_writes_per_agent`` a context is kept per (key, agent,
+    role, namespace, session) so the limit counts across requests, as it does for
+    an in-process caller; otherwise each request gets a fresh context.
+    """
+
+    def __init__(self, keys: list[ApiKey]) -> None:
+        self._by_hash: dict[str, ApiKey] = {}
+        for key in keys:
+            if key.sha256 in self._by_hash:
+                raise ValidationError(f"API key {key.id!r} repeats the digest of another key")
+            self._by_hash[key.sha256] = key
+        self._contexts: dict[tuple[Any, ...], AgentContext] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._by_hash)
+
+    def authenticate(self, presented: str | None) -> ApiKey:
+        if not presented:
+            raise AuthenticationError(
+                "no API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
+            )
+        digest = hash_key(presented)
+        for known, key in self._by_hash.items():
+            if secrets.compare_digest(known, digest):
+                return key
+        raise AuthenticationError("unknown API key; ask the operator for a valid one")
+
+    def context(self, key: ApiKey, headers: Mapping[str, str]) -> AgentContext:
+        """The caller's context: the key's grant, narrowed by request headers."""
+        tenant = headers.get(spec.H_TENANT) or key.tenant
+        if tenant != key.tenant:
+            raise AccessDenied(
+                f"this key is for tenant {key.tenant!r}; it cannot act on tenant {tenant!r}",
+                tenant=tenant,
+            )
+        role = AgentRole.parse(headers.get(spec.H_ROLE) or key.roles[0])
+        if role not in key.roles:
+            raise AccessDenied(
+                f"this key does not grant role {role.value!r}; "
+                f"allowed: {', '.join(r.value for r in key.roles)}",
+                role=role.value,
+            )
+        agent_id = headers.get(spec.H_AGENT) or key.agent_ids[0]
+        if agent_id == ANY:
+            raise ValidationError(f"send an agent id in {spec.H_AGENT}; '*' is not an agent id")
+        trail = tuple(a for a in (headers.get(spec.H_TRAIL) or "").split(",") if a.strip())
+        for name in (agent_id, *trail):
+            if ANY not in key.agent_ids and name.strip() not in key.agent_ids:
+                raise AccessDenied(
+                    f"this key may not act as agent {name.strip()!r}", agent_id=name.strip()
+                )
+        namespace = headers.get(spec.H_NAMESPACE) or (
+            key.namespaces[0] if key.namespaces else "inbox"
+        )
+        if key.namespaces is not None and namespace not in key.namespaces:
+            raise AccessDenied(f"this key may not use namespace {namespace!r}")
+        read_only = key.read_only or _truthy(headers.get(spec.H_READ_ONLY))
+        budget = key.token_budget
+        if headers.get(spec.H_BUDGET):
+            try:
+                asked = int(headers[spec.H_BUDGET])
+            except ValueError:
+                raise ValidationError(f"{spec.H_BUDGET} must be an integer") from None
+            if asked <= 0:
+                raise ValidationError(f"{spec.H_BUDGET} must be a positive number of tokens")
+            budget = min(budget, asked)
+        session = headers.get(spec.H_SESSION) or None
+        ident = (key.id, agent_id, role, tenant, namespace, session, read_only, trail, budget)
+
+        def build() -> AgentContext:
+            return AgentContext(
+                agent_id=agent_id,
+                role=role,
+                tenant=tenant,
+                namespace=namespace,
+                session_id=session,
+                parent_agent_id=trail[-1].strip() if trail else None,
+                agent_trail=tuple(a.strip() for a in trail),
+                token_budget=budget,
+                max_writes_per_agent=key.max_writes_per_agent,
+                read_only=read_only,
+            )
+
+        if key.max_writes_per_agent is None:
+            return build()  # nothing to count across requests: a fresh context each time
+        with self._lock:
+            ctx = self._contexts.get(ident)
+            if ctx is None:
+                ctx = self._contexts[ident] = build()
+            return ctx
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def parse_keys(data: Any, *, source: str) -> list[ApiKey]:
+    """Keys from a loaded document: a list of key mappings or ``{"keys": [...]}``."""
+    if isinstance(data, dict):
+        data = data.get("keys", [])
+    if not isinstance(data, list):
+        raise ValidationError(f"{source}: expected a list of keys or a mapping with 'keys'")
+    try:
+        return [ApiKey.model_validate(item) for item in data]
+    except PydanticValidationError as exc:
+        raise ValidationError(f"{source}: invalid API key entry: {exc}") from exc
+
+
+def load_keys(file: str | Path | None = None, env: Mapping[str, str] | None = None) -> KeyRing:
+    """Keys from ``file`` (YAML or JSON), else ``$ATTESTOR_API_KEYS`` (a path or inline JSON)."""
+    environ = os.environ if env is None else env
+    if file is None:
+        raw = (environ.get(KEYS_ENV) or "").strip()
+        if not raw:
+            return KeyRing([])
+        if raw[0] in "[{":
+            try:
+                return KeyRing(parse_keys(json.loads(raw), source=KEYS_ENV))
+            except json.JSONDecodeError as exc:
+                raise ValidationError(f"{KEYS_ENV} holds invalid JSON: {exc}") from exc
+        file = raw
+    path = Path(file).expanduser()
+    if not path.is_file():
+        raise ValidationError(f"API key file {path} does not exist; create it or fix the path")
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"API key file {path} is not valid YAML/JSON: {exc}") from exc
+    return KeyRing(parse_keys(loaded or [], source=str(path)))
+
+
+def authorize(route: spec.Route, key: ApiKey, ctx: AgentContext, kwargs: Mapping[str, Any]) -> None:
+    """Arguments that would reach past the key: another tenant, or outside its namespaces.
+
+    AgentMemory checks roles; this checks what only the key knows. A key limited to
+    some namespaces cannot run tenant-wide operations (export, purge, audit...), which
+    would read or change every namespace of the tenant.
+    """
+    if route.tenant_arg and kwargs.get(route.tenant_arg) not in (None, ctx.tenant):
+        raise AccessDenied(
+            f"this key is for tenant {ctx.tenant!r}; it cannot act on "
+            f"{route.tenant_arg} {kwargs[route.tenant_arg]!r}",
+        )
+    if key.namespaces is None:
+        return
+    if route.op in spec.TENANT_WIDE:
+        raise AccessDenied(
+            f"{route.op} covers the whole tenant, and this key is limited to namespaces "
+            f"{list(key.namespaces)}; use a key without a namespace limit",
+        )
+    named = kwargs.get("namespace")
+    if named is not None and named not in key.namespaces:
+        raise AccessDenied(f"this key may not use namespace {named!r}")

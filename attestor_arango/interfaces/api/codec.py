@@ -1,0 +1,207 @@
+"""Signatures to wire formats: what every interface shares.
+
+The REST server, the OpenAPI document and ``MemoryClient`` all derive their
+argument and result shapes from AgentMemory's own signatures, so a parameter
+added there travels over HTTP without a second definition to keep in step.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import inspect
+import sys
+import typing
+from collections.abc import Callable, Mapping
+from datetime import date, datetime
+from enum import Enum
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+
+from attestor_arango.clock import to_us
+from attestor_arango.errors import ValidationError
+
+SKIP_PARAMS = frozenset({"self", "context"})
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+@lru_cache(maxsize=64)
+def _type_checking_names(module_name: str) -> dict[str, Any]:
+    """Names a module imports only under ``if TYPE_CHECKING:`` (to resolve its annotations)."""
+    module = sys.modules.get(module_name)
+    if module is None:
+        return {}
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    names: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        test = getattr(node, "test", None)
+        if not isinstance(node, ast.If) or not (
+            (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        ):
+            continue
+        for stmt in node.body:
+            if not isinstance(stmt, ast.ImportFrom):
+                continue
+            base = stmt.module or ""
+            if stmt.level:
+                package = module_name.rsplit(".", stmt.level)[0]
+                base = f"{package}.{base}" if base else package
+            try:
+                imported = importlib.import_module(base)
+            except Exception:
+                continue
+            for alias in stmt.names:
+                if hasattr(imported, alias.name):
+                    names[alias.asname or alias.name] = getattr(imported, alias.name)
+    return names
+
+
+def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Resolved annotations; a name that cannot be resolved degrades to Any."""
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:
+        pass
+    extra = _type_checking_names(getattr(fn, "__module__", ""))
+    try:
+        return typing.get_type_hints(fn, localns=extra)
+    except Exception:
+        raw = inspect.get_annotations(fn)
+        space = {**getattr(fn, "__globals__", {}), **extra}
+        hints: dict[str, Any] = {}
+        for name, ann in raw.items():
+            if isinstance(ann, str):
+                try:
+                    ann = eval(ann, space)  # annotations of our own modules only
+                except Exception:
+                    ann = Any
+            hints[name] = ann
+        return hints
+
+
+def _jsonable_default(value: Any) -> bool:
+    if isinstance(value, _JSON_SCALARS):
+        return True
+    if isinstance(value, list | tuple):
+        return all(isinstance(v, _JSON_SCALARS) for v in value)
+    return False
+
+
+def arguments(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    """The parameters a remote caller may send (no self, no context, no *args)."""
+    out = []
+    for name, param in inspect.signature(fn).parameters.items():
+        if name in SKIP_PARAMS:
+            continue
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        out.append(param)
+    return out
+
+
+@lru_cache(maxsize=256)
+def params_model(fn: Callable[..., Any], title: str) -> type[BaseModel]:
+    """A pydantic model of ``fn``'s arguments; extra keys are rejected.
+
+    Optional arguments whose default cannot be shown as JSON (sentinels such as
+    ``...`` meaning "leave unchanged") get no default in the schema; callers use
+    ``model_dump(exclude_unset=True)`` so AgentMemory's own defaults still apply.
+    """
+    hints = type_hints(fn)
+    fields: dict[str, Any] = {}
+    for param in arguments(fn):
+        ann = hints.get(param.name, Any)
+        if param.default is inspect.Parameter.empty:
+            fields[param.name] = (ann, ...)
+        elif _jsonable_default(param.default):
+            default = list(param.default) if isinstance(param.default, tuple) else param.default
+            fields[param.name] = (ann, Field(default=default))
+        else:
+            fields[param.name] = (ann, Field(default=None, json_schema_extra=_drop_default))
+    model: type[BaseModel] = create_model(
+        title,
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        **fields,
+    )
+    return model
+
+
+def _drop_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+@lru_cache(maxsize=256)
+def return_adapter(fn: Callable[..., Any]) -> TypeAdapter[Any]:
+    """Validates/serialises what ``fn`` returns, from its return annotation."""
+    return TypeAdapter(type_hints(fn).get("return", Any))
+
+
+def call_kwargs(fn: Callable[..., Any], title: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Validate a request's arguments against ``fn``; only the ones sent are returned."""
+    model = params_model(fn, title)
+    try:
+        parsed = model.model_validate(dict(raw))
+    except Exception as exc:
+        errors = getattr(exc, "errors", None)
+        detail = (
+            errors(include_url=False, include_context=False, include_input=False)
+            if callable(errors)
+            else str(exc)
+        )
+        raise ValidationError(
+            f"invalid arguments for {title}: fix the fields listed in details",
+            errors=jsonable(detail),
+        ) from None
+    return {name: getattr(parsed, name) for name in parsed.model_fields_set}
+
+
+def dump_result(fn: Callable[..., Any], value: Any) -> Any:
+    """A method's result as JSON-ready data (by its annotation, else structurally)."""
+    try:
+        return return_adapter(fn).dump_python(value, mode="json", warnings=False)
+    except Exception:
+        return jsonable(value)
+
+
+def load_result(fn: Callable[..., Any], payload: Any) -> Any:
+    """The client's inverse of ``dump_result``."""
+    return return_adapter(fn).validate_python(payload)
+
+
+def jsonable(value: Any) -> Any:
+    """Structural JSON conversion for values without a usable annotation."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value))
+    if isinstance(value, Enum):
+        return jsonable(value.value)
+    if isinstance(value, datetime):
+        return wire_time(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted(jsonable(v) for v in value)
+    if isinstance(value, _JSON_SCALARS):
+        return value
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item):
+        return item()
+    return str(value)
+
+
+def wire_time(value: datetime) -> str:
+    """An aware datetime as ISO-8601; a naive one is refused like the library does."""
+    to_us(value)
+    return value.isoformat()

@@ -1,0 +1,1 @@
+"""The ``attestor-arango`` command line."""

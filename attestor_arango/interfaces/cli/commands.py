@@ -1,0 +1,306 @@
+"""The CLI's memory commands: each parses its flags and calls one AgentMemory method.
+
+Identity comes from the environment (``ATTESTOR_AGENT_ID``, ``_ROLE``, ``_TENANT``,
+``_NAMESPACE``...) or the matching flags, SOLO by default; AgentMemory checks the
+permissions, exactly as for a library caller.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rich.console import Console
+
+from attestor_arango.config import load_config
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import ValidationError
+from attestor_arango.interfaces.cli import output as out
+
+Handler = Callable[[argparse.Namespace, Any], tuple[Any, str, int]]
+
+
+def common_options() -> argparse.ArgumentParser:
+    """Flags every memory command takes (a parent parser)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--path", help="embedded store file or directory ($ATTESTOR_PATH)")
+    parent.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    parent.add_argument("--agent-id", help="act as this agent ($ATTESTOR_AGENT_ID)")
+    parent.add_argument("--role", help="agent role ($ATTESTOR_ROLE; default orchestrator)")
+    parent.add_argument("--tenant", help="tenant ($ATTESTOR_TENANT; default local)")
+    parent.add_argument("--namespace", help="namespace ($ATTESTOR_NAMESPACE; default inbox)")
+    return parent
+
+
+def open_memory(args: argparse.Namespace) -> Any:
+    from attestor_arango.memory import AgentMemory
+
+    config = load_config(getattr(args, "config", None), path=getattr(args, "path", None))
+    overrides = {
+        key: getattr(args, key)
+        for key in ("agent_id", "role", "tenant", "namespace")
+        if getattr(args, key, None)
+    }
+    return AgentMemory(config=config, context=AgentContext.from_env(**overrides))
+
+
+def run_with_memory(handler: Handler) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        memory = open_memory(args)
+        try:
+            value, title, code = handler(args, memory)
+        finally:
+            memory.close()
+        if value is not None:
+            if title.startswith("recall") and not args.json:
+                Console().print(out.recall_table(out.jsonable(value)))
+            else:
+                out.show(value, title, args.json)
+        return code
+
+    return run
+
+
+def _metadata(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"--metadata is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValidationError("--metadata must be a JSON object")
+    return data
+
+
+def _load_document(path: str) -> Any:
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise ValidationError(f"{file} does not exist")
+    try:
+        return yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"{file} is not valid JSON/YAML: {exc}") from None
+
+
+def _window(args: argparse.Namespace) -> tuple[str, str] | None:
+    start, end = getattr(args, "window_start", None), getattr(args, "window_end", None)
+    if start is None and end is None:
+        return None
+    if start is None or end is None:
+        raise ValidationError("give both --window-start and --window-end")
+    return (start, end)
+
+
+def cmd_add(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    memory = mem.add(
+        args.content,
+        entity=args.entity,
+        category=args.category,
+        tags=tuple(args.tag or ()),
+        confidence=args.confidence,
+        valid_from=args.valid_from,
+        valid_until=args.valid_until,
+        metadata=_metadata(args.metadata),
+    )
+    return memory, "added", 0
+
+
+def cmd_recall(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    if args.pack:
+        pack = mem.recall_as_pack(args.query, as_of=args.as_of, token_budget=args.budget)
+        return pack, "recall pack", 0
+    return (
+        mem.recall(
+            args.query, as_of=args.as_of, time_window=_window(args), token_budget=args.budget
+        ),
+        "recall",
+        0,
+    )
+
+
+def cmd_search(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    found = mem.search(
+        args.query,
+        limit=args.limit,
+        entity=args.entity,
+        category=args.category,
+        tags=args.tag,
+        status=args.status,
+        as_of=args.as_of,
+    )
+    return found, "search", 0
+
+
+def cmd_list(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    rows = mem.list(
+        entity=args.entity,
+        category=args.category,
+        tags=args.tag,
+        status=args.status,
+        time_window=_window(args),
+        as_of=args.as_of,
+        limit=args.limit,
+        offset=args.offset,
+    )
+    return rows, "memories", 0
+
+
+def cmd_get(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    return mem.get(args.memory_id, as_of=args.as_of), "memory", 0
+
+
+def cmd_timeline(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    return mem.timeline(args.entity, as_of=args.as_of), f"timeline of {args.entity}", 0
+
+
+def cmd_stats(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    return mem.stats(), "stats", 0
+
+
+def cmd_forget(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    return mem.forget(args.memory_id, reason=args.reason), "forgotten", 0
+
+
+def cmd_export(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    data = mem.export_user(args.user or mem.default_context.tenant)
+    if args.output:
+        Path(args.output).expanduser().write_text(
+            json.dumps(out.jsonable(data), indent=2), encoding="utf-8"
+        )
+        counts = {k: len(v) for k, v in data.items() if isinstance(v, list)}
+        return {"written": args.output, **counts}, "export", 0
+    return data, "export", 0
+
+
+def cmd_import(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    data = _load_document(args.file)
+    if not isinstance(data, dict):
+        raise ValidationError(f"{args.file} must hold one export object")
+    return mem.import_user(data), "imported", 0
+
+
+def cmd_purge(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    user = args.user or mem.default_context.tenant
+    if not args.yes:
+        raise ValidationError(
+            f"purge erases every memory, episode, vector and edge of tenant {user!r}; "
+            "repeat with --yes to confirm",
+        )
+    report = mem.purge_user(user, args.reason)
+    return report, "purge", 0 if report.ok else 1
+
+
+def cmd_audit(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    if args.verify:
+        report = mem.verify_audit_chain(args.user)
+        return report.to_dict(), "audit chain", 0 if report.ok else 1
+    if args.deletions:
+        return mem.deletion_audit_log(args.limit), "deletions", 0
+    return mem.audit_log(limit=args.limit, after_seq=args.after), "audit log", 0
+
+
+def cmd_retention(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+    policies = _load_document(args.policies) if args.policies else None
+    report = mem.apply_retention(policies, dry_run=args.dry_run)
+    return report.to_dict(), "retention", 0 if report.ok else 1
+
+
+def register(sub: Any) -> None:
+    """Adds the memory commands to the CLI's subparsers."""
+    common = common_options()
+
+    def cmd(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = sub.add_parser(name, parents=[common], help=help_text)
+        p.set_defaults(func=run_with_memory(handler))
+        return p
+
+    def as_of(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--as-of", help="read as of this time (ISO-8601 with Z, or epoch seconds)")
+
+    def filters(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--entity")
+        p.add_argument("--category")
+        p.add_argument("--tag", action="append", help="repeatable")
+        p.add_argument("--status", choices=["active", "superseded", "archived", "all"])
+        as_of(p)
+
+    def window(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--window-start", help="event-time window start")
+        p.add_argument("--window-end", help="event-time window end")
+
+    p = cmd("add", cmd_add, "store a fact")
+    p.add_argument("content")
+    p.add_argument("--entity")
+    p.add_argument("--category")
+    p.add_argument("--tag", action="append", help="repeatable")
+    p.add_argument("--confidence", type=float, default=1.0)
+    p.add_argument("--valid-from")
+    p.add_argument("--valid-until")
+    p.add_argument("--metadata", help="a JSON object")
+
+    p = cmd("recall", cmd_recall, "ranked, budgeted recall for a query")
+    p.add_argument("query")
+    p.add_argument("--budget", type=int, help="token budget")
+    p.add_argument("--pack", action="store_true", help="return a context pack with its prompt")
+    as_of(p)
+    window(p)
+
+    p = cmd("search", cmd_search, "keyword search")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10)
+    filters(p)
+
+    p = cmd("list", cmd_list, "list memories by filters")
+    filters(p)
+    window(p)
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--offset", type=int, default=0)
+
+    p = cmd("get", cmd_get, "show one memory")
+    p.add_argument("memory_id")
+    as_of(p)
+
+    p = cmd("timeline", cmd_timeline, "every version of the facts about an entity")
+    p.add_argument("entity")
+    as_of(p)
+
+    cmd("stats", cmd_stats, "counts for the tenant")
+
+    p = cmd("export", cmd_export, "export a tenant (subject-access request)")
+    p.add_argument("--user", help="tenant to export (default: your tenant)")
+    p.add_argument("-o", "--output", help="write to this file instead of stdout")
+
+    p = cmd("import", cmd_import, "import an export into your (empty) tenant")
+    p.add_argument("file")
+
+    p = cmd("forget", cmd_forget, "close a memory (orchestrator)")
+    p.add_argument("memory_id")
+    p.add_argument("--reason")
+
+    p = cmd("purge", cmd_purge, "erase a tenant (GDPR); needs --yes")
+    p.add_argument("--user", help="tenant to erase (default: your tenant)")
+    p.add_argument("--reason", required=True)
+    p.add_argument("--yes", action="store_true")
+
+    p = cmd("audit", cmd_audit, "read or verify the audit chain")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--verify", action="store_true", help="verify the hash chain")
+    group.add_argument("--deletions", action="store_true", help="deletion entries only")
+    p.add_argument("--user", help="tenant to verify (default: your tenant)")
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--after", type=int, default=0, help="entries after this seq")
+
+    p = cmd("retention", cmd_retention, "apply retention policies")
+    p.add_argument("--policies", help="YAML/JSON list of policies (default: config.retention)")
+    p.add_argument("--dry-run", action="store_true")
+
+
+def fail(message: str) -> int:
+    print(message, file=sys.stderr)
+    return out.EXIT_USAGE

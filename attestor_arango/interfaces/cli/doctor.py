@@ -1,0 +1,243 @@
+"""`attestor-arango doctor`: is every role of the store working, and what to fix if not.
+
+Checks, in order: the configuration, the store's document / vector / text /
+graph roles (for the arangodb backend also the ArangoDB engineer's own
+``arango_doctor`` checks), the embedder (it answers with unit vectors of the
+advertised dimension, and matches what the SOLO tenant already stored), a
+read-only recall through the full pipeline, and the optional signing and trace
+settings. Doctor never writes a memory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attestor_arango.config import Config
+from attestor_arango.context import SOLO_TENANT, AgentContext, AgentRole
+from attestor_arango.scope import Scope
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+    warning: bool = False  # a failed warning does not fail the doctor
+
+
+@dataclass
+class DoctorReport:
+    backend: str
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok or c.warning for c in self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+
+
+def _attempt(checks: list[Check], name: str, fix: str, probe: Callable[[], str]) -> bool:
+    """Runs one probe; an exception becomes a failed check carrying its message."""
+    try:
+        detail = probe()
+    except Exception as exc:
+        checks.append(Check(name, False, f"{type(exc).__name__}: {exc}", fix))
+        return False
+    checks.append(Check(name, True, detail))
+    return True
+
+
+def _arango_checks(config: Config) -> list[Check]:
+    """The ArangoDB backend's own doctor, when that module provides one."""
+    try:
+        from attestor_arango.store import arango as arango_pkg
+    except Exception as exc:
+        return [
+            Check(
+                "arangodb",
+                False,
+                f"cannot import the ArangoDB backend: {exc}",
+                "install python-arango and check attestor_arango/store/arango",
+            )
+        ]
+    probe = getattr(arango_pkg, "arango_doctor", None)
+    if probe is None:
+        return [
+            Check(
+                "arangodb",
+                False,
+                "this build has no arango_doctor()",
+                "update attestor-arango; the ArangoDB backend is incomplete",
+                warning=True,
+            )
+        ]
+    try:
+        result = probe(config)
+    except Exception as exc:
+        return [
+            Check(
+                "arangodb",
+                False,
+                f"{type(exc).__name__}: {exc}",
+                f"check that ArangoDB answers at {config.arango.url} and the credentials",
+            )
+        ]
+    items = result.get("checks", []) if isinstance(result, dict) else list(result or [])
+    out = []
+    for item in items:
+        data = item if isinstance(item, dict) else asdict(item)
+        out.append(
+            Check(
+                name=f"arangodb.{data.get('name', '?')}",
+                ok=bool(data.get("ok")),
+                detail=str(data.get("detail", "")),
+                fix=data.get("fix"),
+                warning=bool(data.get("warning", False)),
+            )
+        )
+    return out
+
+
+def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
+    """Every check; failures are collected, never raised."""
+    from attestor_arango.embeddings.chain import make_embedder
+    from attestor_arango.memory import AgentMemory
+    from attestor_arango.store.factory import open_store
+
+    report = DoctorReport(backend=config.backend)
+    checks = report.checks
+    where = str(config.db_path()) if config.backend == "embedded" else config.arango.url
+    checks.append(
+        Check("config", True, f"backend {config.backend} at {where}, embedder {config.embedder}")
+    )
+    if config.backend == "arangodb":
+        checks.extend(_arango_checks(config))
+
+    holder: dict[str, Any] = {}
+
+    def open_it() -> str:
+        holder["store"] = open_store(config)
+        return f"opened {type(holder['store']).__name__}"
+
+    fix_store = (
+        f"check that {where} is writable (or run `attestor-arango init`)"
+        if config.backend == "embedded"
+        else f"start ArangoDB at {config.arango.url} or fix ARANGO_URL/ARANGO_USER/ARANGO_PASSWORD"
+    )
+    if _attempt(checks, "store", fix_store, open_it):
+        store = holder["store"]
+        try:
+            health = store.health()
+        except Exception as exc:
+            health = {}
+            checks.append(Check("store.health", False, str(exc), fix_store))
+        for role, fix in (
+            (
+                "document",
+                "the document role failed its integrity check; restore from a backup "
+                "or export and re-import the tenants",
+            ),
+            ("vector", "the vector role is unavailable; check the vector index / numpy install"),
+            (
+                "text",
+                "full-text search is unavailable; SQLite needs FTS5 (or the ArangoSearch "
+                "view is missing: run `attestor-arango init`)",
+            ),
+            ("graph", "the graph role is unavailable; run `attestor-arango init`"),
+        ):
+            if role in health:
+                ok = bool(health[role])
+                checks.append(
+                    Check(f"role.{role}", ok, "ok" if ok else "failed", None if ok else fix)
+                )
+
+    def embed_probe() -> str:
+        emb = embedder or make_embedder(config)
+        holder["embedder"] = emb
+        start = time.perf_counter()
+        vec = np.asarray(emb.embed(["doctor probe: is the embedder answering?"]))
+        ms = (time.perf_counter() - start) * 1000
+        if vec.shape != (1, emb.dimension):
+            raise ValueError(f"returned shape {vec.shape}, expected (1, {emb.dimension})")
+        norm = float(np.linalg.norm(vec[0]))
+        if abs(norm - 1.0) > 1e-3:
+            raise ValueError(f"vectors are not normalised (norm {norm:.4f})")
+        return f"{emb.name} ({emb.dimension}-d), {ms:.0f} ms"
+
+    embedded_ok = _attempt(
+        checks,
+        "embedder",
+        "set ATTESTOR_EMBEDDER=hashing for the offline fallback, or start Ollama / set "
+        "ATTESTOR_OPENAI_BASE_URL",
+        embed_probe,
+    )
+    if "store" in holder and embedded_ok:
+        store, emb = holder["store"], holder["embedder"]
+
+        def space_probe() -> str:
+            space = store.get_embedding_space(Scope(SOLO_TENANT))
+            if space is None:
+                return "no vectors stored yet for the SOLO tenant"
+            if (space.name, space.dimension) != (emb.name, emb.dimension):
+                raise ValueError(
+                    f"stored vectors are {space.name} ({space.dimension}-d), the "
+                    f"embedder is {emb.name} ({emb.dimension}-d)"
+                )
+            return f"matches the stored {space.name}"
+
+        _attempt(
+            checks,
+            "embedding space",
+            "configure the embedder the store was filled with, or export and re-import "
+            "the tenant to re-embed",
+            space_probe,
+        )
+
+        def recall_probe() -> str:
+            mem = AgentMemory(
+                config=config,
+                store=store,
+                embedder=emb,
+                context=AgentContext(agent_id="doctor", role=AgentRole.MONITOR),
+            )
+            response = mem.recall("doctor probe")
+            if response.errors:
+                raise ValueError(f"degraded lanes: {response.errors}")
+            return f"pipeline answered ({len(response.results)} results)"
+
+        _attempt(checks, "recall", "see the lane error above; fix that role first", recall_probe)
+    if "store" in holder:
+        holder["store"].close()
+
+    if config.signing.enabled:
+        key = config.signing.key_path
+        ok = bool(key) and Path(str(key)).expanduser().is_file()
+        checks.append(
+            Check(
+                "signing",
+                ok,
+                f"key {key}",
+                None if ok else "set signing.key_path to an Ed25519 private key file",
+            )
+        )
+    if config.trace.enabled:
+        checks.append(
+            Check(
+                "trace",
+                not config.trace.include_content,
+                f"trace to {config.trace.path}",
+                "trace.include_content writes raw queries and memory text to disk; "
+                "turn it off unless you are debugging",
+                warning=True,
+            )
+        )
+    return report

@@ -1,0 +1,228 @@
+"""Agent-harness hooks: session start, post tool use, stop. JSON on stdin, JSON on stdout.
+
+Shaped after the hook events of coding agents such as Claude Code (fields
+``session_id``, ``cwd``, ``tool_name``, ``tool_input``, ``transcript_path``),
+but any harness can call them: ``attestor-arango hook session-start < event.json``.
+
+- session start: recall what is known about the working directory's project and
+  hand it back as ``additionalContext``;
+- post tool use: keep a short, content-free note of useful artefacts (files
+  written or edited, build/test/install commands run), one current note per file;
+- stop: write a session summary, and ingest the last exchange of the transcript
+  through ``ingest_round`` (speaker-locked, so nothing the agent said is stored as
+  the user's).
+
+A hook never takes the harness down: bad input exits 1 with a message on stderr
+(a non-blocking error for the harness), and nothing here ever exits 2 (block).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import AttestorError, ValidationError
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
+
+CONTEXT_BUDGET = 1500  # tokens of memories injected at session start
+MAX_TRANSCRIPT_BYTES = 50_000_000
+_WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
+_USEFUL_COMMAND = re.compile(
+    r"^\s*(?:pytest|python -m pytest|make|cargo (?:build|test)|go (?:build|test)|npm (?:run|test|"
+    r"install|ci)|pnpm|yarn|pip install|uv (?:pip|sync|add)|poetry|git (?:commit|tag|merge)|"
+    r"docker (?:build|compose)|terraform (?:apply|plan)|alembic|\.venv/bin/\w+)",
+)
+
+
+def project_of(payload: dict[str, Any]) -> str:
+    cwd = str(payload.get("cwd") or "").rstrip("/")
+    return Path(cwd).name or "workspace"
+
+
+def _context(mem: AgentMemory, payload: dict[str, Any]) -> AgentContext:
+    session = payload.get("session_id")
+    ctx = mem.default_context
+    if isinstance(session, str) and session:
+        ctx = replace(ctx, session_id=session)
+    return ctx
+
+
+def session_start(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
+    ctx = _context(mem, payload)
+    project = project_of(payload)
+    query = f"{project} project {payload.get('cwd') or ''}".strip()
+    response = mem.recall(query, token_budget=CONTEXT_BUDGET, context=ctx)
+    lines = [f"- {r.memory.content}" for r in response.results]
+    text = f"Relevant memories for {project}:\n" + "\n".join(lines) if lines else ""
+    return {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text},
+        "memory_ids": [r.memory.id for r in response.results],
+    }
+
+
+def post_tool_use(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
+    ctx = _context(mem, payload)
+    project = project_of(payload)
+    tool = str(payload.get("tool_name") or "")
+    given = payload.get("tool_input")
+    data: dict[str, Any] = given if isinstance(given, dict) else {}
+    if tool in _WRITE_TOOLS:
+        path = str(data.get("file_path") or data.get("notebook_path") or "")
+        if not path:
+            return {"captured": False, "reason": f"{tool} without a file_path"}
+        verb = "Created or rewrote" if tool == "Write" else "Edited"
+        note = f"{verb} {path} in project {project}"
+        m = mem.add(
+            note,
+            entity=project,
+            category=f"file:{path}",
+            tags=["hook", f"tool:{tool}"],
+            metadata={"file_path": path, "tool": tool},
+            context=ctx,
+        )
+        return {"captured": True, "memory_id": m.id}
+    if tool == "Bash":
+        command = " ".join(str(data.get("command") or "").split())[:300]
+        if not command or not _USEFUL_COMMAND.match(command):
+            return {"captured": False, "reason": "not a build, test or install command"}
+        result = payload.get("tool_response")
+        code = result.get("exit_code") if isinstance(result, dict) else None
+        status = "" if code is None else f" (exit {code})"
+        m = mem.add(
+            f"Ran `{command}` in project {project}{status}",
+            entity=project,
+            category=f"command:{command.split()[0]}",
+            tags=["hook", "tool:Bash"],
+            metadata={"command": command, "exit_code": code},
+            context=ctx,
+        )
+        return {"captured": True, "memory_id": m.id}
+    return {"captured": False, "reason": f"{tool or 'unknown tool'} is not captured"}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(part.get("text") or "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def last_exchange(path: str | None) -> tuple[str, str]:
+    """The last user text and the assistant text after it, from a JSONL transcript."""
+    if not path:
+        return "", ""
+    file = Path(path)
+    if not file.is_file() or file.stat().st_size > MAX_TRANSCRIPT_BYTES:
+        return "", ""
+    user, assistant = "", ""
+    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict):
+            continue
+        role = message.get("role") or entry.get("type")
+        text = _text(message.get("content")).strip()
+        if role == "user" and text:
+            user, assistant = text, ""
+        elif role == "assistant" and text:
+            assistant = f"{assistant} {text}".strip()
+    return user, assistant
+
+
+def stop(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
+    ctx = _context(mem, payload)
+    if payload.get("stop_hook_active"):
+        return {"summary_id": None, "reason": "stop hook already active"}
+    project = project_of(payload)
+    session = ctx.session_id or "unknown"
+    notes = [
+        m for m in mem.list(entity=project, tags=["hook"], limit=1000, context=ctx)
+        if m.provenance.session_id == ctx.session_id
+    ]  # fmt: skip
+    files = sorted({str(m.metadata.get("file_path")) for m in notes if "file_path" in m.metadata})
+    commands = [str(m.metadata["command"]) for m in notes if "command" in m.metadata]
+    user, assistant = last_exchange(payload.get("transcript_path"))
+    summary = (
+        f"Session {session} in project {project}: {len(files)} files changed"
+        + (f" ({', '.join(files[:10])})" if files else "")
+        + f", {len(commands)} commands run"
+        + (f"; last request: {user[:200]}" if user else "")
+    )
+    m = mem.add(
+        summary,
+        entity=project,
+        category=f"session:{session}",
+        tags=["hook", "session-summary"],
+        metadata={"files": files, "commands": commands[:50]},
+        context=ctx,
+    )
+    ingested = None
+    if user or assistant:
+        result = mem.ingest_round(
+            {"user": user, "assistant": assistant, "session_id": ctx.session_id}, context=ctx
+        )
+        ingested = result.to_dict()
+    return {"summary_id": m.id, "ingested": ingested}
+
+
+HANDLERS: dict[str, Callable[[AgentMemory, dict[str, Any]], dict[str, Any]]] = {
+    "session-start": session_start,
+    "post-tool-use": post_tool_use,
+    "stop": stop,
+}
+
+
+def run_hook(event: str, mem: AgentMemory, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
+    """Reads one JSON event, runs its handler, writes one JSON answer; returns the exit code."""
+    try:
+        raw = stdin.read()
+        payload = json.loads(raw) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise ValidationError("the hook event must be a JSON object")
+        if event not in HANDLERS:
+            raise ValidationError(f"unknown hook {event!r}; use one of {sorted(HANDLERS)}")
+        answer = HANDLERS[event](mem, payload)
+    except (ValueError, AttestorError) as exc:
+        message = exc.message if isinstance(exc, AttestorError) else str(exc)
+        stderr.write(f"attestor-arango hook {event}: {message}\n")
+        return 1
+    stdout.write(json.dumps(answer, default=str) + "\n")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Adds ``hook {session-start,post-tool-use,stop}`` to the CLI's subparsers."""
+    from attestor_arango.interfaces.cli.commands import common_options, open_memory
+
+    p = sub.add_parser(
+        "hook",
+        parents=[common_options()],
+        help="agent-harness hooks: read one JSON event on stdin, answer JSON on stdout",
+    )
+    p.add_argument("event", choices=sorted(HANDLERS))
+
+    def run(args: argparse.Namespace) -> int:
+        mem = open_memory(args)
+        try:
+            return run_hook(args.event, mem, sys.stdin, sys.stdout, sys.stderr)
+        finally:
+            mem.close()
+
+    p.set_defaults(func=run)

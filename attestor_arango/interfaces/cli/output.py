@@ -1,0 +1,122 @@
+"""CLI output: rich tables for people, JSON for scripts, one exit-code table for both.
+
+Exit codes: 0 ok, 2 usage or invalid input, 3 not found, 4 permission denied,
+1 anything else (a store failure, a failed check).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from attestor_arango.errors import AccessDenied, AttestorError, NotFoundError, ValidationError
+from attestor_arango.interfaces.api.codec import jsonable
+
+EXIT_OK = 0
+EXIT_OTHER = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_DENIED = 4
+
+MEMORY_COLUMNS = ("id", "entity", "category", "content", "status", "t_created")
+
+
+def exit_code(err: BaseException) -> int:
+    if isinstance(err, AccessDenied):
+        return EXIT_DENIED
+    if isinstance(err, NotFoundError):
+        return EXIT_NOT_FOUND
+    if isinstance(err, ValidationError):
+        return EXIT_USAGE
+    return EXIT_OTHER
+
+
+def report_error(err: AttestorError, as_json: bool) -> int:
+    """The error on stderr (as JSON with --json); returns the exit code."""
+    if as_json:
+        print(json.dumps({"error": err.to_dict()}), file=sys.stderr)
+    else:
+        Console(stderr=True).print(f"[bold red]error[/] ({err.code}): {err.message}")
+    return exit_code(err)
+
+
+def emit_json(value: Any) -> None:
+    print(json.dumps(jsonable(value), indent=2, ensure_ascii=False))
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    text = str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def memory_table(rows: list[dict[str, Any]], title: str) -> Table:
+    table = Table(title=title, show_lines=False)
+    for column in MEMORY_COLUMNS:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(_cell(row.get(c)) for c in MEMORY_COLUMNS))
+    return table
+
+
+def mapping_table(data: dict[str, Any], title: str) -> Table:
+    table = Table(title=title)
+    table.add_column("field")
+    table.add_column("value", overflow="fold")
+    for key, value in data.items():
+        shown = json.dumps(value) if isinstance(value, dict | list) else _cell(value)
+        table.add_row(str(key), shown)
+    return table
+
+
+def rows_table(rows: list[dict[str, Any]], title: str) -> Table:
+    columns = list(rows[0]) if rows else ["(none)"]
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(_cell(row.get(c)) for c in columns))
+    return table
+
+
+def show(value: Any, title: str, as_json: bool) -> None:
+    """Print a result: JSON for scripts, otherwise the table that fits its shape."""
+    data = jsonable(value)
+    if as_json:
+        emit_json(data)
+        return
+    console = Console()
+    if isinstance(data, list):
+        if data and isinstance(data[0], dict) and "content" in data[0]:
+            console.print(memory_table(data, f"{title} ({len(data)})"))
+        elif data and isinstance(data[0], dict):
+            console.print(rows_table(data, f"{title} ({len(data)})"))
+        else:
+            console.print(f"{title}: {data}")
+    elif isinstance(data, dict):
+        console.print(mapping_table(data, title))
+    else:
+        console.print(f"{title}: {data}")
+
+
+def recall_table(data: dict[str, Any]) -> Table:
+    table = Table(title=f"recall: {data.get('query')!r} ({data.get('tokens_used')} tokens)")
+    for column in ("#", "score", "id", "entity", "content"):
+        table.add_column(column, overflow="fold")
+    for n, result in enumerate(data.get("results", []), start=1):
+        memory = result["memory"]
+        table.add_row(
+            str(n),
+            f"{result['score']:.4f}",
+            memory["id"],
+            _cell(memory.get("entity")),
+            _cell(memory["content"]),
+        )
+    return table

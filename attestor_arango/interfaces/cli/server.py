@@ -1,0 +1,133 @@
+"""CLI commands that run something: `doctor`, `api` (REST via uvicorn) and `mcp` (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from attestor_arango.config import load_config
+from attestor_arango.errors import ValidationError
+from attestor_arango.interfaces.cli import output as out
+from attestor_arango.interfaces.cli.commands import common_options, open_memory
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from attestor_arango.interfaces.cli.doctor import run_doctor
+
+    config = load_config(args.config, path=args.path)
+    report = run_doctor(config)
+    if args.json:
+        out.emit_json(report.to_dict())
+    else:
+        table = Table(title=f"attestor-arango doctor ({report.backend})")
+        for column in ("check", "status", "detail", "what to do"):
+            table.add_column(column, overflow="fold")
+        for check in report.checks:
+            status = (
+                "[green]ok[/]"
+                if check.ok
+                else ("[yellow]warn[/]" if check.warning else "[bold red]FAIL[/]")
+            )
+            table.add_row(check.name, status, check.detail, check.fix or "")
+        Console().print(table)
+    return out.EXIT_OK if report.ok else out.EXIT_OTHER
+
+
+def cmd_new_key(args: argparse.Namespace) -> int:
+    from attestor_arango.interfaces.api.auth import ApiKey, hash_key, new_key
+
+    if not args.tenant or not args.key_role:
+        raise ValidationError("--new-key needs --tenant and at least one --key-role")
+    plain = new_key()
+    entry = ApiKey(
+        id=args.key_id or f"{args.tenant}-{args.key_role[0]}",
+        sha256=hash_key(plain),
+        tenant=args.tenant,
+        roles=tuple(args.key_role),
+        agent_ids=tuple(args.key_agent or [f"{args.key_role[0]}-1"]),
+    )
+    record = entry.model_dump(mode="json", exclude_defaults=True)
+    record["sha256"] = entry.sha256
+    if args.json:
+        out.emit_json({"key": plain, "entry": record})
+    else:
+        print(f"API key (shown once, store it now): {plain}", file=sys.stderr)
+        print(yaml.safe_dump({"keys": [record]}, sort_keys=False))
+    return out.EXIT_OK
+
+
+def cmd_api(args: argparse.Namespace) -> int:
+    if args.new_key:
+        return cmd_new_key(args)
+    import uvicorn
+
+    from attestor_arango.interfaces.api.app import ApiSettings, create_app
+    from attestor_arango.interfaces.api.auth import load_keys
+
+    keys = load_keys(args.keys)
+    if len(keys) == 0 and not args.no_auth:
+        raise ValidationError(
+            "no API keys: pass --keys FILE or set ATTESTOR_API_KEYS (make one with "
+            "`attestor-arango api --new-key --tenant T --key-role executor`), or run a local "
+            "single-user server with --no-auth",
+        )
+    if args.no_auth and args.host not in LOOPBACK:
+        raise ValidationError("--no-auth only binds a loopback address; use keys to serve further")
+    settings = ApiSettings(
+        max_body_bytes=args.max_body, request_timeout_s=args.timeout, workers=args.workers
+    )
+    memory = open_memory(args)
+    app = create_app(memory, None if args.no_auth else keys, settings, close_on_shutdown=True)
+    # uvicorn stops accepting on SIGINT/SIGTERM, lets in-flight requests finish for up to
+    # --grace seconds, then runs the lifespan shutdown that closes the store.
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        timeout_graceful_shutdown=args.grace,
+        log_level=args.log_level,
+        limit_concurrency=args.max_connections,
+        timeout_keep_alive=5,
+    )
+    return out.EXIT_OK
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from attestor_arango.interfaces.mcp import run_stdio
+
+    run_stdio(open_memory(args))
+    return out.EXIT_OK
+
+
+def register(sub: Any) -> None:
+    common = common_options()
+
+    p = sub.add_parser("doctor", parents=[common], help="check every store role and the embedder")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("api", parents=[common], help="serve the REST API (uvicorn)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--keys", help="API key file (YAML/JSON); default $ATTESTOR_API_KEYS")
+    p.add_argument("--no-auth", action="store_true", help="serve as the default identity")
+    p.add_argument("--max-body", type=int, default=1_048_576, help="bytes per request body")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    p.add_argument("--workers", type=int, default=8, help="concurrent memory calls")
+    p.add_argument("--max-connections", type=int, default=256)
+    p.add_argument("--grace", type=int, default=10, help="graceful shutdown seconds")
+    p.add_argument("--log-level", default="info")
+    p.add_argument("--new-key", action="store_true", help="print a new key and its entry")
+    p.add_argument("--key-id")
+    p.add_argument("--key-role", action="append", help="role the new key grants (repeatable)")
+    p.add_argument("--key-agent", action="append", help="agent id the new key may use")
+    p.set_defaults(func=cmd_api)
+
+    p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio")
+    p.set_defaults(func=cmd_mcp)

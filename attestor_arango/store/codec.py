@@ -1,0 +1,202 @@
+"""Memory <-> plain document mapping, shared by both backends.
+
+Documents hold times as integer microseconds with OPEN for open intervals,
+lists and dicts as native values; each backend only adds its own encoding
+(JSON text in SQLite, native JSON in ArangoDB).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attestor_arango.clock import OPEN, from_us, to_us
+from attestor_arango.models import (
+    AuditEntry,
+    Entity,
+    Episode,
+    Memory,
+    Provenance,
+    Relation,
+    us_or_none,
+)
+
+
+def _us(value: Any) -> int:
+    return OPEN if value is None else to_us(value)
+
+
+def memory_to_doc(m: Memory) -> dict[str, Any]:
+    p = m.provenance
+    return {
+        "id": m.id,
+        "tenant": m.tenant,
+        "namespace": m.namespace,
+        "content": m.content,
+        "entity": m.entity,
+        "category": m.category,
+        "tags": list(m.tags),
+        "confidence": m.confidence,
+        "valid_from": to_us(m.valid_from),
+        "valid_until": _us(m.valid_until),
+        "t_created": to_us(m.t_created),
+        "t_expired": _us(m.t_expired),
+        "superseded_by": m.superseded_by,
+        "supersedes": m.supersedes,
+        "status": m.status.value,
+        "agent_id": p.agent_id,
+        "role": p.role,
+        "session_id": p.session_id,
+        "source_episode_id": p.source_episode_id,
+        "agent_trail": list(p.agent_trail),
+        "parent_agent_id": p.parent_agent_id,
+        "content_hash": m.content_hash,
+        "signature": m.signature,
+        "metadata": m.metadata,
+    }
+
+
+def memory_from_doc(d: dict[str, Any]) -> Memory:
+    return Memory(
+        id=d["id"],
+        tenant=d["tenant"],
+        namespace=d["namespace"],
+        content=d["content"],
+        entity=d.get("entity"),
+        category=d.get("category"),
+        tags=tuple(d.get("tags") or ()),
+        confidence=float(d.get("confidence", 1.0)),
+        valid_from=from_us(int(d["valid_from"])),
+        valid_until=us_or_none(int(d["valid_until"])),
+        t_created=from_us(int(d["t_created"])),
+        t_expired=us_or_none(int(d["t_expired"])),
+        superseded_by=d.get("superseded_by"),
+        supersedes=d.get("supersedes"),
+        status=d.get("status", "active"),
+        provenance=Provenance(
+            agent_id=d["agent_id"],
+            role=d["role"],
+            session_id=d.get("session_id"),
+            source_episode_id=d.get("source_episode_id"),
+            agent_trail=tuple(d.get("agent_trail") or ()),
+            parent_agent_id=d.get("parent_agent_id"),
+        ),
+        content_hash=d["content_hash"],
+        signature=d.get("signature"),
+        metadata=dict(d.get("metadata") or {}),
+    )
+
+
+def episode_to_doc(e: Episode) -> dict[str, Any]:
+    return {
+        "id": e.id,
+        "tenant": e.tenant,
+        "namespace": e.namespace,
+        "session_id": e.session_id,
+        "agent_id": e.agent_id,
+        "user_text": e.user_text,
+        "assistant_text": e.assistant_text,
+        "user_time": to_us(e.user_time),
+        "assistant_time": _us(e.assistant_time),
+        "t_created": to_us(e.t_created),
+        "metadata": e.metadata,
+    }
+
+
+def episode_from_doc(d: dict[str, Any]) -> Episode:
+    return Episode(
+        id=d["id"],
+        tenant=d["tenant"],
+        namespace=d["namespace"],
+        session_id=d.get("session_id"),
+        agent_id=d["agent_id"],
+        user_text=d.get("user_text") or "",
+        assistant_text=d.get("assistant_text") or "",
+        user_time=from_us(int(d["user_time"])),
+        assistant_time=us_or_none(int(d["assistant_time"])),
+        t_created=from_us(int(d["t_created"])),
+        metadata=dict(d.get("metadata") or {}),
+    )
+
+
+def audit_to_doc(a: AuditEntry) -> dict[str, Any]:
+    return {
+        "tenant": a.tenant,
+        "seq": a.seq,
+        "id": a.id,
+        "ts": to_us(a.ts),
+        "agent_id": a.agent_id,
+        "role": a.role,
+        "action": a.action,
+        "target": a.target,
+        "details": a.details,
+        "prev_hash": a.prev_hash,
+        "hash": a.hash,
+    }
+
+
+def audit_from_doc(d: dict[str, Any]) -> AuditEntry:
+    return AuditEntry(
+        tenant=d["tenant"],
+        seq=int(d["seq"]),
+        id=d["id"],
+        ts=from_us(int(d["ts"])),
+        agent_id=d["agent_id"],
+        role=d["role"],
+        action=d["action"],
+        target=d.get("target"),
+        details=dict(d.get("details") or {}),
+        prev_hash=d["prev_hash"],
+        hash=d["hash"],
+    )
+
+
+def entity_to_doc(e: Entity) -> dict[str, Any]:
+    return {
+        "tenant": e.tenant,
+        "namespace": e.namespace,
+        "key": e.key,
+        "name": e.name,
+        "kind": e.kind,
+        "aliases": list(e.aliases),
+    }
+
+
+def entity_from_doc(d: dict[str, Any]) -> Entity:
+    return Entity(
+        tenant=d["tenant"],
+        namespace=d["namespace"],
+        key=d["key"],
+        name=d["name"],
+        kind=d.get("kind"),
+        aliases=tuple(d.get("aliases") or ()),
+    )
+
+
+def relation_to_doc(r: Relation) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "tenant": r.tenant,
+        "namespace": r.namespace,
+        "source": r.source,
+        "relation": r.relation,
+        "target": r.target,
+        "memory_id": r.memory_id,
+        "t_created": to_us(r.t_created),
+        "t_expired": _us(r.t_expired),
+        "properties": r.properties,
+    }
+
+
+def relation_from_doc(d: dict[str, Any]) -> Relation:
+    return Relation(
+        id=d["id"],
+        tenant=d["tenant"],
+        namespace=d["namespace"],
+        source=d["source"],
+        relation=d["relation"],
+        target=d["target"],
+        memory_id=d.get("memory_id"),
+        t_created=from_us(int(d["t_created"])),
+        t_expired=us_or_none(int(d["t_expired"])),
+        properties=dict(d.get("properties") or {}),
+    )

@@ -1,0 +1,83 @@
+"""What the parts of the embedded store share: the row codec and the connection's contract.
+
+``SQLiteStore`` (embedded.py) owns the connection, the transaction and the vector
+caches; its method groups in embedded_graph.py and embedded_governance.py are mixins
+over ``EmbeddedBase``, which only declares (for mypy) the members they use, so no
+part reaches into another's module and none of them imports embedded.py back.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+from attestor_arango.scope import Scope, TemporalView
+
+if TYPE_CHECKING:
+    from attestor_arango.models import Memory
+    from attestor_arango.store.embedded.text_index import TenantText
+    from attestor_arango.store.embedded.vectors import TenantVectors
+
+_JSON_FIELDS = ("tags", "agent_trail", "metadata", "details", "aliases", "properties")
+
+
+def decode_row(row: sqlite3.Row) -> dict[str, Any]:
+    doc = dict(zip(row.keys(), row, strict=True))  # a third of dict(row)'s time
+    for key in _JSON_FIELDS:
+        value = doc.get(key)
+        if isinstance(value, str):
+            # most rows carry empty lists and objects: skip the JSON parser for those
+            if value == "[]":
+                doc[key] = []
+            elif value == "{}":
+                doc[key] = {}
+            else:
+                doc[key] = json.loads(value)
+    return doc
+
+
+def encode_doc(doc: dict[str, Any]) -> dict[str, Any]:
+    out = dict(doc)
+    for key in _JSON_FIELDS:
+        if key in out:
+            out[key] = json.dumps(out[key], sort_keys=True, separators=(",", ":"))
+    return out
+
+
+def scope_params(scope: Scope) -> dict[str, Any]:
+    return {"tenant": scope.tenant, "namespace": scope.namespace}
+
+
+def view_params(view: TemporalView) -> dict[str, Any]:
+    return {
+        "as_of": view.as_of,
+        "expired_after": view.t_expired_after,
+        "w_start": view.window_start,
+        "w_end": view.window_end,
+    }
+
+
+class EmbeddedBase:
+    """The members of ``SQLiteStore`` that its mixins use; declared here, defined there."""
+
+    _conn: sqlite3.Connection
+    _lock: threading.RLock
+    _depth: int
+    _vectors: dict[str, TenantVectors]
+    _texts: dict[str, TenantText]
+    _cache_use: OrderedDict[str, None]
+
+    if TYPE_CHECKING:
+
+        def transaction(self) -> AbstractContextManager[None]: ...
+        def _exec(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor: ...
+        def _read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]: ...
+        def _refresh_caches(self) -> None: ...
+        def _used(self, tenant: str) -> None: ...
+        def _after_commit(self, op: str, payload: Any) -> None: ...
+        def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]: ...

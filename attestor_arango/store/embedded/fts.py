@@ -1,0 +1,126 @@
+"""The embedded store's text lane: the in-memory index (default) or FTS5.
+
+``text_index="memory"`` (the default) answers from ``TenantText``
+(text_index.py): BM25 over exactly the rows the view sees. ``"fts5"`` asks
+SQLite's FTS5 index instead, with no memory cost, but FTS5 ranks with
+statistics of every row it holds, so above the pool size (200 rows) which rows
+it picks depends on other tenants' rows and on rows written after a replay's
+``as_of`` (docs/design-notes.md).
+
+FTS5 queries OR the words (recall wants any overlap; BM25 ranks) and quote them,
+so nothing a user types is read as an FTS5 operator. Very common words are
+dropped on the query side only: OR-matching them scans most of the index for no
+ranking signal. Mixed into ``SQLiteStore``; see embedded_base.py for what it
+relies on.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.embedded import sql as q
+from attestor_arango.store.embedded.base import EmbeddedBase, scope_params, view_params
+from attestor_arango.store.embedded.rowtable import times_of
+from attestor_arango.store.embedded.text_index import TenantText, query_terms, query_words
+from attestor_arango.store.protocol import Hit, TextHit, check_tenant
+
+TEXT_INDEXES = ("memory", "fts5")
+# The FTS5 lane first scores only the index's best rows (cheap), widening the cut while the
+# scope's own rows are too few among them; past the last cut it filters every match.
+# The first cut is sized from the share of the index's best rows the scope saw last time
+# (a single-tenant store sees nearly all, a small tenant of a big file few), so most reads
+# need one ranked query; the answer never depends on it, only the cost does. The factor
+# leaves room above k for the exactness check (1.25: a quarter more rows than needed;
+# 2 read 60 % more rows per query for nothing on a single-tenant 100k store, 1.1 widened
+# too often on ties)
+_TEXT_MIN_FACTOR = 1.25
+_TEXT_LAST_CUT = 64_000
+
+
+def fts_match(query: str) -> str | None:
+    """An FTS5 MATCH expression that ORs the query's words (quoted, so no operators)."""
+    unique = list(dict.fromkeys(query_words(query)))
+    return " OR ".join(f'"{w}"' for w in unique) if unique else None
+
+
+def _text_hits(scope: Scope, scored: Sequence[tuple[float, sqlite3.Row]]) -> list[TextHit]:
+    check_tenant(scope, [{"tenant": r["tenant"], "namespace": r["namespace"]} for _, r in scored])
+    return [TextHit(r["id"], r["content"], r["t_created"], score) for score, r in scored]
+
+
+class EmbeddedText(EmbeddedBase):
+    """The Store protocol's text methods over the in-memory index or FTS5."""
+
+    text_index: str
+    _texts: dict[str, TenantText]
+    _text_share: dict[str, float]  # per tenant, see _TEXT_MIN_FACTOR
+
+    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
+        pool = self.text_pool(scope, query, k, view)
+        found = self.get_memories(scope, [t.id for t in pool])
+        return [Hit(found[t.id], t.score) for t in pool if t.id in found]
+
+    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+        if k <= 0:
+            return []
+        if self.text_index == "fts5":
+            return self._fts_pool(scope, query, k, view)
+        terms = query_terms(query)
+        if not terms:
+            return []
+        with self._lock:
+            found, namespaces = self._tenant_text(scope.tenant).search(
+                terms, k, scope.namespace, view
+            )
+        check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
+        return found
+
+    def _tenant_text(self, tenant: str) -> TenantText:
+        self._refresh_caches()
+        cached = self._texts.get(tenant)
+        if cached is not None:
+            self._used(tenant)
+            return cached
+        index = TenantText()
+        rows = self._exec(q.LOAD_TEXTS, {"tenant": tenant}).fetchall()
+        if rows:
+            index.load(
+                [r["id"] for r in rows],
+                [r["namespace"] for r in rows],
+                [r["content"] for r in rows],
+                times_of(rows),
+                [r["rowid"] for r in rows],
+            )
+        self._texts[tenant] = index
+        self._used(tenant)
+        return index
+
+    def _fts_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+        match = fts_match(query)
+        if match is None:
+            return []
+        params = {**scope_params(scope), **view_params(view), "match": match}
+        with self._lock:
+            share = self._text_share.get(scope.tenant, 1.0)
+            n = min(_TEXT_LAST_CUT, int(_TEXT_MIN_FACTOR * k / min(share, 1.0)))
+            while n <= _TEXT_LAST_CUT:
+                ranked = self._exec(q.TEXT_TOP_RANKED, {"match": match, "n": n}).fetchall()
+                scores = {int(r[0]): float(r[1]) for r in ranked}
+                rows = self._exec(
+                    q.TEXT_FILTER_ROWS, {**params, "rowids": json.dumps(list(scores))}
+                ).fetchall()
+                if len(ranked) == n:  # a full cut: what share of it the scope could see
+                    self._text_share[scope.tenant] = max(len(rows), 1) / n
+                hits = sorted(
+                    ((scores[r["rowid"]], r) for r in rows), key=lambda p: (-p[0], p[1]["id"])
+                )[:k]
+                # Exact when the index ran dry, or when the k-th hit beats the cut's score
+                # (every visible row above the cut was fetched; ties at the cut were not).
+                if len(ranked) < n or (len(hits) == k and hits[-1][0] > float(ranked[-1][1])):
+                    return _text_hits(scope, hits)
+                n *= 4
+            rows = self._exec(q.TEXT_CANDIDATES, {**params, "k": k}).fetchall()
+        return _text_hits(scope, [(float(r["score"]), r) for r in rows])

@@ -1,0 +1,125 @@
+"""The embedded store's governance primitives: audit chain, quotas, erasure, retention.
+
+Erasure is thorough because a GDPR purge must leave nothing readable: FTS segments
+are merged and the WAL is checkpointed, so no old page image of an erased row stays
+in the file. Mixed into ``SQLiteStore``; see embedded_base.py for what it relies on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from attestor_arango.errors import ValidationError
+from attestor_arango.models import AuditEntry
+from attestor_arango.scope import Scope
+from attestor_arango.store.codec import audit_from_doc, audit_to_doc
+from attestor_arango.store.embedded import sql as q
+from attestor_arango.store.embedded.base import EmbeddedBase, decode_row, encode_doc, scope_params
+from attestor_arango.store.protocol import check_tenant
+
+
+class EmbeddedGovernance(EmbeddedBase):
+    """Audit, quotas and tenant-wide deletion over one SQLite file."""
+
+    # audit ------------------------------------------------------------------------------------
+    def last_audit(self, scope: Scope) -> AuditEntry | None:
+        rows = self._read(q.LAST_AUDIT, {"tenant": scope.tenant})
+        out = [audit_from_doc(decode_row(r)) for r in rows]
+        check_tenant(scope.tenant_wide(), out)
+        return out[0] if out else None
+
+    def append_audit(self, scope: Scope, entry: AuditEntry) -> None:
+        check_tenant(scope.tenant_wide(), [entry])
+        with self.transaction():
+            self._exec(q.INSERT_AUDIT, encode_doc(audit_to_doc(entry)))
+
+    def read_audit(self, scope: Scope, limit: int, after_seq: int = 0) -> list[AuditEntry]:
+        params = {"tenant": scope.tenant, "after_seq": after_seq, "limit": limit}
+        out = [audit_from_doc(decode_row(r)) for r in self._read(q.READ_AUDIT, params)]
+        check_tenant(scope.tenant_wide(), out)
+        return out
+
+    # quotas -----------------------------------------------------------------------------------
+    def get_quota(self, scope: Scope) -> int | None:
+        rows = self._read(q.GET_QUOTA, {"tenant": scope.tenant})
+        return rows[0]["daily_writes"] if rows else None
+
+    def set_quota(self, scope: Scope, daily_writes: int | None) -> None:
+        with self.transaction():
+            self._exec(q.SET_QUOTA, {"tenant": scope.tenant, "daily_writes": daily_writes})
+
+    def count_writes(self, scope: Scope, day: str) -> int:
+        rows = self._read(q.COUNT_WRITES, {"tenant": scope.tenant, "day": day})
+        return int(rows[0]["count"]) if rows else 0
+
+    def add_writes(self, scope: Scope, day: str, n: int) -> int:
+        with self.transaction():
+            row = self._exec(q.ADD_WRITES, {"tenant": scope.tenant, "day": day, "n": n}).fetchone()
+        return int(row[0])
+
+    # compliance -------------------------------------------------------------------------------
+    def purge_tenant(self, scope: Scope) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        params = {"tenant": scope.tenant}
+        with self.transaction():
+            counts["vectors"] = int(self._exec(q.COUNT_VECTORS, params).fetchone()[0])
+            self._exec(q.PURGE_FTS, params)
+            for table, sql in q.PURGE.items():
+                counts[table] = self._exec(sql, params).rowcount
+            self._after_commit("drop", scope.tenant)
+        return counts
+
+    # governance -------------------------------------------------------------------------------
+    def purge_collections(self) -> tuple[str, ...]:
+        return tuple(q.PURGE_STEPS)
+
+    def purge_collection(self, scope: Scope, collection: str) -> int:
+        steps = q.PURGE_STEPS.get(collection)
+        if steps is None:
+            raise ValidationError(
+                f"unknown purge collection {collection!r}; use one of {list(q.PURGE_STEPS)}"
+            )
+        params = {"tenant": scope.tenant}
+        with self._lock:
+            nested = self._depth > 0
+            with self.transaction():
+                removed = 0
+                for sql in steps:
+                    removed = self._exec(sql, params).rowcount
+                if collection == "memories":
+                    # merge FTS segments so no deleted token survives in an old segment
+                    self._exec(q.FTS_OPTIMIZE)
+                if collection in ("vectors", "memories"):
+                    self._after_commit("drop", scope.tenant)
+            if not nested:
+                # copy the overwritten pages into the file and empty the WAL, so no old page
+                # image of an erased row lingers on disk (best effort: a reader may block it)
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return max(removed, 0)
+
+    def tenant_residue(self, scope: Scope) -> dict[str, int]:
+        params = {"tenant": scope.tenant}
+        with self._lock:
+            self._refresh_caches()
+            counts = {k: int(self._exec(sql, params).fetchone()[0]) for k, sql in q.RESIDUE.items()}
+            cached = self._vectors.get(scope.tenant)
+            counts["vector_cache"] = 0 if cached is None else cached.n
+            texts = self._texts.get(scope.tenant)
+            counts["text_cache"] = 0 if texts is None else texts.n
+        return counts
+
+    def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        params = {**scope_params(scope), "ids": json.dumps(list(ids))}
+        with self.transaction():
+            removed = 0
+            for sql in q.DELETE_MEMORIES:
+                removed = self._exec(sql, params).rowcount
+            self._after_commit("drop", scope.tenant)
+        return removed
+
+    def audit_head(self, scope: Scope) -> tuple[int, str] | None:
+        rows = self._read(q.AUDIT_HEAD, {"tenant": scope.tenant})
+        return (int(rows[0]["seq"]), str(rows[0]["hash"])) if rows else None

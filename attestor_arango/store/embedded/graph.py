@@ -1,0 +1,106 @@
+"""The embedded store's graph and episodes: entities, relations, hops, conversation rounds.
+
+Entities and relations are plain rows; ``hops`` is a breadth-first walk over
+``relations_touching``, one query per level. Mixed into ``SQLiteStore``; see
+embedded_base.py for what it relies on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from attestor_arango.models import Entity, Episode, Relation
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.codec import (
+    entity_from_doc,
+    entity_to_doc,
+    episode_from_doc,
+    episode_to_doc,
+    relation_from_doc,
+    relation_to_doc,
+)
+from attestor_arango.store.embedded import sql as q
+from attestor_arango.store.embedded.base import EmbeddedBase, decode_row, encode_doc, scope_params
+from attestor_arango.store.protocol import check_tenant
+
+
+class EmbeddedGraph(EmbeddedBase):
+    """Entities, relations and episodes of one SQLite file."""
+
+    # graph ------------------------------------------------------------------------------------
+    def upsert_entity(self, scope: Scope, entity: Entity) -> None:
+        check_tenant(scope, [entity])
+        with self.transaction():
+            rows = self._exec(
+                q.GET_ENTITY,
+                {"tenant": entity.tenant, "namespace": entity.namespace, "key": entity.key},
+            ).fetchall()
+            aliases = set(entity.aliases)
+            if rows:
+                aliases |= set(json.loads(rows[0]["aliases"]))
+            doc = entity_to_doc(entity)
+            doc["aliases"] = sorted(aliases)
+            self._exec(q.UPSERT_ENTITY, encode_doc(doc))
+
+    def list_entities(self, scope: Scope) -> list[Entity]:
+        rows = self._read(q.LIST_ENTITIES, scope_params(scope))
+        out = [entity_from_doc(decode_row(r)) for r in rows]
+        check_tenant(scope, out)
+        return out
+
+    def add_relation(self, scope: Scope, relation: Relation) -> None:
+        check_tenant(scope, [relation])
+        with self.transaction():
+            self._exec(q.INSERT_RELATION, encode_doc(relation_to_doc(relation)))
+
+    def relations_touching(
+        self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
+    ) -> list[Relation]:
+        if not entity_keys:
+            return []
+        params = {
+            **scope_params(scope),
+            "as_of": view.as_of,
+            "expired_after": view.t_expired_after,
+            "keys": json.dumps(sorted(set(entity_keys))),
+        }
+        out = [relation_from_doc(decode_row(r)) for r in self._read(q.RELATIONS_TOUCHING, params)]
+        check_tenant(scope, out)
+        return out
+
+    def hops(
+        self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
+    ) -> dict[str, int]:
+        depth = {key: 0 for key in sources}
+        frontier = sorted(depth)
+        for level in range(1, max_depth + 1):
+            if not frontier:
+                break
+            nxt: set[str] = set()
+            for rel in self.relations_touching(scope, frontier, view):
+                for a, b in ((rel.source, rel.target), (rel.target, rel.source)):
+                    if a in frontier and b not in depth:
+                        nxt.add(b)
+            for key in nxt:
+                depth[key] = level
+            frontier = sorted(nxt)
+        return depth
+
+    # episodes ---------------------------------------------------------------------------------
+    def put_episode(self, scope: Scope, episode: Episode) -> None:
+        check_tenant(scope, [episode])
+        with self.transaction():
+            self._exec(q.INSERT_EPISODE, encode_doc(episode_to_doc(episode)))
+
+    def get_episode(self, scope: Scope, episode_id: str) -> Episode | None:
+        rows = self._read(q.GET_EPISODE, {"id": episode_id, **scope_params(scope)})
+        out = [episode_from_doc(decode_row(r)) for r in rows]
+        check_tenant(scope, out)
+        return out[0] if out else None
+
+    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
+        params = {**scope_params(scope), "limit": limit, "offset": offset}
+        out = [episode_from_doc(decode_row(r)) for r in self._read(q.LIST_EPISODES, params)]
+        check_tenant(scope, out)
+        return out

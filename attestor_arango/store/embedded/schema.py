@@ -1,0 +1,204 @@
+"""The embedded backend's physical schema, as forward-only migrations.
+
+Each migration runs once, inside one transaction, and bumps ``PRAGMA
+user_version``; opening a newer file with an older package is refused rather
+than guessed at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from attestor_arango.errors import StoreError
+
+MIGRATIONS: list[tuple[int, str]] = [
+    (
+        1,
+        """
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            content TEXT NOT NULL,
+            entity TEXT,
+            category TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            confidence REAL NOT NULL,
+            valid_from INTEGER NOT NULL,
+            valid_until INTEGER NOT NULL,
+            t_created INTEGER NOT NULL,
+            t_expired INTEGER NOT NULL,
+            superseded_by TEXT,
+            supersedes TEXT,
+            status TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            session_id TEXT,
+            source_episode_id TEXT,
+            agent_trail TEXT NOT NULL DEFAULT '[]',
+            parent_agent_id TEXT,
+            content_hash TEXT NOT NULL,
+            signature TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            embedding BLOB
+        );
+        CREATE INDEX memories_scope ON memories (tenant, namespace, t_expired, t_created);
+        CREATE INDEX memories_entity ON memories (tenant, namespace, entity, category, t_expired);
+        CREATE INDEX memories_hash ON memories (tenant, namespace, content_hash);
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (content, tokenize = 'porter unicode61');
+
+        CREATE TABLE episodes (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            session_id TEXT,
+            agent_id TEXT NOT NULL,
+            user_text TEXT NOT NULL,
+            assistant_text TEXT NOT NULL,
+            user_time INTEGER NOT NULL,
+            assistant_time INTEGER NOT NULL,
+            t_created INTEGER NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX episodes_scope ON episodes (tenant, namespace, t_created);
+
+        CREATE TABLE entities (
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (tenant, namespace, key)
+        );
+
+        CREATE TABLE relations (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            source TEXT NOT NULL,
+            relation TEXT NOT NULL,
+            target TEXT NOT NULL,
+            memory_id TEXT,
+            t_created INTEGER NOT NULL,
+            t_expired INTEGER NOT NULL,
+            properties TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX relations_source ON relations (tenant, namespace, source);
+        CREATE INDEX relations_target ON relations (tenant, namespace, target);
+
+        CREATE TABLE audit (
+            tenant TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            id TEXT NOT NULL UNIQUE,
+            ts INTEGER NOT NULL,
+            agent_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT,
+            details TEXT NOT NULL DEFAULT '{}',
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            PRIMARY KEY (tenant, seq)
+        );
+        CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+            BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+        CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+            BEGIN SELECT RAISE(ABORT, 'audit log is append-only'); END;
+
+        CREATE TABLE quotas (
+            tenant TEXT PRIMARY KEY,
+            daily_writes INTEGER
+        );
+        CREATE TABLE write_counts (
+            tenant TEXT NOT NULL,
+            day TEXT NOT NULL,
+            count INTEGER NOT NULL,
+            PRIMARY KEY (tenant, day)
+        );
+        CREATE TABLE embedding_spaces (
+            tenant TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            dimension INTEGER NOT NULL
+        );
+        """,
+    ),
+    (
+        2,
+        # governance: the newest (seq, hash) per audit chain, kept apart from the entries
+        # and moved only forward by a trigger, so a truncated chain is detectable.
+        """
+        CREATE TABLE audit_heads (
+            tenant TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL,
+            hash TEXT NOT NULL
+        );
+        INSERT INTO audit_heads (tenant, seq, hash)
+            SELECT a.tenant, a.seq, a.hash FROM audit AS a
+            WHERE a.seq = (SELECT MAX(b.seq) FROM audit AS b WHERE b.tenant = a.tenant);
+        CREATE TRIGGER audit_head_advance AFTER INSERT ON audit
+            BEGIN
+                INSERT INTO audit_heads (tenant, seq, hash) VALUES (NEW.tenant, NEW.seq, NEW.hash)
+                ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, hash = excluded.hash;
+            END;
+        CREATE TRIGGER audit_heads_forward_only BEFORE UPDATE ON audit_heads
+            WHEN NEW.seq <= OLD.seq OR NEW.tenant != OLD.tenant
+            BEGIN SELECT RAISE(ABORT, 'audit chain heads only move forward'); END;
+        CREATE TRIGGER audit_heads_no_delete BEFORE DELETE ON audit_heads
+            BEGIN SELECT RAISE(ABORT, 'audit chain heads are append-only'); END;
+        """,
+    ),
+    (
+        3,
+        # the write path's lookups (dedup by content hash, supersession by entity and
+        # category) seek on the tenant plus these columns; the namespace is filtered after
+        """
+        CREATE INDEX memories_tenant_hash ON memories (tenant, content_hash);
+        CREATE INDEX memories_tenant_entity ON memories (tenant, entity, category, t_expired);
+        CREATE INDEX relations_memory ON relations (tenant, memory_id);
+        CREATE INDEX relations_tenant_source ON relations (tenant, source);
+        CREATE INDEX relations_tenant_target ON relations (tenant, target);
+        """,
+    ),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Applies every migration newer than the file's version; returns the version."""
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > LATEST:
+        raise StoreError(
+            f"database schema version {current} is newer than this package knows ({LATEST}); "
+            "upgrade attestor-arango",
+        )
+    for version, script in MIGRATIONS:
+        if version <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {int(version)}")
+            conn.execute("COMMIT")
+        except Exception:
+            conn.execute("ROLLBACK")
+            raise
+        current = version
+    return current
+
+
+def _statements(script: str) -> list[str]:
+    """Splits a migration script into statements the way SQLite itself does."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        raise StoreError("migration script ends with an incomplete statement")
+    return out

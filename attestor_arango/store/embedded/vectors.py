@@ -1,0 +1,256 @@
+"""Exact vector search over an in-memory matrix, one per tenant.
+
+The matrix is loaded from SQLite once and then updated incrementally; a query
+never re-reads a vector from disk. Scanning 100k float32 rows of 384 dimensions
+moves 150 MB through memory per query, which is what bounded recall latency. So
+each row is also kept as int8 codes with a per-row scale and a bound on the
+quantisation error. The query is quantised too, the scan takes exact integer
+dot products of the codes (SimSIMD's int8 kernels: a quarter of the bytes and
+no float conversion), every row gets an interval that provably holds its true
+score, and only the rows whose interval reaches the k-th best lower bound are
+re-scored exactly, in float64, from the float32 row. The answer is the exact top-k (ties included,
+broken by id), with no approximation left in it; ``tests/test_embedded_vectors.py``
+checks it against a brute-force scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+try:
+    import simsimd
+
+    USE_SIMSIMD = True
+except ImportError:  # pragma: no cover - a platform without its wheels uses numpy
+    USE_SIMSIMD = False
+
+from attestor_arango.core.blas import limit_blas_threads
+from attestor_arango.scope import TemporalView
+from attestor_arango.store.embedded.column import ObjectColumn
+from attestor_arango.store.embedded.rowtable import RowTable
+
+_SAMPLE_STEP = 32  # kth_largest: one value in 32 sets the threshold
+_CHUNK = 2048  # rows per step of the numpy fallback scan and of exact re-scoring (stays in cache)
+# below this many rows the float32 matrix sits in cache and one product beats quantising
+# the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
+_INT8_ROWS = 10_000
+# float32 rounding of a scanned score is far below this share of |row| * |query|; the
+# bound is widened by it so that rounding can never push a true top-k row out
+_ROUNDING = 1e-4
+
+
+def _round_up(bound: np.ndarray) -> np.ndarray:
+    """float32 copies of float64 bounds, never smaller than the bounds."""
+    out = bound.astype(np.float32)
+    return np.nextafter(out, np.float32(np.inf), where=out < bound, out=out.copy())
+
+
+def quantize(
+    rows: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: int8 codes, their float32 scale, and three float32 bounds.
+
+    ``err`` bounds |v - scale * codes| plus a rounding slack, ``rounding`` the
+    slack alone, ``size`` bounds |scale * codes|. For any query q,
+    |v.q - scale * codes.q| <= err * |q|, and a float32 product of v and q is
+    within rounding * |q| of the exact one.
+    """
+    v = np.atleast_2d(np.asarray(rows, dtype=np.float64))
+    peak = np.abs(v).max(axis=1) if v.shape[1] else np.zeros(len(v))
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    levels = np.clip(np.rint(v / scale[:, None]), -127, 127)
+    codes = levels.astype(np.int8)
+    approx = scale.astype(np.float64)[:, None] * levels
+    rounding = _ROUNDING * np.linalg.norm(v, axis=1)
+    err = np.linalg.norm(v - approx, axis=1) + rounding
+    size = np.linalg.norm(approx, axis=1)
+    return codes, scale, _round_up(err), _round_up(rounding), _round_up(size)
+
+
+def int8_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+    """Exact integer dot products of every code row with the query's codes, as float64.
+
+    SimSIMD's int8 kernels do this about four times faster than numpy can cast
+    the codes to float; numpy is the fallback (and the reference in tests). Both
+    are exact, so they return the same numbers.
+    """
+    if USE_SIMSIMD and len(codes):
+        return np.asarray(simsimd.cdist(query_codes[None, :], codes, metric="dot"))[0]
+    n, dim = codes.shape
+    # integer sums stay exact in float32 while they stay below 2**24
+    exact = np.float32 if dim * 127 * 127 < 2**24 else np.float64
+    out = np.empty(n, dtype=exact)
+    q = query_codes.astype(exact)
+    buf = np.empty((min(_CHUNK, n), dim), dtype=exact)
+    for i in range(0, n, _CHUNK):
+        j = min(i + _CHUNK, n)
+        block = buf[: j - i]
+        np.copyto(block, codes[i:j], casting="unsafe")
+        np.matmul(block, q, out=out[i:j])
+    return out.astype(np.float64)
+
+
+def kth_largest(values: np.ndarray, k: int) -> float:
+    """The k-th largest of ``values`` (1 <= k <= size), exactly.
+
+    A full partition of 100k scores costs several times the scan's other steps. A
+    threshold read off a strided sample usually leaves a few hundred values at or
+    above it; when at least k do, the k-th largest is among them. When fewer do,
+    the whole array is partitioned.
+    """
+    n = values.size
+    if n >= 16 * _SAMPLE_STEP:
+        sample = values[::_SAMPLE_STEP]
+        m = max(1, 4 * k // _SAMPLE_STEP)
+        if m < sample.size:
+            guess = np.partition(sample, sample.size - m)[sample.size - m]
+            above = values[values >= guess]
+            if above.size >= k:
+                return float(np.partition(above, above.size - k)[above.size - k])
+    return float(np.partition(values, n - k)[n - k])
+
+
+class TenantVectors:
+    def __init__(self, dimension: int, capacity: int = 1024) -> None:
+        self.dimension = dimension
+        self.rows = RowTable(capacity)
+        self.matrix = np.zeros((capacity, dimension), dtype=np.float32)
+        self.codes = np.zeros((capacity, dimension), dtype=np.int8)
+        # float32 scales held as float64 (exactly): the scan multiplies in float64
+        self.scale = np.zeros(capacity, dtype=np.float64)
+        self.err = np.zeros(capacity, dtype=np.float32)
+        self.rounding = np.zeros(capacity, dtype=np.float32)
+        self.size = np.zeros(capacity, dtype=np.float32)
+
+    @property
+    def n(self) -> int:
+        return self.rows.n
+
+    @property
+    def ids(self) -> ObjectColumn:
+        return self.rows.ids
+
+    def _grow_to(self, cap: int) -> None:
+        self.rows.grow_to(cap)
+        self.matrix = np.resize(self.matrix, (cap, self.dimension))
+        self.codes = np.resize(self.codes, (cap, self.dimension))
+        for name in ("scale", "err", "rounding", "size"):
+            setattr(self, name, np.resize(getattr(self, name), cap))
+
+    def add(
+        self,
+        memory_id: str,
+        namespace: str,
+        vector: np.ndarray,
+        t_created: int,
+        t_expired: int,
+        valid_from: int,
+        valid_until: int,
+    ) -> None:
+        if memory_id in self.rows.pos:
+            return
+        if self.rows.n == self.rows.capacity:
+            self._grow_to(self.rows.next_capacity())
+        i = self.rows.append(memory_id, namespace, (t_created, t_expired, valid_from, valid_until))
+        self.matrix[i] = vector
+        codes, scale, err, rounding, size = quantize(self.matrix[i])
+        self.codes[i], self.scale[i] = codes[0], scale[0]
+        self.err[i], self.rounding[i], self.size[i] = err[0], rounding[0], size[0]
+
+    def load(
+        self,
+        ids: Sequence[str],
+        namespaces: Sequence[str],
+        matrix: np.ndarray,
+        times: np.ndarray,
+    ) -> None:
+        """Bulk-add rows to an empty index (one quantisation pass, not one per row).
+
+        ``times`` holds t_created, t_expired, valid_from, valid_until per row.
+        """
+        if self.n:
+            raise RuntimeError("load() fills an empty index; use add() afterwards")
+        n = len(ids)
+        if self.rows.capacity < n:
+            self._grow_to(n)
+        self.matrix[:n] = matrix
+        for lo in range(0, n, _CHUNK):  # float64 temporaries stay small
+            hi = min(lo + _CHUNK, n)
+            codes, scale, err, rounding, size = quantize(self.matrix[lo:hi])
+            self.codes[lo:hi], self.scale[lo:hi] = codes, scale
+            self.err[lo:hi], self.rounding[lo:hi], self.size[lo:hi] = err, rounding, size
+        self.rows.load(ids, namespaces, times)
+
+    def set_expired(self, memory_id: str, t_expired: int) -> None:
+        self.rows.set_expired(memory_id, t_expired)
+
+    def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
+        """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
+        out: dict[str, np.ndarray] = {}
+        for memory_id in ids:
+            i = self.rows.pos.get(memory_id)
+            if i is not None and self.rows.in_namespace(i, namespace):
+                out[memory_id] = self.matrix[i].copy()
+        return out
+
+    def _visible(self, namespace: str | None, view: TemporalView) -> np.ndarray | None:
+        mask = self.rows.visible_mask(namespace, view)
+        return None if mask is None else np.flatnonzero(mask)
+
+    def _scan(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Approximate scores of every row, and per row a bound on their error.
+
+        Small indexes multiply the float32 matrix (it sits in cache). Larger ones
+        quantise the query too and take exact integer dot products of the codes:
+        |v.q - s_v s_q (c_v.c_q)| <= err_v |q| + size_v |q - s_q c_q|.
+        """
+        n = self.n
+        limit_blas_threads()  # many small products: BLAS threads would cost more than they save
+        q_norm = float(np.linalg.norm(query.astype(np.float64)))
+        if n < _INT8_ROWS:
+            return self.matrix[:n] @ query, self.rounding[:n] * np.float32(q_norm)
+        q_codes, q_scale, q_err, _, _ = quantize(query)
+        dots = int8_dots(self.codes[:n], q_codes[0])
+        approx = dots * (self.scale[:n] * float(q_scale[0]))
+        slack = self.err[:n] * np.float32(q_norm) + self.size[:n] * q_err[0]
+        return approx, slack
+
+    def search(
+        self, query: np.ndarray, k: int, namespace: str | None, view: TemporalView
+    ) -> list[tuple[str, float]]:
+        """The k visible rows with the highest dot product with ``query``, exactly.
+
+        Scores are float64 dot products of the stored float32 rows; order is
+        score descending, then id ascending.
+        """
+        if self.n == 0 or k <= 0:
+            return []
+        idx = self._visible(namespace, view)
+        if idx is None or idx.size == 0:
+            return []
+        q = np.asarray(query, dtype=np.float32)
+        # float32 bounds: their rounding is far inside the _ROUNDING slack of err
+        approx, slack = self._scan(q)
+        if idx.size < self.n:  # most reads see every row: skip the gather then
+            approx, slack = approx[idx], slack[idx]
+        take = min(k, idx.size)
+        # the take-th best lower bound: at least `take` rows score at least this much
+        floor = kth_largest(approx - slack, take)
+        chosen = idx[approx + slack >= floor]
+        # an elementwise product summed per row: the same arithmetic for a row
+        # whatever else was chosen with it (a BLAS kernel may vary with shape);
+        # in chunks, so that a query tied with every row cannot allocate them all
+        q64 = q.astype(np.float64)
+        exact = np.empty(chosen.size, dtype=np.float64)
+        for lo in range(0, chosen.size, _CHUNK):
+            part = chosen[lo : lo + _CHUNK]
+            exact[lo : lo + part.size] = (self.matrix[part].astype(np.float64) * q64).sum(axis=1)
+        if chosen.size > take:  # keep the take best, and every row tied with the last
+            kth = np.partition(exact, chosen.size - take)[chosen.size - take]
+            keep = exact >= kth
+            chosen, exact = chosen[keep], exact[keep]
+        pairs = list(zip(self.ids.take(chosen), exact.tolist(), strict=True))
+        pairs.sort(key=lambda p: (-p[1], p[0]))
+        return pairs[:take]

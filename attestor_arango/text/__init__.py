@@ -1,0 +1,1 @@
+"""Text machinery shared by the text lane, re-scoring, coverage and ingest: stems, tokens, BM25."""

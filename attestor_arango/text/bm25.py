@@ -1,0 +1,137 @@
+"""View-stable BM25: the text lane re-scored with statistics of what the view sees.
+
+A full-text index keeps its term statistics over every row it ever indexed,
+including rows created after a replay's ``as_of`` (and rows of other tenants).
+Raw index scores would therefore change when later rows arrive and break the
+replay guarantee. The pipeline asks the index for a generous candidate set and
+re-scores it here with Okapi BM25 whose document frequencies, corpus size and
+average length come from those visible candidates only. When the index returns
+every visible match (fewer than the fetch size) the result depends on the view
+alone. Tokens: lower-cased words, Porter-stemmed like the embedded FTS5
+tokenizer, stop words dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from attestor_arango.models import Memory
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import Hit, Store, TextHit
+from attestor_arango.text.stemming import STEMMER, scoring_terms
+
+_STEMMER = STEMMER  # tests check which stemmer build is in use
+
+# Stemmed, lower-cased, stop-word-free tokens (cached: the same text, the same tuple).
+terms = scoring_terms
+
+
+def rescore_pool(
+    pool: Sequence[TextHit], query: str, k1: float = 1.2, b: float = 0.75
+) -> list[TextHit]:
+    """The pool re-scored and re-ordered (score desc, t_created desc, id asc); zero scores drop."""
+    q = list(dict.fromkeys(terms(query)))
+    if not q or not pool:
+        return []
+    # an index that kept each row's terms hands them over; otherwise tokenise here
+    docs = {t.id: terms(t.content) if t.terms is None else t.terms for t in pool}
+    n = len(docs)
+    avgdl = sum(len(t) for t in docs.values()) / n or 1.0
+    query_terms = frozenset(q)
+    # each row's query terms with their counts, in order of first occurrence (the order
+    # the score below sums in)
+    counts: dict[str, dict[str, int]] = {}
+    df: dict[str, int] = {}
+    for i, toks in docs.items():
+        tf: dict[str, int] = {}
+        for w in [w for w in toks if w in query_terms]:
+            tf[w] = tf.get(w, 0) + 1
+        counts[i] = tf
+        for w in tf:
+            df[w] = df.get(w, 0) + 1
+    idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
+    out: list[TextHit] = []
+    seen: set[str] = set()
+    for t in pool:
+        if t.id in seen:
+            continue
+        seen.add(t.id)
+        tf = counts[t.id]
+        if not tf:
+            continue
+        toks = docs[t.id]
+        length_norm = k1 * (1 - b + b * len(toks) / avgdl)
+        score = 0.0
+        for w, f in tf.items():
+            score += idf[w] * f * (k1 + 1) / (f + length_norm)
+        if score > 0:
+            out.append(TextHit(t.id, t.content, t.t_created, round(score, 9), toks))
+    out.sort(key=lambda t: (-t.score, -t.t_created, t.id))
+    return out
+
+
+def text_lane(
+    store: Store,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    config: RetrievalConfig,
+    known: Mapping[str, Memory],
+) -> tuple[list[Hit], list[TextHit]]:
+    """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
+
+    ``known`` holds memories another lane already read, so they are not read twice.
+    Also returns the re-scored pool below the cut (light rows, for lane completion).
+    """
+    if not config.bm25_rescore:
+        return store.text_candidates(scope, query, config.text_k, view), []
+    fetch = max(config.text_k, config.text_fetch_k)
+    return rescored_text(store, scope, query, view, fetch, config.text_k, known)
+
+
+def rescored_text(
+    store: Store,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    fetch: int,
+    keep: int,
+    known: Mapping[str, Memory],
+) -> tuple[list[Hit], list[TextHit]]:
+    """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest."""
+    scored = rescore_pool(store.text_pool(scope, query, fetch, view), query)
+    kept, tail = scored[:keep], scored[keep:]
+    missing = [t.id for t in kept if t.id not in known]
+    found = {**known, **store.get_memories(scope, missing)} if missing else known
+    return [Hit(found[t.id], t.score, t.terms) for t in kept if t.id in found], tail
+
+
+def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms: int) -> list[str]:
+    """Pseudo-relevance feedback: the terms that best characterise the top hits.
+
+    Each term of the top hits scores the sum over those hits of its length-normalised
+    frequency times its IDF within ``pool`` (the candidates seen); query terms and
+    one-letter terms are skipped. Ties break on the term itself, so the expansion is
+    deterministic.
+    """
+    q = set(terms(query))
+    docs = [terms(h.memory.content) for h in pool]
+    n = len(docs) or 1
+    df: Counter[str] = Counter()
+    for toks in docs:
+        df.update(set(toks))
+    weight: dict[str, float] = {}
+    for h in top:
+        toks = terms(h.memory.content)
+        if not toks:
+            continue
+        for t, f in Counter(toks).items():
+            if t in q or len(t) < 2 or t.isdigit():
+                continue
+            idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            weight[t] = weight.get(t, 0.0) + (f / len(toks)) * idf
+    ranked = sorted(weight.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
+    return [t for t, _ in ranked[:n_terms]]

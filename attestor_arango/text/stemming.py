@@ -1,0 +1,159 @@
+"""Words and Porter stems: one tokeniser for the text index, BM25 re-scoring and ingest.
+
+Lower-cased NFKC text split on word characters, each word reduced by the Snowball
+Porter stemmer (its C build, PyStemmer, when installed). The embedded text index
+and the pipeline's BM25 re-scoring must split text the same way, or a term the
+index matched would score nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import snowballstemmer
+
+from attestor_arango.core.memo import memo
+
+WORD = re.compile(r"\w+", re.UNICODE)
+STEMMER = snowballstemmer.stemmer("porter")
+# the stemmer's own cache keeps a two-item list per word, 10k lists the garbage
+# collector walks; ``stem`` below memoises without them (see memo.py)
+STEMMER.maxCacheSize = 0
+
+
+@memo(65_536)
+def stem(word: str) -> str:
+    """The word's stem; the word itself where the stemmer leaves nothing ("s" of "Ana's")."""
+    return str(STEMMER.stemWord(word)) or word
+
+
+def words(text: str) -> list[str]:
+    """The text's words, lower-cased, after NFKC normalisation (so "ﬁle" is "file")."""
+    return WORD.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+# Words BM25 scoring drops (re-scoring, coverage, freshness): they match nearly every row.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "after",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
+)
+
+
+def stems_and_terms(text: str) -> tuple[list[str], tuple[str, ...]]:
+    """Every word's stem (what the text index counts) and the text's scoring terms."""
+    found = words(text)
+    stems = [stem(w) for w in found]
+    return stems, tuple(s for w, s in zip(found, stems, strict=True) if w not in STOPWORDS)
+
+
+@memo(32_768)
+def scoring_terms(text: str) -> tuple[str, ...]:
+    """The stems BM25 scoring counts: every word's stem but the stop words'."""
+    return stems_and_terms(text)[1]

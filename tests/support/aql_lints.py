@@ -1,0 +1,312 @@
+"""Offline lints for the ArangoDB backend: they run in the normal test suite.
+
+No ArangoDB server is available where this project is built, so what a server would reject
+(or worse, accept and leak) is checked statically:
+
+1. every ``aql/`` file parses and its ``// @params:`` header equals the bind parameters its
+   code uses (comments and string literals ignored); brackets balance and only known AQL
+   functions are called -- ``lint_aql_dir``, ``lint_aql_syntax``;
+2. every call site in this package passes exactly those parameters, minus ``tenant``
+   (injected from the Scope), with a literal query name and a literal dict --
+   ``lint_call_sites``; every registered query is used somewhere;
+3. every query that touches a tenant collection filters on ``@tenant``: each ``FOR`` over a
+   tenant collection compares ``<var>.tenant == @tenant``, each traversal requires it on all
+   path vertices and edges, each ``UPSERT`` searches and each ``INSERT`` writes
+   ``tenant: @tenant`` -- ``lint_tenant_filter``;
+4. no AQL is built by string formatting anywhere in ``attestor_arango`` (f-strings,
+   ``%``, ``.format``, ``+`` on text that looks like AQL) -- ``lint_no_aql_formatting``.
+
+Each function returns a list of problems (empty = clean) so tests can show that a broken
+example is caught.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from attestor_arango.errors import StoreError
+from attestor_arango.store.arango.base import COLLECTIONS
+from attestor_arango.store.arango.registry import (
+    AQL_DIR,
+    Query,
+    Registry,
+    parse_query,
+    strip_comments_and_strings,
+)
+
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / "attestor_arango"
+BACKEND_DIR = PACKAGE_DIR / "store" / "arango"
+TENANT_SOURCES = frozenset(COLLECTIONS) | {"memories_view"}
+
+# Methods that send a registered query; the value is the index of the params argument.
+QUERY_METHODS = {"_run": 2, "_retrying": 2, "run": 2, "run_admin": 1}
+
+_FOR = re.compile(
+    r"\bFOR\s+(?P<vars>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*){0,2})\s+IN\s+"
+    r"(?P<src>.*?)(?=\b(?:FILTER|SEARCH|LET|SORT|LIMIT|RETURN|OPTIONS|PRUNE|COLLECT|FOR|"
+    r"UPDATE|REMOVE|INSERT|REPLACE|UPSERT)\b|$)",
+    re.DOTALL,
+)
+_TRAVERSAL = re.compile(r"\b(?:ANY|OUTBOUND|INBOUND)\b")
+_UPSERT_OBJECT = re.compile(r"\bUPSERT\s*(\{.*?\})", re.DOTALL)
+_UPSERT_FILTER = re.compile(r"\bUPSERT\s+FILTER\b(.*?)\bINSERT\b", re.DOTALL)
+_INSERT = re.compile(r"\bINSERT\b(?P<expr>.*?)\b(?:UPDATE|REPLACE|INTO|IN)\b", re.DOTALL)
+_TENANT_FIELD = re.compile(r"\btenant\s*:\s*@tenant\b")
+_MODIFY = re.compile(r"\b(?:UPDATE|REPLACE|REMOVE)\b")
+
+# AQL functions the queries may call: each is documented for ArangoDB 3.12 (vector
+# functions from 3.12.4). A name outside this list is most likely a typo the server would
+# only report at run time (error 1540 "usage of unknown function").
+KNOWN_FUNCTIONS = frozenset(
+    {
+        "ANALYZER", "APPEND", "APPROX_NEAR_COSINE", "BM25", "CONCAT", "COSINE_SIMILARITY",
+        "COUNT", "FIRST", "HAS", "INTERSECTION", "IS_NULL", "KEEP", "LAST", "LENGTH", "MAX",
+        "MERGE", "MIN", "NOT_NULL", "PHRASE", "POSITION", "SORTED", "SORTED_UNIQUE", "STARTS_WITH",
+        "SUM", "TOKENS", "UNION", "UNION_DISTINCT", "UNIQUE", "UNSET",
+    }
+)  # fmt: skip
+_KEYWORDS_BEFORE_PAREN = frozenset({"AND", "OR", "NOT", "IN", "UPDATE", "REPLACE", "RETURN"})
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+# Text that is AQL and not SQL or prose: loops, filters, returns, AQL-shaped writes.
+AQL_SHAPE = re.compile(
+    r"\bFOR\s+\w+(?:\s*,\s*\w+)*\s+IN\b"
+    r"|\bFILTER\b|\bRETURN\b|\bUPSERT\b|\bCOLLECT\b"
+    r"|\bINSERT\s+(?:\{|@|MERGE\b)"
+    r"|\bUPDATE\s+\w+\s+WITH\b"
+    r"|\bREMOVE\s+\w+\s+IN\b"
+)
+
+
+# 1 + 3: the query files ------------------------------------------------------------------
+def lint_tenant_filter(query: Query) -> list[str]:
+    """Problems of one query with the tenant filter; admin queries are exempt by design."""
+    if query.admin:
+        return []
+    code = strip_comments_and_strings(query.text)
+    where = f"aql/{query.name}.aql"
+    problems: list[str] = []
+    touches = any(re.search(rf"\b{name}\b", code) for name in TENANT_SOURCES)
+    touches = touches or "@@" in code
+    if not touches:
+        return problems
+    if "tenant" not in query.params:
+        problems.append(f"{where}: touches a tenant collection but never binds @tenant")
+    loops = list(_FOR.finditer(code))
+    for loop in loops:
+        names = [v.strip() for v in loop.group("vars").split(",")]
+        src = loop.group("src")
+        rest = code[loop.start() :]
+        if _TRAVERSAL.search(src):
+            if len(names) < 3:
+                problems.append(f"{where}: traversal must bind a path variable (v, e, p)")
+                continue
+            p = names[2]
+            for part in ("vertices", "edges"):
+                pat = rf"\b{p}\.{part}\[\*\]\.tenant\s+ALL\s*==\s*@tenant\b"
+                if not re.search(pat, rest):
+                    problems.append(
+                        f"{where}: traversal does not filter {p}.{part}[*].tenant ALL == @tenant"
+                    )
+            continue
+        source = src.strip()
+        is_tenant_source = source in TENANT_SOURCES or source.startswith("@@")
+        if is_tenant_source and not re.search(rf"\b{names[0]}\.tenant\s*==\s*@tenant\b", rest):
+            problems.append(
+                f"{where}: loop over {source} lacks the filter {names[0]}.tenant == @tenant"
+            )
+    for match in _UPSERT_OBJECT.finditer(code):
+        if not _TENANT_FIELD.search(match.group(1)):
+            problems.append(f"{where}: upsert search object lacks tenant: @tenant")
+    for match in _UPSERT_FILTER.finditer(code):
+        if not re.search(r"\bCURRENT\.tenant\s*==\s*@tenant\b", match.group(1)):
+            problems.append(f"{where}: upsert filter lacks CURRENT.tenant == @tenant")
+    for match in _INSERT.finditer(code):
+        if not _TENANT_FIELD.search(match.group("expr")):
+            problems.append(f"{where}: insert does not force tenant: @tenant into the document")
+    if _MODIFY.search(code) and not loops and "UPSERT" not in code:
+        problems.append(f"{where}: update/replace/remove outside a tenant-filtered loop")
+    return problems
+
+
+def lint_aql_syntax(query: Query) -> list[str]:
+    """Cheap syntax checks: balanced brackets and only known function names."""
+    code = strip_comments_and_strings(query.text)
+    where = f"aql/{query.name}.aql"
+    problems: list[str] = []
+    stack: list[str] = []
+    for ch in code:
+        if ch in "([{":
+            stack.append(ch)
+        elif ch in _PAIRS and (not stack or stack.pop() != _PAIRS[ch]):
+            problems.append(f"{where}: unbalanced {ch!r}")
+            return problems
+    if stack:
+        problems.append(f"{where}: unclosed {stack[-1]!r}")
+    for name in _CALL.findall(code):
+        if name.upper() not in _KEYWORDS_BEFORE_PAREN and name not in KNOWN_FUNCTIONS:
+            problems.append(f"{where}: unknown AQL function {name}()")
+    return problems
+
+
+def lint_aql_dir(directory: Path = AQL_DIR) -> list[str]:
+    """Header == usage for every file, then the tenant filter of every tenant query."""
+    problems: list[str] = []
+    files = sorted(directory.glob("*.aql"))
+    if not files:
+        return [f"{directory}: no .aql files found"]
+    for path in files:
+        try:
+            query = parse_query(path.stem, path.read_text(encoding="utf-8"))
+        except StoreError as exc:
+            problems.append(f"{path.name}: {exc}")
+            continue
+        problems.extend(lint_aql_syntax(query))
+        problems.extend(lint_tenant_filter(query))
+    return problems
+
+
+# 2: the call sites -------------------------------------------------------------------------
+def _enclosing_functions(tree: ast.AST) -> dict[int, str]:
+    """id(call node) -> name of the innermost function that contains it."""
+    owner: dict[int, str] = {}
+
+    def visit(node: ast.AST, func: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = child.name if isinstance(child, ast.FunctionDef) else func
+            if isinstance(child, ast.Call):
+                owner[id(child)] = func
+            visit(child, name)
+
+    visit(tree, "<module>")
+    return owner
+
+
+def lint_call_sites_in_source(
+    source: str, filename: str, registry: Registry, used: set[str] | None = None
+) -> list[str]:
+    """Call sites of one module: literal name, literal dict, exactly the declared params."""
+    tree = ast.parse(source, filename=filename)
+    owners = _enclosing_functions(tree)
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        method = node.func.attr
+        if method not in QUERY_METHODS or owners.get(id(node)) in QUERY_METHODS:
+            continue  # not a query call, or a forwarder that passes its own arguments on
+        where = f"{filename}:{node.lineno}"
+        if not node.args or not (
+            isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+        ):
+            problems.append(f"{where}: {method}() needs a literal query name")
+            continue
+        name = node.args[0].value
+        try:
+            query = registry.get(name)
+        except StoreError:
+            problems.append(f"{where}: unknown query {name!r} (no aql/{name}.aql)")
+            continue
+        if used is not None:
+            used.add(name)
+        admin_call = method == "run_admin"
+        if query.admin != admin_call:
+            problems.append(
+                f"{where}: {name!r} is {'an admin' if query.admin else 'a tenant'} query; "
+                f"call it with {'run_admin' if query.admin else 'run/_run'}",
+            )
+            continue
+        index = QUERY_METHODS[method]
+        arg: ast.expr | None = node.args[index] if len(node.args) > index else None
+        for kw in node.keywords:
+            if kw.arg == "params":
+                arg = kw.value
+        if not isinstance(arg, ast.Dict) or any(
+            not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in arg.keys
+        ):
+            problems.append(f"{where}: {name!r} params must be a dict literal with literal keys")
+            continue
+        passed = {str(k.value) for k in arg.keys if isinstance(k, ast.Constant)}
+        expected = set(query.params) - ({"tenant"} if not query.admin else set())
+        if "tenant" in passed and not query.admin:
+            problems.append(f"{where}: {name!r} passes 'tenant'; it comes from the Scope")
+        if passed - {"tenant"} != expected:
+            problems.append(
+                f"{where}: {name!r} passes {sorted(passed)}, the query declares "
+                f"{sorted(expected)} (+ tenant from the Scope)",
+            )
+    return problems
+
+
+def lint_call_sites(directory: Path = BACKEND_DIR, registry: Registry | None = None) -> list[str]:
+    """All call sites of the backend, plus registered queries that nothing calls."""
+    registry = registry or Registry.load()
+    used: set[str] = set()
+    problems: list[str] = []
+    for path in sorted(directory.glob("*.py")):
+        problems.extend(
+            lint_call_sites_in_source(path.read_text(encoding="utf-8"), path.name, registry, used)
+        )
+    problems.extend(f"aql/{n}.aql is never called" for n in registry.names() if n not in used)
+    return problems
+
+
+# 4: no AQL built by formatting ------------------------------------------------------------
+def _constant_text(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def lint_formatting_in_source(source: str, filename: str) -> list[str]:
+    """f-strings, %, .format and + concatenation whose literal text looks like AQL."""
+    tree = ast.parse(source, filename=filename)
+    problems: list[str] = []
+    for node in ast.walk(tree):
+        text: str | None = None
+        how = ""
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(_constant_text(v) or " " for v in node.values)
+            how = "an f-string"
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod | ast.Add):
+            parts = [t for t in (_constant_text(node.left), _constant_text(node.right)) if t]
+            if parts and not all(_constant_text(x) for x in (node.left, node.right)):
+                text = " ".join(parts)
+                how = "'%' formatting" if isinstance(node.op, ast.Mod) else "'+' concatenation"
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+        ):
+            text = _constant_text(node.func.value)
+            how = "str.format"
+        if text and AQL_SHAPE.search(text):
+            line = getattr(node, "lineno", 0)
+            problem = f"{filename}:{line}: AQL-looking text built with {how}"
+            if problem not in problems:  # nested a + b + c reports once per line
+                problems.append(problem)
+    return problems
+
+
+def lint_no_aql_formatting(directory: Path = PACKAGE_DIR) -> list[str]:
+    problems: list[str] = []
+    for path in sorted(directory.rglob("*.py")):
+        rel = path.relative_to(directory.parent).as_posix()
+        problems.extend(lint_formatting_in_source(path.read_text(encoding="utf-8"), rel))
+    return problems
+
+
+def run_all() -> list[str]:
+    """Every lint over the real tree (what the test suite asserts is empty)."""
+    out: list[str] = []
+    for problems in _all():
+        out.extend(problems)
+    return out
+
+
+def _all() -> Iterable[list[str]]:
+    yield lint_aql_dir()
+    yield lint_call_sites()
+    yield lint_no_aql_formatting()
