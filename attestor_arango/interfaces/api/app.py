@@ -36,6 +36,7 @@ from attestor_arango.interfaces.api.errors import (
     RouteNotFound,
 )
 from attestor_arango.interfaces.api.openapi import build_openapi
+from attestor_arango.interfaces.ui import mount_ui
 
 log = logging.getLogger("attestor_arango.interfaces.api")
 
@@ -214,6 +215,7 @@ def create_app(
         exception_handlers={HTTPException: http_error, PayloadTooLarge: payload_error},
         lifespan=lifespan,
     )
+    app.router.routes.append(mount_ui(memory, ring, fixed_key))  # read-only Evidence Board
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.state.memory = memory
     app.state.settings = settings

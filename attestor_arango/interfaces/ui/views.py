@@ -1,0 +1,173 @@
+"""What each Evidence Board page shows, read through AgentMemory's public methods only.
+
+Each function takes a ``Reader`` (the caller's key and read-only context) and the
+page's query parameters and returns the template's variables. Nothing here ranks,
+filters or verifies by itself: the numbers on a page are the ones the API returns,
+so the board can never disagree with a REST caller holding the same key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from attestor_arango.clock import parse_time, to_us
+from attestor_arango.errors import AttestorError, ValidationError
+from attestor_arango.interfaces.ui import params as P
+from attestor_arango.interfaces.ui.access import Reader
+from attestor_arango.interfaces.ui.timeline import timeline_chart
+from attestor_arango.models import AuditEntry, Memory, content_hash
+
+SEARCH_MAX = 1000  # AgentMemory.search's own limit
+
+
+def _filters(q: Mapping[str, str]) -> dict[str, Any]:
+    tag = P.text(q, "tag")
+    return {
+        "entity": P.text(q, "entity"),
+        "category": P.text(q, "category"),
+        "tags": [tag] if tag else None,
+        "status": P.status(q),
+    }
+
+
+def earliest_us(r: Reader) -> int | None:
+    """The first transaction time in the namespace: the left end of the as-of slider."""
+    first = r.call("list", namespace=r.context.namespace, status="all", limit=1)
+    return to_us(first[0].t_created) if first else None
+
+
+def memories(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
+    """One page of memories (list, or BM25 search when ``q`` is given) plus the totals."""
+    paging = P.Paging.of(q)
+    filters = _filters(q)
+    as_of = P.as_of(q)
+    query = P.text(q, "q")
+    total: int | None
+    exact = True
+    if query:
+        want = paging.page * paging.per + 1
+        if want > SEARCH_MAX:
+            raise ValidationError(
+                f"search shows at most its first {SEARCH_MAX} matches; narrow the query "
+                "or the filters instead of paging further"
+            )
+        found = r.call("search", query=query, limit=want, as_of=as_of, **filters)
+        rows = found[paging.offset : paging.offset + paging.per]
+        has_next = len(found) > paging.offset + paging.per
+        total, exact = (len(found), True) if len(found) < want else (len(found) - 1, False)
+    else:
+        found = r.call(
+            "list",
+            namespace=r.context.namespace,
+            as_of=as_of,
+            limit=paging.per + 1,
+            offset=paging.offset,
+            **filters,
+        )
+        rows = found[: paging.per]
+        has_next = len(found) > paging.per
+        total = _count(r, filters, as_of)
+        if total is None:
+            exact = False
+            total = paging.offset + len(rows) + (1 if has_next else 0)
+    return {
+        "rows": rows,
+        "paging": paging,
+        "has_next": has_next,
+        "total": total,
+        "total_exact": exact,
+        "stats": r.call("stats"),
+        "search_query": query,
+        "filters": filters,
+    }
+
+
+def _count(r: Reader, filters: dict[str, Any], as_of: str | None) -> int | None:
+    """The exact number of rows the listing pages through, when the API can count them."""
+    if not callable(getattr(r.memory, "count", None)):
+        return None
+    return int(r.call("count", namespace=r.context.namespace, as_of=as_of, **filters))
+
+
+def timeline(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
+    """Every version of an entity's facts, with the supersession links and evidence."""
+    entity = P.text(q, "entity")
+    if entity is None:
+        return {"entity": None, "versions": [], "chart": None}
+    as_of = P.as_of(q)
+    versions: list[Memory] = r.call("timeline", entity=entity, as_of=as_of)
+    end_us = parse_time(as_of, field="as_of") if as_of is not None else None
+    by_id = {v.id: v for v in versions}
+    return {
+        "entity": entity,
+        "versions": versions,
+        "by_id": by_id,
+        "chart": timeline_chart(versions, end_us) if versions else None,
+    }
+
+
+def provenance(r: Reader, memory_id: str, q: Mapping[str, str]) -> dict[str, Any]:
+    """One memory: who wrote it through which agents, its evidence and its signature."""
+    as_of = P.as_of(q)
+    memory: Memory = r.call("get", memory_id=memory_id, as_of=as_of)
+    signature: dict[str, Any] = {"signed": bool(memory.signature)}
+    try:
+        signature["valid"] = bool(r.call("verify_memory", memory_id=memory_id))
+    except AttestorError as exc:
+        signature["error"] = exc.message
+    episode, episode_error = None, None
+    source = memory.provenance.source_episode_id
+    if source and callable(getattr(r.memory, "get_episode", None)):
+        try:
+            episode = r.call("get_episode", episode_id=source)
+        except AttestorError as exc:
+            episode_error = exc.message
+    return {
+        "m": memory,
+        "hash_ok": content_hash(memory.content) == memory.content_hash,
+        "signature": signature,
+        "episode": episode,
+        "episode_error": episode_error,
+        "episode_supported": callable(getattr(r.memory, "get_episode", None)),
+    }
+
+
+def audit(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
+    """A page of the tenant's hash chain with each entry's verification, and deletions."""
+    if not r.tenant_wide:
+        raise _namespace_limited("the audit chain")
+    per = P.number(q, "per", 100, 1, P.MAX_PER_PAGE)
+    after = P.number(q, "after", 0, 0, 2**62)
+    entries: list[AuditEntry] = r.call("audit_log", limit=per + 1, after_seq=after)
+    has_next = len(entries) > per
+    entries = entries[:per]
+    report = r.call("verify_audit_chain")
+    problems: dict[int | None, list[Any]] = {}
+    for problem in report.problems:
+        problems.setdefault(problem.seq, []).append(problem)
+    first_break = min((p.seq for p in report.problems if p.seq is not None), default=None)
+    deletions: list[AuditEntry] = r.call("deletion_audit_log", limit=50)
+    return {
+        "entries": entries,
+        "has_next": has_next,
+        "after": after,
+        "per": per,
+        "next_after": entries[-1].seq if entries else after,
+        "prev_after": max(0, after - per),
+        "report": report,
+        "problems": problems,
+        "first_break": first_break,
+        "break_after": max(0, (first_break or 1) - 1),
+        "purges": [e for e in deletions if e.action.startswith("purge_")],
+        "deletions": [e for e in deletions if not e.action.startswith("purge_")],
+    }
+
+
+def _namespace_limited(what: str) -> AttestorError:
+    from attestor_arango.errors import AccessDenied
+
+    return AccessDenied(
+        f"{what} covers the whole tenant, and this key is limited to some namespaces; "
+        "open the board with a key without a namespace limit"
+    )
