@@ -1,41 +1,57 @@
 """AgentMemory: the one public API.
 
-Order of every call: permission check (before any I/O), input validation,
-then one store transaction for everything the call writes. Interfaces (CLI,
-REST, MCP, client) map onto these methods and add no logic of their own.
+Every public method does the same four things, in this order: resolve the context,
+check its permission once (a refusal is audited once, then raised), validate the
+arguments, and delegate to a service of ``core/``, ``retrieval/``, ``ingest/`` or
+``governance/``. Services receive the ``Runtime`` (store, clock, ids, embedder, signer,
+configuration), the ``Auditor`` and the ``Writer``; none of them imports this module.
+Interfaces (CLI, REST, MCP, client) map onto these methods and add no logic of their own.
 
-This module keeps construction, the helpers every method uses and the writes
-(``add``, ``update``, ``forget``); the other methods come from one mixin per
-concern: memory_read.py, memory_retrieval.py, memory_governance.py and
-memory_ingest.py. The write path they share is memory_write.py.
+Errors (all ``attestor_arango.errors.AttestorError``): ``AccessDenied`` when the context
+may not run the method, ``ValidationError`` for bad arguments, ``NotFoundError`` for an id
+unknown in the scope, ``ConflictError`` for a change to a closed memory,
+``QuotaExceededError`` when a write budget is spent, ``EmbeddingMismatchError`` when the
+tenant's vectors come from another embedder, and ``StoreError`` when the store fails.
 """
 
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
 from attestor_arango.config import Config, load_config
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core import audit as audit_log
-from attestor_arango.core.writes import write_memory
+from attestor_arango.core import reads
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.signing import Signer
+from attestor_arango.core.writes import Writer
 from attestor_arango.embeddings import Embedder
-from attestor_arango.errors import AccessDenied, ConflictError, NotFoundError, ValidationError
-from attestor_arango.governance.access import audit_denial
-from attestor_arango.governance.signing import Signer
+from attestor_arango.errors import ConflictError, NotFoundError, ValidationError
+from attestor_arango.governance import audit_chain as gov_audit
+from attestor_arango.governance import compact as gov_compact
+from attestor_arango.governance import export as gov_export
+from attestor_arango.governance import provenance as gov_provenance
+from attestor_arango.governance import purge as gov_purge
+from attestor_arango.governance import quotas as gov_quotas
+from attestor_arango.governance import retention as gov_retention
+from attestor_arango.governance.access import guard, require
 from attestor_arango.ids import IdSource, UUID7Source
-from attestor_arango.memory_governance import GovernanceMixin
-from attestor_arango.memory_ingest import IngestMixin
-from attestor_arango.memory_read import ReadMixin
-from attestor_arango.memory_retrieval import RetrievalMixin
-from attestor_arango.models import AuditEntry, Memory, MemoryStatus, Stats
+from attestor_arango.models import AuditEntry, Memory, MemoryStatus, RecallResponse, Stats
 from attestor_arango.retrieval import RetrievalConfig
-from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.retrieval import recall as run_recall
+from attestor_arango.retrieval.lanes import QueryExpander, expanders_from_settings
+from attestor_arango.retrieval.pack import ContextPack
+from attestor_arango.retrieval.trace import shared_tracer
+from attestor_arango.scope import Scope
 from attestor_arango.store.factory import open_store
-from attestor_arango.store.protocol import Store
+from attestor_arango.store.protocol import MemoryFilter, Store
 from attestor_arango.validation import (
     TimeInput,
     check_confidence,
@@ -44,10 +60,16 @@ from attestor_arango.validation import (
     check_limit,
     check_metadata,
     check_tags,
-    check_window,
 )
 
+if TYPE_CHECKING:
+    from attestor_arango.ingest import Backends, IngestResult, Turn
+    from attestor_arango.ingest.consolidation import ConsolidationReport
+    from attestor_arango.ingest.reflection import Reflection
+
 _UNSET: Any = object()
+TagsInput = builtins.list[str] | tuple[str, ...] | None
+Window = tuple[TimeInput, TimeInput] | None
 
 
 def _default_embedder(config: Config) -> Embedder:
@@ -60,8 +82,26 @@ def _default_embedder(config: Config) -> Embedder:
     return make_embedder(config)
 
 
-class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
-    """Shared, bi-temporal memory for a team of agents."""
+def _check_status(status: str | None) -> str | None:
+    """``status`` for a store filter (None for any); raises ``ValidationError``."""
+    if status is not None and status not in reads.STATUSES:
+        raise ValidationError(f"status must be one of {sorted(reads.STATUSES)}")
+    return None if status in (None, "all") else status
+
+
+def _check_id(memory_id: object) -> str:
+    if not isinstance(memory_id, str) or not memory_id:
+        raise ValidationError("memory_id must be a non-empty string")
+    return memory_id
+
+
+class AgentMemory:
+    """Shared, bi-temporal memory for a team of agents.
+
+    ``path`` (or ``config.path``) picks the embedded store's directory; ``store``,
+    ``embedder``, ``clock`` and ``ids`` replace the configured parts (tests inject a
+    fixed clock and id source). ``context`` is the default caller of every method.
+    """
 
     def __init__(
         self,
@@ -78,19 +118,73 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
             config = load_config(path=str(path) if path is not None else None)
         elif path is not None:
             config = config.model_copy(update={"path": str(path)})
-        self.config = config
-        self.clock = TickClock(clock or SystemClock())
-        self.ids: IdSource = ids or UUID7Source()
-        self.store: Store = store or open_store(config)
-        self.embedder: Embedder = embedder or _default_embedder(config)
-        self.default_context = context or AgentContext()
-        self.retrieval_config = RetrievalConfig.from_dict(config.retrieval)
-        self.signer: Signer | None = Signer.from_settings(
+        signer = Signer.from_settings(
             config.signing, config.db_path().parent if config.backend == "embedded" else None
         )
+        self._set_runtime(
+            Runtime(
+                config=config,
+                store=store or open_store(config),
+                embedder=embedder or _default_embedder(config),
+                clock=TickClock(clock or SystemClock()),
+                ids=ids or UUID7Source(),
+                signer=signer,
+                retrieval_config=RetrievalConfig.from_dict(config.retrieval),
+            )
+        )
+        self.default_context = context or AgentContext()
+        # the extractor and resolver of ingest_round; None: the config's LLM, else the rules
+        self.ingest_backends: Backends | None = None
+
+    # the runtime and the parts it holds -----------------------------------------------------
+    def _set_runtime(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.auditor = Auditor(runtime)
+        self.writer = Writer(runtime, self.auditor)
+
+    @property
+    def config(self) -> Config:
+        return self.runtime.config
+
+    @property
+    def store(self) -> Store:
+        return self.runtime.store
+
+    @store.setter
+    def store(self, store: Store) -> None:
+        self._set_runtime(replace(self.runtime, store=store))
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.runtime.embedder
+
+    @property
+    def clock(self) -> TickClock:
+        return self.runtime.clock
+
+    @property
+    def ids(self) -> IdSource:
+        return self.runtime.ids
+
+    @property
+    def signer(self) -> Signer | None:
+        return self.runtime.signer
+
+    @signer.setter
+    def signer(self, signer: Signer | None) -> None:
+        self._set_runtime(replace(self.runtime, signer=signer))
+
+    @property
+    def retrieval_config(self) -> RetrievalConfig:
+        return self.runtime.retrieval_config
+
+    @retrieval_config.setter
+    def retrieval_config(self, config: RetrievalConfig) -> None:
+        self._set_runtime(replace(self.runtime, retrieval_config=config))
 
     # lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
+        """Closes the store; the memory is unusable afterwards."""
         self.store.close()
 
     def __enter__(self) -> AgentMemory:
@@ -104,64 +198,34 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
     ) -> None:
         self.close()
 
-    # helpers ----------------------------------------------------------------------------------
-    def _ctx(self, context: AgentContext | None) -> AgentContext:
+    # the first two steps of every method ----------------------------------------------------
+    def _ctx(self, context: AgentContext | None, permission: Permission, op: str) -> AgentContext:
+        """The caller's context, after one permission check (a refusal is audited once)."""
         if context is not None and not isinstance(context, AgentContext):
             raise ValidationError("context must be an AgentContext")
-        return context or self.default_context
+        ctx = context or self.default_context
+        require(self.auditor, ctx, permission, op)
+        return ctx
 
-    def _require(self, ctx: AgentContext, permission: Permission, operation: str) -> None:
-        """``ctx.require`` plus an audit entry for every refusal (the entry needs no permission)."""
-        try:
-            ctx.require(permission, operation)
-        except AccessDenied as exc:
-            audit_denial(self, ctx, operation, exc)
-            raise
+    def _guarded(
+        self, context: AgentContext | None, op: str, subject: str | None = None
+    ) -> AgentContext:
+        """The context of a governance operation, checked by ``governance.access.guard``."""
+        if context is not None and not isinstance(context, AgentContext):
+            raise ValidationError("context must be an AgentContext")
+        ctx = context or self.default_context
+        guard(self.auditor, ctx, op, subject)
+        return ctx
 
-    def _scope(self, ctx: AgentContext, namespace: str | None = None) -> Scope:
-        return Scope(ctx.tenant, namespace or ctx.namespace)
-
-    def _view(
-        self,
-        as_of: TimeInput | None,
-        time_window: tuple[TimeInput, TimeInput] | None = None,
-        include_closed: bool = False,
-    ) -> TemporalView:
-        now = self.clock.now_us()
-        if as_of is None:
-            at = now
-        else:
-            at = parse_time(as_of, field="as_of")
-            if at > now:
-                raise ValidationError(
-                    "as_of is in the future; the past can be replayed, the future not yet",
-                )
-        return TemporalView(
-            as_of=at, window=check_window(time_window), include_closed=include_closed
-        )
-
-    def _audit(
-        self,
-        ctx: AgentContext,
-        action: str,
-        target: str | None,
-        details: dict[str, Any] | None = None,
-    ) -> AuditEntry:
-        now = self.clock.now_us()
-        return audit_log.append(
-            self.store,
-            Scope(ctx.tenant),
-            entry_id=self.ids.new_id(now),
-            ts_us=now,
-            agent_id=ctx.agent_id,
-            role=ctx.role.value,
-            action=action,
-            target=target,
-            details={"namespace": ctx.namespace, **(details or {})},
-        )
-
-    # the one write path, in memory_write.py; ingest and reflection call it too
-    _write_memory = write_memory
+    @staticmethod
+    def _times(
+        valid_from: TimeInput | None, valid_until: TimeInput | None
+    ) -> tuple[int | None, int | None]:
+        start = None if valid_from is None else parse_time(valid_from, field="valid_from")
+        end = None if valid_until is None else parse_time(valid_until, field="valid_until")
+        if start is not None and end is not None and end <= start:
+            raise ValidationError("valid_until must be after valid_from")
+        return start, end
 
     # writes -----------------------------------------------------------------------------------
     def add(
@@ -170,7 +234,7 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
         *,
         entity: str | None = None,
         category: str | None = None,
-        tags: builtins.list[str] | tuple[str, ...] | None = (),
+        tags: TagsInput = (),
         confidence: float = 1.0,
         valid_from: TimeInput | None = None,
         valid_until: TimeInput | None = None,
@@ -178,15 +242,15 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
         source_episode_id: str | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Stores a fact; an active fact with the same entity and category is superseded."""
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.WRITE, "add")
+        """Stores a fact; an active fact with the same entity and category is superseded.
+
+        Raises ``AccessDenied``, ``ValidationError``, ``QuotaExceededError``,
+        ``EmbeddingMismatchError`` or ``StoreError``; nothing is stored when it raises.
+        """
+        ctx = self._ctx(context, Permission.WRITE, "add")
         text = check_content(content, self.config.max_content_chars)
-        start = None if valid_from is None else parse_time(valid_from, field="valid_from")
-        end = None if valid_until is None else parse_time(valid_until, field="valid_until")
-        if start is not None and end is not None and end <= start:
-            raise ValidationError("valid_until must be after valid_from")
-        return self._write_memory(
+        start, end = self._times(valid_from, valid_until)
+        return self.writer.write(
             ctx,
             content=text,
             entity=check_label(entity, "entity"),
@@ -206,17 +270,21 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
         content: str | None = None,
         entity: str | None = _UNSET,
         category: str | None = _UNSET,
-        tags: builtins.list[str] | tuple[str, ...] | None = None,
+        tags: TagsInput = None,
         confidence: float | None = None,
         valid_from: TimeInput | None = None,
         valid_until: TimeInput | None = None,
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Writes a new version and closes the old one; nothing is rewritten in place."""
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.WRITE, "update")
-        old = self.get(memory_id, context=ctx)
+        """Writes a new version and closes the old one; nothing is rewritten in place.
+
+        Raises ``NotFoundError`` for an unknown id, ``ConflictError`` when the memory is no
+        longer current (the message names its current version), and what ``add`` raises.
+        """
+        ctx = self._ctx(context, Permission.WRITE, "update")
+        view = self.runtime.view(None)
+        old = reads.get_memory(self.runtime, self.runtime.scope(ctx), _check_id(memory_id), view)
         if not old.is_active:
             raise ConflictError(
                 f"memory {old.id} is {old.status.value}; update its current version "
@@ -229,7 +297,7 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
         )
         start = old.us("valid_from") if valid_from is None else parse_time(valid_from)
         end = old.us("valid_until") if valid_until is None else parse_time(valid_until)
-        return self._write_memory(
+        return self.writer.write(
             ctx,
             content=text,
             entity=old.entity if entity is _UNSET else check_label(entity, "entity"),
@@ -246,10 +314,14 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
     def forget(
         self, memory_id: str, *, reason: str | None = None, context: AgentContext | None = None
     ) -> Memory:
-        """Archives a memory: closes it in transaction time; the row stays for replay."""
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.FORGET, "forget")
-        scope = self._scope(ctx)
+        """Archives a memory: closes it in transaction time; the row stays for replay.
+
+        Raises ``AccessDenied`` (FORGET needed), ``NotFoundError`` or ``ConflictError`` (it
+        is already closed).
+        """
+        ctx = self._ctx(context, Permission.FORGET, "forget")
+        scope = self.runtime.scope(ctx)
+        memory_id = _check_id(memory_id)
         with self.store.transaction():
             old = self.store.get_memory(scope, memory_id)
             if old is None:
@@ -258,15 +330,118 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
                 raise ConflictError(f"memory {memory_id} is already {old.status.value}")
             now = self.clock.now_us()
             self.store.close_memory(scope, memory_id, now, MemoryStatus.ARCHIVED.value, None)
-            self._audit(ctx, "forget", memory_id, {"reason": reason})
+            self.auditor.record(ctx, "forget", memory_id, {"reason": reason})
             closed = self.store.get_memory(scope, memory_id)
-        assert closed is not None
+        if closed is None:  # the row was written in the same transaction
+            raise NotFoundError(f"memory {memory_id} vanished while it was being archived")
         return closed
 
+    # reads ------------------------------------------------------------------------------------
+    def get(
+        self, memory_id: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+    ) -> Memory:
+        """One memory as it was at ``as_of`` (default now); raises ``NotFoundError``."""
+        ctx = self._ctx(context, Permission.READ, "get")
+        memory_id = _check_id(memory_id)
+        view = self.runtime.view(as_of)
+        return reads.get_memory(self.runtime, self.runtime.scope(ctx), memory_id, view)
+
+    def list(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: TagsInput = None,
+        namespace: str | None = None,
+        status: str | None = None,
+        time_window: Window = None,
+        as_of: TimeInput | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        context: AgentContext | None = None,
+    ) -> builtins.list[Memory]:
+        """Memories as believed at ``as_of`` (default now); status 'all' includes history.
+
+        Raises ``ValidationError`` for an unknown status, a negative offset, a bad window
+        or an ``as_of`` in the future.
+        """
+        ctx = self._ctx(context, Permission.READ, "list")
+        wanted = _check_status(status)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValidationError("offset must be a non-negative integer")
+        view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
+        filters = MemoryFilter(
+            entity=check_label(entity, "entity"),
+            category=check_label(category, "category"),
+            tags=check_tags(tags) or None,
+            status=wanted,
+        )
+        scope = self.runtime.scope(ctx, namespace)
+        return reads.list_memories(self.runtime, scope, filters, view, check_limit(limit), offset)
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: TagsInput = None,
+        status: str | None = None,
+        time_window: Window = None,
+        as_of: TimeInput | None = None,
+        context: AgentContext | None = None,
+    ) -> builtins.list[Memory]:
+        """Keyword (BM25) search with the same filters as ``list``; raises ``ValidationError``."""
+        ctx = self._ctx(context, Permission.READ, "search")
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query is empty; pass the words to search for")
+        wanted = _check_status(status)
+        limit = check_limit(limit, maximum=1000)
+        view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
+        filters = MemoryFilter(
+            entity=check_label(entity, "entity"),
+            category=check_label(category, "category"),
+            tags=check_tags(tags) or None,
+            status=wanted,
+        )
+        scope = self.runtime.scope(ctx)
+        return reads.search_memories(self.runtime, scope, query, filters, view, limit)
+
+    def timeline(
+        self, entity: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+    ) -> builtins.list[Memory]:
+        """Every version ever stored about an entity, superseded and archived included."""
+        ctx = self._ctx(context, Permission.READ, "timeline")
+        name = check_label(entity, "entity")
+        if name is None:
+            raise ValidationError("timeline needs an entity")
+        view = self.runtime.view(as_of, include_closed=True)
+        scope = self.runtime.scope(ctx)
+        filters = MemoryFilter(entity=name)
+        return reads.list_memories(self.runtime, scope, filters, view, reads.TIMELINE_LIMIT)
+
+    def current_facts(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        as_of: TimeInput | None = None,
+        context: AgentContext | None = None,
+    ) -> builtins.list[Memory]:
+        """The active facts (optionally of one entity and category) at ``as_of``."""
+        return self.list(
+            entity=entity,
+            category=category,
+            as_of=as_of,
+            limit=reads.TIMELINE_LIMIT,
+            context=context,
+        )
+
     def stats(self, *, context: AgentContext | None = None) -> Stats:
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.READ, "stats")
-        scope = self._scope(ctx)
+        """Row counts of the context's scope and the tenant's embedding space."""
+        ctx = self._ctx(context, Permission.READ, "stats")
+        scope = self.runtime.scope(ctx)
         counts = self.store.count_rows(scope)
         space = self.store.get_embedding_space(scope)
         return Stats(
@@ -285,6 +460,7 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
         )
 
     def health(self) -> dict[str, Any]:
+        """The store's health report plus the embedder in use; needs no context."""
         report = dict(self.store.health())
         report["embedder"] = {"name": self.embedder.name, "dimension": self.embedder.dimension}
         return report
@@ -293,6 +469,213 @@ class AgentMemory(ReadMixin, RetrievalMixin, GovernanceMixin, IngestMixin):
         self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
     ) -> builtins.list[AuditEntry]:
         """The tenant's audit chain, oldest first."""
-        ctx = self._ctx(context)
-        self._require(ctx, Permission.READ, "audit_log")
+        ctx = self._ctx(context, Permission.READ, "audit_log")
         return self.store.read_audit(Scope(ctx.tenant), check_limit(limit), after_seq)
+
+    # retrieval --------------------------------------------------------------------------------
+    def recall(
+        self,
+        query: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: Window = None,
+        token_budget: int | None = None,
+        context: AgentContext | None = None,
+    ) -> RecallResponse:
+        """Ranked, budget-packed memories for a query; no LLM, no writes.
+
+        Raises ``ValidationError`` for an empty query or a non-positive budget. A failing
+        lane degrades the answer and is named in ``response.errors``.
+        """
+        ctx = self._ctx(context, Permission.READ, "recall")
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query is empty; pass what you want to recall")
+        budget = ctx.token_budget if token_budget is None else token_budget
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+            raise ValidationError("token_budget must be a positive integer")
+        rt = self.runtime
+        response = run_recall(
+            rt.store,
+            rt.embedder,
+            rt.scope(ctx),
+            query.strip(),
+            rt.view(as_of, time_window),
+            budget,
+            rt.retrieval_config,
+            tracer=shared_tracer(rt.config.trace),
+            expanders=self._query_expanders(),
+        )
+        ctx.token_budget_used += response.tokens_used
+        return response
+
+    def recall_as_pack(
+        self,
+        query: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: Window = None,
+        token_budget: int | None = None,
+        context: AgentContext | None = None,
+    ) -> ContextPack:
+        """``recall`` as a frozen, JSON-serialisable pack; ``pack.render_prompt()`` for the LLM."""
+        response = self.recall(
+            query, as_of=as_of, time_window=time_window, token_budget=token_budget, context=context
+        )
+        return ContextPack.from_response(response)
+
+    def _query_expanders(self) -> Mapping[str, QueryExpander] | None:
+        """LLM query lanes only when switched on in the retrieval config (off by default)."""
+        cfg = self.retrieval_config
+        if not (cfg.hyde_enabled or cfg.multi_query_enabled):
+            return None
+        return expanders_from_settings(self.config.llm, n_queries=cfg.multi_query_n)
+
+    # governance -------------------------------------------------------------------------------
+    def set_quota(
+        self, user: str, *, daily_writes: int | None, context: AgentContext | None = None
+    ) -> dict[str, Any]:
+        """Sets the tenant's writes per UTC day (None removes the limit); audited."""
+        ctx = self._guarded(context, "set_quota", user)
+        limit = gov_quotas.check_limit(daily_writes)
+        return gov_quotas.set_quota(self.runtime, self.auditor, ctx, user, limit)
+
+    def quota_status(
+        self, user: str | None = None, *, context: AgentContext | None = None
+    ) -> dict[str, Any]:
+        """Limit, writes used today (UTC) and when the counter resets."""
+        base = context or self.default_context
+        ctx = self._guarded(context, "quota_status", base.tenant if user is None else user)
+        return gov_quotas.quota_status(self.runtime, ctx.tenant if user is None else user)
+
+    def export_user(self, user: str, *, context: AgentContext | None = None) -> dict[str, Any]:
+        """Everything held about tenant ``user`` (subject-access request), JSON-ready."""
+        ctx = self._guarded(context, "export_user", user)
+        return gov_export.export_user(self.runtime, self.auditor, ctx, user)
+
+    def import_user(
+        self, data: dict[str, Any], *, context: AgentContext | None = None
+    ) -> dict[str, int]:
+        """Restores an ``export_user`` result into the context's tenant, which must be empty."""
+        ctx = self._guarded(context, "import_user")
+        return gov_export.import_user(self.runtime, self.auditor, ctx, data)
+
+    def purge_user(
+        self, user: str, reason: str, *, context: AgentContext | None = None
+    ) -> gov_purge.PurgeReport:
+        """GDPR erasure of tenant ``user``; check ``report.ok`` (a partial purge is a failure)."""
+        ctx = self._guarded(context, "purge_user", user)
+        why = gov_purge.check_reason(reason)
+        return gov_purge.purge_user(self.runtime, self.auditor, ctx, user, why)
+
+    def verify_audit_chain(
+        self,
+        user: str | None = None,
+        *,
+        anchor: tuple[int, str] | None = None,
+        context: AgentContext | None = None,
+    ) -> gov_audit.ChainReport:
+        """Walks the tenant's audit chain; ``anchor`` is a (seq, hash) saved outside the store."""
+        base = context or self.default_context
+        tenant = base.tenant if user is None else user
+        self._guarded(context, "verify_audit_chain", tenant)
+        return gov_audit.verify_chain(
+            self.store,
+            tenant,
+            lambda e: audit_log.entry_hash(audit_log.hash_fields(e)),
+            audit_log.GENESIS,
+            anchor=gov_audit.check_anchor(anchor),
+        )
+
+    def deletion_audit_log(
+        self, limit: int = 100, *, context: AgentContext | None = None
+    ) -> gov_audit.AuditEntries:
+        """Audit entries about forgotten, purged, retained-away or compacted data, newest first."""
+        ctx = self._guarded(context, "deletion_audit_log")
+        return gov_audit.deletion_log(self.store, ctx.tenant, check_limit(limit))
+
+    def apply_retention(
+        self, policies: Any = None, *, dry_run: bool = False, context: AgentContext | None = None
+    ) -> gov_retention.RetentionReport:
+        """Runs retention policies (default: ``config.retention``); dry_run only lists."""
+        ctx = self._guarded(context, "apply_retention")
+        parsed = gov_retention.load_policies(
+            self.config.retention if policies is None else policies
+        )
+        return gov_retention.apply_retention(self.runtime, self.auditor, ctx, parsed, bool(dry_run))
+
+    def compact(
+        self,
+        *,
+        older_than: str | int | float,
+        dry_run: bool = False,
+        context: AgentContext | None = None,
+    ) -> dict[str, Any]:
+        """Physically removes rows archived more than ``older_than`` ago ('30d', '12h', days)."""
+        ctx = self._guarded(context, "compact")
+        return gov_compact.compact(self.runtime, self.auditor, ctx, older_than, bool(dry_run))
+
+    def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
+        """True when the memory's Ed25519 signature matches its current content."""
+        ctx = self._guarded(context, "verify_memory")
+        return gov_provenance.verify_memory(self.runtime, ctx, _check_id(memory_id))
+
+    def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
+        """Checks every stored version's signature; names the ids that fail or are unsigned."""
+        ctx = self._guarded(context, "verify_all")
+        return gov_provenance.verify_all(self.runtime, ctx)
+
+    # conversations ----------------------------------------------------------------------------
+    def ingest_round(
+        self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
+    ) -> IngestResult:
+        """Stores a conversation round as an episode, then extracts and resolves its facts.
+
+        User and assistant facts are extracted separately; each fact becomes one
+        ADD / UPDATE / INVALIDATE / NOOP decision with the episode as evidence,
+        applied atomically through the same write path as ``add``. Raises
+        ``ValidationError`` for a malformed turn and what ``add`` raises.
+        """
+        from attestor_arango.ingest import backends_for, ingest_round
+
+        ctx = self._ctx(context, Permission.WRITE, "ingest_round")
+        if self.ingest_backends is None:
+            self.ingest_backends = backends_for(self.config)
+        return ingest_round(
+            self.runtime, self.auditor, self.writer, turn, ctx, backends=self.ingest_backends
+        )
+
+    def consolidate(
+        self, *, limit: int = 50, context: AgentContext | None = None
+    ) -> ConsolidationReport:
+        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set)."""
+        from attestor_arango.ingest.consolidation import consolidate
+
+        ctx = self._ctx(context, Permission.WRITE, "consolidate")
+        return consolidate(self.runtime, self.auditor, self.writer, ctx, limit=limit)
+
+    def reflect(
+        self,
+        user: str | None = None,
+        *,
+        min_episodes: int = 3,
+        store: bool = True,
+        context: AgentContext | None = None,
+    ) -> Reflection:
+        """Stable preferences and constraints, changed beliefs, contradictions for human review.
+
+        Nothing read is changed: contradictions are flagged, never resolved. With
+        ``store`` the reflection is kept as a memory of category ``reflection``.
+        """
+        from attestor_arango.ingest.reflection import reflect
+
+        permission = Permission.WRITE if store else Permission.READ
+        ctx = self._ctx(context, permission, "reflect")
+        return reflect(
+            self.runtime,
+            self.auditor,
+            self.writer,
+            ctx,
+            user=user,
+            min_episodes=min_episodes,
+            store=store,
+        )

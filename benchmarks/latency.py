@@ -32,6 +32,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from attestor_arango import AgentContext
+from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.embeddings import Embedder, HashingEmbedder
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import RetrievalConfig
@@ -123,6 +124,7 @@ class FullCollections:
 
 
 def main() -> None:
+    limit_blas_threads()  # what the CLI and servers do: one BLAS thread (core/blas.py)
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)

@@ -38,6 +38,7 @@ import attestor_arango.retrieval.mmr as mmr_module
 import attestor_arango.retrieval.pipeline as pipeline
 import attestor_arango.text.bm25 as text_module
 from attestor_arango import AgentContext
+from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.memory import AgentMemory
 from attestor_arango.store.embedded import store as embedded
 from attestor_arango.store.embedded import vectors
@@ -80,6 +81,7 @@ def _wrap(owner: Any, name: str, label: str, times: dict[str, list[float]]) -> N
 
 
 def main() -> None:
+    limit_blas_threads()  # what the CLI and servers do: one BLAS thread (core/blas.py)
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--store", default=None, help="an existing store file (tenant 'bench')")

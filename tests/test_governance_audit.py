@@ -180,7 +180,7 @@ def test_deletion_audit_log_lists_removals_newest_first(chain_mem: AgentMemory) 
 
 def test_long_chains_are_verified_across_pages(mem: AgentMemory) -> None:
     for i in range(1203):
-        mem._audit(ORCH, "note", f"t{i}", {"i": i})
+        mem.auditor.record(ORCH, "note", f"t{i}", {"i": i})
     report = mem.verify_audit_chain(context=ORCH)
     assert report.ok and report.entries == 1203 and report.last_seq == 1203
     conn = sqlite3.connect(str(mem.store.path))  # type: ignore[attr-defined]
@@ -202,7 +202,7 @@ def test_appends_during_verification_are_not_reported(chain_mem: AgentMemory) ->
         def read_audit(self, scope: Any, limit: int, after_seq: int = 0) -> list[Any]:
             rows = real.read_audit(scope, limit, after_seq)
             if not appended:
-                appended.append(chain_mem._audit(ORCH, "note", "concurrent", {}).seq)
+                appended.append(chain_mem.auditor.record(ORCH, "note", "concurrent", {}).seq)
             return rows
 
         def __getattr__(self, name: str) -> Any:

@@ -12,8 +12,8 @@ import pytest
 from attestor_arango import AccessDenied, AgentContext, AgentRole, ConflictError, ValidationError
 from attestor_arango.clock import ManualClock, from_us
 from attestor_arango.config import Config, SigningSettings
+from attestor_arango.core.signing import Signer
 from attestor_arango.embeddings import HashingEmbedder
-from attestor_arango.governance.signing import Signer
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Episode, Relation

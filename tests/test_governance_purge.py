@@ -149,13 +149,15 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
     assert resp.results == () and not resp.errors
     assert (
         store.vector_candidates(
-            Scope(SUBJECT), mem.embedder.embed([f"{MARK} Nice"])[0], 50, mem._view(None)
+            Scope(SUBJECT), mem.embedder.embed([f"{MARK} Nice"])[0], 50, mem.runtime.view(None)
         )
         == []
     )
-    assert store.text_candidates(Scope(SUBJECT), MARK, 50, mem._view(None)) == []
-    assert store.hops(Scope(SUBJECT), [MARK.lower()], 2, mem._view(None)) == {MARK.lower(): 0}
-    assert store.relations_touching(Scope(SUBJECT), [MARK.lower()], mem._view(None)) == []
+    assert store.text_candidates(Scope(SUBJECT), MARK, 50, mem.runtime.view(None)) == []
+    assert store.hops(Scope(SUBJECT), [MARK.lower()], 2, mem.runtime.view(None)) == {
+        MARK.lower(): 0
+    }
+    assert store.relations_touching(Scope(SUBJECT), [MARK.lower()], mem.runtime.view(None)) == []
     assert store.list_entities(Scope(SUBJECT)) == []
     assert store.get_quota(Scope(SUBJECT)) is None
     assert mem.export_user(SUBJECT, context=ZOE)["memories"] == []

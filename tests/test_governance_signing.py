@@ -11,8 +11,8 @@ import pytest
 from attestor_arango import AgentContext, AgentRole, ValidationError
 from attestor_arango.clock import ManualClock
 from attestor_arango.config import Config, SigningSettings
+from attestor_arango.core.signing import KeyFileError, Signer, signed_message
 from attestor_arango.embeddings import HashingEmbedder
-from attestor_arango.governance.signing import KeyFileError, Signer, signed_message
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import content_hash
@@ -150,7 +150,7 @@ def test_signing_off_by_default_and_verify_says_how_to_enable(mem: AgentMemory) 
 def test_an_export_carries_what_an_auditor_needs_to_verify_offline(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    from attestor_arango.governance.signing import verify_with_public_key
+    from attestor_arango.core.signing import verify_with_public_key
     from attestor_arango.models import Memory
 
     mem = _signed_mem(tmp_path, clock)

@@ -9,7 +9,7 @@ import pytest
 from attestor_arango.clock import ManualClock, iso
 from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.errors import AccessDenied, QuotaExceededError, ValidationError
-from attestor_arango.ingest import Action, Backends, use_backends
+from attestor_arango.ingest import Action, Backends
 from attestor_arango.ingest.consolidation import consolidate
 from attestor_arango.llm import RetryPolicy
 from attestor_arango.memory import AgentMemory
@@ -70,7 +70,7 @@ def test_llm_extraction_borrowing_the_assistants_words_is_rejected(mem: AgentMem
             json.dumps({"facts": []}),
         ]
     )
-    use_backends(mem, Backends.llm(provider))
+    mem.ingest_backends = Backends.llm(provider)
     result = mem.ingest_round({"user": "Good morning!", "assistant": "You work at Google."})
     assert result.memories == () and any("not grounded" in w for w in result.warnings)
     assert "ASSISTANT MESSAGE" in provider.calls[1]["prompt"]
@@ -188,7 +188,7 @@ def test_llm_round_with_each_failure_mode(mem: AgentMemory) -> None:
         ],
         retry=RetryPolicy(attempts=1),
     )
-    use_backends(mem, Backends.llm(provider))
+    mem.ingest_backends = Backends.llm(provider)
     result = mem.ingest_round(
         {"user": "I moved to Berlin. I love jazz. I adopted a cat named Miso.", "assistant": "Ok"}
     )
@@ -226,7 +226,8 @@ def test_consolidation_with_a_stronger_model_adds_what_streaming_missed(
                                 "subject": "Mia", "attribute": "age", "value": "five"}]}),
          json.dumps({"action": "ADD", "target_id": None})]
     )  # fmt: skip
-    report = consolidate(mem, mem.default_context, backends=Backends.llm(stronger))
+    ctx = mem.default_context
+    report = consolidate(mem.runtime, mem.auditor, mem.writer, ctx, backends=Backends.llm(stronger))
     assert report.counts.get("ADD") == 1
     added = mem.get(report.memory_ids[0])
     assert added.provenance.source_episode_id == first.episode.id
@@ -280,7 +281,7 @@ def test_no_stale_triple_after_supersession(mem: AgentMemory) -> None:
 
 
 def test_ingested_memories_are_signed_like_any_write(mem: AgentMemory) -> None:
-    from attestor_arango.governance.signing import Signer
+    from attestor_arango.core.signing import Signer
 
     mem.signer = Signer.generate()
     result = mem.ingest_round({"user": "I live in Oslo.", "assistant": "Oslo is in Norway."})
@@ -316,7 +317,11 @@ def test_consolidation_never_lets_an_older_episode_overturn_a_newer_one(
         ]
     )  # fmt: skip
     report = consolidate(
-        mem, mem.default_context, backends=Backends(LLMExtractor(stronger), RuleResolver())
+        mem.runtime,
+        mem.auditor,
+        mem.writer,
+        mem.default_context,
+        backends=Backends(LLMExtractor(stronger), RuleResolver()),
     )
     assert report.counts == {"NOOP": 2} and report.memory_ids == ()
     assert mem.get(newer.memories[0].id).is_active

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attestor_arango.clock import from_us, to_us
 from attestor_arango.models import AuditEntry
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Store
+
+if TYPE_CHECKING:
+    from attestor_arango.context import AgentContext
+    from attestor_arango.core.runtime import Runtime
 
 GENESIS = "0" * 64
 
@@ -70,3 +74,36 @@ def append(
         entry = AuditEntry(**{**fields, "ts": from_us(ts_us)}, hash=entry_hash(fields))
         store.append_audit(scope, entry)
         return entry
+
+
+class Auditor:
+    """Writes the entries of one memory's services into the caller's tenant chain.
+
+    Built once from the ``Runtime``; services get it instead of reaching into
+    ``AgentMemory``. The entry's time and id come from the runtime's clock and id source.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def record(
+        self,
+        ctx: AgentContext,
+        action: str,
+        target: str | None,
+        details: dict[str, Any] | None = None,
+    ) -> AuditEntry:
+        """Appends ``action`` on ``target`` by the context's agent; raises ``StoreError``."""
+        rt = self.runtime
+        now = rt.clock.now_us()
+        return append(
+            rt.store,
+            Scope(ctx.tenant),
+            entry_id=rt.ids.new_id(now),
+            ts_us=now,
+            agent_id=ctx.agent_id,
+            role=ctx.role.value,
+            action=action,
+            target=target,
+            details={"namespace": ctx.namespace, **(details or {})},
+        )

@@ -8,9 +8,11 @@ chunked scan from 7 ms to hundreds (measured on two cores).
 
 threadpoolctl's limits are process-wide and can only be set from one thread at
 a time, so a limit set and restored around every recall would silently do
-nothing in a server's worker threads. The limit is therefore set once, at the
-first vector scan, and left in place: ``ATTESTOR_BLAS_THREADS`` chooses another
-count (``0`` leaves BLAS alone) for a host program that needs more.
+nothing in a server's worker threads. A process-wide setting belongs to whoever
+owns the process: the CLI and the servers it starts call ``limit_blas_threads()``
+once (``open_memory``), and a program embedding the library calls it itself if
+it wants the same; the library never changes it behind a host program's back.
+``ATTESTOR_BLAS_THREADS`` chooses another count (``0`` leaves BLAS alone).
 """
 
 from __future__ import annotations

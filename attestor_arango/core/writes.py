@@ -1,18 +1,20 @@
-"""AgentMemory's single write path: embedding, quotas, dedup, supersession, signing, audit.
+"""The single write path: embedding, quotas, dedup, supersession, signing, audit.
 
-``add``, ``update``, ingestion and reflection all end here (as ``AgentMemory._write_memory``),
-so a rule enforced here holds for every write. Module-level functions over the memory,
-not methods, so memory.py keeps only the public API around them.
+``add``, ``update``, ingestion and reflection all end in ``Writer.write``, so a rule
+enforced here holds for every write. The caller (``AgentMemory``) has checked the
+permission once; the writer checks what only the store can tell (quota, supersession).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from attestor_arango.clock import OPEN, from_us, iso
-from attestor_arango.context import AgentContext, Permission
+from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import (
     ConflictError,
     EmbeddingMismatchError,
@@ -27,21 +29,16 @@ from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter
 from attestor_arango.validation import entity_key
 
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
-
-def embed(
-    mem: AgentMemory, scope: Scope, texts: list[str]
-) -> tuple[np.ndarray, EmbeddingSpace | None]:
+def embed(rt: Runtime, scope: Scope, texts: list[str]) -> tuple[np.ndarray, EmbeddingSpace | None]:
     """Embeds in the tenant's embedding space.
 
     Returns the vectors and, on a tenant's first write, the space to record;
     the caller records it inside its write transaction, so a rejected write
     leaves nothing behind.
     """
-    space = mem.store.get_embedding_space(scope)
-    mine = EmbeddingSpace(mem.embedder.name, mem.embedder.dimension)
+    space = rt.store.get_embedding_space(scope)
+    mine = EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)
     if space is not None and space != mine:
         raise EmbeddingMismatchError(
             f"tenant {scope.tenant!r} holds vectors of {space.name} ({space.dimension}-d) but "
@@ -51,10 +48,10 @@ def embed(
             stored=space.name,
             configured=mine.name,
         )
-    return mem.embedder.embed(texts), (mine if space is None else None)
+    return rt.embedder.embed(texts), (mine if space is None else None)
 
 
-def check_quota(mem: AgentMemory, ctx: AgentContext, scope: Scope, now: int) -> str:
+def check_quota(rt: Runtime, ctx: AgentContext, scope: Scope, now: int) -> str:
     """The agent's write budget, then the tenant's daily quota; returns the UTC day counted.
 
     Called inside the write transaction, so two writers cannot both pass a full quota.
@@ -66,8 +63,8 @@ def check_quota(mem: AgentMemory, ctx: AgentContext, scope: Scope, now: int) -> 
             limit=ctx.max_writes_per_agent,
         )
     day = from_us(now).date().isoformat()
-    quota = mem.store.get_quota(scope)
-    if quota is not None and mem.store.count_writes(scope, day) >= quota:
+    quota = rt.store.get_quota(scope)
+    if quota is not None and rt.store.count_writes(scope, day) >= quota:
         raise QuotaExceededError(
             f"tenant {scope.tenant!r} has used its daily quota of {quota} writes for {day} "
             "(UTC); it resets at 00:00 UTC",
@@ -78,106 +75,118 @@ def check_quota(mem: AgentMemory, ctx: AgentContext, scope: Scope, now: int) -> 
     return day
 
 
-def write_memory(
-    mem: AgentMemory,
-    ctx: AgentContext,
-    *,
-    content: str,
-    entity: str | None,
-    category: str | None,
-    tags: tuple[str, ...],
-    confidence: float,
-    valid_from_us: int | None,
-    valid_until_us: int | None,
-    metadata: dict[str, Any],
-    source_episode_id: str | None,
-    supersede: bool = True,
-    supersedes_id: str | None = None,
-) -> Memory:
-    """The single write path: quota, dedup, supersession, signing, graph, audit."""
-    mem._require(ctx, Permission.WRITE, "write")
-    scope = mem._scope(ctx)
-    vectors, new_space = embed(mem, scope, [content])
-    vector = vectors[0]
-    digest = hash_content(content)
-    with mem.store.transaction():
-        now = mem.clock.now_us()
-        view = TemporalView(as_of=now)
-        start = now if valid_from_us is None else valid_from_us
-        end = OPEN if valid_until_us is None else valid_until_us
-        if end <= start:
-            raise ValidationError(
-                "valid_until must be after valid_from (which defaults to now); pass "
-                "valid_from for a fact that ended in the past",
-            )
-        if supersedes_id is None:
-            same = mem.store.list_memories(
-                scope,
-                MemoryFilter(content_hash=digest, entity=entity, category=category),
-                view,
-                limit=1,
-            )
-            if same:
-                return same[0]
-        day = check_quota(mem, ctx, scope, now)
-        to_close: list[Memory] = []
-        if supersedes_id is not None:
-            old = mem.store.get_memory(scope, supersedes_id)
-            if old is None:
-                raise NotFoundError(f"memory {supersedes_id} not found in this scope")
-            if not old.is_active:
-                raise ConflictError(
-                    f"memory {old.id} was already closed ({old.status.value}); update its "
-                    f"current version {old.superseded_by or '(none: it was forgotten)'}",
+class Writer:
+    """The one write path of a memory; built once from the runtime and its auditor."""
+
+    def __init__(self, runtime: Runtime, auditor: Auditor) -> None:
+        self.runtime = runtime
+        self.auditor = auditor
+
+    def write(
+        self,
+        ctx: AgentContext,
+        *,
+        content: str,
+        entity: str | None,
+        category: str | None,
+        tags: tuple[str, ...],
+        confidence: float,
+        valid_from_us: int | None,
+        valid_until_us: int | None,
+        metadata: dict[str, Any],
+        source_episode_id: str | None,
+        supersede: bool = True,
+        supersedes_id: str | None = None,
+    ) -> Memory:
+        """The single write path: quota, dedup, supersession, signing, graph, audit.
+
+        Raises ``ValidationError`` (bad validity interval), ``QuotaExceededError``,
+        ``EmbeddingMismatchError``, ``NotFoundError`` / ``ConflictError`` (``supersedes_id``
+        missing or already closed) and ``StoreError``; nothing is written when it raises.
+        """
+        rt, auditor = self.runtime, self.auditor
+        scope = rt.scope(ctx)
+        vectors, new_space = embed(rt, scope, [content])
+        vector = vectors[0]
+        digest = hash_content(content)
+        with rt.store.transaction():
+            now = rt.clock.now_us()
+            view = TemporalView(as_of=now)
+            start = now if valid_from_us is None else valid_from_us
+            end = OPEN if valid_until_us is None else valid_until_us
+            if end <= start:
+                raise ValidationError(
+                    "valid_until must be after valid_from (which defaults to now); pass "
+                    "valid_from for a fact that ended in the past",
                 )
-            to_close.append(old)
-        if supersede and entity is not None and category is not None:
-            for old in mem.store.find_active(scope, entity, category, view):
-                if old.content_hash != digest and old.id not in {m.id for m in to_close}:
-                    to_close.append(old)
-        memory = Memory(
-            id=mem.ids.new_id(now),
-            tenant=scope.tenant,
-            namespace=scope.require_namespace(),
-            content=content,
-            entity=entity,
-            category=category,
-            tags=tags,
-            confidence=confidence,
-            valid_from=from_us(start),
-            valid_until=None if end >= OPEN else from_us(end),
-            t_created=from_us(now),
-            supersedes=to_close[0].id if to_close else None,
-            provenance=Provenance(
-                agent_id=ctx.agent_id,
-                role=ctx.role.value,
-                session_id=ctx.session_id,
-                source_episode_id=source_episode_id,
-                agent_trail=ctx.agent_trail,
-                parent_agent_id=ctx.parent_agent_id,
-            ),
-            content_hash=digest,
-            metadata=metadata,
-        )
-        if mem.signer is not None:
-            memory = memory.model_copy(update={"signature": mem.signer.sign(memory)})
-        if new_space is not None:
-            mem.store.set_embedding_space(scope, new_space)
-        mem.store.insert_memory(scope, memory, vector)
-        for old in to_close:
-            mem.store.close_memory(scope, old.id, now, MemoryStatus.SUPERSEDED.value, memory.id)
-            action = "update" if old.id == supersedes_id else "supersede"
-            mem._audit(ctx, action, old.id, {"by": memory.id})
-        if entity is not None:
-            mem.store.upsert_entity(
-                scope,
-                Entity(
-                    tenant=scope.tenant,
-                    namespace=scope.require_namespace(),
-                    key=entity_key(entity),
-                    name=entity,
+            if supersedes_id is None:
+                same = rt.store.list_memories(
+                    scope,
+                    MemoryFilter(content_hash=digest, entity=entity, category=category),
+                    view,
+                    limit=1,
+                )
+                if same:
+                    return same[0]
+            day = check_quota(rt, ctx, scope, now)
+            to_close: list[Memory] = []
+            if supersedes_id is not None:
+                old = rt.store.get_memory(scope, supersedes_id)
+                if old is None:
+                    raise NotFoundError(f"memory {supersedes_id} not found in this scope")
+                if not old.is_active:
+                    raise ConflictError(
+                        f"memory {old.id} was already closed ({old.status.value}); update its "
+                        f"current version {old.superseded_by or '(none: it was forgotten)'}",
+                    )
+                to_close.append(old)
+            if supersede and entity is not None and category is not None:
+                for old in rt.store.find_active(scope, entity, category, view):
+                    if old.content_hash != digest and old.id not in {m.id for m in to_close}:
+                        to_close.append(old)
+            memory = Memory(
+                id=rt.ids.new_id(now),
+                tenant=scope.tenant,
+                namespace=scope.require_namespace(),
+                content=content,
+                entity=entity,
+                category=category,
+                tags=tags,
+                confidence=confidence,
+                valid_from=from_us(start),
+                valid_until=None if end >= OPEN else from_us(end),
+                t_created=from_us(now),
+                supersedes=to_close[0].id if to_close else None,
+                provenance=Provenance(
+                    agent_id=ctx.agent_id,
+                    role=ctx.role.value,
+                    session_id=ctx.session_id,
+                    source_episode_id=source_episode_id,
+                    agent_trail=ctx.agent_trail,
+                    parent_agent_id=ctx.parent_agent_id,
                 ),
+                content_hash=digest,
+                metadata=metadata,
             )
-        mem.store.add_writes(scope, day, 1)
-    ctx.writes_made += 1
-    return memory
+            if rt.signer is not None:
+                memory = memory.model_copy(update={"signature": rt.signer.sign(memory)})
+            if new_space is not None:
+                rt.store.set_embedding_space(scope, new_space)
+            rt.store.insert_memory(scope, memory, vector)
+            for old in to_close:
+                rt.store.close_memory(scope, old.id, now, MemoryStatus.SUPERSEDED.value, memory.id)
+                action = "update" if old.id == supersedes_id else "supersede"
+                auditor.record(ctx, action, old.id, {"by": memory.id})
+            if entity is not None:
+                rt.store.upsert_entity(
+                    scope,
+                    Entity(
+                        tenant=scope.tenant,
+                        namespace=scope.require_namespace(),
+                        key=entity_key(entity),
+                        name=entity,
+                    ),
+                )
+            rt.store.add_writes(scope, day, 1)
+        ctx.writes_made += 1
+        return memory

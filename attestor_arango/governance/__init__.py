@@ -7,11 +7,11 @@ delegates here; these modules only use the Store protocol, so both backends get
 the same behaviour.
 """
 
+from attestor_arango.core.signing import KeyFileError, Signer
 from attestor_arango.governance.access import OPERATIONS, guard
 from attestor_arango.governance.audit_chain import ChainProblem, ChainReport
 from attestor_arango.governance.purge import PurgeReport
 from attestor_arango.governance.retention import RetentionPolicy, RetentionReport, load_policies
-from attestor_arango.governance.signing import KeyFileError, Signer
 
 __all__ = [
     "OPERATIONS",

@@ -17,14 +17,12 @@ refused write still leaves a trace.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.context import AgentContext, Permission
+from attestor_arango.core.audit import Auditor
 from attestor_arango.errors import AccessDenied
 from attestor_arango.scope import check_name
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 OPERATIONS: dict[str, Permission] = {
     "set_quota": Permission.FORGET,
@@ -43,7 +41,7 @@ OPERATIONS: dict[str, Permission] = {
 DENIED_ACTION = "permission_denied"
 
 
-def audit_denial(mem: AgentMemory, ctx: AgentContext, operation: str, exc: AccessDenied) -> None:
+def audit_denial(auditor: Auditor, ctx: AgentContext, operation: str, exc: AccessDenied) -> None:
     """Appends a ``permission_denied`` entry; an audit failure never hides the refusal."""
     details: dict[str, Any] = {
         "operation": operation,
@@ -54,13 +52,25 @@ def audit_denial(mem: AgentMemory, ctx: AgentContext, operation: str, exc: Acces
     if ctx.parent_agent_id:
         details["parent_agent_id"] = ctx.parent_agent_id
     try:
-        mem._audit(ctx, DENIED_ACTION, operation, details)
+        auditor.record(ctx, DENIED_ACTION, operation, details)
     except Exception:  # the caller must still see AccessDenied, not a store error
         return
 
 
-def guard(mem: AgentMemory, ctx: AgentContext, operation: str, subject: str | None = None) -> None:
-    """Checks the permission ``operation`` needs (and the subject tenant) before any I/O."""
+def require(auditor: Auditor, ctx: AgentContext, permission: Permission, operation: str) -> None:
+    """``ctx.require`` plus one audit entry for a refusal; raises ``AccessDenied``."""
+    try:
+        ctx.require(permission, operation)
+    except AccessDenied as exc:
+        audit_denial(auditor, ctx, operation, exc)
+        raise
+
+
+def guard(auditor: Auditor, ctx: AgentContext, operation: str, subject: str | None = None) -> None:
+    """Checks the permission ``operation`` needs (and the subject tenant) before any I/O.
+
+    Raises ``ValidationError`` for a malformed subject and ``AccessDenied`` (audited once).
+    """
     if subject is not None:
         check_name(subject, "user")
     try:
@@ -73,5 +83,5 @@ def guard(mem: AgentMemory, ctx: AgentContext, operation: str, subject: str | No
                 operation=operation,
             )
     except AccessDenied as exc:
-        audit_denial(mem, ctx, operation, exc)
+        audit_denial(auditor, ctx, operation, exc)
         raise

@@ -9,25 +9,24 @@ the outcome).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
 from attestor_arango.governance.retention import PAGE, delete_audited, parse_age
 from attestor_arango.models import MemoryStatus
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
 
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
-
-def archived_before(mem: AgentMemory, tenant: str, cutoff_us: int, now_us: int) -> list[str]:
+def archived_before(rt: Runtime, tenant: str, cutoff_us: int, now_us: int) -> list[str]:
     view = TemporalView(as_of=now_us, include_closed=True)
     filters = MemoryFilter(status=MemoryStatus.ARCHIVED.value)
     ids: list[str] = []
     offset = 0
     while True:
-        batch = mem.store.list_memories(Scope(tenant), filters, view, PAGE, offset)
+        batch = rt.store.list_memories(Scope(tenant), filters, view, PAGE, offset)
         ids.extend(
             m.id
             for m in batch
@@ -39,12 +38,12 @@ def archived_before(mem: AgentMemory, tenant: str, cutoff_us: int, now_us: int) 
 
 
 def compact(
-    mem: AgentMemory, ctx: AgentContext, older_than: object, dry_run: bool = False
+    rt: Runtime, auditor: Auditor, ctx: AgentContext, older_than: object, dry_run: bool = False
 ) -> dict[str, Any]:
     """Removes archived rows archived more than ``older_than`` ago ('30d', '12h', days)."""
     age = parse_age(older_than)
-    now = mem.clock.now_us()
-    ids = archived_before(mem, ctx.tenant, now - age, now)
+    now = rt.clock.now_us()
+    ids = archived_before(rt, ctx.tenant, now - age, now)
     result: dict[str, Any] = {
         "tenant": ctx.tenant,
         "older_than": older_than,
@@ -55,6 +54,6 @@ def compact(
     if dry_run or not ids:
         return result
     result["removed"] = delete_audited(
-        mem, ctx, "compact", ids, {"older_than": older_than, "count": len(ids)}
+        rt, auditor, ctx, "compact", ids, {"older_than": older_than, "count": len(ids)}
     )
     return result

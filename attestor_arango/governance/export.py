@@ -16,20 +16,19 @@ two chains for an investigator.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from attestor_arango.clock import OPEN, iso, to_us
 from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.models import Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 FORMAT = "attestor-arango-export"
 VERSION = 1
@@ -74,11 +73,11 @@ def _sessions(memories: list[Memory], episodes: list[Episode]) -> list[dict[str,
     return [sessions[k] for k in sorted(sessions)]
 
 
-def export_user(mem: AgentMemory, ctx: AgentContext, user: str) -> dict[str, Any]:
+def export_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str) -> dict[str, Any]:
     """Everything the store holds about tenant ``user``, as a JSON-ready dict."""
-    store = mem.store
+    store = rt.store
     scope = Scope(user)
-    now = mem.clock.now_us()
+    now = rt.clock.now_us()
     memories = list(_all_memories(store, scope, now))
     episodes = list(_all_episodes(store, scope))
     entities = store.list_entities(scope)
@@ -99,8 +98,8 @@ def export_user(mem: AgentMemory, ctx: AgentContext, user: str) -> dict[str, Any
         "quota": {"daily_writes": store.get_quota(scope)},
         # lets the subject or an auditor check every signature without the private key
         "signing": None
-        if mem.signer is None
-        else {"key_id": mem.signer.key_id, "public_key": mem.signer.public_pem()},
+        if rt.signer is None
+        else {"key_id": rt.signer.key_id, "public_key": rt.signer.public_pem()},
         "memories": [m.model_dump(mode="json") for m in memories],
         "episodes": [e.model_dump(mode="json") for e in episodes],
         "sessions": _sessions(memories, episodes),
@@ -108,7 +107,7 @@ def export_user(mem: AgentMemory, ctx: AgentContext, user: str) -> dict[str, Any
         "relations": [r.model_dump(mode="json") for r in relations],
         "audit": [a.model_dump(mode="json") for a in audit],
     }
-    mem._audit(
+    auditor.record(
         ctx,
         "export",
         user,
@@ -181,11 +180,11 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
     return parsed
 
 
-def import_user(mem: AgentMemory, ctx: AgentContext, data: object) -> dict[str, int]:
+def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) -> dict[str, int]:
     """Restores an export into the context's tenant, which must hold no data."""
     tenant = ctx.tenant
     parsed = parse_export(data, tenant)
-    store = mem.store
+    store = rt.store
     scope = Scope(tenant)
     residue = store.tenant_residue(scope)
     if any(residue.values()):
@@ -198,11 +197,11 @@ def import_user(mem: AgentMemory, ctx: AgentContext, data: object) -> dict[str, 
     vectors: list[np.ndarray] = []
     for start in range(0, len(memories), EMBED_BATCH):
         chunk = memories[start : start + EMBED_BATCH]
-        vectors.extend(mem.embedder.embed([m.content for m in chunk]))
+        vectors.extend(rt.embedder.embed([m.content for m in chunk]))
     with store.transaction():
         if memories and store.get_embedding_space(scope) is None:
             store.set_embedding_space(
-                scope, EmbeddingSpace(mem.embedder.name, mem.embedder.dimension)
+                scope, EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)
             )
         for entity in parsed["entities"]:
             store.upsert_entity(Scope(tenant, entity.namespace), entity)
@@ -220,12 +219,12 @@ def import_user(mem: AgentMemory, ctx: AgentContext, data: object) -> dict[str, 
             "entities": len(parsed["entities"]),
             "relations": len(parsed["relations"]),
         }
-        mem._audit(ctx, "import", tenant, {"source": parsed["source"], **counts})
+        auditor.record(ctx, "import", tenant, {"source": parsed["source"], **counts})
     # never hand out a transaction time at or before one the import just stored
     stamps = [m.us(f) for m in memories for f in ("t_created", "t_expired")]
     stamps += [to_us(r.t_created) for r in parsed["relations"]]
     stamps += [to_us(e.t_created) for e in parsed["episodes"]]
     stamps = [t for t in stamps if t < OPEN]
     if stamps:
-        mem.clock.observe(max(stamps))
+        rt.clock.observe(max(stamps))
     return counts

@@ -7,20 +7,18 @@ investigator sees exactly which facts were altered or inserted without the key.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.context import AgentContext
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.signing import Signer
 from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.governance.export import _all_memories
-from attestor_arango.governance.signing import Signer
 from attestor_arango.scope import Scope
 
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
-
-def _signer(mem: AgentMemory) -> Signer:
-    signer = getattr(mem, "signer", None)
+def _signer(rt: Runtime) -> Signer:
+    signer = getattr(rt, "signer", None)
     if signer is None:
         raise ValidationError(
             "provenance signing is not enabled; set signing.enabled (and signing.key_path) "
@@ -31,22 +29,22 @@ def _signer(mem: AgentMemory) -> Signer:
     return signer
 
 
-def verify_memory(mem: AgentMemory, ctx: AgentContext, memory_id: str) -> bool:
+def verify_memory(rt: Runtime, ctx: AgentContext, memory_id: str) -> bool:
     """True when the row carries a valid signature by the configured key."""
-    signer = _signer(mem)
-    memory = mem.store.get_memory(Scope(ctx.tenant), memory_id)
+    signer = _signer(rt)
+    memory = rt.store.get_memory(Scope(ctx.tenant), memory_id)
     if memory is None:
         raise NotFoundError(f"no memory {memory_id!r} in tenant {ctx.tenant!r}")
     return signer.verify(memory)
 
 
-def verify_all(mem: AgentMemory, ctx: AgentContext) -> dict[str, Any]:
+def verify_all(rt: Runtime, ctx: AgentContext) -> dict[str, Any]:
     """Every version in the tenant: which verify, which fail, which were never signed."""
-    signer = _signer(mem)
+    signer = _signer(rt)
     invalid: list[str] = []
     unsigned: list[str] = []
     checked = 0
-    for memory in _all_memories(mem.store, Scope(ctx.tenant), mem.clock.now_us()):
+    for memory in _all_memories(rt.store, Scope(ctx.tenant), rt.clock.now_us()):
         checked += 1
         if not memory.signature:
             unsigned.append(memory.id)

@@ -17,14 +17,13 @@ happened, and it holds ids, actions and counts, never memory content.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.scope import Scope
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 MAX_REASON = 2000
 
@@ -76,9 +75,9 @@ def check_reason(reason: object) -> str:
     return reason.strip()
 
 
-def outside_copies(mem: AgentMemory) -> list[str]:
+def outside_copies(rt: Runtime) -> list[str]:
     """Places the store cannot erase per tenant that may still hold the subject's data."""
-    trace = mem.config.trace
+    trace = rt.config.trace
     if trace.enabled and trace.include_content:
         return [
             f"recall traces with content are written to {trace.path}; trace events are not "
@@ -87,22 +86,24 @@ def outside_copies(mem: AgentMemory) -> list[str]:
     return []
 
 
-def purge_user(mem: AgentMemory, ctx: AgentContext, user: str, reason: str) -> PurgeReport:
+def purge_user(
+    rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str, reason: str
+) -> PurgeReport:
     """Erases tenant ``user``; permission and reason are checked by the caller first."""
-    store = mem.store
+    store = rt.store
     scope = Scope(user)
     plan = list(store.purge_collections())
     try:
         before: dict[str, int] | None = store.tenant_residue(scope)
     except Exception:  # counting is informative only; the attempt is recorded regardless
         before = None
-    attempted = mem._audit(
+    attempted = auditor.record(
         ctx,
         "purge_attempted",
         user,
         {"reason": reason, "scope": {"tenant": user, "namespace": None}, "holding": before},
     )
-    report = PurgeReport(tenant=user, reason=reason, ok=False, warnings=outside_copies(mem))
+    report = PurgeReport(tenant=user, reason=reason, ok=False, warnings=outside_copies(rt))
     report.attempted_audit_seq = attempted.seq
     for i, collection in enumerate(plan):
         try:  # each step commits on its own: progress before a failure stays made
@@ -137,7 +138,9 @@ def purge_user(mem: AgentMemory, ctx: AgentContext, user: str, reason: str) -> P
             }
         )
     try:
-        outcome = mem._audit(ctx, "purge_completed" if report.ok else "purge_failed", user, details)
+        outcome = auditor.record(
+            ctx, "purge_completed" if report.ok else "purge_failed", user, details
+        )
         report.outcome_audit_seq = outcome.seq
     except Exception as exc:  # the attempt entry already exists; report, do not hide
         report.ok = False

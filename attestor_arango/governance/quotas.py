@@ -9,15 +9,14 @@ transaction; this module owns changing the limit and reporting usage.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.clock import from_us, iso, to_us
 from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.scope import Scope
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 MAX_DAILY_WRITES = 10_000_000
 
@@ -47,24 +46,24 @@ def check_limit(daily_writes: object) -> int | None:
 
 
 def set_quota(
-    mem: AgentMemory, ctx: AgentContext, user: str, daily_writes: int | None
+    rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str, daily_writes: int | None
 ) -> dict[str, Any]:
     """Sets (or with None removes) the limit, audited with the old and new value."""
     scope = Scope(user)
-    with mem.store.transaction():
-        old = mem.store.get_quota(scope)
-        mem.store.set_quota(scope, daily_writes)
-        mem._audit(ctx, "quota_set", user, {"old": old, "new": daily_writes})
-    return quota_status(mem, user)
+    with rt.store.transaction():
+        old = rt.store.get_quota(scope)
+        rt.store.set_quota(scope, daily_writes)
+        auditor.record(ctx, "quota_set", user, {"old": old, "new": daily_writes})
+    return quota_status(rt, user)
 
 
-def quota_status(mem: AgentMemory, user: str) -> dict[str, Any]:
+def quota_status(rt: Runtime, user: str) -> dict[str, Any]:
     """Limit, writes used today, what is left and when the counter resets."""
     scope = Scope(user)
-    now = mem.clock.now_us()
+    now = rt.clock.now_us()
     day = utc_day(now)
-    limit = mem.store.get_quota(scope)
-    used = mem.store.count_writes(scope, day)
+    limit = rt.store.get_quota(scope)
+    used = rt.store.count_writes(scope, day)
     return {
         "user": user,
         "daily_writes": limit,

@@ -21,20 +21,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.models import Memory
 from attestor_arango.scope import Scope, TemporalView, check_name
 from attestor_arango.store.protocol import MemoryFilter, Store
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 PAGE = 500
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
@@ -183,7 +182,8 @@ def matching(store: Store, tenant: str, policy: RetentionPolicy, now_us: int) ->
 
 
 def delete_audited(
-    mem: AgentMemory,
+    rt: Runtime,
+    auditor: Auditor,
     ctx: AgentContext,
     action: str,
     ids: list[str],
@@ -191,24 +191,25 @@ def delete_audited(
 ) -> int:
     """Hard-deletes rows the way a purge does: audit first, remove, audit the outcome."""
     tenant = ctx.tenant
-    attempt = mem._audit(ctx, f"{action}_attempted", tenant, {**details, "ids": ids})
+    attempt = auditor.record(ctx, f"{action}_attempted", tenant, {**details, "ids": ids})
     try:
-        with mem.store.transaction():
-            removed = mem.store.delete_memories(Scope(tenant), ids)
+        with rt.store.transaction():
+            removed = rt.store.delete_memories(Scope(tenant), ids)
     except Exception as exc:
-        mem._audit(
+        auditor.record(
             ctx,
             f"{action}_failed",
             tenant,
             {**details, "attempt_seq": attempt.seq, "error": f"{type(exc).__name__}: {exc}"},
         )
         raise
-    mem._audit(ctx, action, tenant, {**details, "attempt_seq": attempt.seq, "removed": removed})
+    auditor.record(ctx, action, tenant, {**details, "attempt_seq": attempt.seq, "removed": removed})
     return removed
 
 
 def apply_retention(
-    mem: AgentMemory,
+    rt: Runtime,
+    auditor: Auditor,
     ctx: AgentContext,
     policies: list[RetentionPolicy],
     dry_run: bool,
@@ -216,8 +217,8 @@ def apply_retention(
     tenant = ctx.tenant
     report = RetentionReport(tenant=tenant, dry_run=dry_run)
     for policy in policies:
-        now = mem.clock.now_us()
-        rows = matching(mem.store, tenant, policy, now)
+        now = rt.clock.now_us()
+        rows = matching(rt.store, tenant, policy, now)
         outcome = PolicyOutcome(policy.name, policy.action, [m.id for m in rows])
         report.outcomes.append(outcome)
         if dry_run or not rows:
@@ -225,18 +226,18 @@ def apply_retention(
         details = {"policy": policy.model_dump(mode="json"), "count": len(rows)}
         try:
             if policy.action == "archive":
-                with mem.store.transaction():
+                with rt.store.transaction():
                     for m in rows:
-                        mem.store.close_memory(
+                        rt.store.close_memory(
                             Scope(tenant, m.namespace), m.id, now, "archived", None
                         )
-                    mem._audit(
+                    auditor.record(
                         ctx, "retention_archive", tenant, {**details, "ids": outcome.matched}
                     )
                 outcome.applied = len(rows)
             else:
                 outcome.applied = delete_audited(
-                    mem, ctx, "retention_delete", outcome.matched, details
+                    rt, auditor, ctx, "retention_delete", outcome.matched, details
                 )
         except Exception as exc:
             outcome.error = f"{type(exc).__name__}: {exc}"
@@ -252,5 +253,5 @@ def apply_retention(
             }
             for o in report.outcomes
         ]
-        mem._audit(ctx, "retention_run", tenant, {"policies": summary, "ok": report.ok})
+        auditor.record(ctx, "retention_run", tenant, {"policies": summary, "ok": report.ok})
     return report

@@ -2,7 +2,7 @@
 
 from attestor_arango.ingest.extract import LLMExtractor, RuleExtractor
 from attestor_arango.ingest.model import Action, Decision, Fact, IngestResult, Turn
-from attestor_arango.ingest.pipeline import Backends, backends_for, ingest_round, use_backends
+from attestor_arango.ingest.pipeline import Backends, backends_for, ingest_round
 from attestor_arango.ingest.resolve import LLMResolver, RuleResolver, parse_decision
 
 __all__ = [
@@ -19,5 +19,4 @@ __all__ = [
     "backends_for",
     "ingest_round",
     "parse_decision",
-    "use_backends",
 ]

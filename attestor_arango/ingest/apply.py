@@ -1,6 +1,6 @@
 """Applying a round's decisions: one transaction, through AgentMemory's write path.
 
-Every write goes through ``AgentMemory._write_memory`` (permission, quota,
+Every write goes through ``Writer.write`` (permission, quota,
 per-agent write limit, embedding, signing, entity upsert, supersession, audit)
 so ingest can never be a side door. The graph gets the fact's entities and
 typed relations, and a ``supersedes`` edge from a new value to the one it
@@ -11,17 +11,17 @@ supersedes the earlier one ("I live in Paris. Actually, I just moved to Berlin")
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.writes import Writer
 from attestor_arango.ingest.model import Action, Decision, Fact
 from attestor_arango.ingest.resolve import known
 from attestor_arango.ingest.text import value_key
 from attestor_arango.models import Entity, Episode, Memory, Relation
 from attestor_arango.validation import entity_key
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 
 def _metadata(d: Decision) -> dict[str, Any]:
@@ -36,7 +36,7 @@ def _metadata(d: Decision) -> dict[str, Any]:
     return {"ingest": info}
 
 
-def _graph(mem: AgentMemory, ctx: AgentContext, memory: Memory, fact: Fact,
+def _graph(rt: Runtime, ctx: AgentContext, memory: Memory, fact: Fact,
            old: Memory | None) -> None:  # fmt: skip
     scope = ctx.scope
     namespace = scope.require_namespace()
@@ -50,18 +50,18 @@ def _graph(mem: AgentMemory, ctx: AgentContext, memory: Memory, fact: Fact,
         key = entity_key(name)
         if key:
             kind = "person" if fact.speaker == "user" and name == fact.subject else None
-            mem.store.upsert_entity(
+            rt.store.upsert_entity(
                 scope,
                 Entity(tenant=scope.tenant, namespace=namespace, key=key, name=name, kind=kind),
             )
     for source, relation, target in dict.fromkeys(edges):
         if not entity_key(source) or not entity_key(target):
             continue
-        now = mem.clock.now_us()
-        mem.store.add_relation(
+        now = rt.clock.now_us()
+        rt.store.add_relation(
             scope,
             Relation(
-                id=mem.ids.new_id(now),
+                id=rt.ids.new_id(now),
                 tenant=scope.tenant,
                 namespace=namespace,
                 source=entity_key(source),
@@ -75,7 +75,12 @@ def _graph(mem: AgentMemory, ctx: AgentContext, memory: Memory, fact: Fact,
 
 
 def apply_decisions(
-    mem: AgentMemory, ctx: AgentContext, episode: Episode, decisions: list[Decision]
+    rt: Runtime,
+    auditor: Auditor,
+    writer: Writer,
+    ctx: AgentContext,
+    episode: Episode,
+    decisions: list[Decision],
 ) -> tuple[list[Decision], list[Memory], list[str]]:
     """Writes the round atomically; returns the decisions as applied, memories and warnings."""
     scope = ctx.scope
@@ -84,7 +89,7 @@ def apply_decisions(
     warnings: list[str] = []
     by_attribute: dict[tuple[str, str, str], tuple[Memory, Fact]] = {}
     closed: dict[str, str] = {}  # old id -> id of the memory that closed it in this round
-    with mem.store.transaction():
+    with rt.store.transaction():
         for d in decisions:
             fact = d.fact
             key = (fact.speaker, entity_key(fact.subject), fact.attribute or "")
@@ -104,14 +109,14 @@ def apply_decisions(
                 continue
             old = None
             if d.target_id is not None and d.action in (Action.UPDATE, Action.INVALIDATE):
-                old = mem.store.get_memory(scope, d.target_id)
+                old = rt.store.get_memory(scope, d.target_id)
                 if old is None or not old.is_active:
                     warnings.append(
                         f"{d.action.value} target {d.target_id} is no longer active; added instead"
                     )
                     d = replace(d, action=Action.ADD, target_id=None)
                     old = None
-            memory = mem._write_memory(
+            memory = writer.write(
                 ctx,
                 content=fact.text,
                 entity=fact.subject,
@@ -125,14 +130,14 @@ def apply_decisions(
                 supersede=False,
                 supersedes_id=old.id if old is not None else None,
             )
-            _graph(mem, ctx, memory, fact, old)
+            _graph(rt, ctx, memory, fact, old)
             if old is not None:
                 closed[old.id] = memory.id
             if fact.attribute:
                 by_attribute[key] = (memory, fact)
             applied.append(d)
             written.append(memory)
-        mem._audit(
+        auditor.record(
             ctx,
             "ingest_round",
             episode.id,

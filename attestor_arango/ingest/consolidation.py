@@ -10,10 +10,13 @@ never overturn what a newer one established.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.clock import to_us
 from attestor_arango.context import AgentContext, Permission
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.writes import Writer
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.model import Action, Decision
@@ -21,9 +24,6 @@ from attestor_arango.ingest.pipeline import Backends, backends_for, extract_roun
 from attestor_arango.models import Episode, Memory, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 _PAGE = 500
 
@@ -44,12 +44,12 @@ class ConsolidationReport:
         }
 
 
-def recent_episodes(mem: AgentMemory, scope: Scope, limit: int) -> list[Episode]:
+def recent_episodes(rt: Runtime, scope: Scope, limit: int) -> list[Episode]:
     """The ``limit`` most recently stored episodes of the scope, oldest first."""
     found: list[Episode] = []
     offset = 0
     while True:
-        page = mem.store.list_episodes(scope, _PAGE, offset)
+        page = rt.store.list_episodes(scope, _PAGE, offset)
         found.extend(page)
         if len(page) < _PAGE:
             break
@@ -57,31 +57,33 @@ def recent_episodes(mem: AgentMemory, scope: Scope, limit: int) -> list[Episode]
     return found[-limit:] if limit else []
 
 
-def _episode_time(mem: AgentMemory, scope: Scope, memory: Memory) -> int | None:
+def _episode_time(rt: Runtime, scope: Scope, memory: Memory) -> int | None:
     source = memory.provenance.source_episode_id
-    ep = mem.store.get_episode(scope, source) if source else None
+    ep = rt.store.get_episode(scope, source) if source else None
     return None if ep is None else to_us(ep.user_time)
 
 
-def _guard(mem: AgentMemory, scope: Scope, episode: Episode, d: Decision) -> Decision:
+def _guard(rt: Runtime, scope: Scope, episode: Episode, d: Decision) -> Decision:
     """No resurrection of what this episode already yielded, no overturning newer evidence."""
     noop = Action.NOOP
-    view = TemporalView(as_of=mem.clock.now_us(), include_closed=True)
-    same = mem.store.list_memories(
+    view = TemporalView(as_of=rt.clock.now_us(), include_closed=True)
+    same = rt.store.list_memories(
         scope, MemoryFilter(content_hash=content_hash(d.fact.text)), view, limit=50
     )
     if any(m.provenance.source_episode_id == episode.id for m in same):
         return replace(d, action=noop, reason="already extracted from this episode")
     if d.target_id and d.action in (Action.UPDATE, Action.INVALIDATE):
-        target = mem.store.get_memory(scope, d.target_id)
-        newer = None if target is None else _episode_time(mem, scope, target)
+        target = rt.store.get_memory(scope, d.target_id)
+        newer = None if target is None else _episode_time(rt, scope, target)
         if newer is not None and newer > to_us(episode.user_time):
             return replace(d, action=noop, reason="a newer episode already holds the current value")
     return d
 
 
 def consolidate(
-    mem: AgentMemory,
+    rt: Runtime,
+    auditor: Auditor,
+    writer: Writer,
     ctx: AgentContext,
     *,
     limit: int = 50,
@@ -90,9 +92,9 @@ def consolidate(
     ctx.require(Permission.WRITE, "consolidate")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 10_000:
         raise ValidationError("limit must be an integer between 1 and 10000 episodes")
-    chosen = backends or backends_for(mem, model_key="consolidation_model")
+    chosen = backends or backends_for(rt.config, model_key="consolidation_model")
     scope = ctx.scope
-    episodes = recent_episodes(mem, scope, limit)
+    episodes = recent_episodes(rt, scope, limit)
     counts: dict[str, int] = {}
     ids: list[str] = []
     warnings: list[str] = []
@@ -100,18 +102,18 @@ def consolidate(
         subject = str(episode.metadata.get("user_name") or "user")
         facts, notes = extract_round(chosen, episode, subject)
         decisions = [
-            _guard(mem, scope, episode, d)
-            for d in resolve_facts(mem, scope, chosen, facts, episode.id)
+            _guard(rt, scope, episode, d)
+            for d in resolve_facts(rt, scope, chosen, facts, episode.id)
         ]
         written: list[Memory] = []
         more: list[str] = []
         if all(d.action is Action.NOOP for d in decisions):
             applied = decisions
         else:
-            applied, written, more = apply_decisions(mem, ctx, episode, decisions)
+            applied, written, more = apply_decisions(rt, auditor, writer, ctx, episode, decisions)
         for d in applied:
             counts[d.action.value] = counts.get(d.action.value, 0) + 1
         ids += [m.id for m in written]
         warnings += [*notes, *more]
-    mem._audit(ctx, "consolidate", None, {"episodes": len(episodes), "counts": counts})
+    auditor.record(ctx, "consolidate", None, {"episodes": len(episodes), "counts": counts})
     return ConsolidationReport(len(episodes), counts, tuple(ids), tuple(warnings))

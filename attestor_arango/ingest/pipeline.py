@@ -8,13 +8,16 @@ then applied in one transaction.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.clock import from_us, to_us
-from attestor_arango.context import AgentContext, Permission
+from attestor_arango.config import Config
+from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.writes import Writer
 from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.extract import Extractor, LLMExtractor, RuleExtractor
 from attestor_arango.ingest.model import Decision, Fact, IngestResult, Speaker, Turn
@@ -23,9 +26,6 @@ from attestor_arango.llm import LLMProvider, provider_from_settings
 from attestor_arango.models import Episode, Memory
 from attestor_arango.retrieval import recall
 from attestor_arango.scope import Scope, TemporalView
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 CANDIDATES = 8  # similar memories compared per fact
 _BUDGET = 100_000
@@ -47,46 +47,32 @@ class Backends:
         return cls(LLMExtractor(provider), LLMResolver(provider))
 
 
-_CONFIGURED: weakref.WeakKeyDictionary[Any, Backends] = weakref.WeakKeyDictionary()
+def backends_for(config: Config, *, model_key: str = "model") -> Backends:
+    """The configured LLM (``llm:`` in the config, ``model_key`` naming the model), else rules."""
+    provider = provider_from_settings(config.llm, model_key=model_key)
+    return Backends.rules() if provider is None else Backends.llm(provider)
 
 
-def use_backends(mem: AgentMemory, backends: Backends) -> None:
-    """Pins the backends a memory's ingest_round / consolidate use (tests, custom models)."""
-    _CONFIGURED[mem] = backends
-
-
-def backends_for(mem: AgentMemory, *, model_key: str = "model") -> Backends:
-    """Pinned backends, else the configured LLM (``llm:`` in the config), else the rules."""
-    if model_key == "model" and mem in _CONFIGURED:
-        return _CONFIGURED[mem]
-    provider = provider_from_settings(mem.config.llm, model_key=model_key)
-    chosen = Backends.rules() if provider is None else Backends.llm(provider)
-    if model_key == "model":
-        _CONFIGURED[mem] = chosen
-    return chosen
-
-
-def candidates_for(mem: AgentMemory, scope: Scope, fact: Fact, view: TemporalView) -> list[Memory]:
+def candidates_for(rt: Runtime, scope: Scope, fact: Fact, view: TemporalView) -> list[Memory]:
     """Active memories on the same subject and attribute, then the pipeline's nearest ones."""
     seen: dict[str, Memory] = {}
     if fact.category:
-        for m in mem.store.find_active(scope, fact.subject, fact.category, view):
+        for m in rt.store.find_active(scope, fact.subject, fact.category, view):
             seen.setdefault(m.id, m)
-    response = recall(
-        mem.store, mem.embedder, scope, fact.text, view, _BUDGET, mem.retrieval_config
-    )
+    response = recall(rt.store, rt.embedder, scope, fact.text, view, _BUDGET, rt.retrieval_config)
     for result in list(response.results)[:CANDIDATES]:
         seen.setdefault(result.memory.id, result.memory)
     return list(seen.values())
 
 
-def store_episode(mem: AgentMemory, ctx: AgentContext, turn: Turn) -> Episode:
+def store_episode(rt: Runtime, auditor: Auditor, ctx: AgentContext, turn: Turn) -> Episode:
+    """Commits the verbatim round on its own, before anything is extracted from it."""
     scope = ctx.scope
-    now = mem.clock.now_us()
+    now = rt.clock.now_us()
     user_time = now if turn.timestamp is None else to_us(turn.timestamp)
     asst = turn.assistant_timestamp
     episode = Episode(
-        id=mem.ids.new_id(now),
+        id=rt.ids.new_id(now),
         tenant=scope.tenant,
         namespace=scope.require_namespace(),
         session_id=turn.session_id or ctx.session_id,
@@ -98,9 +84,9 @@ def store_episode(mem: AgentMemory, ctx: AgentContext, turn: Turn) -> Episode:
         t_created=from_us(now),
         metadata={"user_name": turn.subject, **turn.metadata},
     )
-    with mem.store.transaction():
-        mem.store.put_episode(scope, episode)
-        mem._audit(ctx, "episode", episode.id, {"session_id": episode.session_id})
+    with rt.store.transaction():
+        rt.store.put_episode(scope, episode)
+        auditor.record(ctx, "episode", episode.id, {"session_id": episode.session_id})
     return episode
 
 
@@ -127,31 +113,37 @@ def extract_round(
 
 
 def resolve_facts(
-    mem: AgentMemory, scope: Scope, backends: Backends, facts: Sequence[Fact], episode_id: str
+    rt: Runtime, scope: Scope, backends: Backends, facts: Sequence[Fact], episode_id: str
 ) -> list[Decision]:
-    view = TemporalView(as_of=mem.clock.now_us())
+    view = TemporalView(as_of=rt.clock.now_us())
     return [
-        backends.resolver.decide(f, candidates_for(mem, scope, f, view), episode_id) for f in facts
+        backends.resolver.decide(f, candidates_for(rt, scope, f, view), episode_id) for f in facts
     ]
 
 
 def ingest_round(
-    mem: AgentMemory,
+    rt: Runtime,
+    auditor: Auditor,
+    writer: Writer,
     turn: Turn | dict[str, Any],
     ctx: AgentContext,
     *,
-    backends: Backends | None = None,
+    backends: Backends,
 ) -> IngestResult:
-    ctx.require(Permission.WRITE, "ingest_round")
+    """Episode, extraction, resolution, atomic apply; the caller checked WRITE permission.
+
+    Raises ``ValidationError`` for a malformed turn (before anything is stored) and what
+    the write path raises (``QuotaExceededError``, ``StoreError``).
+    """
     parsed = Turn.parse(turn)
-    chosen = backends or backends_for(mem)
+    chosen = backends
     # the episode's session becomes the provenance session of what it yields
     run_ctx = ctx if parsed.session_id is None else replace(ctx, session_id=parsed.session_id)
-    episode = store_episode(mem, run_ctx, parsed)
+    episode = store_episode(rt, auditor, run_ctx, parsed)
     facts, warnings = extract_round(chosen, episode, parsed.subject)
-    decisions = resolve_facts(mem, run_ctx.scope, chosen, facts, episode.id)
+    decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
     try:
-        applied, written, notes = apply_decisions(mem, run_ctx, episode, decisions)
+        applied, written, notes = apply_decisions(rt, auditor, writer, run_ctx, episode, decisions)
     finally:
         if run_ctx is not ctx:
             ctx.writes_made = run_ctx.writes_made

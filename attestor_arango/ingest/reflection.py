@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.clock import iso, to_us
-from attestor_arango.context import AgentContext, Permission
+from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.writes import Writer
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.consolidation import recent_episodes
 from attestor_arango.ingest.extract import RuleExtractor
@@ -27,9 +30,6 @@ from attestor_arango.models import Memory
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.protocol import MemoryFilter
 from attestor_arango.validation import entity_key
-
-if TYPE_CHECKING:
-    from attestor_arango.memory import AgentMemory
 
 PREFERENCE = re.compile(r"^(?:likes|prefers|favorite_.*|diet|uses)$")
 CONSTRAINT = re.compile(
@@ -166,7 +166,9 @@ def _changed(history: list[Memory], active_ids: set[str]) -> list[dict[str, Any]
 
 
 def reflect(
-    mem: AgentMemory,
+    rt: Runtime,
+    auditor: Auditor,
+    writer: Writer,
     ctx: AgentContext,
     *,
     user: str | None = None,
@@ -174,13 +176,12 @@ def reflect(
     limit: int = 500,
     store: bool = True,
 ) -> Reflection:
-    ctx.require(Permission.WRITE if store else Permission.READ, "reflect")
     if isinstance(min_episodes, bool) or not isinstance(min_episodes, int) or min_episodes < 1:
         raise ValidationError("min_episodes must be a positive integer")
     scope = ctx.scope
     wanted = None if user is None else entity_key(user)
     episodes = [
-        e for e in recent_episodes(mem, scope, limit)
+        e for e in recent_episodes(rt, scope, limit)
         if wanted is None or entity_key(str(e.metadata.get("user_name") or "user")) == wanted
     ]  # fmt: skip
     extractor = RuleExtractor()
@@ -191,9 +192,9 @@ def reflect(
         found, _ = extractor.extract(e.user_text, speaker="user", subject=label, anchor_us=at)
         facts += [(e.id, at, f) for f in found]
     prefs, rules = _patterns(facts, min_episodes, min(2, min_episodes))
-    view = TemporalView(as_of=mem.clock.now_us(), include_closed=True)
+    view = TemporalView(as_of=rt.clock.now_us(), include_closed=True)
     history = [
-        m for m in mem.store.list_memories(scope, MemoryFilter(), view, limit=100_000)
+        m for m in rt.store.list_memories(scope, MemoryFilter(), view, limit=100_000)
         if m.category != "reflection"
         and (wanted is None or entity_key(m.entity or "") == wanted)
         and (m.metadata.get("ingest") or {}).get("speaker", "user") == "user"
@@ -209,7 +210,7 @@ def reflect(
     )
     if not store:
         return result
-    memory = mem._write_memory(
+    memory = writer.write(
         ctx,
         content=result.summary(),
         entity=user or "user",
@@ -222,5 +223,5 @@ def reflect(
         source_episode_id=None,
     )
     flagged = list(result.contradictions_for_review)
-    mem._audit(ctx, "reflection", memory.id, {"flagged_for_review": flagged})
+    auditor.record(ctx, "reflection", memory.id, {"flagged_for_review": flagged})
     return Reflection(**{**result.__dict__, "memory_id": memory.id})

@@ -38,7 +38,15 @@ def common_options() -> argparse.ArgumentParser:
 
 
 def open_memory(args: argparse.Namespace) -> Any:
+    """The memory a CLI command (or the server it starts) works on.
+
+    The CLI is a process of its own, so it sets the BLAS thread count here (see
+    ``core/blas.py``); the library never does that to a host program.
+    """
+    from attestor_arango.core.blas import limit_blas_threads
     from attestor_arango.memory import AgentMemory
+
+    limit_blas_threads()
 
     config = load_config(getattr(args, "config", None), path=getattr(args, "path", None))
     overrides = {

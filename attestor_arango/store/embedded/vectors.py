@@ -26,7 +26,6 @@ try:
 except ImportError:  # pragma: no cover - a platform without its wheels uses numpy
     USE_SIMSIMD = False
 
-from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded.column import ObjectColumn
 from attestor_arango.store.embedded.rowtable import RowTable
@@ -207,7 +206,6 @@ class TenantVectors:
         |v.q - s_v s_q (c_v.c_q)| <= err_v |q| + size_v |q - s_q c_q|.
         """
         n = self.n
-        limit_blas_threads()  # many small products: BLAS threads would cost more than they save
         q_norm = float(np.linalg.norm(query.astype(np.float64)))
         if n < _INT8_ROWS:
             return self.matrix[:n] @ query, self.rounding[:n] * np.float32(q_norm)

@@ -1,0 +1,64 @@
+"""Reads as replays: one memory, filtered lists, keyword search, an entity's timeline.
+
+Every read picks what the memory believed at the view's ``as_of`` and returns each
+row as it was then (``Memory.at``). ``AgentMemory`` has checked the permission and
+validated the arguments; these functions only read.
+"""
+
+from __future__ import annotations
+
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.errors import NotFoundError
+from attestor_arango.models import Memory
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import MemoryFilter
+
+STATUSES = frozenset({"active", "superseded", "archived", "all"})
+TIMELINE_LIMIT = 10_000
+
+
+def get_memory(rt: Runtime, scope: Scope, memory_id: str, view: TemporalView) -> Memory:
+    """The memory as it was at ``view.as_of``; raises ``NotFoundError`` if it did not exist."""
+    found = rt.store.get_memory(scope, memory_id)
+    if found is None or found.us("t_created") > view.as_of:
+        raise NotFoundError(f"memory {memory_id} not found in this scope at that time")
+    return found.at(view.as_of)
+
+
+def list_memories(
+    rt: Runtime,
+    scope: Scope,
+    filters: MemoryFilter,
+    view: TemporalView,
+    limit: int,
+    offset: int = 0,
+) -> list[Memory]:
+    """Rows matching ``filters`` in ``view``, each as it was at ``view.as_of``."""
+    rows = rt.store.list_memories(scope, filters, view, limit, offset)
+    return [m.at(view.as_of) for m in rows]
+
+
+def search_memories(
+    rt: Runtime,
+    scope: Scope,
+    query: str,
+    filters: MemoryFilter,
+    view: TemporalView,
+    limit: int,
+) -> list[Memory]:
+    """The text lane's BM25 hits for ``query`` that pass ``filters``, best first."""
+    hits = rt.store.text_candidates(scope, query, max(limit * 5, 50), view)
+    want_tags = set(filters.tags or ())
+    out: list[Memory] = []
+    for hit in hits:
+        m = hit.memory.at(view.as_of)
+        if filters.entity is not None and m.entity != filters.entity:
+            continue
+        if filters.category is not None and m.category != filters.category:
+            continue
+        if want_tags and not want_tags & set(m.tags):
+            continue
+        if filters.status is not None and m.status.value != filters.status:
+            continue
+        out.append(m)
+    return out[:limit]

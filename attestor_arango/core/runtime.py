@@ -1,0 +1,59 @@
+"""The runtime: what every service needs, built once by ``AgentMemory`` and passed down.
+
+Services (writes, retrieval, ingest, governance) receive this object instead of the
+facade, so data flows down only: a service can be built and tested with a store, a
+clock and an embedder, and never reaches back into ``AgentMemory``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attestor_arango.clock import TickClock, parse_time
+from attestor_arango.config import Config
+from attestor_arango.context import AgentContext
+from attestor_arango.core.signing import Signer
+from attestor_arango.embeddings.base import Embedder
+from attestor_arango.errors import ValidationError
+from attestor_arango.ids import IdSource
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import Store
+from attestor_arango.validation import TimeInput, check_window
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The store, clock, id source, embedder, signer and configuration of one memory."""
+
+    config: Config
+    store: Store
+    embedder: Embedder
+    clock: TickClock
+    ids: IdSource
+    signer: Signer | None
+    retrieval_config: RetrievalConfig
+
+    def scope(self, ctx: AgentContext, namespace: str | None = None) -> Scope:
+        """The context's tenant with ``namespace`` (default: the context's namespace)."""
+        return Scope(ctx.tenant, namespace or ctx.namespace)
+
+    def view(
+        self,
+        as_of: TimeInput | None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        include_closed: bool = False,
+    ) -> TemporalView:
+        """The temporal view of a read; raises ``ValidationError`` for an ``as_of`` ahead of now."""
+        now = self.clock.now_us()
+        if as_of is None:
+            at = now
+        else:
+            at = parse_time(as_of, field="as_of")
+            if at > now:
+                raise ValidationError(
+                    "as_of is in the future; the past can be replayed, the future not yet",
+                )
+        return TemporalView(
+            as_of=at, window=check_window(time_window), include_closed=include_closed
+        )
