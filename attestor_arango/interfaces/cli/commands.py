@@ -21,6 +21,7 @@ from attestor_arango.config import load_config
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.cli import output as out
+from attestor_arango.interfaces.cli.parsing import time_arg
 
 Handler = Callable[[argparse.Namespace, Any], tuple[Any, str, int]]
 
@@ -29,7 +30,6 @@ def common_options() -> argparse.ArgumentParser:
     """Flags every memory command takes (a parent parser)."""
     parent = argparse.ArgumentParser(add_help=False)
     parent.add_argument("--path", help="embedded store file or directory ($ATTESTOR_PATH)")
-    parent.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
     parent.add_argument("--agent-id", help="act as this agent ($ATTESTOR_AGENT_ID)")
     parent.add_argument("--role", help="agent role ($ATTESTOR_ROLE; default orchestrator)")
     parent.add_argument("--tenant", help="tenant ($ATTESTOR_TENANT; default local)")
@@ -65,10 +65,11 @@ def run_with_memory(handler: Handler) -> Callable[[argparse.Namespace], int]:
         finally:
             memory.close()
         if value is not None:
-            if title.startswith("recall") and not args.json:
+            as_json = out.machine(args.json)
+            if title == "recall" and not as_json:
                 Console().print(out.recall_table(out.jsonable(value)))
             else:
-                out.show(value, title, args.json)
+                out.show(value, title, as_json)
         return code
 
     return run
@@ -229,53 +230,67 @@ def register(sub: Any) -> None:
         return p
 
     def as_of(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--as-of", help="read as of this time (ISO-8601 with Z, or epoch seconds)")
+        p.add_argument(
+            "--as-of",
+            type=time_arg,
+            help="read as of this time (ISO-8601 with Z, or epoch seconds; default: now)",
+        )
 
     def filters(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--entity")
-        p.add_argument("--category")
-        p.add_argument("--tag", action="append", help="repeatable")
-        p.add_argument("--status", choices=["active", "superseded", "archived", "all"])
+        p.add_argument("--entity", help="only memories about this entity")
+        p.add_argument("--category", help="only memories of this category")
+        p.add_argument("--tag", action="append", help="only memories with this tag (repeatable)")
+        p.add_argument(
+            "--status",
+            choices=["active", "superseded", "archived", "all"],
+            help="lifecycle status to include (default: active)",
+        )
         as_of(p)
 
     def window(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--window-start", help="event-time window start")
-        p.add_argument("--window-end", help="event-time window end")
+        p.add_argument(
+            "--window-start", type=time_arg, help="event-time window start (ISO-8601 or epoch s)"
+        )
+        p.add_argument(
+            "--window-end", type=time_arg, help="event-time window end (ISO-8601 or epoch s)"
+        )
 
     p = cmd("add", cmd_add, "store a fact")
-    p.add_argument("content")
-    p.add_argument("--entity")
-    p.add_argument("--category")
-    p.add_argument("--tag", action="append", help="repeatable")
-    p.add_argument("--confidence", type=float, default=1.0)
-    p.add_argument("--valid-from")
-    p.add_argument("--valid-until")
-    p.add_argument("--metadata", help="a JSON object")
+    p.add_argument("content", help="the fact, as text")
+    p.add_argument("--entity", help="who or what the fact is about (with --category: supersedes)")
+    p.add_argument("--category", help="kind of fact, e.g. location, role, preference")
+    p.add_argument("--tag", action="append", help="a tag (repeatable)")
+    p.add_argument("--confidence", type=float, default=1.0, help="belief in the fact, 0-1")
+    p.add_argument(
+        "--valid-from", type=time_arg, help="when it became true (ISO-8601/epoch s; default: now)"
+    )
+    p.add_argument("--valid-until", type=time_arg, help="when it stops being true (default: open)")
+    p.add_argument("--metadata", help="a JSON object stored with the fact")
 
     p = cmd("recall", cmd_recall, "ranked, budgeted recall for a query")
-    p.add_argument("query")
-    p.add_argument("--budget", type=int, help="token budget")
+    p.add_argument("query", help="what to recall, in words")
+    p.add_argument("--budget", type=int, help="token budget (default: the config's)")
     p.add_argument("--pack", action="store_true", help="return a context pack with its prompt")
     as_of(p)
     window(p)
 
     p = cmd("search", cmd_search, "keyword search")
-    p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("query", help="words to look for")
+    p.add_argument("--limit", type=int, default=10, help="most results")
     filters(p)
 
     p = cmd("list", cmd_list, "list memories by filters")
     filters(p)
     window(p)
-    p.add_argument("--limit", type=int, default=100)
-    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int, default=100, help="most rows")
+    p.add_argument("--offset", type=int, default=0, help="rows to skip")
 
     p = cmd("get", cmd_get, "show one memory")
-    p.add_argument("memory_id")
+    p.add_argument("memory_id", help="its id, or an unambiguous start or end of it")
     as_of(p)
 
     p = cmd("timeline", cmd_timeline, "every version of the facts about an entity")
-    p.add_argument("entity")
+    p.add_argument("entity", help="the entity whose facts to show")
     as_of(p)
 
     cmd("stats", cmd_stats, "counts for the tenant")
@@ -285,28 +300,30 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
 
     p = cmd("import", cmd_import, "import an export into your (empty) tenant")
-    p.add_argument("file")
+    p.add_argument("file", help="a JSON file written by `export`")
 
     p = cmd("forget", cmd_forget, "close a memory (orchestrator)")
-    p.add_argument("memory_id")
-    p.add_argument("--reason")
+    p.add_argument("memory_id", help="its id, or an unambiguous start or end of it")
+    p.add_argument("--reason", help="why, recorded in the audit entry")
 
     p = cmd("purge", cmd_purge, "erase a tenant (GDPR); needs --yes")
     p.add_argument("--user", help="tenant to erase (default: your tenant)")
-    p.add_argument("--reason", required=True)
-    p.add_argument("--yes", action="store_true")
+    p.add_argument("--reason", required=True, help="why, recorded before anything is erased")
+    p.add_argument("--yes", action="store_true", help="confirm the erasure")
 
     p = cmd("audit", cmd_audit, "read or verify the audit chain")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--verify", action="store_true", help="verify the hash chain")
     group.add_argument("--deletions", action="store_true", help="deletion entries only")
     p.add_argument("--user", help="tenant to verify (default: your tenant)")
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=int, default=100, help="most entries")
     p.add_argument("--after", type=int, default=0, help="entries after this seq")
 
     p = cmd("retention", cmd_retention, "apply retention policies")
     p.add_argument("--policies", help="YAML/JSON list of policies (default: config.retention)")
-    p.add_argument("--dry-run", action="store_true")
+    p.add_argument(
+        "--dry-run", action="store_true", help="report what would change, change nothing"
+    )
 
 
 def fail(message: str) -> int:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 from collections.abc import Sequence
 
 from attestor_arango.config import load_config
+from attestor_arango.interfaces.cli import output as out
+from attestor_arango.interfaces.cli.parsing import DefaultsFormatter, add_global_options, finish
+
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a writer killed by SIGPIPE (128 + 13)
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
@@ -27,35 +31,42 @@ def _cmd_init(args: argparse.Namespace) -> int:
             "schema_version": store.schema_version,
         }
         store.close()
-    print(json.dumps(report, indent=2, default=str))
+    out.show(report, "init", out.machine(args.json))
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from attestor_arango.interfaces.cli.demo import run_demo
 
-    result = run_demo(args.path)
-    if args.json:
-        print(json.dumps(result, indent=2))
+    if args.json:  # stdout carries the JSON alone; the guided tour is not printed
+        from rich.console import Console
+
+        out.emit_json(run_demo(args.path, console=Console(quiet=True)))
+    else:
+        run_demo(args.path)
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="attestor-arango",
-        description="Shared, bi-temporal, auditable memory for teams of LLM agents.",
+        description="Shared, bi-temporal, auditable memory for teams of LLM agents. "
+        "Output is a table on a terminal and JSON when stdout is a pipe or a file.",
+        formatter_class=DefaultsFormatter,
     )
-    parser.add_argument("--config", help="YAML config file (default: $ATTESTOR_CONFIG)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    add_global_options(parser, inner=False)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("init", help="create the store's schema (idempotent)")
-    p.add_argument("--backend", choices=["embedded", "arangodb"])
-    p.add_argument("--path", help="embedded store file or directory")
+    p.add_argument(
+        "--backend", choices=["embedded", "arangodb"], help="store backend (default: config's)"
+    )
+    p.add_argument("--path", help="embedded store file or directory (default: config's)")
     p.set_defaults(func=_cmd_init)
 
     p = sub.add_parser("demo", help="run the guided demo on a fresh embedded store")
     p.add_argument("--path", help="directory for the demo store (default: a new temp dir)")
-    p.add_argument("--json", action="store_true", help="also print the results as JSON")
     p.set_defaults(func=_cmd_demo)
 
     from attestor_arango.interfaces.cli import commands, hooks, server, vector_index
@@ -64,19 +75,46 @@ def build_parser() -> argparse.ArgumentParser:
     commands.register(sub)
     hooks.register(sub)
     vector_index.register(sub)
+    finish(sub)
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("attestor-arango")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        from attestor_arango import __version__
+
+        return __version__
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``| head``): drop what is still buffered, quietly."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs one command; typed errors become the documented exit codes (see cli_output)."""
+    """Runs one command; typed errors become the documented exit codes (see output.py).
+
+    A closed stdout (``attestor-arango list --json | head``) ends the command quietly with
+    exit code 141, as a shell reports for any writer stopped by SIGPIPE.
+    """
     from attestor_arango.errors import AttestorError
-    from attestor_arango.interfaces.cli.output import report_error
 
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except AttestorError as err:
-        return report_error(err, bool(getattr(args, "json", False)))
+        return out.report_error(err, bool(getattr(args, "json", False)))
     except KeyboardInterrupt:
         return 130
 

@@ -1,7 +1,12 @@
 """CLI output: rich tables for people, JSON for scripts, one exit-code table for both.
 
+JSON when ``--json`` is given or stdout is not a terminal (a pipe or a file), so
+``attestor-arango export > f.json`` writes what ``import f.json`` reads. On a terminal
+tables show ids by their last ``SHORT_ID`` characters (the random part of a UUIDv7; the
+first ones are its timestamp) and ``get``/``forget`` accept that short form back.
+
 Exit codes: 0 ok, 2 usage or invalid input, 3 not found, 4 permission denied,
-1 anything else (a store failure, a failed check).
+1 anything else (a store failure, a failed check), 141 stdout closed by its reader.
 """
 
 from __future__ import annotations
@@ -23,6 +28,18 @@ EXIT_NOT_FOUND = 3
 EXIT_DENIED = 4
 
 MEMORY_COLUMNS = ("id", "entity", "category", "content", "status", "t_created")
+SHORT_ID = 8
+
+
+def machine(flag: bool) -> bool:
+    """JSON output: asked for, or stdout is a pipe or a file rather than a terminal."""
+    return flag or not sys.stdout.isatty()
+
+
+def short_id(value: Any) -> str:
+    """The id as tables show it: its last SHORT_ID characters."""
+    text = str(value or "")
+    return text[-SHORT_ID:] if len(text) > SHORT_ID else text
 
 
 def exit_code(err: BaseException) -> int:
@@ -62,7 +79,10 @@ def memory_table(rows: list[dict[str, Any]], title: str) -> Table:
     for column in MEMORY_COLUMNS:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*(_cell(row.get(c)) for c in MEMORY_COLUMNS))
+        cells = [_cell(row.get(c)) for c in MEMORY_COLUMNS]
+        cells[0] = short_id(row.get("id"))
+        cells[-1] = _cell(row.get("t_created"))[:16].replace("T", " ")
+        table.add_row(*cells)
     return table
 
 
@@ -115,7 +135,7 @@ def recall_table(data: dict[str, Any]) -> Table:
         table.add_row(
             str(n),
             f"{result['score']:.4f}",
-            memory["id"],
+            short_id(memory["id"]),
             _cell(memory.get("entity")),
             _cell(memory["content"]),
         )

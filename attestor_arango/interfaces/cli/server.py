@@ -23,7 +23,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, path=args.path)
     report = run_doctor(config)
-    if args.json:
+    if out.machine(args.json):
         out.emit_json(report.to_dict())
     else:
         table = Table(title=f"attestor-arango doctor ({report.backend})")
@@ -113,18 +113,18 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("api", parents=[common], help="serve the REST API (uvicorn)")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind")
+    p.add_argument("--port", type=int, default=8080, help="TCP port")
     p.add_argument("--keys", help="API key file (YAML/JSON); default $ATTESTOR_API_KEYS")
     p.add_argument("--no-auth", action="store_true", help="serve as the default identity")
     p.add_argument("--max-body", type=int, default=1_048_576, help="bytes per request body")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
     p.add_argument("--workers", type=int, default=8, help="concurrent memory calls")
-    p.add_argument("--max-connections", type=int, default=256)
+    p.add_argument("--max-connections", type=int, default=256, help="open connections at most")
     p.add_argument("--grace", type=int, default=10, help="graceful shutdown seconds")
-    p.add_argument("--log-level", default="info")
+    p.add_argument("--log-level", default="info", help="uvicorn log level")
     p.add_argument("--new-key", action="store_true", help="print a new key and its entry")
-    p.add_argument("--key-id")
+    p.add_argument("--key-id", help="id of the new key (default: TENANT-ROLE)")
     p.add_argument("--key-role", action="append", help="role the new key grants (repeatable)")
     p.add_argument("--key-agent", action="append", help="agent id the new key may use")
     p.set_defaults(func=cmd_api)

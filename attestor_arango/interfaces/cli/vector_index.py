@@ -36,9 +36,10 @@ def register(sub: Any) -> None:
         "vector-index",
         help="ArangoDB: create the vector index once enough vectors exist, or --rebuild it",
     )
-    p.add_argument("--backend", choices=["embedded", "arangodb"])
+    p.add_argument(
+        "--backend", choices=["embedded", "arangodb"], help="store backend (default: config's)"
+    )
     p.add_argument(
         "--rebuild", action="store_true", help="drop and re-train over the vectors stored now"
     )
-    p.add_argument("--json", action="store_true", help="errors as JSON (the report always is)")
     p.set_defaults(func=_cmd_vector_index)
