@@ -1,4 +1,4 @@
-"""CLI commands that run something: `doctor`, `api` (REST via uvicorn) and `mcp` (stdio)."""
+"""CLI commands that run something: `doctor`, `api` (REST via uvicorn), `mcp` (stdio/HTTP)."""
 
 from __future__ import annotations
 
@@ -100,9 +100,42 @@ def cmd_api(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from attestor_arango.interfaces.mcp import run_stdio
+    if args.print_config:
+        from attestor_arango.interfaces.mcp_config import print_config
 
-    run_stdio(open_memory(args))
+        print_config(args)
+        return out.EXIT_OK
+    if args.transport == "stdio":
+        from attestor_arango.interfaces.mcp import run_stdio
+
+        run_stdio(open_memory(args))
+        return out.EXIT_OK
+    import uvicorn
+
+    from attestor_arango.interfaces.api.auth import load_keys
+    from attestor_arango.interfaces.mcp_http import create_mcp_app
+
+    keys = load_keys(args.keys)
+    if len(keys) == 0 and not args.no_auth:
+        raise ValidationError(
+            "no API keys for MCP over HTTP: pass --keys FILE or set ATTESTOR_API_KEYS (the "
+            "same keys as the REST service), or serve one local user with --no-auth",
+        )
+    if args.no_auth and args.host not in LOOPBACK:
+        raise ValidationError("--no-auth only binds a loopback address; use keys to serve further")
+    memory = open_memory(args)
+    try:
+        app = create_mcp_app(memory, None if args.no_auth else keys, host=args.host)
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=args.port,
+            timeout_graceful_shutdown=args.grace,
+            log_level=args.log_level,
+            timeout_keep_alive=5,
+        )
+    finally:
+        memory.close()
     return out.EXIT_OK
 
 
@@ -129,5 +162,19 @@ def register(sub: Any) -> None:
     p.add_argument("--key-agent", action="append", help="agent id the new key may use")
     p.set_defaults(func=cmd_api)
 
-    p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio")
+    p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio or streamable HTTP")
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (endpoint /mcp)")
+    p.add_argument("--keys", help="API key file (YAML/JSON); default $ATTESTOR_API_KEYS")
+    p.add_argument(
+        "--no-auth", action="store_true", help="HTTP on loopback as the default identity"
+    )
+    p.add_argument("--grace", type=int, default=10, help="graceful shutdown seconds")
+    p.add_argument("--log-level", default="warning")
+    p.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the mcpServers JSON for Claude Desktop / Claude Code for this install",
+    )
     p.set_defaults(func=cmd_mcp)

@@ -1,0 +1,75 @@
+"""MCP over streamable HTTP: the stdio server's tools behind the REST service's API keys.
+
+Several remote agents share one memory through one endpoint (``/mcp``). Each HTTP
+request must carry a key (``Authorization: Bearer <key>`` or ``X-API-Key``); a
+request without a valid one is answered 401 before the MCP layer sees it, and one
+whose narrowing headers ask for more than the key grants gets 403. Inside, every
+tool call acts as the context its own request's key grants (``mcp.Caller``), so
+two keys of two tenants on one server never see each other's memories.
+
+Sessions are stateless: each POST stands alone, so nothing a caller holds (a
+session id) can carry another caller's identity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from attestor_arango.errors import AttestorError
+from attestor_arango.interfaces.api import spec
+from attestor_arango.interfaces.api.auth import KeyRing
+from attestor_arango.interfaces.mcp import build_server
+
+MCP_PATH = "/mcp"
+
+
+class KeyGate:
+    """Refuses an HTTP request to the MCP endpoint unless its key and headers are valid."""
+
+    def __init__(self, app: ASGIApp, keys: KeyRing | None) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self.keys is None or scope["path"] == "/healthz":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        headers = request.headers
+        presented = headers.get(spec.H_API_KEY)
+        auth = headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            presented = auth[7:].strip()
+        try:
+            key = self.keys.authenticate(presented)
+            self.keys.context(key, headers)
+        except AttestorError as err:
+            response = JSONResponse(err.to_dict(), status_code=err.http_status)
+            if err.http_status == 401:
+                response.headers["WWW-Authenticate"] = 'Bearer realm="attestor-arango"'
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def create_mcp_app(memory: Any, keys: KeyRing | None, *, host: str = "127.0.0.1") -> ASGIApp:
+    """The ASGI app serving MCP at ``/mcp`` and a liveness probe at ``/healthz``.
+
+    ``keys=None`` serves as ``memory.default_context`` without authentication (the
+    CLI allows that on loopback only). ``host`` is the bind address: on loopback the
+    SDK's DNS-rebinding protection admits only loopback Host/Origin headers.
+    """
+    server = build_server(memory, keys=keys)
+
+    @server.custom_route("/healthz", methods=["GET"])
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=host
+    )
+    return KeyGate(app, keys)
