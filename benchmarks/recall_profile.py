@@ -36,7 +36,7 @@ from latency import bench_queries, sentence
 
 import attestor_arango.retrieval.mmr as mmr_module
 import attestor_arango.retrieval.pipeline as pipeline
-import attestor_arango.text.bm25 as text_module
+import attestor_arango.retrieval.text_lane as text_module
 from attestor_arango import AgentContext
 from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.memory import AgentMemory

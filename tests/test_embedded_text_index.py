@@ -13,11 +13,11 @@ import pytest
 from attestor_arango.clock import OPEN, from_us
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import Memory, Provenance, content_hash
+from attestor_arango.retrieval.text_lane import rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded.rowtable import RowTable
 from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.embedded.text_index import query_terms
-from attestor_arango.text.bm25 import rescore_pool
 from attestor_arango.text.stemming import scoring_terms, stem, words
 
 T0 = 1_767_225_600_000_000

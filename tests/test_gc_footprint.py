@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from attestor_arango.clock import OPEN
-from attestor_arango.core.memo import Memo, memo
+from attestor_arango.memo import Memo, memo
 from attestor_arango.store.embedded.column import ObjectColumn
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors

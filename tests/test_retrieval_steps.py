@@ -429,7 +429,7 @@ def test_freshness_leaves_verbatim_records_alone() -> None:
 
 
 def test_feedback_terms_worked_by_hand() -> None:
-    from attestor_arango.text.bm25 import feedback_terms
+    from attestor_arango.retrieval.text_lane import feedback_terms
 
     top = [Hit(mem("a", "sunrise painting lake lake"), 1.0)]
     pool = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attestor_arango.core.memo import memo
+from attestor_arango.memo import memo
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.text.tokens import count_tokens
 

@@ -11,8 +11,8 @@ import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from attestor_arango.core.memo import memo
 from attestor_arango.errors import ValidationError
+from attestor_arango.memo import memo
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from attestor_arango.retrieval.candidates import Candidate
-from attestor_arango.text.bm25 import terms
+from attestor_arango.retrieval.text_lane import terms
 
 
 def query_weights(query: str, cands: Sequence[Candidate]) -> dict[str, float]:

@@ -42,11 +42,11 @@ from attestor_arango.retrieval.lanes import QueryExpander
 from attestor_arango.retrieval.mmr import mmr_rerank
 from attestor_arango.retrieval.sessionvec import apply_session_vector
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
+from attestor_arango.retrieval.text_lane import feedback_terms, rescored_text, text_lane
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import Hit, Store, TextHit
-from attestor_arango.text.bm25 import feedback_terms, rescored_text, text_lane
 from attestor_arango.validation import entity_key
 
 

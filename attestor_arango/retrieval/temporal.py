@@ -31,7 +31,7 @@ import numpy as np
 from attestor_arango.retrieval.candidates import Candidate, tie_key
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.mmr import unit_rows
-from attestor_arango.text.bm25 import terms
+from attestor_arango.retrieval.text_lane import terms
 
 US_PER_DAY = 86_400_000_000
 FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates

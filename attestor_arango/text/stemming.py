@@ -13,7 +13,7 @@ import unicodedata
 
 import snowballstemmer
 
-from attestor_arango.core.memo import memo
+from attestor_arango.memo import memo
 
 WORD = re.compile(r"\w+", re.UNICODE)
 STEMMER = snowballstemmer.stemmer("porter")

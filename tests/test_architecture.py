@@ -1,0 +1,212 @@
+"""The package's shape, as docs/architecture.md draws it, checked against its imports.
+
+Every import counts, including those inside functions and under ``TYPE_CHECKING``:
+a type-only import still ties the two modules' designs together. The tests fail on
+an import circle, on a module importing from a layer above its own, and on a module
+that has grown past the size a reader can hold in mind.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "attestor_arango"
+
+# Lowest first; a module may import its own layer and the layers below it only.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "foundation",
+        (
+            "errors",
+            "models",
+            "scope",
+            "context",
+            "clock",
+            "ids",
+            "config",
+            "validation",
+            "memo",
+            "text",
+        ),
+    ),
+    ("store", ("store",)),
+    ("services", ("core", "retrieval", "ingest", "governance", "embeddings", "llm")),
+    ("facade", ("memory",)),
+    ("interfaces", ("interfaces", "client", "__main__")),
+]
+# the package itself re-exports the public names (AgentMemory lazily)
+TOP = "attestor_arango"
+
+# memory.py is the whole public API in one class (no mixins), about 30 methods that each
+# resolve the context, check the permission, validate and delegate: it is longer than the
+# other modules by design, and nothing else may be.
+MAX_LINES = 450
+LONG_BY_DESIGN = {"attestor_arango.memory": 900}
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path) -> Iterator[str]:
+    """The package modules a file imports, wherever the import statement stands."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                name = alias.name
+                while name not in MODULES and "." in name:
+                    name = name.rsplit(".", 1)[0]
+                if name in MODULES:
+                    yield name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.level:
+                raise AssertionError(f"{path}: relative import; the package uses absolute ones")
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                if full in MODULES:
+                    yield full
+                elif node.module in MODULES:
+                    yield node.module
+
+
+GRAPH = {name: set(_imports(path)) - {name} for name, path in MODULES.items()}
+
+
+def layer_of(module: str) -> int:
+    """The index in LAYERS of a module (the package itself is above every layer)."""
+    if module == TOP:
+        return len(LAYERS)
+    first = module.split(".")[1]
+    for index, (_, roots) in enumerate(LAYERS):
+        if first in roots:
+            return index
+    raise AssertionError(f"{module} belongs to no layer: add its folder to LAYERS and the docs")
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work: list[tuple[str, Iterator[str]]] = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, targets = work[-1]
+            advanced = False
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = counter
+                    counter += 1
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    advanced = True
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_every_module_is_in_a_layer() -> None:
+    assert len(MODULES) > 50  # the walk found the package
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_in_the_package() -> None:
+    assert _cycles(GRAPH) == []
+
+
+def test_imports_point_down_only() -> None:
+    upward = [
+        f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} "
+        f"({LAYERS[layer_of(target)][0] if target != TOP else 'package'})"
+        for module, targets in sorted(GRAPH.items())
+        for target in sorted(targets)
+        if module != TOP and layer_of(target) > layer_of(module)
+    ]
+    assert upward == []
+
+
+@pytest.mark.parametrize("service", ["core", "retrieval", "ingest", "governance"])
+def test_services_never_import_the_facade_or_an_interface(service: str) -> None:
+    offenders = [
+        (module, target)
+        for module, targets in GRAPH.items()
+        if module.startswith(f"{TOP}.{service}")
+        for target in targets
+        if target in {f"{TOP}.memory", f"{TOP}.client", TOP} or ".interfaces" in target
+    ]
+    assert offenders == []
+
+
+def test_the_store_knows_nothing_of_the_services() -> None:
+    assert layer_of(f"{TOP}.store.embedded.store") < layer_of(f"{TOP}.retrieval.pipeline")
+    for module, targets in GRAPH.items():
+        if module.startswith(f"{TOP}.store"):
+            assert all(layer_of(t) <= layer_of(module) for t in targets), module
+
+
+def test_no_module_outgrows_a_reading() -> None:
+    too_long = {
+        module: lines
+        for module, path in MODULES.items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines()))
+        > LONG_BY_DESIGN.get(module, MAX_LINES)
+    }
+    assert too_long == {}
+
+
+def test_no_mixins_and_no_casts_to_the_facade() -> None:
+    for path in MODULES.values():
+        text = path.read_text(encoding="utf-8")
+        assert "Mixin" not in text, path
+        assert 'cast("AgentMemory"' not in text, path
+
+
+def test_test_tooling_is_not_shipped() -> None:
+    for name in ("testing", "lints", "scripted"):
+        assert not any(m.endswith(f".{name}") for m in MODULES), name
