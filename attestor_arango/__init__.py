@@ -28,7 +28,7 @@ from attestor_arango.scope import Scope, TemporalView
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
 
-__version__ = "0.1.0"
+from attestor_arango.version import __version__ as __version__
 
 
 def __getattr__(name: str) -> Any:

@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "config",
             "validation",
             "memo",
+            "version",
             "text",
         ),
     ),

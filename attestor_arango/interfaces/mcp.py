@@ -21,13 +21,13 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from pydantic import ValidationError as PydanticValidationError
 
-from attestor_arango import __version__
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import AttestorError
 from attestor_arango.interfaces import mcp_fields as f
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.auth import KeyRing
 from attestor_arango.interfaces.api.codec import jsonable
+from attestor_arango.version import __version__
 
 INSTRUCTIONS = (
     "Shared, bi-temporal memory for a team of agents. Call memory_recall before answering "

@@ -85,7 +85,7 @@ def _version() -> str:
     try:
         return version("attestor-arango")
     except PackageNotFoundError:  # run from a checkout that was never installed
-        from attestor_arango import __version__
+        from attestor_arango.version import __version__
 
         return __version__
 
