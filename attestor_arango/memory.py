@@ -316,12 +316,13 @@ class AgentMemory:
     ) -> Memory:
         """Archives a memory: closes it in transaction time; the row stays for replay.
 
-        Raises ``AccessDenied`` (FORGET needed), ``NotFoundError`` or ``ConflictError`` (it
-        is already closed).
+        ``memory_id`` may be short, as for ``get``. Raises ``AccessDenied`` (FORGET
+        needed), ``NotFoundError``, ``ValidationError`` (an ambiguous short id) or
+        ``ConflictError`` (it is already closed).
         """
         ctx = self._ctx(context, Permission.FORGET, "forget")
         scope = self.runtime.scope(ctx)
-        memory_id = _check_id(memory_id)
+        memory_id = reads.resolve_id(self.runtime, scope, _check_id(memory_id))
         with self.store.transaction():
             old = self.store.get_memory(scope, memory_id)
             if old is None:
@@ -340,11 +341,17 @@ class AgentMemory:
     def get(
         self, memory_id: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
     ) -> Memory:
-        """One memory as it was at ``as_of`` (default now); raises ``NotFoundError``."""
+        """One memory as it was at ``as_of`` (default now).
+
+        ``memory_id`` may be the full id or an unambiguous start or end of it (4+
+        characters, as CLI tables show). Raises ``NotFoundError``, or ``ValidationError``
+        naming the ids a short form matches when it matches several.
+        """
         ctx = self._ctx(context, Permission.READ, "get")
-        memory_id = _check_id(memory_id)
+        scope = self.runtime.scope(ctx)
+        memory_id = reads.resolve_id(self.runtime, scope, _check_id(memory_id))
         view = self.runtime.view(as_of)
-        return reads.get_memory(self.runtime, self.runtime.scope(ctx), memory_id, view)
+        return reads.get_memory(self.runtime, scope, memory_id, view)
 
     def list(
         self,

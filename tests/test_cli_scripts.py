@@ -172,3 +172,27 @@ def test_a_terminal_gets_a_table_that_fits_80_columns(tmp_path: Path) -> None:
     assert lines and max(len(line) for line in lines) <= 80, shown
     assert added["id"][-8:] in shown  # the short id, on one line
     assert not shown.lstrip().startswith("[")  # a table, not JSON
+
+
+def test_short_ids_as_tables_show_them_are_accepted_and_ambiguity_is_named(
+    tmp_path: Path,
+) -> None:
+    first = json.loads(run(tmp_path, "add", "Ana lives in Porto").stdout)
+    second = json.loads(run(tmp_path, "add", "Bob lives in Faro").stdout)
+    got = run(tmp_path, "get", first["id"][-8:])  # the form tables show
+    assert got.returncode == 0, got.stderr
+    assert json.loads(got.stdout)["id"] == first["id"]
+    assert json.loads(run(tmp_path, "get", second["id"][:-4].upper()).stdout)["id"] == second["id"]
+    shared = next(
+        first["id"][:n] for n in range(36, 0, -1) if second["id"].startswith(first["id"][:n])
+    )
+    assert len(shared) >= 4  # UUIDv7: both start with the same milliseconds
+    ambiguous = run(tmp_path, "get", shared[:8])
+    assert ambiguous.returncode == 2
+    assert first["id"] in ambiguous.stderr and second["id"] in ambiguous.stderr
+    assert run(tmp_path, "get", "ffffffff").returncode == 3
+    other = run(tmp_path, "get", first["id"][-8:], "--tenant", "someone-else")
+    assert other.returncode == 3  # another tenant's short id is not found
+    forgotten = run(tmp_path, "forget", second["id"][-8:], "--reason", "moved")
+    assert forgotten.returncode == 0, forgotten.stderr
+    assert json.loads(forgotten.stdout)["status"] == "archived"

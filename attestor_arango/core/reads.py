@@ -7,14 +7,43 @@ validated the arguments; these functions only read.
 
 from __future__ import annotations
 
+import re
+
 from attestor_arango.core.runtime import Runtime
-from attestor_arango.errors import NotFoundError
+from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.models import Memory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
 TIMELINE_LIMIT = 10_000
+SHORT_ID_MIN = 4  # fewer characters than this are never looked up as a short id
+_SHORT_ID = re.compile(rf"[0-9a-f-]{{{SHORT_ID_MIN},35}}")
+_SHOWN_MATCHES = 10
+
+
+def resolve_id(rt: Runtime, scope: Scope, memory_id: str) -> str:
+    """A full id, or the one id of the scope that starts or ends with ``memory_id``.
+
+    People copy ids from tables, which show the last 8 characters (the random part of
+    a UUIDv7), or the first ones. Raises ``NotFoundError`` when nothing matches and
+    ``ValidationError`` naming the matches when several do.
+    """
+    if rt.store.get_memory(scope, memory_id) is not None:
+        return memory_id
+    fragment = memory_id.strip().lower()
+    if not _SHORT_ID.fullmatch(fragment):
+        return memory_id  # not a short id: the read reports it not found
+    matches = rt.store.memory_ids_matching(scope, fragment, _SHOWN_MATCHES + 1)
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise NotFoundError(f"no memory id in this scope starts or ends with {memory_id!r}")
+    more = " and more" if len(matches) > _SHOWN_MATCHES else ""
+    raise ValidationError(
+        f"{memory_id!r} matches several memory ids: "
+        f"{', '.join(matches[:_SHOWN_MATCHES])}{more}; give more characters of the one you mean",
+    )
 
 
 def get_memory(rt: Runtime, scope: Scope, memory_id: str, view: TemporalView) -> Memory:

@@ -119,6 +119,14 @@ class ArangoStore(GraphAndGovernance):
         rows = self._run("memory_get", scope, {"namespace": scope.namespace, "id": memory_id})
         return memory_from_arango(rows[0]) if rows else None
 
+    def memory_ids_matching(self, scope: Scope, fragment: str, limit: int) -> list[str]:
+        rows = self._run(
+            "memory_ids_matching",
+            scope,
+            {"namespace": scope.namespace, "fragment": fragment, "limit": limit},
+        )
+        return [str(row["id"]) for row in rows]
+
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]:
         if not ids:
             return {}

@@ -38,6 +38,13 @@ BY_ID_SCOPE = "+tenant = :tenant AND (:namespace IS NULL OR namespace = :namespa
 
 GET_MEMORY = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = :id AND {BY_ID_SCOPE}"
 
+# a short id: the fragment is checked to be hex and '-' (no LIKE wildcards) by the caller
+MEMORY_IDS_MATCHING = (
+    "SELECT id, tenant, namespace FROM memories WHERE tenant = :tenant "
+    "AND (:namespace IS NULL OR namespace = :namespace) "
+    "AND (id LIKE :fragment || '%' OR id LIKE '%' || :fragment) ORDER BY id LIMIT :limit"
+)
+
 GET_MEMORIES = (
     f"SELECT {MEMORY_COLUMNS} FROM memories "
     f"WHERE id IN (SELECT value FROM json_each(:ids)) AND {BY_ID_SCOPE}"

@@ -287,6 +287,12 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
         found = self._memories(scope, rows)
         return found[0] if found else None
 
+    def memory_ids_matching(self, scope: Scope, fragment: str, limit: int) -> list[str]:
+        params = {"fragment": fragment, "limit": limit, **_scope_params(scope)}
+        rows = [dict(r) for r in self._read(q.MEMORY_IDS_MATCHING, params)]
+        check_tenant(scope, rows)
+        return [str(r["id"]) for r in rows]
+
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]:
         """By rowid where the tenant's text index knows it (half the cost), else by id.
 
