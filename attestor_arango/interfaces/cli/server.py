@@ -163,7 +163,9 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_api)
 
     p = sub.add_parser("mcp", parents=[common], help="serve MCP over stdio or streamable HTTP")
-    p.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    p.add_argument(
+        "--transport", choices=["stdio", "http"], default="stdio", help="how MCP is served"
+    )
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (endpoint /mcp)")
     p.add_argument("--keys", help="API key file (YAML/JSON); default $ATTESTOR_API_KEYS")
@@ -171,7 +173,7 @@ def register(sub: Any) -> None:
         "--no-auth", action="store_true", help="HTTP on loopback as the default identity"
     )
     p.add_argument("--grace", type=int, default=10, help="graceful shutdown seconds")
-    p.add_argument("--log-level", default="warning")
+    p.add_argument("--log-level", default="warning", help="server log level")
     p.add_argument(
         "--print-config",
         action="store_true",
