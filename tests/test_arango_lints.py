@@ -253,3 +253,33 @@ def test_formatting_lint_catches_built_aql(src: str, how: str) -> None:
 )
 def test_formatting_lint_leaves_sql_prose_and_literals_alone(src: str) -> None:
     assert lints.lint_formatting_in_source(src, "ok.py") == []
+
+
+# computed numbers against the schema (issue 15, item 1) -------------------------------------
+def test_no_computed_attribute_is_typed_integer_only() -> None:
+    assert lints.lint_computed_numbers_dir() == []
+
+
+def test_computed_numbers_lint_catches_an_integer_counter() -> None:
+    schema = {
+        "collections": [
+            {
+                "name": "write_counts",
+                "schema": {"rule": {"properties": {"writes": {"type": "integer"}}}},
+            }
+        ]
+    }
+    upsert = parse_query(
+        "writes_add",
+        "// @params: tenant, n\nUPSERT { tenant: @tenant } INSERT { tenant: @tenant, writes: @n }"
+        "\nUPDATE { writes: OLD.writes + @n } IN write_counts RETURN NEW",
+    )
+    [problem] = lints.lint_computed_numbers(upsert, schema)
+    assert "write_counts.writes" in problem
+    schema["collections"][0]["schema"]["rule"]["properties"]["writes"]["type"] = "number"
+    assert lints.lint_computed_numbers(upsert, schema) == []
+    bound = parse_query(
+        "w", "// @params: tenant, n\nINSERT { tenant: @tenant, writes: @n } IN write_counts"
+    )
+    schema["collections"][0]["schema"]["rule"]["properties"]["writes"]["type"] = "integer"
+    assert lints.lint_computed_numbers(bound, schema) == []

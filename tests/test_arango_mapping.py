@@ -22,7 +22,6 @@ from attestor_arango.store.arango.connect import MIN_SERVER_VERSION, PINNED_IMAG
 from attestor_arango.store.arango.executor import check_exact_numbers
 from attestor_arango.store.arango.registry import Registry, strip_comments_and_strings
 from attestor_arango.store.arango.schema import (
-    PROJECT_ROOT,
     load_schema,
     n_lists_for,
     vector_index_definition,
@@ -31,6 +30,7 @@ from attestor_arango.store.arango.schema import (
 from attestor_arango.store.arango.store_graph import PURGE_STEPS
 
 T0 = 1_767_225_600_000_000
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _memory() -> Memory:

@@ -14,7 +14,11 @@ No ArangoDB server is available where this project is built, so what a server wo
    path vertices and edges, each ``UPSERT`` searches and each ``INSERT`` writes
    ``tenant: @tenant`` -- ``lint_tenant_filter``;
 4. no AQL is built by string formatting anywhere in ``attestor_arango`` (f-strings,
-   ``%``, ``.format``, ``+`` on text that looks like AQL) -- ``lint_no_aql_formatting``.
+   ``%``, ``.format``, ``+`` on text that looks like AQL) -- ``lint_no_aql_formatting``;
+5. every attribute a write computes with AQL arithmetic (which always yields a double,
+   ``Expression::executeSimpleExpressionArithmetic``) is typed so the collection's
+   JSON-Schema accepts a double (``"number"``, never only ``"integer"``: the validator types
+   a VelocyPack double as number only) -- ``lint_computed_numbers``.
 
 Each function returns a list of problems (empty = clean) so tests can show that a broken
 example is caught.
@@ -30,14 +34,15 @@ from pathlib import Path
 from attestor_arango.errors import StoreError
 from attestor_arango.store.arango.base import COLLECTIONS
 from attestor_arango.store.arango.registry import (
-    AQL_DIR,
     Query,
     Registry,
     parse_query,
     strip_comments_and_strings,
 )
 
-PACKAGE_DIR = Path(__file__).resolve().parents[2] / "attestor_arango"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = REPO_ROOT / "attestor_arango"
+AQL_DIR = REPO_ROOT / "aql"  # the lints check the repository's files, the source of the wheel
 BACKEND_DIR = PACKAGE_DIR / "store" / "arango"
 TENANT_SOURCES = frozenset(COLLECTIONS) | {"memories_view"}
 
@@ -299,6 +304,47 @@ def lint_no_aql_formatting(directory: Path = PACKAGE_DIR) -> list[str]:
     return problems
 
 
+# 5: computed numbers against the collection schema ----------------------------------------
+_WRITE = re.compile(
+    r"\b(?:INSERT|UPDATE|REPLACE)\b(?P<body>.*?)\bIN\s+(?P<col>[A-Za-z_]\w*)\b", re.S
+)
+_FIELD = re.compile(r"(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<expr>[^,{}]+)")
+_ARITHMETIC = re.compile(r"[\w.@)\]]\s*[-+*/%]\s*[\w.@(]")
+
+
+def lint_computed_numbers(query: Query, schema: dict[str, object]) -> list[str]:
+    """Attributes written as ``a + b`` (etc.) whose schema type does not admit a double."""
+    code = strip_comments_and_strings(query.text)
+    rules: dict[str, dict[str, object]] = {}
+    for spec in schema["collections"]:  # type: ignore[attr-defined]
+        rules[spec["name"]] = spec["schema"]["rule"].get("properties", {})
+    problems: list[str] = []
+    for write in _WRITE.finditer(code):
+        props = rules.get(write.group("col"), {})
+        for field in _FIELD.finditer(write.group("body")):
+            if not _ARITHMETIC.search(field.group("expr")):
+                continue
+            rule = props.get(field.group("name"))
+            types = rule.get("type") if isinstance(rule, dict) else None
+            allowed = {types} if isinstance(types, str) else set(types or ())
+            if "integer" in allowed and "number" not in allowed:
+                problems.append(
+                    f"{query.name}: {write.group('col')}.{field.group('name')} is computed by "
+                    'AQL arithmetic (a double) but the schema allows only "integer"',
+                )
+    return problems
+
+
+def lint_computed_numbers_dir(registry: Registry | None = None) -> list[str]:
+    from attestor_arango.store.arango.schema import load_schema
+
+    schema = load_schema(REPO_ROOT / "schemas")
+    problems: list[str] = []
+    for query in registry or Registry.load(AQL_DIR):
+        problems.extend(lint_computed_numbers(query, schema))
+    return problems
+
+
 def run_all() -> list[str]:
     """Every lint over the real tree (what the test suite asserts is empty)."""
     out: list[str] = []
@@ -310,4 +356,5 @@ def run_all() -> list[str]:
 def _all() -> Iterable[list[str]]:
     yield lint_aql_dir()
     yield lint_call_sites()
+    yield lint_computed_numbers_dir()
     yield lint_no_aql_formatting()

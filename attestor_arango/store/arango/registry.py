@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from importlib.resources.abc import Traversable
 
 from attestor_arango.errors import StoreError
-
-# aql/ and schemas/ live at the repository root, next to the package.
-PROJECT_ROOT = Path(__file__).resolve().parents[3]
-AQL_DIR = PROJECT_ROOT / "aql"
+from attestor_arango.store.arango.resources import data_dir
 
 _HEADER_PARAMS = re.compile(r"^\s*//\s*@params:(?P<names>.*)$", re.MULTILINE)
 _HEADER_ADMIN = re.compile(r"^\s*//\s*@admin:", re.MULTILINE)
@@ -130,16 +127,28 @@ class Registry:
         self._by_text = {q.text: q.name for q in queries.values()}
 
     @classmethod
-    def load(cls, directory: Path = AQL_DIR) -> Registry:
+    def load(cls, directory: Traversable | None = None) -> Registry:
+        """Every ``*.aql`` file of ``directory`` (default: the installed or checked-out aql/).
+
+        Raises ``StoreError`` when the directory is missing or holds no query, or when a
+        file's header and text disagree.
+        """
+        directory = data_dir("aql") if directory is None else directory
         if not directory.is_dir():
             raise StoreError(
                 f"AQL directory {directory} is missing; the ArangoDB backend needs the aql/ "
-                "files from the attestor-arango source tree",
+                "files that ship inside the attestor-arango package",
             )
-        queries = {
-            path.stem: parse_query(path.stem, path.read_text(encoding="utf-8"))
-            for path in sorted(directory.glob("*.aql"))
-        }
+        files = sorted(
+            (f for f in directory.iterdir() if f.name.endswith(".aql") and f.is_file()),
+            key=lambda f: f.name,
+        )
+        if not files:
+            raise StoreError(f"AQL directory {directory} holds no .aql files; reinstall")
+        queries = {}
+        for entry in files:
+            stem = entry.name.removesuffix(".aql")
+            queries[stem] = parse_query(stem, entry.read_text(encoding="utf-8"))
         return cls(queries)
 
     def get(self, name: str) -> Query:

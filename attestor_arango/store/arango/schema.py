@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from arango.database import StandardDatabase
@@ -24,14 +24,18 @@ from arango.exceptions import ArangoError
 
 from attestor_arango.errors import StoreError
 from attestor_arango.store.arango.executor import Executor
-from attestor_arango.store.arango.registry import PROJECT_ROOT
+from attestor_arango.store.arango.resources import data_dir
 
-SCHEMA_DIR = PROJECT_ROOT / "schemas"
 VECTOR_COLLECTION = "memories"
 
 
-def load_schema(directory: Path = SCHEMA_DIR) -> dict[str, Any]:
-    """The three schema files as one dict: collections, sharding, views, vector."""
+def load_schema(directory: Traversable | None = None) -> dict[str, Any]:
+    """The three schema files as one dict: collections, sharding, views, vector.
+
+    ``directory`` defaults to the installed (or checked-out) schemas/; raises
+    ``StoreError`` when a file is missing or is not JSON.
+    """
+    directory = data_dir("schemas") if directory is None else directory
     try:
         collections = json.loads((directory / "collections.json").read_text(encoding="utf-8"))
         views = json.loads((directory / "views.json").read_text(encoding="utf-8"))
@@ -39,7 +43,7 @@ def load_schema(directory: Path = SCHEMA_DIR) -> dict[str, Any]:
     except (OSError, json.JSONDecodeError) as exc:
         raise StoreError(
             f"cannot read the ArangoDB schema files in {directory}: {exc}; they ship in the "
-            "attestor-arango source tree (schemas/)",
+            "attestor-arango package (attestor_arango/schemas); reinstall it",
         ) from exc
     return {
         "collections": collections["collections"],
