@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from attestor_arango.context import AgentContext
 from attestor_arango.errors import AttestorError, ValidationError
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.auth import ANY, ApiKey, KeyRing, authorize
+from attestor_arango.interfaces.api.docs import docs_routes
 from attestor_arango.interfaces.api.errors import (
     InternalError,
     MethodNotAllowed,
@@ -35,6 +37,8 @@ from attestor_arango.interfaces.api.errors import (
     RequestTimeout,
     RouteNotFound,
 )
+from attestor_arango.interfaces.api.logs import RequestLog
+from attestor_arango.interfaces.api.metrics import Observer, RequestMetrics, metrics_endpoint
 from attestor_arango.interfaces.api.openapi import build_openapi
 from attestor_arango.interfaces.ui import mount_ui
 
@@ -140,6 +144,8 @@ def create_app(
         key = ring.authenticate(presented)
         return key, ring.context(key, headers)
 
+    observer = Observer()  # /metrics (interfaces/api/metrics.py)
+
     def endpoint(route: spec.Route) -> Callable[[Request], Any]:
         fn = getattr(cls, route.op)
         title = "".join(part.title() for part in route.op.split("_")) + "Params"
@@ -153,6 +159,7 @@ def create_app(
                 if "context" in codec.inspect.signature(fn).parameters:
                     kwargs["context"] = ctx
                 method = getattr(memory, route.op)
+                started = time.perf_counter()
                 try:
                     with anyio.fail_after(settings.request_timeout_s):
                         result = await anyio.to_thread.run_sync(
@@ -163,6 +170,7 @@ def create_app(
                         f"{route.op} did not finish in {settings.request_timeout_s}s; "
                         "a write may still complete, so read before retrying",
                     ) from None
+                observer.result(route.op, time.perf_counter() - started, result)
                 return JSONResponse(codec.dump_result(fn, result))
             except AttestorError as err:
                 return error_response(err)
@@ -187,6 +195,11 @@ def create_app(
     ]
     routes.append(StarletteRoute("/openapi.json", openapi, methods=["GET"]))
     routes.append(StarletteRoute("/healthz", healthz, methods=["GET"]))
+    # operator surface: /docs (packaged Swagger UI), /metrics (Prometheus)
+    routes += docs_routes()
+    routes.append(
+        StarletteRoute("/metrics", metrics_endpoint(observer, memory, caller), methods=["GET"])
+    )
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status = getattr(exc, "status_code", 500)
@@ -217,6 +230,8 @@ def create_app(
     )
     app.router.routes.append(mount_ui(memory, ring, fixed_key))  # read-only Evidence Board
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(RequestMetrics, observer=observer, routes=app.router.routes)
+    app.add_middleware(RequestLog, routes=app.router.routes)  # outermost: ids every request
     app.state.memory = memory
     app.state.settings = settings
     return app

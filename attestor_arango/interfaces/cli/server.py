@@ -83,6 +83,9 @@ def cmd_api(args: argparse.Namespace) -> int:
     settings = ApiSettings(
         max_body_bytes=args.max_body, request_timeout_s=args.timeout, workers=args.workers
     )
+    from attestor_arango.interfaces.api.logs import configure
+
+    configure(args.log_format, args.log_level)
     memory = open_memory(args)
     app = create_app(memory, None if args.no_auth else keys, settings, close_on_shutdown=True)
     # uvicorn stops accepting on SIGINT/SIGTERM, lets in-flight requests finish for up to
@@ -95,6 +98,7 @@ def cmd_api(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         limit_concurrency=args.max_connections,
         timeout_keep_alive=5,
+        access_log=args.log_format != "json",  # the JSON access line replaces uvicorn's
     )
     return out.EXIT_OK
 
@@ -156,6 +160,12 @@ def register(sub: Any) -> None:
     p.add_argument("--max-connections", type=int, default=256, help="open connections at most")
     p.add_argument("--grace", type=int, default=10, help="graceful shutdown seconds")
     p.add_argument("--log-level", default="info", help="uvicorn log level")
+    p.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="json: one JSON line per request and log record, each with its request id",
+    )
     p.add_argument("--new-key", action="store_true", help="print a new key and its entry")
     p.add_argument("--key-id", help="id of the new key (default: TENANT-ROLE)")
     p.add_argument("--key-role", action="append", help="role the new key grants (repeatable)")

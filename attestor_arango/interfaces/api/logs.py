@@ -1,0 +1,126 @@
+"""Structured request logs: one JSON line per request, each with a request id.
+
+Switchable (``attestor-arango api --log-format json``; text by default). The id
+is the caller's ``X-Request-Id`` when it is a short token, otherwise a fresh one;
+it is echoed in the response header and attached to every log record written
+while the request runs (``request_id``), so a failure's traceback and its
+access line share it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+import time
+from contextvars import ContextVar
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from attestor_arango.interfaces.api.metrics import route_template
+
+ACCESS_LOG = "attestor_arango.access"
+REQUEST_ID = ContextVar("request_id", default="-")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+_access = logging.getLogger(ACCESS_LOG)
+
+
+class RequestIdFilter(logging.Filter):
+    """Puts the current request's id on every record (``-`` outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = REQUEST_ID.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """A record as one JSON object: time, level, logger, message, request id, extras."""
+
+    FIELDS = ("method", "route", "path", "status", "duration_ms")
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", REQUEST_ID.get()),
+        }
+        for name in self.FIELDS:
+            if hasattr(record, name):
+                out[name] = getattr(record, name)
+        if record.exc_info:
+            out["exception"] = self.formatException(record.exc_info)
+        return json.dumps(out, separators=(",", ":"))
+
+
+JsonFormatter.converter = time.gmtime
+
+
+def configure(fmt: str, level: str = "info") -> None:
+    """Route this package's logs to stderr as JSON lines (``json``) or plain text."""
+    handler = logging.StreamHandler()
+    handler.addFilter(RequestIdFilter())
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
+        )
+    root = logging.getLogger("attestor_arango")
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    root.propagate = False
+
+
+class RequestLog:
+    """Gives each request an id, echoes it, and writes one access record when it ends."""
+
+    def __init__(self, app: ASGIApp, routes: list[Any]) -> None:
+        self.app = app
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        asked = ""
+        for name, value in scope.get("headers", []):
+            if name == b"x-request-id":
+                asked = value.decode("latin-1")
+        request_id = asked if _SAFE_ID.match(asked) else secrets.token_hex(8)
+        token = REQUEST_ID.set(request_id)
+        status = 500
+        start = time.perf_counter()
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                message.setdefault("headers", [])
+                message["headers"] = [
+                    *message["headers"],
+                    (b"x-request-id", request_id.encode("latin-1")),
+                ]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            _access.info(
+                "%s %s %s",
+                scope["method"],
+                scope["path"],
+                status,
+                extra={
+                    "method": scope["method"],
+                    "route": route_template(self.routes, scope),
+                    "path": scope["path"],
+                    "status": status,
+                    "duration_ms": round((time.perf_counter() - start) * 1000, 3),
+                },
+            )
+            REQUEST_ID.reset(token)
