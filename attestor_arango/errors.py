@@ -93,3 +93,11 @@ class TenantLeakError(StoreError):
 
     code = "tenant_leak"
     http_status = 500
+
+
+class MissingExtraError(AttestorError):
+    """An optional part (the REST server, the MCP server) is not installed; the message
+    is the one ``pip install`` command that adds it."""
+
+    code = "missing_extra"
+    http_status = 501

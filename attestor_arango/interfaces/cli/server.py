@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Any
 
@@ -11,11 +12,25 @@ from rich.console import Console
 from rich.table import Table
 
 from attestor_arango.config import load_config
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import MissingExtraError, ValidationError
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.commands import common_options, open_memory
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def require_extra(command: str, extra: str, modules: tuple[str, ...]) -> None:
+    """Raises MissingExtraError naming the one install command when ``modules`` are absent."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise MissingExtraError(
+                f"`attestor-arango {command}` needs the '{extra}' extra ({module} is not "
+                f"installed); install it with: pip install 'attestor-arango[{extra}]'",
+                extra=extra,
+                module=module,
+            ) from None
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -66,6 +81,7 @@ def cmd_new_key(args: argparse.Namespace) -> int:
 def cmd_api(args: argparse.Namespace) -> int:
     if args.new_key:
         return cmd_new_key(args)
+    require_extra("api", "server", ("starlette", "uvicorn"))
     import uvicorn
 
     from attestor_arango.interfaces.api.app import ApiSettings, create_app
@@ -109,11 +125,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         print_config(args)
         return out.EXIT_OK
+    require_extra("mcp", "mcp", ("mcp",))
     if args.transport == "stdio":
         from attestor_arango.interfaces.mcp import run_stdio
 
         run_stdio(open_memory(args))
         return out.EXIT_OK
+    require_extra("mcp --transport http", "server", ("starlette", "uvicorn"))
     import uvicorn
 
     from attestor_arango.interfaces.api.auth import load_keys
