@@ -196,3 +196,32 @@ def test_short_ids_as_tables_show_them_are_accepted_and_ambiguity_is_named(
     forgotten = run(tmp_path, "forget", second["id"][-8:], "--reason", "moved")
     assert forgotten.returncode == 0, forgotten.stderr
     assert json.loads(forgotten.stdout)["status"] == "archived"
+
+
+def test_import_into_another_tenant_rekeys_and_keeps_provenance(tmp_path: Path) -> None:
+    tea = json.loads(
+        run(tmp_path, "add", "Bob likes tea", "--entity", "Bob", "--category", "d").stdout
+    )
+    coffee = json.loads(
+        run(tmp_path, "add", "Bob likes coffee", "--entity", "Bob", "--category", "d").stdout
+    )
+    dump = tmp_path / "f.json"
+    dump.write_text(run(tmp_path, "export").stdout, encoding="utf-8")
+    copied = run(tmp_path, "import", str(dump), "--tenant", "other")
+    assert copied.returncode == 0, copied.stderr
+    assert json.loads(copied.stdout)["rekeyed"] == 1
+    copy = json.loads(run(tmp_path, "timeline", "Bob", "--tenant", "other").stdout)
+    assert [m["content"] for m in copy] == ["Bob likes tea", "Bob likes coffee"]
+    assert {m["id"] for m in copy}.isdisjoint({tea["id"], coffee["id"]})
+    assert [m["metadata"]["imported_from"] for m in copy] == [
+        {"tenant": "local", "id": tea["id"]},
+        {"tenant": "local", "id": coffee["id"]},
+    ]
+    assert copy[1]["supersedes"] == copy[0]["id"] and copy[0]["superseded_by"] == copy[1]["id"]
+    assert [m["t_created"] for m in copy] == [tea["t_created"], coffee["t_created"]]
+    assert copy[1]["provenance"]["agent_id"] == coffee["provenance"]["agent_id"]
+    source = json.loads(run(tmp_path, "timeline", "Bob").stdout)
+    assert [m["id"] for m in source] == [tea["id"], coffee["id"]]  # the source is untouched
+    again = run(tmp_path, "import", str(dump), "--tenant", "other")
+    assert again.returncode == 1 and "UNIQUE" not in again.stderr
+    assert "already holds data" in again.stderr

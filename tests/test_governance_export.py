@@ -123,7 +123,7 @@ def test_round_trip_into_an_empty_tenant_of_a_new_store(tmp_path: Path, clock: M
     exported = json.loads(json.dumps(src.export_user("acme", context=ORCH)))
     dst = _new_mem(tmp_path / "dst.db", ManualClock(START), key)
     counts = dst.import_user(exported, context=ORCH)
-    assert counts == {"memories": 5, "episodes": 1, "entities": 2, "relations": 1}
+    assert counts == {"memories": 5, "episodes": 1, "entities": 2, "relations": 1, "rekeyed": 0}
     again = dst.export_user("acme", context=ORCH)
     assert _comparable(again) == _comparable(exported)
     # restored rows behave: current facts, history, recall, signatures, the audit chain
@@ -163,11 +163,13 @@ def test_import_into_a_tenant_holding_data_is_refused_and_changes_nothing(
     with pytest.raises(ConflictError, match="empty tenant"):
         mem.import_user(exported, context=ORCH)
     assert mem.store.tenant_residue(Scope("acme")) == before
-    # beside the original in one store, the kept ids collide: refused atomically
+    # beside the original in one store, a copy as another tenant gets new ids
     copy = AgentContext(agent_id="o", role=AgentRole.ORCHESTRATOR, tenant="acme-copy")
-    with pytest.raises(ConflictError):
-        mem.import_user(exported, context=copy)
-    assert not any(mem.store.tenant_residue(Scope("acme-copy")).values())
+    assert mem.import_user(exported, context=copy)["rekeyed"] == 1
+    copied = mem.export_user("acme-copy", context=copy)["memories"]
+    assert [m["content"] for m in copied] == [m["content"] for m in exported["memories"]]
+    assert {m["id"] for m in copied}.isdisjoint(m["id"] for m in exported["memories"])
+    assert mem.store.tenant_residue(Scope("acme")) == before
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.governance.rekey import rekey
 from attestor_arango.models import Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
@@ -181,9 +182,19 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
 
 
 def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) -> dict[str, int]:
-    """Restores an export into the context's tenant, which must hold no data."""
+    """Restores an export into the context's tenant, which must hold no data.
+
+    Into the tenant it was exported from, every id is kept; into another tenant the
+    rows get new ids (see ``rekey``), so a copy never collides with its source. Raises
+    ``ValidationError`` for a malformed export and ``ConflictError`` when the tenant
+    holds data or an id is already stored.
+    """
     tenant = ctx.tenant
     parsed = parse_export(data, tenant)
+    source = parsed["source"]["tenant"]
+    rekeyed = isinstance(source, str) and source != tenant
+    if rekeyed:
+        parsed = rekey(parsed, source, rt.ids)
     store = rt.store
     scope = Scope(tenant)
     residue = store.tenant_residue(scope)
@@ -191,13 +202,45 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
         held = {k: v for k, v in residue.items() if v}
         raise ConflictError(
             f"tenant {tenant!r} already holds data {held}; import only into an empty tenant "
-            "(purge it first, or import under another tenant)",
+            "(purge it first, or import it as another tenant with --tenant)",
         )
     memories: list[Memory] = parsed["memories"]
     vectors: list[np.ndarray] = []
     for start in range(0, len(memories), EMBED_BATCH):
         chunk = memories[start : start + EMBED_BATCH]
         vectors.extend(rt.embedder.embed([m.content for m in chunk]))
+    try:
+        counts = _write(rt, auditor, ctx, parsed, vectors)
+    except ConflictError as exc:
+        raise ConflictError(
+            f"ids of this export are already stored ({len(memories)} memories; "
+            f"{'re-keyed' if rekeyed else 'ids kept'}): the store holds rows of tenant "
+            f"{source!r} with the same ids; purge them first, or import into another store "
+            "file (--path)",
+        ) from exc
+    counts = {**counts, "rekeyed": int(rekeyed)}
+    # never hand out a transaction time at or before one the import just stored
+    stamps = [m.us(f) for m in memories for f in ("t_created", "t_expired")]
+    stamps += [to_us(r.t_created) for r in parsed["relations"]]
+    stamps += [to_us(e.t_created) for e in parsed["episodes"]]
+    stamps = [t for t in stamps if t < OPEN]
+    if stamps:
+        rt.clock.observe(max(stamps))
+    return counts
+
+
+def _write(
+    rt: Runtime,
+    auditor: Auditor,
+    ctx: AgentContext,
+    parsed: dict[str, Any],
+    vectors: list[np.ndarray],
+) -> dict[str, int]:
+    """Every row of the export in one transaction, and the ``import`` audit entry."""
+    tenant = ctx.tenant
+    store = rt.store
+    scope = Scope(tenant)
+    memories: list[Memory] = parsed["memories"]
     with store.transaction():
         if memories and store.get_embedding_space(scope) is None:
             store.set_embedding_space(
@@ -220,11 +263,4 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
             "relations": len(parsed["relations"]),
         }
         auditor.record(ctx, "import", tenant, {"source": parsed["source"], **counts})
-    # never hand out a transaction time at or before one the import just stored
-    stamps = [m.us(f) for m in memories for f in ("t_created", "t_expired")]
-    stamps += [to_us(r.t_created) for r in parsed["relations"]]
-    stamps += [to_us(e.t_created) for e in parsed["episodes"]]
-    stamps = [t for t in stamps if t < OPEN]
-    if stamps:
-        rt.clock.observe(max(stamps))
     return counts
