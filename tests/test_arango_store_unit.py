@@ -28,7 +28,7 @@ from attestor_arango.models import Entity, Memory, Provenance, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.arango.base import COLLECTIONS
 from attestor_arango.store.arango.executor import ArangoQueryError, check_rows
-from attestor_arango.store.arango.registry import Registry
+from attestor_arango.store.arango.registry import Registry, strip_comments_and_strings
 from attestor_arango.store.arango.store import ArangoStore
 from attestor_arango.store.protocol import EmbeddingSpace
 
@@ -405,3 +405,36 @@ def test_close_memory_runs_in_a_transaction_and_a_failure_aborts_it() -> None:
         make_store(db).close_memory(A, "m1", T0 + 10, "superseded", "m2")
     assert [(owner, name) for owner, name, _ in db.log] == [("txn", "memory_close")]
     assert db.txns[0].aborted and not db.txns[0].committed
+
+
+# zero vectors (issue 15, item 5) ----------------------------------------------------------------
+def test_a_zero_query_vector_is_scanned_exactly_not_asked_of_the_cosine_index() -> None:
+    db = RecordingDB()
+    store = make_store(db)
+    big_indexed_tenant(store)
+    with pytest.raises(Sent):
+        store.vector_candidates(A, np.zeros(4, dtype=np.float32), 5, VIEW)
+    assert db.names() == ["vector_exact"]
+
+
+_ZERO_GUARD = r"LENGTH\(\s*{arg}\[\*\s*FILTER\s+CURRENT\s*!=\s*0\s+LIMIT\s+1\]\)\s*==\s*0"
+
+
+def test_every_cosine_similarity_call_is_guarded_against_zero_vectors() -> None:
+    """COSINE_SIMILARITY of a zero vector warns (1562) and fail_on_warning fails the query;
+    every call must sit in the else branch of a guard on each argument that can be zero."""
+    import re
+
+    calls = 0
+    for query in REGISTRY:
+        code = strip_comments_and_strings(query.text)
+        for match in re.finditer(r"COSINE_SIMILARITY\(\s*([\w.@]+)\s*,\s*([\w.@]+)\s*\)", code):
+            calls += 1
+            before = code[: match.start()]
+            guarded = [
+                a for a in match.groups() if re.search(_ZERO_GUARD.format(arg=re.escape(a)), before)
+            ]
+            # the ANN query never sees a zero query vector (planned exact), the exact one may
+            needed = match.groups() if query.name != "vector_ann" else match.groups()[:1]
+            assert set(needed) <= set(guarded), f"{query.name}: unguarded {match.group(0)}"
+    assert calls >= 2

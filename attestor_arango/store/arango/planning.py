@@ -34,9 +34,12 @@ def plan_vector_search(
     tenant_vectors: int,
     min_docs: int,
     in_transaction: bool,
+    zero_query: bool = False,
 ) -> VectorPlan:
     """ANN only when an index is usable for this tenant; otherwise the exact scan.
 
+    - a zero query vector has no direction; the exact scan scores every row 0 (as the
+      embedded backend's dot product does) instead of asking the cosine index;
     - inside a stream transaction the exact scan sees the transaction's own writes, which
       an index scan is not documented to do;
     - no index, an index not ``ready`` (3.12.9+ reports ``trainingState``) or one built for
@@ -47,6 +50,8 @@ def plan_vector_search(
     """
     if in_transaction:
         return VectorPlan("exact", "inside a transaction: the exact scan sees uncommitted writes")
+    if zero_query:
+        return VectorPlan("exact", "zero query vector: no direction for the cosine index")
     if not index.get("exists"):
         return VectorPlan("exact", "no vector index yet")
     state = index.get("training_state")

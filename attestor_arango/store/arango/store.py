@@ -259,6 +259,7 @@ class ArangoStore(GraphAndGovernance):
             tenant_vectors=self._tenant_vector_count(scope),
             min_docs=self.vector_min_docs,
             in_transaction=self.in_transaction,
+            zero_query=not np.any(query),
         )
         if plan.path == "ann":
             try:
