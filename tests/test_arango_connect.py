@@ -58,3 +58,16 @@ def test_vector_index_command_reports_an_unreachable_server(
     monkeypatch.delenv("ATTESTOR_CONFIG", raising=False)
     code = main(["vector-index", "--backend", "arangodb", "--rebuild", "--json"])
     assert code != 0 and "store_error" in capsys.readouterr().err
+
+
+def test_doctor_says_what_a_missing_vector_index_option_means() -> None:
+    from attestor_arango.store.arango.doctor import vector_option_check
+
+    off = vector_option_check(False)
+    assert off["ok"] is False and off["warning"] is True
+    assert "1540" in off["detail"] and "exact cosine scan" in off["detail"]
+    assert "--vector-index=true" in str(off["fix"])
+    unknown = vector_option_check("unknown (ArangoServerError)")
+    assert not unknown["ok"] and "1540" in unknown["detail"]
+    on = vector_option_check(True)
+    assert on["ok"] and on["fix"] is None

@@ -131,6 +131,7 @@ def test_retry_and_fallback_rules() -> None:
     assert not retry(1210, attempt=0, max_attempts=3, in_txn=True)
     assert not retry(1554, attempt=0, max_attempts=3, in_txn=False)
     assert planning.ann_needs_fallback(1554) and not planning.ann_needs_fallback(1203)
+    assert planning.ann_needs_fallback(1540)  # APPROX_NEAR_COSINE unknown: no --vector-index
     assert planning.ann_result_short(3, 5) and not planning.ann_result_short(5, 5)
     assert planning.probes_for(16, {"n_lists": 4}) == 4
     assert planning.probes_for(16, {"n_lists": 400}) == 16

@@ -191,6 +191,16 @@ def test_ann_error_1554_falls_back_to_the_exact_query() -> None:
     assert ann == exact and exact["k"] == 5 and exact["tenant"] == "acme"
 
 
+def test_unknown_approx_near_function_1540_falls_back_to_the_exact_query() -> None:
+    """A server without --vector-index does not know APPROX_NEAR_COSINE (error 1540)."""
+    db = RecordingDB(server_error(1540))
+    store = make_store(db)
+    big_indexed_tenant(store)
+    with pytest.raises(Sent, match="vector_exact"):
+        store.vector_candidates(A, np.ones(4, dtype=np.float32), 5, VIEW)
+    assert db.names() == ["vector_ann", "vector_exact"]
+
+
 def test_other_ann_errors_are_not_swallowed() -> None:
     db = RecordingDB(server_error(1203, 404))
     store = make_store(db)
@@ -421,7 +431,7 @@ _ZERO_GUARD = r"LENGTH\(\s*{arg}\[\*\s*FILTER\s+CURRENT\s*!=\s*0\s+LIMIT\s+1\]\)
 
 
 def test_every_cosine_similarity_call_is_guarded_against_zero_vectors() -> None:
-    """COSINE_SIMILARITY of a zero vector warns (1562) and fail_on_warning fails the query;
+    """COSINE_SIMILARITY of a zero vector warns (1561) and fail_on_warning fails the query;
     every call must sit in the else branch of a guard on each argument that can be zero."""
     import re
 

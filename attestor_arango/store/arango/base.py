@@ -19,6 +19,7 @@ from attestor_arango.store.arango.executor import ArangoQueryError, Executor
 from attestor_arango.store.arango.planning import (
     UNIQUE_CONSTRAINT_VIOLATED,
     VALIDATION_FAILED,
+    WRITE_WRITE_CONFLICT,
     should_retry,
 )
 from attestor_arango.store.arango.registry import Registry
@@ -175,7 +176,7 @@ def _translate(exc: ArangoQueryError) -> Exception:
             f"{exc.query}: a row with the same identity already exists (ArangoDB 1210)",
             query=exc.query,
         )
-    if exc.error_code == 1200:
+    if exc.error_code == WRITE_WRITE_CONFLICT:
         return ConflictError(
             f"{exc.query}: a concurrent write touched the same row (ArangoDB 1200); retry",
             query=exc.query,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arango import errno
 from arango.client import ArangoClient
 from arango.database import StandardDatabase
 from arango.exceptions import ArangoError, ArangoServerError
@@ -26,8 +27,8 @@ from attestor_arango.store.arango.registry import Registry
 from attestor_arango.store.arango.schema import apply_schema, ensure_vector_index, version_tuple
 from attestor_arango.store.arango.store import ArangoStore
 
-DATABASE_NOT_FOUND = 1228
-DUPLICATE_NAME = 1207
+DATABASE_NOT_FOUND = errno.DATABASE_NOT_FOUND  # 1228
+DUPLICATE_NAME = errno.DUPLICATE_NAME  # 1207
 MIN_SERVER_VERSION = (3, 12, 6)  # single-FILTER pre-filtered vector search
 PINNED_IMAGE = "arangodb:3.12.7.2"  # docker-compose.yml and the testcontainers fixture
 

@@ -63,6 +63,35 @@ def _vector_option(client: Any, config: Config) -> Any:
     return "not reported by this server"
 
 
+def vector_option_check(option: Any) -> dict[str, Any]:
+    """The ``--vector-index`` row: what the option's state means for the vector lane.
+
+    Without the option the server does not know ``APPROX_NEAR_COSINE``: an ANN query
+    answers error 1540 and the store falls back to the exact ``COSINE_SIMILARITY`` scan,
+    which needs no option. A warning, not a failure: recall still works, only slower.
+    """
+    on = option is True or str(option).lower() == "true"
+    if on:
+        detail = "--vector-index = true: APPROX_NEAR_COSINE and the vector index are available"
+    elif option is False or str(option).lower() == "false":
+        detail = (
+            "--vector-index = false: APPROX_NEAR_COSINE is unknown to this server (error "
+            "1540), so the exact cosine scan answers every vector query"
+        )
+    else:
+        detail = (
+            f"--vector-index = {option}: if it is off, ANN queries answer error 1540 and the "
+            "exact cosine scan answers every vector query"
+        )
+    return _check(
+        "vector_index_option",
+        on,
+        detail,
+        "start arangod with --vector-index=true (one-way; see docker-compose.yml)",
+        warning=True,
+    )
+
+
 def arango_doctor(config: Config) -> dict[str, Any]:
     settings = config.arango
     client = make_client(settings)
@@ -82,15 +111,7 @@ def arango_doctor(config: Config) -> dict[str, Any]:
         report["role"] = db.role()
         option = _vector_option(client, config)
         report["vector_index_option"] = option
-        checks.append(
-            _check(
-                "vector_index_option",
-                option is True or str(option).lower() == "true",
-                f"--vector-index = {option}",
-                "start arangod with --vector-index=true (one-way; see docker-compose.yml)",
-                warning=True,
-            )
-        )
+        checks.append(vector_option_check(option))
         schema = load_schema()
         collections: dict[str, Any] = {}
         for spec in schema["collections"]:

@@ -11,14 +11,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from arango import errno
+
 from attestor_arango.clock import OPEN
 from attestor_arango.scope import TemporalView
 
-VECTOR_SEARCH_NOT_APPLIED = 1554  # no usable vector index, or the query shape cannot use it
-UNIQUE_CONSTRAINT_VIOLATED = 1210
-WRITE_WRITE_CONFLICT = 1200
-VALIDATION_FAILED = 1620  # collection JSON-Schema rule
+# ArangoDB's error numbers as python-arango names them (arango/errno.py)
+VECTOR_SEARCH_NOT_APPLIED = errno.QUERY_VECTOR_SEARCH_NOT_APPLIED  # 1554: no usable index/shape
+FUNCTION_NAME_UNKNOWN = errno.QUERY_FUNCTION_NAME_UNKNOWN  # 1540: no APPROX_NEAR_* on this server
+UNIQUE_CONSTRAINT_VIOLATED = errno.UNIQUE_CONSTRAINT_VIOLATED  # 1210
+WRITE_WRITE_CONFLICT = errno.CONFLICT  # 1200
+VALIDATION_FAILED = errno.VALIDATION_FAILED  # 1620: collection JSON-Schema rule
 RETRYABLE_OUTSIDE_TRANSACTION = frozenset({UNIQUE_CONSTRAINT_VIOLATED, WRITE_WRITE_CONFLICT})
+ANN_FALLBACK = frozenset({VECTOR_SEARCH_NOT_APPLIED, FUNCTION_NAME_UNKNOWN})
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +80,13 @@ def probes_for(n_probe: int, index: Mapping[str, Any]) -> int:
 
 
 def ann_needs_fallback(error_code: int | None) -> bool:
-    """1554 means the server could not apply the vector index: answer exactly instead."""
-    return error_code == VECTOR_SEARCH_NOT_APPLIED
+    """Answer exactly when the server cannot run the ANN query at all.
+
+    1554: the vector index is missing, untrained or not applicable to the query's shape.
+    1540: ``APPROX_NEAR_COSINE`` is an unknown function, i.e. the server runs without
+    ``--vector-index`` (the doctor says so); ``COSINE_SIMILARITY`` needs no option.
+    """
+    return error_code in ANN_FALLBACK
 
 
 def ann_result_short(returned: int, k: int) -> bool:
