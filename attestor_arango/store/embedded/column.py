@@ -58,3 +58,59 @@ class ObjectColumn:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._data[: self._n].tolist())
+
+
+SEP = "\x00"  # between the strings of a tuple row in a ``BlobColumn`` (no term holds it)
+
+
+def pack_strings(values: Sequence[Any], tuples: bool) -> tuple[np.ndarray, np.ndarray]:
+    """UTF-8 bytes of every value end to end, and the n + 1 offsets that cut them apart."""
+    encoded = [(SEP.join(v) if tuples else v).encode() for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+class BlobColumn:
+    """An ``ObjectColumn`` whose first rows live in a read-only (memory-mapped) byte blob.
+
+    A persisted index keeps its texts and terms this way: opening it creates no
+    Python object per row, and a read decodes only the rows it takes. Rows
+    appended afterwards go to an ``ObjectColumn`` tail. ``tuples``: each row is a
+    tuple of strings (stored joined by ``SEP``).
+    """
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray, tuples: bool) -> None:
+        self._blob = blob
+        self._offsets = offsets
+        self._base = len(offsets) - 1
+        self._tuples = tuples
+        self._tail = ObjectColumn()
+
+    def __len__(self) -> int:
+        return self._base + len(self._tail)
+
+    def append(self, value: Any) -> None:
+        self._tail.append(value)
+
+    def _decode(self, row: int) -> Any:
+        lo, hi = int(self._offsets[row]), int(self._offsets[row + 1])
+        text = self._blob[lo:hi].tobytes().decode()
+        if not self._tuples:
+            return text
+        return tuple(text.split(SEP)) if text else ()
+
+    def __getitem__(self, index: int) -> Any:
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"row {index} is outside a column of {n} rows")
+        row = index % n
+        return self._decode(row) if row < self._base else self._tail[row - self._base]
+
+    def take(self, rows: np.ndarray | Sequence[int]) -> list[Any]:
+        base, tail = self._base, self._tail
+        return [self._decode(r) if r < base else tail[r - base] for r in np.asarray(rows).tolist()]
+
+    def __iter__(self) -> Iterator[Any]:
+        for row in range(len(self)):
+            yield self[row]

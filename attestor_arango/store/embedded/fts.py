@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import EmbeddedBase, scope_params, view_params
-from attestor_arango.store.embedded.rowtable import times_of
 from attestor_arango.store.embedded.text_index import TenantText, query_terms, query_words
 from attestor_arango.store.protocol import Hit, TextHit, check_tenant
 
@@ -78,22 +78,17 @@ class EmbeddedText(EmbeddedBase):
         check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
         return found
 
+    if TYPE_CHECKING:
+
+        def _load_text(self, tenant: str) -> TenantText: ...
+
     def _tenant_text(self, tenant: str) -> TenantText:
         self._refresh_caches()
         cached = self._texts.get(tenant)
         if cached is not None:
             self._used(tenant)
             return cached
-        index = TenantText()
-        rows = self._exec(q.LOAD_TEXTS, {"tenant": tenant}).fetchall()
-        if rows:
-            index.load(
-                [r["id"] for r in rows],
-                [r["namespace"] for r in rows],
-                [r["content"] for r in rows],
-                times_of(rows),
-                [r["rowid"] for r in rows],
-            )
+        index = self._load_text(tenant)
         self._texts[tenant] = index
         self._used(tenant)
         return index

@@ -113,3 +113,39 @@ class RowTable:
                 return None
             mask &= self.ns[:n] == code
         return mask
+
+    # persistence (persisted.py) ----------------------------------------------------------
+    def sections(self) -> tuple[dict[str, np.ndarray], list[str]]:
+        """The table as arrays, and its namespace names (code order) for the file's header.
+
+        Ids are joined by newlines (``persisted.py`` refuses to write an id holding one).
+        """
+        n = self.n
+        ids = "\n".join(self.ids[:n]).encode()
+        times = np.stack([getattr(self, name)[:n] for name in TIMES], axis=1)
+        arrays: dict[str, np.ndarray] = {
+            "ids": np.frombuffer(ids, dtype=np.uint8),
+            "ns": self.ns[:n].copy(),
+            "times": np.ascontiguousarray(times, dtype=np.int64),
+        }
+        return arrays, list(self._ns_names)
+
+    @classmethod
+    def from_sections(
+        cls, ids_blob: np.ndarray, ns: np.ndarray, times: np.ndarray, ns_names: Sequence[str]
+    ) -> RowTable:
+        """A table of persisted rows, in memory (a few numbers per row; they change)."""
+        n = len(ns)
+        ids = ids_blob.tobytes().decode().split("\n") if n else []
+        if len(ids) != n or times.shape != (n, len(TIMES)):
+            raise ValueError("the persisted row table's columns disagree in length")
+        table = cls(max(n, 16))
+        table._ns_names = list(ns_names)
+        table._ns_codes = {name: code for code, name in enumerate(table._ns_names)}
+        table.ns[:n] = ns
+        for col, name in enumerate(TIMES):
+            getattr(table, name)[:n] = times[:, col]
+        table.ids = ObjectColumn(ids)
+        table.pos = {memory_id: i for i, memory_id in enumerate(ids)}
+        table.n = n
+        return table

@@ -161,6 +161,47 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX relations_tenant_target ON relations (tenant, target);
         """,
     ),
+    (
+        4,
+        # Per tenant, counters of what changed its memories: the persisted vector and text
+        # indexes (persisted.py) record them, and an index file is used only while no row
+        # was changed or deleted since (``changes``); rows inserted since (rowid above
+        # ``last_rowid``: AUTOINCREMENT never reuses one) and rows closed since are caught
+        # up from the table. Triggers, so no write path can forget to count. A tenant's row
+        # goes with its last memory (erasure leaves no name behind); the next one gets a new
+        # random ``epoch``, so a file left from before can never match again.
+        """
+        CREATE TABLE index_generation (
+            tenant TEXT PRIMARY KEY,
+            epoch TEXT NOT NULL DEFAULT (lower(hex(randomblob(8)))),
+            inserts INTEGER NOT NULL DEFAULT 0,
+            closes INTEGER NOT NULL DEFAULT 0,
+            changes INTEGER NOT NULL DEFAULT 0,
+            last_rowid INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO index_generation (tenant, inserts, last_rowid)
+            SELECT tenant, COUNT(*), MAX(rowid) FROM memories GROUP BY tenant;
+        CREATE TRIGGER memories_generation_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO index_generation (tenant, inserts, last_rowid)
+            VALUES (NEW.tenant, 1, NEW.rowid)
+            ON CONFLICT (tenant) DO UPDATE SET inserts = inserts + 1, last_rowid = NEW.rowid;
+        END;
+        CREATE TRIGGER memories_generation_close AFTER UPDATE OF t_expired ON memories BEGIN
+            UPDATE index_generation SET closes = closes + 1 WHERE tenant = NEW.tenant;
+        END;
+        CREATE TRIGGER memories_generation_change
+        AFTER UPDATE OF id, tenant, namespace, content, t_created, valid_from, valid_until,
+            embedding ON memories BEGIN
+            UPDATE index_generation SET changes = changes + 1
+            WHERE tenant IN (OLD.tenant, NEW.tenant);
+        END;
+        CREATE TRIGGER memories_generation_delete AFTER DELETE ON memories BEGIN
+            UPDATE index_generation SET changes = changes + 1 WHERE tenant = OLD.tenant;
+            DELETE FROM index_generation WHERE tenant = OLD.tenant
+                AND NOT EXISTS (SELECT 1 FROM memories WHERE tenant = OLD.tenant);
+        END;
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

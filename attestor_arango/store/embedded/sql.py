@@ -138,14 +138,25 @@ WHERE rowid IN (SELECT value FROM json_each(:rowids))
   AND +tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace) AND {VIEW}
 """
 
+# the in-memory indexes load a tenant's rows after a rowid (0: all of them)
 LOAD_TEXTS = """
 SELECT rowid, id, namespace, content, t_created, t_expired, valid_from, valid_until
-FROM memories WHERE tenant = :tenant ORDER BY rowid
+FROM memories WHERE tenant = :tenant AND rowid > :after ORDER BY rowid
 """
 
 LOAD_VECTORS = """
 SELECT id, namespace, embedding, t_created, t_expired, valid_from, valid_until
-FROM memories WHERE tenant = :tenant AND embedding IS NOT NULL ORDER BY rowid
+FROM memories WHERE tenant = :tenant AND embedding IS NOT NULL AND rowid > :after ORDER BY rowid
+"""
+
+# what a persisted index file is checked against (schema migration 4 keeps it)
+GET_GENERATION = """
+SELECT epoch, inserts, closes, changes, last_rowid FROM index_generation WHERE tenant = :tenant
+"""
+
+CLOSED_ROWS = """
+SELECT id, t_expired FROM memories
+WHERE tenant = :tenant AND rowid <= :upto AND t_expired != :open
 """
 
 COUNT_MEMORIES = f"""

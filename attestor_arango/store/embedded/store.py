@@ -14,10 +14,10 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -34,7 +34,8 @@ from attestor_arango.store.embedded.base import view_params as _view_params
 from attestor_arango.store.embedded.fts import TEXT_INDEXES, EmbeddedText
 from attestor_arango.store.embedded.governance import EmbeddedGovernance
 from attestor_arango.store.embedded.graph import EmbeddedGraph
-from attestor_arango.store.embedded.rowtable import times_of
+from attestor_arango.store.embedded.indexfile import IndexFileError
+from attestor_arango.store.embedded.persisted import PersistedIndexes, index_folder
 from attestor_arango.store.embedded.schema import migrate
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
@@ -43,16 +44,28 @@ from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, ch
 # Rows each in-memory cache (vectors, text) may hold over all tenants of a store: at 100k
 # memories of 384 dimensions the vector cache takes ~190 MB and the text cache ~76 MB
 CACHE_ROWS = 2_000_000
+T = TypeVar("T")
 
 
-class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
+class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
     """The Store protocol over one SQLite file."""
 
     backend = "embedded"
 
     def __init__(
-        self, path: str | Path, text_index: str = "memory", cache_rows: int = CACHE_ROWS
+        self,
+        path: str | Path,
+        text_index: str = "memory",
+        cache_rows: int = CACHE_ROWS,
+        persist_indexes: bool = True,
     ) -> None:
+        """Opens (creating if needed) the store at ``path``.
+
+        ``persist_indexes``: keep each tenant's vector and text index in files beside the
+        store (``<path>.idx/``), so the next process maps them instead of rebuilding them
+        from the rows (persisted.py). Raises ValidationError for a bad setting and
+        StoreError when the file cannot be opened.
+        """
         if text_index not in TEXT_INDEXES:
             raise ValidationError(
                 f"unknown text index {text_index!r}; use one of {list(TEXT_INDEXES)}"
@@ -86,10 +99,17 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
         self._cache_use: OrderedDict[str, None] = OrderedDict()  # tenants, least recent first
         self._text_share: dict[str, float] = {}  # per tenant, see embedded_fts.py
         self._data_version = self._read_data_version()
+        self._index_folder = index_folder(path) if persist_indexes else None
 
     # lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
+        """Saves the indexes that changed since their files, then closes the connection."""
         with self._lock:
+            try:
+                self._refresh_caches()
+                self._save_all()
+            except (sqlite3.Error, OSError):
+                pass  # the files are a cache: the next open rebuilds or catches up
             self._conn.close()
 
     def health(self) -> dict[str, Any]:
@@ -119,17 +139,22 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
                 return
             self._refresh_caches()
             self._conn.execute("BEGIN IMMEDIATE")
+            # holding the write lock: a commit that landed since the check above is seen now
+            self._refresh_caches()
             self._depth = 1
             self._pending = []
             try:
                 yield
+                gens = self._pending_generations()
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 self._pending = []
                 raise
             else:
                 self._conn.execute("COMMIT")
+                ops = list(self._pending)
                 self._apply_pending()
+                self._set_generations(gens, ops)
             finally:
                 self._depth = 0
 
@@ -187,20 +212,25 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
         space = self.get_embedding_space(Scope(tenant))
         if space is None:
             return None
-        index = TenantVectors(space.dimension)
-        rows = self._exec(q.LOAD_VECTORS, {"tenant": tenant}).fetchall()
-        if rows:
-            index.load(
-                [r["id"] for r in rows],
-                [r["namespace"] for r in rows],
-                np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32).reshape(
-                    len(rows), space.dimension
-                ),
-                times_of(rows),
-            )
+        index = self._load_vectors(tenant, space)
         self._vectors[tenant] = index
         self._used(tenant)
         return index
+
+    def _vector_read(self, tenant: str, read: Callable[[TenantVectors], T]) -> T:
+        """``read`` of the tenant's vector index; a persisted row found corrupt on the way
+        drops the file and the index, and the read runs again on one rebuilt from the rows."""
+        index = self._vectors[tenant]
+        try:
+            return read(index)
+        except IndexFileError:
+            self._vectors.pop(tenant, None)
+            path = self._index_path(tenant, "vectors")
+            if path is not None:
+                path.unlink(missing_ok=True)
+            rebuilt = self._tenant_vectors(tenant)
+            assert rebuilt is not None
+            return read(rebuilt)
 
     def _after_commit(self, op: str, payload: Any) -> None:
         if self._depth:
@@ -218,6 +248,7 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
         if op == "drop":
             self._vectors.pop(payload, None)
             self._texts.pop(payload, None)
+            self._remove_files(payload)
             return
         vectors, texts = self._vectors.get(payload[0]), self._texts.get(payload[0])
         if op == "add" and vectors is not None:
@@ -325,7 +356,7 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
         with self._lock:
             index = self._tenant_vectors(scope.tenant)
             if index is not None:
-                found = index.vectors(ids, scope.namespace)
+                found = self._vector_read(scope.tenant, lambda v: v.vectors(ids, scope.namespace))
                 if len(found) == len(set(ids)):
                     return found
             rows = self._exec(
@@ -417,7 +448,9 @@ class SQLiteStore(EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
                     f"query vector has shape {query.shape}, the tenant's space has dimension "
                     f"{index.dimension}",
                 )
-            pairs = index.search(query, k, scope.namespace, view)
+            pairs = self._vector_read(
+                scope.tenant, lambda v: v.search(query, k, scope.namespace, view)
+            )
             texts = self._texts.get(scope.tenant)
             terms = {} if texts is None else texts.terms_of([i for i, _ in pairs])
         found = self.get_memories(scope, [i for i, _ in pairs])

@@ -25,7 +25,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from attestor_arango.scope import TemporalView
-from attestor_arango.store.embedded.column import ObjectColumn
+from attestor_arango.store.embedded.column import SEP, BlobColumn, ObjectColumn, pack_strings
+from attestor_arango.store.embedded.indexfile import Generation
 from attestor_arango.store.embedded.rowtable import RowTable
 from attestor_arango.store.protocol import TextHit
 from attestor_arango.text.stemming import stem, stems_and_terms, words
@@ -116,11 +117,11 @@ class TenantText:
     def __init__(self) -> None:
         self.rows = RowTable()
         # per-row columns out of the garbage collector's walk (column.py)
-        self.contents = ObjectColumn()
+        self.contents: ObjectColumn | BlobColumn = ObjectColumn()
         # each row's scoring terms, handed to BM25 re-scoring with the row (about 13 MB
         # per 100k short rows; re-tokenising 200 pool rows per query cost more than the
         # whole index lookup)
-        self.terms = ObjectColumn()
+        self.terms: ObjectColumn | BlobColumn = ObjectColumn()
         # each row's rowid in the SQLite file (-1: not known): reading rows by rowid
         # skips the id index, about half of a by-id read
         self.rowids = array("q")
@@ -132,6 +133,16 @@ class TenantText:
         # 105k postings of a 100k-row index took 66 ms, a stall in whatever process
         # embeds the store
         self.postings: dict[str, bytearray] = {}
+        # what the index reflects, and what its file holds (persisted.py; None: unknown / none)
+        self.generation: Generation | None = None
+        self.saved: Generation | None = None
+        self.saved_rows = 0
+        # a persisted index (from_sections): term -> number, and per term number its
+        # slice of one read-only (row, frequency) int32 array; ``postings`` then holds
+        # only what rows added since brought
+        self._base_terms: dict[str, int] = {}
+        self._base_start = np.zeros(1, dtype=np.int64)
+        self._base_pairs = np.zeros((0, 2), dtype=np.int32)
 
     @property
     def n(self) -> int:
@@ -184,6 +195,83 @@ class TenantText:
             except BufferError:  # a numpy view of it is still alive: extend a copy instead
                 self.postings[term] = posting + pair
 
+    def _pairs(self, term: str) -> np.ndarray | None:
+        """The term's (row, frequency) pairs in row order, persisted ones first."""
+        added = self.postings.get(term)
+        tail = None if added is None else np.frombuffer(added, dtype=np.int32).reshape(-1, 2)
+        j = self._base_terms.get(term)
+        if j is None:
+            return tail
+        base = self._base_pairs[self._base_start[j] : self._base_start[j + 1]]
+        return base if tail is None else np.concatenate([base, tail])
+
+    # persistence (persisted.py) ----------------------------------------------------------
+    def sections(self) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+        """The index as arrays and header values; ValueError if a value cannot be stored."""
+        n = self.n
+        rows, ns_names = self.rows.sections()
+        if n and len(self.rows.ids[:n]) != n:  # pragma: no cover - defensive
+            raise ValueError("row table and columns disagree")
+        if n and rows["ids"].tobytes().count(b"\n") != n - 1:
+            raise ValueError("an id holds a newline")
+        contents, content_off = pack_strings(list(self.contents), tuples=False)
+        all_terms = list(self.terms)
+        for t in all_terms:
+            if t == ("",) or SEP.join(t).count(SEP) != max(len(t) - 1, 0):
+                raise ValueError("a term holds the separator")
+        terms, terms_off = pack_strings(all_terms, tuples=True)
+        names = sorted(set(self._base_terms) | set(self.postings))
+        blocks = []
+        for name in names:
+            pairs = self._pairs(name)
+            assert pairs is not None
+            blocks.append(pairs)
+        start = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in blocks], out=start[1:])
+        vocab = "\n".join(names).encode()
+        if names and vocab.count(b"\n") != len(names) - 1:  # pragma: no cover - words never do
+            raise ValueError("a term holds a newline")
+        arrays = {
+            **{f"r.{k}": v for k, v in rows.items()},
+            "lengths": np.frombuffer(self.lengths, dtype=np.int32)[:n].copy(),
+            "rowids": np.frombuffer(self.rowids, dtype=np.int64)[:n].copy(),
+            "contents": contents,
+            "contents_off": content_off,
+            "terms": terms,
+            "terms_off": terms_off,
+            "vocab": np.frombuffer(vocab, dtype=np.uint8),
+            "p.start": start,
+            "p.pairs": np.concatenate(blocks) if blocks else np.zeros((0, 2), dtype=np.int32),
+        }
+        return arrays, {"namespaces": ns_names, "rows": n}
+
+    @classmethod
+    def from_sections(cls, sections: dict[str, np.ndarray], meta: dict[str, object]) -> TenantText:
+        """An index over persisted arrays (mapped, not copied, where they are large)."""
+        index = cls()
+        names = meta["namespaces"]
+        assert isinstance(names, list)
+        index.rows = RowTable.from_sections(
+            sections["r.ids"], sections["r.ns"], sections["r.times"], names
+        )
+        n = index.rows.n
+        index.lengths = array("i", sections["lengths"].tobytes())
+        index.rowids = array("q", sections["rowids"].tobytes())
+        index.contents = BlobColumn(sections["contents"], sections["contents_off"], False)
+        index.terms = BlobColumn(sections["terms"], sections["terms_off"], True)
+        raw = sections["vocab"].tobytes().decode()
+        vocab = raw.split("\n") if raw else []
+        start, pairs = sections["p.start"], sections["p.pairs"]
+        lengths = (len(index.lengths), len(index.rowids), len(index.contents), len(index.terms))
+        if lengths != (n, n, n, n) or len(start) != len(vocab) + 1:
+            raise ValueError("the persisted text index's columns disagree in length")
+        if len(pairs) != int(start[-1]):
+            raise ValueError("the persisted postings and their offsets disagree")
+        index._base_terms = {term: j for j, term in enumerate(vocab)}
+        index._base_start = start
+        index._base_pairs = pairs
+        return index
+
     def rowids_of(self, ids: Sequence[str]) -> dict[str, int]:
         """The known file rowids of those of ``ids`` the index holds."""
         pos, rowids = self.rows.pos, self.rowids
@@ -222,10 +310,9 @@ class TenantText:
         hit_rows: list[np.ndarray] = []
         parts: list[np.ndarray] = []
         for term in dict.fromkeys(terms):
-            posting = self.postings.get(term)
-            if posting is None:
+            pairs = self._pairs(term)
+            if pairs is None:
                 continue
-            pairs = np.frombuffer(posting, dtype=np.int32).reshape(-1, 2)
             seen = mask[pairs[:, 0]]
             rows = pairs[seen, 0]
             if rows.size == 0:

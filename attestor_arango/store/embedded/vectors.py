@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover - a platform without its wheels uses num
 
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded.column import ObjectColumn
+from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, crc32
 from attestor_arango.store.embedded.rowtable import RowTable
 
 _SAMPLE_STEP = 32  # kth_largest: one value in 32 sets the threshold
@@ -115,6 +116,10 @@ class TenantVectors:
     def __init__(self, dimension: int, capacity: int = 1024) -> None:
         self.dimension = dimension
         self.rows = RowTable(capacity)
+        # what the index reflects, and what its file holds (persisted.py; None: unknown / none)
+        self.generation: Generation | None = None
+        self.saved: Generation | None = None
+        self.saved_rows = 0
         self.matrix = np.zeros((capacity, dimension), dtype=np.float32)
         self.codes = np.zeros((capacity, dimension), dtype=np.int8)
         # float32 scales held as float64 (exactly): the scan multiplies in float64
@@ -122,6 +127,15 @@ class TenantVectors:
         self.err = np.zeros(capacity, dtype=np.float32)
         self.rounding = np.zeros(capacity, dtype=np.float32)
         self.size = np.zeros(capacity, dtype=np.float32)
+        # a persisted index (from_sections) keeps its first ``n0`` rows of codes and float32
+        # vectors in read-only mapped arrays; ``matrix`` and ``codes`` then hold the rows
+        # added since (row i at i - n0). Each persisted float row has a CRC-32, checked the
+        # first time the row is read (``_checked``), so opening does not read them all
+        self.n0 = 0
+        self._base_matrix = np.zeros((0, dimension), dtype=np.float32)
+        self._base_codes = np.zeros((0, dimension), dtype=np.int8)
+        self._base_crc = np.zeros(0, dtype=np.uint32)
+        self._checked = np.zeros(0, dtype=bool)
 
     @property
     def n(self) -> int:
@@ -133,8 +147,8 @@ class TenantVectors:
 
     def _grow_to(self, cap: int) -> None:
         self.rows.grow_to(cap)
-        self.matrix = np.resize(self.matrix, (cap, self.dimension))
-        self.codes = np.resize(self.codes, (cap, self.dimension))
+        self.matrix = np.resize(self.matrix, (cap - self.n0, self.dimension))
+        self.codes = np.resize(self.codes, (cap - self.n0, self.dimension))
         for name in ("scale", "err", "rounding", "size"):
             setattr(self, name, np.resize(getattr(self, name), cap))
 
@@ -153,9 +167,9 @@ class TenantVectors:
         if self.rows.n == self.rows.capacity:
             self._grow_to(self.rows.next_capacity())
         i = self.rows.append(memory_id, namespace, (t_created, t_expired, valid_from, valid_until))
-        self.matrix[i] = vector
-        codes, scale, err, rounding, size = quantize(self.matrix[i])
-        self.codes[i], self.scale[i] = codes[0], scale[0]
+        self.matrix[i - self.n0] = vector
+        codes, scale, err, rounding, size = quantize(self.matrix[i - self.n0])
+        self.codes[i - self.n0], self.scale[i] = codes[0], scale[0]
         self.err[i], self.rounding[i], self.size[i] = err[0], rounding[0], size[0]
 
     def load(
@@ -169,7 +183,7 @@ class TenantVectors:
 
         ``times`` holds t_created, t_expired, valid_from, valid_until per row.
         """
-        if self.n:
+        if self.n or self.n0:
             raise RuntimeError("load() fills an empty index; use add() afterwards")
         n = len(ids)
         if self.rows.capacity < n:
@@ -191,8 +205,44 @@ class TenantVectors:
         for memory_id in ids:
             i = self.rows.pos.get(memory_id)
             if i is not None and self.rows.in_namespace(i, namespace):
-                out[memory_id] = self.matrix[i].copy()
+                out[memory_id] = self.float_rows(np.array([i]))[0].astype(np.float32)
         return out
+
+    def float_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The float32 vectors of some rows, as float64; IndexFileError if one is corrupt."""
+        out = np.empty((rows.size, self.dimension), dtype=np.float64)
+        base = rows < self.n0
+        if base.any():
+            picked = rows[base]
+            self._verify(picked)
+            out[base] = self._base_matrix[picked]
+        if not base.all():
+            out[~base] = self.matrix[rows[~base] - self.n0]
+        return out
+
+    def _verify(self, rows: np.ndarray) -> None:
+        """Checks the CRC-32 of persisted float rows not checked before."""
+        todo = rows[~self._checked[rows]]
+        for r in np.unique(todo).tolist():
+            if crc32(self._base_matrix[r]) != int(self._base_crc[r]):
+                raise IndexFileError(f"persisted vector row {r} does not match its checksum")
+            self._checked[r] = True
+
+    def _float_scan(self, query: np.ndarray) -> np.ndarray:
+        n, n0 = self.n, self.n0
+        if n0 == 0:
+            return self.matrix[:n] @ query
+        self._verify(np.arange(n0))  # a small index reads every row anyway
+        return np.concatenate([self._base_matrix @ query, self.matrix[: n - n0] @ query])
+
+    def _int8_dots(self, query_codes: np.ndarray) -> np.ndarray:
+        n, n0 = self.n, self.n0
+        if n0 == 0:
+            return int8_dots(self.codes[:n], query_codes)
+        if n == n0:
+            return int8_dots(self._base_codes, query_codes)
+        tail = int8_dots(self.codes[: n - n0], query_codes)
+        return np.concatenate([int8_dots(self._base_codes, query_codes), tail])
 
     def _visible(self, namespace: str | None, view: TemporalView) -> np.ndarray | None:
         mask = self.rows.visible_mask(namespace, view)
@@ -208,9 +258,9 @@ class TenantVectors:
         n = self.n
         q_norm = float(np.linalg.norm(query.astype(np.float64)))
         if n < _INT8_ROWS:
-            return self.matrix[:n] @ query, self.rounding[:n] * np.float32(q_norm)
+            return self._float_scan(query), self.rounding[:n] * np.float32(q_norm)
         q_codes, q_scale, q_err, _, _ = quantize(query)
-        dots = int8_dots(self.codes[:n], q_codes[0])
+        dots = self._int8_dots(q_codes[0])
         approx = dots * (self.scale[:n] * float(q_scale[0]))
         slack = self.err[:n] * np.float32(q_norm) + self.size[:n] * q_err[0]
         return approx, slack
@@ -244,7 +294,7 @@ class TenantVectors:
         exact = np.empty(chosen.size, dtype=np.float64)
         for lo in range(0, chosen.size, _CHUNK):
             part = chosen[lo : lo + _CHUNK]
-            exact[lo : lo + part.size] = (self.matrix[part].astype(np.float64) * q64).sum(axis=1)
+            exact[lo : lo + part.size] = (self.float_rows(part) * q64).sum(axis=1)
         if chosen.size > take:  # keep the take best, and every row tied with the last
             kth = np.partition(exact, chosen.size - take)[chosen.size - take]
             keep = exact >= kth
@@ -252,3 +302,61 @@ class TenantVectors:
         pairs = list(zip(self.ids.take(chosen), exact.tolist(), strict=True))
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:take]
+
+    # persistence (persisted.py) ----------------------------------------------------------
+    def sections(self) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+        """The index as arrays and header values (persisted rows are read, not copied twice)."""
+        n, n0 = self.n, self.n0
+        rows, ns_names = self.rows.sections()
+        if n and rows["ids"].tobytes().count(b"\n") != n - 1:
+            raise ValueError("an id holds a newline")
+        if n0:
+            self._verify(np.arange(n0))
+            matrix = np.concatenate([self._base_matrix, self.matrix[: n - n0]])
+            codes = np.concatenate([self._base_codes, self.codes[: n - n0]])
+        else:
+            matrix, codes = self.matrix[:n], self.codes[:n]
+        row_crc = np.fromiter((crc32(row) for row in matrix), dtype=np.uint32, count=n)
+        arrays = {
+            **{f"r.{k}": v for k, v in rows.items()},
+            "matrix": matrix,
+            "row_crc": row_crc,
+            "codes": codes,
+            "scale": self.scale[:n],
+            "err": self.err[:n],
+            "rounding": self.rounding[:n],
+            "size": self.size[:n],
+        }
+        return arrays, {"namespaces": ns_names, "rows": n, "dimension": self.dimension}
+
+    @classmethod
+    def from_sections(
+        cls, sections: dict[str, np.ndarray], meta: dict[str, object]
+    ) -> TenantVectors:
+        """An index over persisted arrays: codes and vectors mapped, the rest in memory."""
+        dimension = meta["dimension"]
+        names = meta["namespaces"]
+        assert isinstance(dimension, int) and isinstance(names, list)
+        index = cls(dimension, capacity=16)
+        rows = RowTable.from_sections(
+            sections["r.ids"], sections["r.ns"], sections["r.times"], names
+        )
+        n = rows.n
+        shapes = [sections[k].shape for k in ("matrix", "codes")]
+        small = [sections[k].shape for k in ("row_crc", "scale", "err", "rounding", "size")]
+        if shapes != [(n, dimension)] * 2 or small != [(n,)] * 5:
+            raise ValueError("the persisted vector index's columns disagree in shape")
+        index.rows = rows
+        index.n0 = n
+        index._base_matrix = sections["matrix"]
+        index._base_codes = sections["codes"]
+        index._base_crc = sections["row_crc"]
+        index._checked = np.zeros(n, dtype=bool)
+        capacity = rows.capacity
+        index.matrix = np.zeros((capacity - n, dimension), dtype=np.float32)
+        index.codes = np.zeros((capacity - n, dimension), dtype=np.int8)
+        for name in ("scale", "err", "rounding", "size"):
+            column = np.zeros(capacity, dtype=getattr(index, name).dtype)
+            column[:n] = sections[name]
+            setattr(index, name, column)
+        return index
