@@ -1,43 +1,62 @@
-"""Add and recall latency on the embedded store at 1k, 10k and 100k memories.
+"""Add and recall latency of the embedded store, as a user of it feels them.
 
-One tenant, one namespace. Query embedding is excluded from recall timings
-(query vectors are computed before the clock starts); document embedding is
-included in add timings. Also measured at each size: how long one full garbage
-collection of this process takes with the tenant loaded (every other pause in
-an embedding application grows by it). Prints a table and writes JSON to
-benchmarks/results/.
+One tenant, one namespace, grown to each size in turn (default 1k, 10k, 100k).
+By default (``--data locomo``) the memories are the real LoCoMo turns of
+/work/shared/data (conversations 26 and 30) followed by synthetic turns made of
+their sentences under other speakers' names, the questions are LoCoMo's own, and
+every text is embedded once by the local MiniLM model; the vectors are cached as
+files under benchmarks/.cache/, so no timed call embeds anything.
+``--data synthetic`` keeps the older pseudo-word texts and the hashing embedder.
+
+At each size it reports, per code under test:
+- add p50/p95 (while growing to the size);
+- open and first recall of a fresh process on the closed store (import excluded,
+  the median of ``--rounds`` processes), and its RSS after that recall;
+- recall p50/p95/p99 wall time and median CPU time over ``--queries`` questions,
+  after 10 warm-up recalls; RSS after them; one full garbage collection;
+- a hash of every recall response at a fixed ``as_of`` (same inputs, same bytes:
+  two codes that rank alike give the same hash).
+
+``--compare REV`` runs the code of another commit (checked out in a git worktree)
+in the same run on the same data: each side builds its own store, the first-recall
+processes alternate, and the steady recalls are interleaved query by query, so a
+ratio between the two is fair on a loaded machine even when absolute figures drift.
 
     .venv/bin/python benchmarks/latency.py [--sizes 1000 10000 100000] [--queries 200]
-        [--retrieval JSON] [--out FILE]
-
-``--retrieval`` overrides RetrievalConfig settings, e.g. every ranking step off to
-time the two lanes alone (benchmarks/results/latency-lanes-only.json).
+        [--data locomo|synthetic] [--compare REV] [--retrieval JSON] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
+import hashlib
 import json
+import os
 import platform
 import random
+import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
-from attestor_arango import AgentContext
-from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.embeddings import Embedder, HashingEmbedder
-from attestor_arango.memory import AgentMemory
-from attestor_arango.retrieval import RetrievalConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "benchmarks" / ".cache"
+LOCOMO = Path(os.environ.get("ATTESTOR_LOCOMO_DIR", ROOT.parent / "shared" / "data" / "locomo"))
+WORKER = Path(__file__).resolve().parent / "latency_worker.py"
 
 SYLLABLES = ["ka", "lo", "mi", "ren", "tu", "sa", "vor", "el", "qui", "dan", "pe", "ro", "zu", "ni"]
+NAMES = ["Avery", "Jordan", "Priya", "Mateo", "Lena", "Kofi", "Sana", "Emil", "Noor", "Tomas"]
+NAMES += ["Ines", "Ravi", "Yuki", "Omar", "Freya", "Diego", "Hana", "Luca", "Maya", "Felix"]
 
 
 def make_vocab(size: int, rng: random.Random) -> list[str]:
@@ -50,6 +69,15 @@ def make_vocab(size: int, rng: random.Random) -> list[str]:
 
 VOCAB = make_vocab(5000, random.Random(7))
 ZIPF = [1.0 / (rank + 1) for rank in range(len(VOCAB))]
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choices(VOCAB, weights=ZIPF, k=rng.randint(6, 14)))
+
+
+def synthetic_questions(rng: random.Random, n: int) -> list[str]:
+    """The synthetic mode's queries: 2-5 vocabulary words."""
+    return [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 5))) for _ in range(n)]
 
 
 class PrecomputedQueries:
@@ -71,56 +99,215 @@ class PrecomputedQueries:
         return self.inner.embed(texts)
 
 
-def sentence(rng: random.Random) -> str:
-    return " ".join(rng.choices(VOCAB, weights=ZIPF, k=rng.randint(6, 14)))
-
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.array(values) * 1000.0, q))
-
-
 def bench_queries(rng: random.Random, n: int) -> tuple[PrecomputedQueries, list[str]]:
-    """The benchmark's queries (2-5 vocabulary words) and an embedder that has them ready."""
+    """Synthetic queries and a hashing embedder that has them ready (recall_profile.py)."""
     embedder = PrecomputedQueries(HashingEmbedder())
-    queries = [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(2, 5))) for _ in range(n)]
+    queries = synthetic_questions(rng, n)
     embedder.prepare(queries)
     return embedder, queries
 
 
-def full_gc_ms(repeats: int = 5) -> float:
-    """Median time of one full garbage collection of this process, in ms."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        gc.collect()
-        times.append((time.perf_counter() - t0) * 1000)
-    return round(statistics.median(times), 2)
+# data ---------------------------------------------------------------------------------------
+def locomo_turns_and_questions() -> tuple[list[str], list[str]]:
+    turns: list[str] = []
+    questions: list[str] = []
+    for name in ("26.json", "30.json"):
+        raw = json.loads((LOCOMO / name).read_text())
+        sessions = sorted(
+            (k for k in raw if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k[8:])
+        )
+        for key in sessions:
+            turns += [f"{t['speaker']}: {t['text']}" for t in raw[key]]
+        questions += [str(qa["question"]) for qa in raw.get("qa", []) if qa.get("question")]
+    return list(dict.fromkeys(turns)), list(dict.fromkeys(questions))
 
 
-class FullCollections:
-    """Counts full garbage collections (and their time) between ``start`` and ``stop``."""
+def synthetic_turns(real: list[str], n: int, rng: random.Random) -> list[str]:
+    """Turns made of real turns' sentences, under other names (distinct, deterministic)."""
+    sentences = [s for t in real for s in re.split(r"(?<=[.!?])\s+", t.split(": ", 1)[-1]) if s]
+    speakers = sorted({t.split(": ", 1)[0] for t in real})
+    seen = set(real)
+    out: list[str] = []
+    while len(out) < n:
+        parts = rng.sample(sentences, rng.randint(1, 3))
+        text = f"{rng.choice(NAMES)}: " + " ".join(parts)
+        for s in speakers:  # the real speakers' names, swapped for others
+            text = text.replace(s, rng.choice(NAMES))
+        if text not in seen:
+            seen.add(text)
+            out.append(text)
+    return out
 
-    def __init__(self) -> None:
-        self.on = False
-        self.count = 0
-        self.ms = 0.0
-        self._t0 = 0.0
-        gc.callbacks.append(self._callback)
 
-    def start(self) -> None:
-        self.on, self.count, self.ms = True, 0, 0.0
+def prepare(mode: str, size: int, queries: int, console: Console) -> Path:
+    """The texts, questions and vectors of a run, computed once and kept under .cache/."""
+    key = hashlib.sha256(f"{mode}:{size}:{queries}:v1".encode()).hexdigest()[:16]
+    folder = CACHE / f"{mode}-{size}-{key}"
+    if (folder / "meta.json").exists():
+        return folder
+    rng = random.Random(42)
+    if mode == "locomo":
+        real, questions = locomo_turns_and_questions()
+        texts = real[:size] + synthetic_turns(real, max(0, size - len(real)), rng)
+        questions = questions[:queries]
+        from attestor_arango.embeddings import LocalMiniLMEmbedder
 
-    def stop(self) -> None:
-        self.on = False
+        embedder: Any = LocalMiniLMEmbedder()
+    else:
+        texts = [sentence(rng) + f" #{i}" for i in range(size)]
+        questions = synthetic_questions(rng, queries)
+        embedder = HashingEmbedder()
+    everything = texts + questions
+    console.print(f"embedding {len(everything):,} texts with {embedder.name} (once; cached)")
+    chunks = []
+    t0 = time.perf_counter()
+    for lo in range(0, len(everything), 256):
+        chunks.append(np.asarray(embedder.embed(everything[lo : lo + 256]), dtype=np.float32))
+        if lo and lo % 25_600 == 0:
+            console.print(f"  {lo:,} in {time.perf_counter() - t0:.0f} s")
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / "vectors.npy", np.concatenate(chunks))
+    (folder / "texts.json").write_text(json.dumps(texts))
+    (folder / "questions.json").write_text(json.dumps(questions))
+    meta = {"mode": mode, "embedder": embedder.name, "texts": len(texts), "questions": queries}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    return folder
 
-    def _callback(self, phase: str, info: dict[str, int]) -> None:
-        if not self.on or info["generation"] != 2:
-            return
-        if phase == "start":
-            self._t0 = time.perf_counter()
-        else:
-            self.count += 1
-            self.ms += (time.perf_counter() - self._t0) * 1000
+
+# workers ------------------------------------------------------------------------------------
+class Worker:
+    """One process of latency_worker.py running the code at ``code`` on store ``db``."""
+
+    def __init__(self, code: Path, data: Path, db: Path, retrieval: dict[str, Any]) -> None:
+        env = {**os.environ, "PYTHONPATH": str(code), "OMP_NUM_THREADS": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WORKER), str(data), str(db), json.dumps(retrieval)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=str(code),
+        )
+        self.ready = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"worker exited with {self.proc.wait()}")
+        out: dict[str, Any] = json.loads(line)
+        return out
+
+    def send(self, **cmd: Any) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> float:
+        out = self.send(cmd="close")
+        self.proc.wait(timeout=600)
+        return float(out["close_ms"])
+
+
+def pct(values: list[float], q: float) -> float:
+    return round(float(np.percentile(np.array(values), q)), 3)
+
+
+def worktree(rev: str, console: Console) -> Path:
+    path = Path(tempfile.mkdtemp(prefix="latency-compare-"))
+    subprocess.run(
+        ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), rev],
+        check=True,
+        capture_output=True,
+    )
+    sha = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--short", "HEAD"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    console.print(f"comparing with {rev} ({sha}) checked out at {path}")
+    return path
+
+
+def measure_size(
+    codes: dict[str, Path],
+    dbs: dict[str, Path],
+    data: Path,
+    size: int,
+    queries: int,
+    rounds: int,
+    retrieval: dict[str, Any],
+    console: Console,
+) -> dict[str, dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {label: {"memories": size} for label in codes}
+    for label, code in codes.items():  # grow each side's store, then close it (saves files)
+        w = Worker(code, data, dbs[label], retrieval)
+        added = w.send(cmd="add", hi=size)["add_ms"]
+        rows[label]["close_ms"] = round(w.close(), 1)
+        if added:
+            rows[label]["add_p50_ms"] = pct(added, 50)
+            rows[label]["add_p95_ms"] = pct(added, 95)
+            rows[label]["adds_timed"] = len(added)
+    firsts: dict[str, list[tuple[float, float, float]]] = {label: [] for label in codes}
+    for r in range(rounds):  # fresh processes on the closed store, alternating sides
+        for label in codes if r % 2 == 0 else list(codes)[::-1]:
+            w = Worker(codes[label], data, dbs[label], retrieval)
+            first = w.send(cmd="recall", q=0)["ms"]
+            rss = w.send(cmd="rss")["rss_mb"]
+            firsts[label].append((w.ready["open_ms"], first, rss))
+            w.close()
+    for label in codes:
+        opens, first, rss = zip(*firsts[label], strict=True)
+        rows[label]["open_ms"] = round(statistics.median(opens), 1)
+        rows[label]["first_recall_ms"] = round(statistics.median(first), 1)
+        rows[label]["rss_after_first_recall_mb"] = round(statistics.median(rss), 1)
+    workers = {label: Worker(codes[label], data, dbs[label], retrieval) for label in codes}
+    for w in workers.values():
+        for q in range(min(10, queries)):
+            w.send(cmd="recall", q=q)
+    times: dict[str, list[dict[str, Any]]] = {label: [] for label in codes}
+    order = list(workers)
+    for q in range(queries):  # query by query, each side in turn (alternating who goes first)
+        for label in order if q % 2 == 0 else order[::-1]:
+            times[label].append(workers[label].send(cmd="recall", q=q))
+    for label, w in workers.items():
+        wall = [t["ms"] for t in times[label]]
+        cpu = [t["cpu_ms"] for t in times[label]]
+        digest = hashlib.sha256("".join(t["digest"] for t in times[label]).encode())
+        rows[label].update(
+            recall_p50_ms=pct(wall, 50),
+            recall_p95_ms=pct(wall, 95),
+            recall_p99_ms=pct(wall, 99),
+            recall_cpu_p50_ms=pct(cpu, 50),
+            results_per_recall=round(statistics.mean(t["results"] for t in times[label]), 1),
+            rss_mb=round(w.send(cmd="rss")["rss_mb"], 1),
+            full_gc_ms=round(w.send(cmd="gc")["gc_ms"], 2),
+            recall_hash=digest.hexdigest()[:16],
+            recalls_timed=len(wall),
+        )
+        w.close()
+    for label in codes:
+        console.print(label, rows[label])
+    return rows
+
+
+METRICS = [
+    ("add_p50_ms", "add p50 ms"),
+    ("add_p95_ms", "add p95 ms"),
+    ("open_ms", "open ms (fresh process)"),
+    ("first_recall_ms", "first recall ms"),
+    ("rss_after_first_recall_mb", "RSS after first recall MB"),
+    ("recall_p50_ms", "recall p50 ms"),
+    ("recall_p95_ms", "recall p95 ms"),
+    ("recall_p99_ms", "recall p99 ms"),
+    ("recall_cpu_p50_ms", "recall CPU p50 ms"),
+    ("rss_mb", "RSS after recalls MB"),
+    ("full_gc_ms", "full GC ms"),
+    ("results_per_recall", "results per recall"),
+    ("recall_hash", "recall hash"),
+]
 
 
 def main() -> None:
@@ -128,87 +315,73 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3, help="fresh processes per first recall")
+    parser.add_argument("--data", choices=["locomo", "synthetic"], default="locomo")
+    parser.add_argument("--compare", default=None, help="another commit to run alongside")
     parser.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
     parser.add_argument("--out", default="benchmarks/results/latency.json")
     args = parser.parse_args()
-    overrides = json.loads(args.retrieval)
-    retrieval = RetrievalConfig.from_dict(overrides)  # an unknown setting is an error
-
-    rng = random.Random(42)
-    embedder, queries = bench_queries(rng, args.queries)
-    ctx = AgentContext(agent_id="bench", tenant="bench", namespace="n")
+    retrieval = json.loads(args.retrieval)
     console = Console()
-    results = []
-    gc_before_store = full_gc_ms()
-    collections = FullCollections()
-    with tempfile.TemporaryDirectory() as tmp:
-        mem = AgentMemory(Path(tmp) / "bench.db", embedder=embedder)
-        mem.retrieval_config = retrieval
-        count = 0
-        for size in sorted(args.sizes):
-            add_times: list[float] = []
-            with Progress(console=console, transient=True) as progress:
-                task = progress.add_task(f"adding to {size:,}", total=size - count)
-                while count < size:
-                    text = sentence(rng) + f" #{count}"
-                    t0 = time.perf_counter()
-                    mem.add(text, context=ctx)
-                    add_times.append(time.perf_counter() - t0)
-                    count += 1
-                    progress.advance(task)
-            for q in queries[:10]:
-                mem.recall(q, context=ctx)  # warm the vector matrix and caches
-            rec_times: list[float] = []
-            collections.start()
-            for q in queries:
-                t0 = time.perf_counter()
-                mem.recall(q, context=ctx)
-                rec_times.append(time.perf_counter() - t0)
-            collections.stop()
-            row = {
-                "memories": size,
-                "add_p50_ms": pct(add_times, 50),
-                "add_p95_ms": pct(add_times, 95),
-                "recall_p50_ms": pct(rec_times, 50),
-                "recall_p95_ms": pct(rec_times, 95),
-                "recall_p99_ms": pct(rec_times, 99),
-                "full_gc_ms": full_gc_ms(),
-                # full collections that fell inside the timed recalls (each one is a stall)
-                "full_gcs_in_recalls": collections.count,
-                "full_gcs_in_recalls_ms": round(collections.ms, 1),
-                "adds_timed": len(add_times),
-                "recalls_timed": len(rec_times),
-            }
-            results.append(row)
-            console.print(row)
-        mem.close()
-
-    table = Table(title=f"embedded store latency ({embedder.name}, query embedding excluded)")
-    columns = ("memories", "add p50 ms", "add p95 ms", "recall p50 ms", "recall p95 ms")
-    for col in (*columns, "recall p99 ms", "full GC ms"):
-        table.add_column(col, justify="right")
-    for r in results:
-        table.add_row(
-            f"{r['memories']:,}",
-            f"{r['add_p50_ms']:.2f}",
-            f"{r['add_p95_ms']:.2f}",
-            f"{r['recall_p50_ms']:.2f}",
-            f"{r['recall_p95_ms']:.2f}",
-            f"{r['recall_p99_ms']:.2f}",
-            f"{r['full_gc_ms']:.2f}",
-        )
-    console.print(table)
-    console.print(f"full GC before the store was opened: {gc_before_store:.2f} ms")
+    load_before = os.getloadavg()
+    data = prepare(args.data, max(args.sizes), args.queries, console)
+    queries = min(args.queries, len(json.loads((data / "questions.json").read_text())))
+    codes = {"this": ROOT}
+    tree = worktree(args.compare, console) if args.compare else None
+    if tree is not None:
+        codes[args.compare] = tree
+    results: list[dict[str, dict[str, Any]]] = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            dbs = {label: Path(tmp) / f"{i}" / "bench.db" for i, label in enumerate(codes)}
+            for size in sorted(args.sizes):
+                results.append(
+                    measure_size(codes, dbs, data, size, queries, args.rounds, retrieval, console)
+                )
+    finally:
+        if tree is not None:
+            subprocess.run(
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                check=False,
+                capture_output=True,
+            )
+    load_after = os.getloadavg()
+    meta = json.loads((data / "meta.json").read_text())
+    for rows in results:
+        table = Table(title=f"{rows['this']['memories']:,} memories ({meta['embedder']})")
+        table.add_column("metric")
+        for label in codes:
+            table.add_column(label, justify="right")
+        if args.compare:
+            table.add_column(f"this / {args.compare}", justify="right")
+        for key, name in METRICS:
+            values = [rows[label].get(key) for label in codes]
+            cells = [
+                "" if v is None else (f"{v:,.2f}" if isinstance(v, float) else str(v))
+                for v in values
+            ]
+            if args.compare:
+                a, b = values
+                if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b:
+                    cells.append(f"{a / b:.2f}")
+                else:
+                    cells.append("same" if a == b else "DIFFERENT")
+            table.add_row(name, *cells)
+        console.print(table)
+    console.print(f"load average before {load_before}, after {load_after}")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(
         json.dumps(
             {
-                "embedder": embedder.name,
+                "data": meta,
+                "compare": args.compare,
                 "python": platform.python_version(),
                 "machine": platform.machine(),
-                "full_gc_ms_before_store": gc_before_store,
-                "retrieval_overrides": overrides,
+                "cpus": os.cpu_count(),
+                "load_average_before": load_before,
+                "load_average_after": load_after,
+                "retrieval_overrides": retrieval,
                 "results": results,
             },
             indent=2,

@@ -81,7 +81,7 @@ class BlobColumn:
     """
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray, tuples: bool) -> None:
-        self._blob = blob
+        self._blob = np.ascontiguousarray(blob, dtype=np.uint8).data.cast("B")
         self._offsets = offsets
         self._base = len(offsets) - 1
         self._tuples = tuples
@@ -94,8 +94,10 @@ class BlobColumn:
         self._tail.append(value)
 
     def _decode(self, row: int) -> Any:
-        lo, hi = int(self._offsets[row]), int(self._offsets[row + 1])
-        text = self._blob[lo:hi].tobytes().decode()
+        return self._decode_span(int(self._offsets[row]), int(self._offsets[row + 1]))
+
+    def _decode_span(self, lo: int, hi: int) -> Any:
+        text = str(self._blob[lo:hi], "utf-8")
         if not self._tuples:
             return text
         return tuple(text.split(SEP)) if text else ()
@@ -108,8 +110,13 @@ class BlobColumn:
         return self._decode(row) if row < self._base else self._tail[row - self._base]
 
     def take(self, rows: np.ndarray | Sequence[int]) -> list[Any]:
-        base, tail = self._base, self._tail
-        return [self._decode(r) if r < base else tail[r - base] for r in np.asarray(rows).tolist()]
+        at = np.asarray(rows, dtype=np.intp)
+        base = self._base
+        if at.size and int(at.max()) < base:  # all persisted: slice bounds in one gather
+            lo, hi = self._offsets[at].tolist(), self._offsets[at + 1].tolist()
+            return [self._decode_span(a, b) for a, b in zip(lo, hi, strict=True)]
+        tail = self._tail
+        return [self._decode(r) if r < base else tail[r - base] for r in at.tolist()]
 
     def __iter__(self) -> Iterator[Any]:
         for row in range(len(self)):

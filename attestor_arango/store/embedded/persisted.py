@@ -60,6 +60,7 @@ class PersistedIndexes(EmbeddedBase):
 
     _index_folder: Path | None
     _pending: list[tuple[str, Any]]
+    _written: set[str]  # tenants with rows inserted by this process (see _refresh_written)
 
     def _index_path(self, tenant: str, kind: str) -> Path | None:
         if self._index_folder is None:
@@ -240,6 +241,41 @@ class PersistedIndexes(EmbeddedBase):
                             continue
                         extra = self._space_meta(space)
                     self._save(tenant, kind, index, extra)
+
+    def _refresh_written(self) -> None:
+        """At close: files of tenants this process wrote to without loading their index.
+
+        A bulk writer (an import, a CLI session adding many memories) would otherwise
+        leave the next reader to catch up every row it added. Rebuilt or caught up and
+        saved here once as many rows were added as a loaded index waits for.
+        """
+        if self._index_folder is None:
+            self._written.clear()
+            return
+        for tenant in sorted(self._written):
+            gen = self._generation(tenant)
+            for kind in KINDS:
+                if tenant in (self._texts if kind == "text" else self._vectors):
+                    continue
+                path = self._index_path(tenant, kind)
+                if path is None:
+                    continue
+                saved, rows = Generation(), 0
+                try:
+                    header = IndexFile(path, verify=False).meta
+                    saved = Generation.from_meta(header.get("generation"))
+                    rows = int(header.get("rows", 0))
+                except (IndexFileError, ValueError, TypeError):
+                    pass  # no usable file: counted from nothing
+                if gen.inserts - saved.inserts < max(_RESAVE_ROWS, int(_RESAVE_SHARE * rows)):
+                    continue
+                if kind == "text":
+                    self._load_text(tenant)
+                else:
+                    space = self._space_of(tenant)
+                    if space is not None:
+                        self._load_vectors(tenant, space)
+        self._written.clear()
 
     def _space_of(self, tenant: str) -> EmbeddingSpace | None:
         row = self._exec(q.GET_SPACE, {"tenant": tenant}).fetchone()

@@ -100,6 +100,7 @@ class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGoverna
         self._text_share: dict[str, float] = {}  # per tenant, see embedded_fts.py
         self._data_version = self._read_data_version()
         self._index_folder = index_folder(path) if persist_indexes else None
+        self._written: set[str] = set()
 
     # lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
@@ -108,6 +109,7 @@ class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGoverna
             try:
                 self._refresh_caches()
                 self._save_all()
+                self._refresh_written()
             except (sqlite3.Error, OSError):
                 pass  # the files are a cache: the next open rebuilds or catches up
             self._conn.close()
@@ -251,6 +253,8 @@ class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGoverna
             self._remove_files(payload)
             return
         vectors, texts = self._vectors.get(payload[0]), self._texts.get(payload[0])
+        if op == "text":
+            self._written.add(payload[0])
         if op == "add" and vectors is not None:
             vectors.add(*payload[1:])
         elif op == "text" and texts is not None:

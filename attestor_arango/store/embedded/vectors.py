@@ -136,6 +136,7 @@ class TenantVectors:
         self._base_codes = np.zeros((0, dimension), dtype=np.int8)
         self._base_crc = np.zeros(0, dtype=np.uint32)
         self._checked = np.zeros(0, dtype=bool)
+        self._all_checked = False
 
     @property
     def n(self) -> int:
@@ -201,12 +202,15 @@ class TenantVectors:
 
     def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
         """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
-        out: dict[str, np.ndarray] = {}
+        found: list[tuple[str, int]] = []
         for memory_id in ids:
             i = self.rows.pos.get(memory_id)
             if i is not None and self.rows.in_namespace(i, namespace):
-                out[memory_id] = self.float_rows(np.array([i]))[0].astype(np.float32)
-        return out
+                found.append((memory_id, i))
+        if not found:
+            return {}
+        rows = self.float_rows(np.array([i for _, i in found], dtype=np.intp))
+        return {memory_id: rows[j].astype(np.float32) for j, (memory_id, _) in enumerate(found)}
 
     def float_rows(self, rows: np.ndarray) -> np.ndarray:
         """The float32 vectors of some rows, as float64; IndexFileError if one is corrupt."""
@@ -222,11 +226,17 @@ class TenantVectors:
 
     def _verify(self, rows: np.ndarray) -> None:
         """Checks the CRC-32 of persisted float rows not checked before."""
+        if self._all_checked:
+            return
         todo = rows[~self._checked[rows]]
+        if todo.size == 0:
+            return
         for r in np.unique(todo).tolist():
             if crc32(self._base_matrix[r]) != int(self._base_crc[r]):
                 raise IndexFileError(f"persisted vector row {r} does not match its checksum")
             self._checked[r] = True
+        if rows.size >= self.n0 and self._checked.all():
+            self._all_checked = True
 
     def _float_scan(self, query: np.ndarray) -> np.ndarray:
         n, n0 = self.n, self.n0
