@@ -47,6 +47,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.embeddings import Embedder, HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]

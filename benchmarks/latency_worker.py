@@ -18,6 +18,7 @@ import gc
 import hashlib
 import json
 import resource
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -33,7 +34,6 @@ from attestor_arango.core.blas import limit_blas_threads  # noqa: E402
 from attestor_arango.ids import SeededIdSource  # noqa: E402
 from attestor_arango.memory import AgentMemory  # noqa: E402
 from attestor_arango.retrieval import RetrievalConfig  # noqa: E402
-from attestor_arango.scope import Scope  # noqa: E402
 
 START = 1_767_225_600_000_000
 STEP = 1_000_000  # one second between adds: row i is written at START + i * STEP
@@ -63,6 +63,16 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def stored_rows(db: str) -> int:
+    if not Path(db).exists():
+        return 0
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def main() -> None:
     limit_blas_threads()  # what the CLI and servers do: one BLAS thread (core/blas.py)
     data, db, retrieval = Path(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])
@@ -71,9 +81,11 @@ def main() -> None:
     questions = json.loads((data / "questions.json").read_text())
     vectors = np.load(data / "vectors.npy", mmap_mode="r")
     embedder = CachedVectors(meta["embedder"], texts + questions, vectors)
+    count = stored_rows(db)
     t0 = time.perf_counter()
     clock = ManualClock(START)
-    mem = AgentMemory(db, embedder=embedder, clock=clock, ids=SeededIdSource(7))
+    # ids of a reopened store continue from another seed (the same ids for every code)
+    mem = AgentMemory(db, embedder=embedder, clock=clock, ids=SeededIdSource(7 + count))
     mem.retrieval_config = RetrievalConfig.from_dict(retrieval)
     ctx = AgentContext(agent_id="bench", tenant="bench", namespace="n")
     out: dict[str, Any] = {
@@ -82,9 +94,6 @@ def main() -> None:
         "open_ms": (time.perf_counter() - t0) * 1000,
     }
     print(json.dumps(out), flush=True)
-    count = mem.store.count_rows(Scope("bench", "n"))["total"]
-    # ids of a reopened store continue where they stopped (same ids for every code)
-    mem.ids = SeededIdSource(7 + count)
     for line in sys.stdin:
         cmd = json.loads(line)
         if cmd["cmd"] == "add":
