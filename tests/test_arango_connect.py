@@ -71,3 +71,37 @@ def test_doctor_says_what_a_missing_vector_index_option_means() -> None:
     assert not unknown["ok"] and "1540" in unknown["detail"]
     on = vector_option_check(True)
     assert on["ok"] and on["fix"] is None
+
+
+@pytest.mark.parametrize("version", ["8.1.0", "8.2.3", "8.2.4", "8.3.1"])
+def test_drivers_older_than_8_3_2_are_refused_with_the_reason(version: str) -> None:
+    from attestor_arango.store.arango.connect import check_driver_version
+
+    with pytest.raises(StoreError, match=r"python-arango>=8\.3\.2") as info:
+        check_driver_version(version)
+    assert version in str(info.value) and "trainingState" in str(info.value)
+
+
+def test_the_installed_driver_and_newer_ones_pass() -> None:
+    from importlib import metadata
+
+    from attestor_arango.store.arango.connect import check_driver_version
+
+    assert check_driver_version() == metadata.version("python-arango")
+    assert check_driver_version("8.3.2") == "8.3.2" and check_driver_version("9.0.1")
+
+
+def test_doctor_reports_an_old_driver_instead_of_raising(
+    unreachable: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib import metadata
+
+    real = metadata.version
+    monkeypatch.setattr(
+        metadata, "version", lambda name: "8.2.0" if name == "python-arango" else real(name)
+    )
+    with pytest.raises(StoreError, match=r"8\.2\.0"):
+        open_arango_store(unreachable)
+    report = arango_doctor(unreachable)
+    [check] = report["checks"]
+    assert check["name"] == "driver" and not check["ok"] and "8.3.2" in check["fix"]

@@ -11,6 +11,7 @@ The three entry points the CLI and ``store.factory`` call:
 
 from __future__ import annotations
 
+from importlib import metadata
 from typing import Any
 
 from arango import errno
@@ -31,6 +32,30 @@ DATABASE_NOT_FOUND = errno.DATABASE_NOT_FOUND  # 1228
 DUPLICATE_NAME = errno.DUPLICATE_NAME  # 1207
 MIN_SERVER_VERSION = (3, 12, 6)  # single-FILTER pre-filtered vector search
 PINNED_IMAGE = "arangodb:3.12.7.2"  # docker-compose.yml and the testcontainers fixture
+# python-arango's index formatter keeps the vector index's ``params`` from 8.2.4 and its
+# ``trainingState`` / ``errorMessage`` from 8.3.2 (arango/formatter.py, format_index);
+# older drivers make the dimension read as unknown and an untrained index look ready.
+MIN_DRIVER_VERSION = (8, 3, 2)
+
+
+def driver_version_problem(version: str) -> str | None:
+    """Why this python-arango version cannot serve the backend, or None when it can."""
+    if version_tuple(version) >= MIN_DRIVER_VERSION:
+        return None
+    return (
+        f"python-arango {version} is older than 8.3.2: before 8.2.4 its indexes() drops the "
+        "vector index's params (the dimension reads as unknown) and before 8.3.2 its "
+        "trainingState (an untrained index looks ready); run pip install 'python-arango>=8.3.2'"
+    )
+
+
+def check_driver_version(version: str | None = None) -> str:
+    """The installed python-arango version; raises ``StoreError`` when it is too old."""
+    version = metadata.version("python-arango") if version is None else version
+    problem = driver_version_problem(version)
+    if problem is not None:
+        raise StoreError(problem)
+    return version
 
 
 def make_client(settings: ArangoSettings, *, retry_attempts: int = 2) -> ArangoClient:
@@ -38,8 +63,10 @@ def make_client(settings: ArangoSettings, *, retry_attempts: int = 2) -> ArangoC
 
     The pool is larger than python-arango's default 10 (threads of a server share it), and
     retries (GET/HEAD only, on 429/5xx and connection errors) are short so that a server
-    that is down is reported in seconds, not after a minute of backoff.
+    that is down is reported in seconds, not after a minute of backoff. Raises
+    ``StoreError`` before any I/O when python-arango is older than 8.3.2.
     """
+    check_driver_version()
     http = DefaultHTTPClient(
         request_timeout=60, retry_attempts=retry_attempts, backoff_factor=0.2, pool_maxsize=32
     )

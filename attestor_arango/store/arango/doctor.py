@@ -16,6 +16,7 @@ from typing import Any
 from arango.exceptions import ArangoError
 
 from attestor_arango.config import Config
+from attestor_arango.errors import StoreError
 from attestor_arango.store.arango.connect import (
     MIN_SERVER_VERSION,
     PINNED_IMAGE,
@@ -94,10 +95,15 @@ def vector_option_check(option: Any) -> dict[str, Any]:
 
 def arango_doctor(config: Config) -> dict[str, Any]:
     settings = config.arango
-    client = make_client(settings)
     report: dict[str, Any] = {"backend": "arangodb", "url": settings.url, "ok": False}
     checks: list[dict[str, Any]] = []
     report["checks"] = checks
+    try:
+        client = make_client(settings)
+    except StoreError as exc:  # python-arango too old: nothing below could be trusted
+        report["error"] = str(exc)
+        checks.append(_check("driver", False, str(exc), "pip install 'python-arango>=8.3.2'"))
+        return report
     try:
         db, _ = _connect(settings, client, create=False)
         version = str(db.version())
