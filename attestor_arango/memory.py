@@ -43,7 +43,14 @@ from attestor_arango.governance import quotas as gov_quotas
 from attestor_arango.governance import retention as gov_retention
 from attestor_arango.governance.access import guard, require
 from attestor_arango.ids import IdSource, UUID7Source
-from attestor_arango.models import AuditEntry, Memory, MemoryStatus, RecallResponse, Stats
+from attestor_arango.models import (
+    AuditEntry,
+    Episode,
+    Memory,
+    MemoryStatus,
+    RecallResponse,
+    Stats,
+)
 from attestor_arango.retrieval import RetrievalConfig
 from attestor_arango.retrieval import recall as run_recall
 from attestor_arango.retrieval.lanes import QueryExpander, expanders_from_settings
@@ -89,9 +96,9 @@ def _check_status(status: str | None) -> str | None:
     return None if status in (None, "all") else status
 
 
-def _check_id(memory_id: object) -> str:
+def _check_id(memory_id: object, name: str = "memory_id") -> str:
     if not isinstance(memory_id, str) or not memory_id:
-        raise ValidationError("memory_id must be a non-empty string")
+        raise ValidationError(f"{name} must be a non-empty string")
     return memory_id
 
 
@@ -385,6 +392,40 @@ class AgentMemory:
         )
         scope = self.runtime.scope(ctx, namespace)
         return reads.list_memories(self.runtime, scope, filters, view, check_limit(limit), offset)
+
+    def count(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: TagsInput = None,
+        namespace: str | None = None,
+        status: str | None = None,
+        time_window: Window = None,
+        as_of: TimeInput | None = None,
+        context: AgentContext | None = None,
+    ) -> int:
+        """How many memories ``list`` pages through with the same arguments (its total).
+
+        Raises ``ValidationError`` for an unknown status, a bad window or a future ``as_of``.
+        """
+        ctx = self._ctx(context, Permission.READ, "count")
+        wanted = _check_status(status)
+        view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
+        filters = MemoryFilter(
+            entity=check_label(entity, "entity"),
+            category=check_label(category, "category"),
+            tags=check_tags(tags) or None,
+            status=wanted,
+        )
+        return reads.count_memories(self.runtime, self.runtime.scope(ctx, namespace), filters, view)
+
+    def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
+        """A conversation round as it was stored (the evidence of the facts extracted
+        from it), in the context's namespace; raises ``NotFoundError``."""
+        ctx = self._ctx(context, Permission.READ, "get_episode")
+        episode_id = _check_id(episode_id, "episode_id")
+        return reads.get_episode(self.runtime, self.runtime.scope(ctx), episode_id)
 
     def search(
         self,

@@ -143,6 +143,8 @@ CORE_OPS = [
     "forget",
     "get",
     "list",
+    "count",
+    "get_episode",
     "search",
     "recall",
     "recall_as_pack",
@@ -153,6 +155,14 @@ CORE_OPS = [
 ]
 
 
+def _episode_or_none(c: MemoryClient) -> object:
+    """get_episode past the permission check: a missing episode is NotFound, not denied."""
+    try:
+        return c.get_episode("no-such-episode")
+    except NotFoundError as exc:
+        return exc
+
+
 def _invoke(c: MemoryClient, op: str, memory_id: str) -> object:
     calls = {
         "add": lambda: c.add(f"fact {time.monotonic_ns()}", entity="rbac", category="probe"),
@@ -160,6 +170,8 @@ def _invoke(c: MemoryClient, op: str, memory_id: str) -> object:
         "forget": lambda: c.forget(memory_id, reason="rbac"),
         "get": lambda: c.get(memory_id),
         "list": lambda: c.list(),
+        "count": lambda: c.count(),
+        "get_episode": lambda: _episode_or_none(c),
         "search": lambda: c.search("target"),
         "recall": lambda: c.recall("target"),
         "recall_as_pack": lambda: c.recall_as_pack("target"),
@@ -227,6 +239,7 @@ def _call_route(c: MemoryClient, op: str) -> object:
     args: dict[str, dict[str, object]] = {
         "add": {"content": "x"},
         "get": {"memory_id": "m"},
+        "get_episode": {"episode_id": "ep"},
         "update": {"memory_id": "m", "content": "y"},
         "forget": {"memory_id": "m"},
         "search": {"query": "q"},

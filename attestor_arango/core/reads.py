@@ -11,7 +11,7 @@ import re
 
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import NotFoundError, ValidationError
-from attestor_arango.models import Memory
+from attestor_arango.models import Episode, Memory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
 
@@ -65,6 +65,19 @@ def list_memories(
     """Rows matching ``filters`` in ``view``, each as it was at ``view.as_of``."""
     rows = rt.store.list_memories(scope, filters, view, limit, offset)
     return [m.at(view.as_of) for m in rows]
+
+
+def count_memories(rt: Runtime, scope: Scope, filters: MemoryFilter, view: TemporalView) -> int:
+    """How many rows ``list_memories`` pages through with the same filters and view."""
+    return rt.store.count_memories(scope, filters, view)
+
+
+def get_episode(rt: Runtime, scope: Scope, episode_id: str) -> Episode:
+    """A stored conversation round, verbatim; raises ``NotFoundError`` outside the scope."""
+    found = rt.store.get_episode(scope, episode_id)
+    if found is None:
+        raise NotFoundError(f"episode {episode_id} not found in this scope")
+    return found
 
 
 def search_memories(

@@ -112,6 +112,10 @@ class Store(Protocol):
         """Ordered by t_created ascending, id ascending."""
         ...
 
+    def count_memories(self, scope: Scope, filters: MemoryFilter, view: TemporalView) -> int:
+        """How many rows ``list_memories`` pages through with the same filters and view."""
+        ...
+
     def count_rows(self, scope: Scope) -> dict[str, int]:
         """Keys: total, active, superseded, archived (memories), episodes, entities,
         relations, audit (audit is tenant-wide)."""

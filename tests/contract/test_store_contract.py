@@ -196,6 +196,43 @@ def test_list_filters_and_event_time_window(store: Store) -> None:
     assert [m.id for m in store.list_memories(A, MemoryFilter(), v, 1, offset=1)] == ["m2"]
 
 
+def test_count_memories_counts_what_list_memories_pages_through(store: Store) -> None:
+    setup(store, A)
+    setup(store, B)
+    day = 86_400 * 10**6
+    store.insert_memory(
+        A, mem(A, "m1", "one", entity="e1", category="c1", tags=("t1",), valid_until=T0 + 1), None
+    )
+    store.insert_memory(A, mem(A, "m2", "two", t=T0 + 10, entity="e1", category="c1"), None)
+    store.close_memory(A, "m1", T0 + 10, "superseded", "m2")
+    store.insert_memory(A, mem(A, "m3", "three", t=T0 + 20, entity="e2", tags=("t1",)), None)
+    store.insert_memory(B, mem(B, "b1", "beta", t=T0 + 20, entity="e1"), None)
+    views = [
+        now(),
+        TemporalView(as_of=T0 + 5),
+        TemporalView(as_of=T0 + 30, include_closed=True),
+        TemporalView(as_of=T0 + 30, window=(T0 - day, T0 + 2)),
+    ]
+    filters = [
+        MemoryFilter(),
+        MemoryFilter(entity="e1"),
+        MemoryFilter(category="c1"),
+        MemoryFilter(tags=("t1",)),
+        MemoryFilter(status="superseded"),
+        MemoryFilter(status="active"),
+        MemoryFilter(entity="e1", status="active"),
+    ]
+    seen = set()
+    for view in views:
+        for f in filters:
+            listed = store.list_memories(A, f, view, 100)
+            assert store.count_memories(A, f, view) == len(listed), (view, f)
+            seen.add(len(listed))
+    assert seen >= {0, 1, 2}  # the cases differ, so a constant count would fail
+    assert store.count_memories(Scope("acme", "other"), MemoryFilter(), now()) == 0
+    assert store.count_memories(B, MemoryFilter(entity="e1"), now()) == 1
+
+
 def test_vector_lane_orders_by_cosine_then_id(store: Store) -> None:
     setup(store, A)
     store.insert_memory(A, mem(A, "b", "b"), vec(1, 0))

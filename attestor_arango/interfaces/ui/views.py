@@ -67,10 +67,7 @@ def memories(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
         )
         rows = found[: paging.per]
         has_next = len(found) > paging.per
-        total = _count(r, filters, as_of)
-        if total is None:
-            exact = False
-            total = paging.offset + len(rows) + (1 if has_next else 0)
+        total = int(r.call("count", namespace=r.context.namespace, as_of=as_of, **filters))
     return {
         "rows": rows,
         "paging": paging,
@@ -81,13 +78,6 @@ def memories(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
         "search_query": query,
         "filters": filters,
     }
-
-
-def _count(r: Reader, filters: dict[str, Any], as_of: str | None) -> int | None:
-    """The exact number of rows the listing pages through, when the API can count them."""
-    if not callable(getattr(r.memory, "count", None)):
-        return None
-    return int(r.call("count", namespace=r.context.namespace, as_of=as_of, **filters))
 
 
 def timeline(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
@@ -118,7 +108,7 @@ def provenance(r: Reader, memory_id: str, q: Mapping[str, str]) -> dict[str, Any
         signature["error"] = exc.message
     episode, episode_error = None, None
     source = memory.provenance.source_episode_id
-    if source and callable(getattr(r.memory, "get_episode", None)):
+    if source:
         try:
             episode = r.call("get_episode", episode_id=source)
         except AttestorError as exc:
@@ -129,7 +119,6 @@ def provenance(r: Reader, memory_id: str, q: Mapping[str, str]) -> dict[str, Any
         "signature": signature,
         "episode": episode,
         "episode_error": episode_error,
-        "episode_supported": callable(getattr(r.memory, "get_episode", None)),
     }
 
 

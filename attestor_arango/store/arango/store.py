@@ -214,6 +214,26 @@ class ArangoStore(GraphAndGovernance):
         )
         return [memory_from_arango(r) for r in rows]
 
+    def count_memories(self, scope: Scope, filters: MemoryFilter, view: TemporalView) -> int:
+        vb = view_binds(view)
+        rows = self._run(
+            "memory_count_listed",
+            scope,
+            {
+                "namespace": scope.namespace,
+                "entity": filters.entity,
+                "category": filters.category,
+                "tags": list(filters.tags) if filters.tags else None,
+                "status": filters.status,
+                "content_hash": filters.content_hash,
+                "as_of": vb.as_of,
+                "t_expired_after": vb.t_expired_after,
+                "window_start": vb.window_start,
+                "window_end": vb.window_end,
+            },
+        )
+        return int(rows[0]["n"]) if rows else 0
+
     def count_rows(self, scope: Scope) -> dict[str, int]:
         counts = {"total": 0, "active": 0, "superseded": 0, "archived": 0}
         rows = self._run("memory_count", scope, {"namespace": scope.namespace, "open_us": OPEN})

@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import MemoryFilter
 
 if TYPE_CHECKING:
     from attestor_arango.models import Memory
@@ -59,6 +60,19 @@ def view_params(view: TemporalView) -> dict[str, Any]:
         "expired_after": view.t_expired_after,
         "w_start": view.window_start,
         "w_end": view.window_end,
+    }
+
+
+def list_params(scope: Scope, filters: MemoryFilter, view: TemporalView) -> dict[str, Any]:
+    """The bind parameters of a filtered listing (and of its count)."""
+    return {
+        **scope_params(scope),
+        **view_params(view),
+        "entity": filters.entity,
+        "category": filters.category,
+        "content_hash": filters.content_hash,
+        "tags": json.dumps(list(filters.tags)) if filters.tags else None,
+        "status": filters.status,
     }
 
 

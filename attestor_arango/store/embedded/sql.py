@@ -80,7 +80,7 @@ ORDER BY t_created, id
 
 # The optional filters of a listing; the three LIST_* statements differ only in the
 # index they seek on, so the write path's lookups stay O(matches), not O(tenant).
-_LIST_FILTERS = f"""
+_LIST_WHERE = f"""
   AND (:namespace IS NULL OR namespace = :namespace) AND {VIEW}
   AND (:entity IS NULL OR entity = :entity)
   AND (:category IS NULL OR category = :category)
@@ -90,6 +90,8 @@ _LIST_FILTERS = f"""
         WHERE t.value IN (SELECT value FROM json_each(:tags))))
   AND (:status IS NULL OR
        (CASE WHEN t_expired > :as_of THEN 'active' ELSE status END) = :status)
+"""
+_LIST_FILTERS = f"""{_LIST_WHERE}
 ORDER BY t_created, id
 LIMIT :limit OFFSET :offset
 """
@@ -107,6 +109,13 @@ WHERE tenant = :tenant AND content_hash = :content_hash {_LIST_FILTERS}
 LIST_BY_ENTITY = f"""
 SELECT {MEMORY_COLUMNS} FROM memories INDEXED BY memories_tenant_entity
 WHERE tenant = :tenant AND entity = :entity {_LIST_FILTERS}
+"""
+
+# The totals of a listing (the Evidence Board's pagination): the same filters, no order.
+COUNT_LISTED = f"SELECT COUNT(*) FROM memories WHERE tenant = :tenant {_LIST_WHERE}"
+COUNT_LISTED_BY_ENTITY = f"""
+SELECT COUNT(*) FROM memories INDEXED BY memories_tenant_entity
+WHERE tenant = :tenant AND entity = :entity {_LIST_WHERE}
 """
 
 # Text lane rows are light (what BM25 re-scoring reads); whole rows of the hits kept

@@ -29,6 +29,7 @@ from attestor_arango.store.codec import memory_from_doc, memory_to_doc
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import decode_row as _decode
 from attestor_arango.store.embedded.base import encode_doc as _encode
+from attestor_arango.store.embedded.base import list_params as _list_params
 from attestor_arango.store.embedded.base import scope_params as _scope_params
 from attestor_arango.store.embedded.base import view_params as _view_params
 from attestor_arango.store.embedded.fts import TEXT_INDEXES, EmbeddedText
@@ -408,17 +409,7 @@ class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGoverna
     def list_memories(
         self, scope: Scope, filters: MemoryFilter, view: TemporalView, limit: int, offset: int = 0
     ) -> list[Memory]:
-        params = {
-            **_scope_params(scope),
-            **_view_params(view),
-            "entity": filters.entity,
-            "category": filters.category,
-            "content_hash": filters.content_hash,
-            "tags": json.dumps(list(filters.tags)) if filters.tags else None,
-            "status": filters.status,
-            "limit": limit,
-            "offset": offset,
-        }
+        params = {**_list_params(scope, filters, view), "limit": limit, "offset": offset}
         if filters.content_hash is not None:
             sql = q.LIST_BY_HASH
         elif filters.entity is not None:
@@ -426,6 +417,10 @@ class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGoverna
         else:
             sql = q.LIST_MEMORIES
         return self._memories(scope, self._read(sql, params))
+
+    def count_memories(self, scope: Scope, filters: MemoryFilter, view: TemporalView) -> int:
+        sql = q.COUNT_LISTED_BY_ENTITY if filters.entity is not None else q.COUNT_LISTED
+        return int(self._read(sql, _list_params(scope, filters, view))[0][0])
 
     def count_rows(self, scope: Scope) -> dict[str, int]:
         params = _scope_params(scope)
