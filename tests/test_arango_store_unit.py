@@ -348,7 +348,9 @@ def test_purge_binds_only_allowlisted_collections() -> None:
     assert db.log == [] and db.txns == []
     with pytest.raises(Sent):
         store.purge_collection(A, "episodes")
-    assert db.log == [("txn", "purge_collection", {"@collection": "episodes", "tenant": "acme"})]
+    assert db.log == [
+        ("txn", "purge_collection", {"@collection": "episodes", "tenant": "acme", "batch": 5000})
+    ]
     assert db.txns[0].aborted
     assert "audit" not in store.purge_collections()
 
@@ -448,3 +450,47 @@ def test_every_cosine_similarity_call_is_guarded_against_zero_vectors() -> None:
             needed = match.groups() if query.name != "vector_ann" else match.groups()[:1]
             assert set(needed) <= set(guarded), f"{query.name}: unguarded {match.group(0)}"
     assert calls >= 2
+
+
+# bounded, resumable purge (issue 15, item 6) ---------------------------------------------------
+def test_purge_tenant_runs_each_step_outside_any_enclosing_transaction() -> None:
+    db = RecordingDB()
+    store = make_store(db)
+    seen: list[tuple[str, bool]] = []
+
+    def step(scope: Scope, collection: str) -> int:
+        seen.append((collection, store.in_transaction))
+        return 0
+
+    store.purge_collection = step  # type: ignore[method-assign]
+    store.purge_tenant(A)
+    assert [c for c, _ in seen] == list(store.purge_collections())
+    assert not any(inside for _, inside in seen) and db.txns == []
+
+
+def test_each_purge_batch_is_bounded_and_its_own_transaction() -> None:
+    db = RecordingDB()
+    store = make_store(db, purge_batch=250)
+    with pytest.raises(Sent):
+        store.purge_collection(A, "vectors")
+    assert db.log == [("txn", "purge_vectors", {"tenant": "acme", "batch": 250})]
+    assert len(db.txns) == 1 and db.txns[0].aborted
+    for name in ("purge_collection", "purge_vectors"):
+        code = strip_comments_and_strings(REGISTRY.get(name).text)
+        assert "LIMIT @batch" in code, name
+    with pytest.raises(ValidationError):
+        make_store(RecordingDB(), purge_batch=0)
+
+
+def test_batches_repeat_until_one_comes_back_short() -> None:
+    from attestor_arango.store.arango.planning import drain_in_batches
+
+    left = [7]
+
+    def remove_up_to_three() -> int:
+        n = min(3, left[0])
+        left[0] -= n
+        return n
+
+    assert drain_in_batches(remove_up_to_three, 3) == 7 and left == [0]
+    assert drain_in_batches(lambda: 0, 3) == 0

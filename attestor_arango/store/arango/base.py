@@ -39,6 +39,9 @@ COLLECTIONS = (
     "embedding_spaces",
 )
 INDEX_STATE_TTL_S = 30.0
+# Rows per purge transaction: a memory with a 1536-d vector holds about 12 KB of doubles plus
+# its text, so 5000 of them stay near 100 MB, well below the 512 MiB stream-transaction limit.
+PURGE_BATCH = 5000
 
 
 class _Local(threading.local):
@@ -61,6 +64,7 @@ class ArangoBase:
         search_wait_for_sync: bool = False,
         max_attempts: int = 5,
         lock_timeout_s: int = 10,
+        purge_batch: int = PURGE_BATCH,
     ) -> None:
         self._db = db
         self._client = client
@@ -70,6 +74,9 @@ class ArangoBase:
         self.search_wait_for_sync = search_wait_for_sync
         self.max_attempts = max_attempts
         self.lock_timeout_s = lock_timeout_s
+        if purge_batch < 1:
+            raise ValidationError(f"purge_batch must be at least 1; got {purge_batch}")
+        self.purge_batch = purge_batch
         self.executor = Executor(registry or Registry.load(), self._current_db)
         self._index_state: dict[str, Any] | None = None
         self._index_state_at = 0.0

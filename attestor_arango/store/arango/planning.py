@@ -7,7 +7,7 @@ view becomes bind values that compare exactly on the server.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -101,6 +101,23 @@ def should_retry(error_code: int | None, *, attempt: int, max_attempts: int, in_
     the conflict is raised and the caller retries the whole transaction.
     """
     return not in_txn and error_code in RETRYABLE_OUTSIDE_TRANSACTION and attempt + 1 < max_attempts
+
+
+def drain_in_batches(step: Callable[[], int], batch: int) -> int:
+    """Runs ``step`` (removing at most ``batch`` rows) until a batch comes back short.
+
+    Each call commits on its own, so a purge of any size stays below the stream
+    transaction's 512 MiB limit, and a purge that fails part-way resumes when re-run.
+    Returns the total removed.
+    """
+    if batch < 1:
+        raise ValueError("batch must be at least 1")
+    total = 0
+    while True:
+        removed = step()
+        total += removed
+        if removed < batch:
+            return total
 
 
 @dataclass(frozen=True, slots=True)

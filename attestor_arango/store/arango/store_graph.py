@@ -25,6 +25,7 @@ from attestor_arango.store.arango.docs import (
     relation_from_arango,
     relation_to_arango,
 )
+from attestor_arango.store.arango.planning import drain_in_batches
 from attestor_arango.store.protocol import check_tenant
 
 # Erasure order (edges before vertices, vectors before their rows); never the audit chain.
@@ -210,22 +211,41 @@ class GraphAndGovernance(ArangoBase):
         return PURGE_STEPS
 
     def purge_collection(self, scope: Scope, collection: str) -> int:
+        """Removes the tenant's rows of one collection in bounded, resumable batches.
+
+        Each batch of at most ``purge_batch`` rows is its own stream transaction (or joins an
+        enclosing ``transaction()``), so no purge meets the 512 MiB transaction limit and a
+        failure keeps the batches already committed; a re-run continues (idempotent).
+        """
         if collection not in PURGE_STEPS:
             raise ValidationError(
                 f"unknown purge collection {collection!r}; use one of {list(PURGE_STEPS)}"
             )
         tenant_wide = scope.tenant_wide()
+        batch = self.purge_batch
         self._tenant_sizes.pop(scope.tenant, None)
-        with self.transaction():
-            if collection == "vectors":
-                rows = self._run("purge_vectors", tenant_wide, {})
-            else:
-                rows = self._run("purge_collection", tenant_wide, {"@collection": collection})
-        return len(rows)
+
+        def one_batch() -> int:
+            with self.transaction():
+                if collection == "vectors":
+                    rows = self._run("purge_vectors", tenant_wide, {"batch": batch})
+                else:
+                    rows = self._run(
+                        "purge_collection",
+                        tenant_wide,
+                        {"@collection": collection, "batch": batch},
+                    )
+            return len(rows)
+
+        return drain_in_batches(one_batch, batch)
 
     def purge_tenant(self, scope: Scope) -> dict[str, int]:
-        with self.transaction():
-            return {name: self.purge_collection(scope, name) for name in PURGE_STEPS}
+        """Every purge step in order, each committing its own batches (no outer transaction).
+
+        A failure raises after the steps before it were committed; ``tenant_residue`` tells
+        what is left and running the purge again finishes it.
+        """
+        return {name: self.purge_collection(scope, name) for name in PURGE_STEPS}
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
         tenant_wide = scope.tenant_wide()
