@@ -87,6 +87,10 @@ def default_data_dir() -> Path:
 
 
 _ENV: dict[str, tuple[str, ...]] = {
+    # Attestor's names first, so this project's own names (below) win when both are set
+    "ATTESTOR_EMBEDDING_PROVIDER": ("embedder",),
+    "ATTESTOR_EMBEDDING_MODEL": ("embedder_model",),
+    "OPENAI_API_KEY": ("openai_api_key",),
     "ATTESTOR_BACKEND": ("backend",),
     "ATTESTOR_PATH": ("path",),
     "ATTESTOR_TEXT_INDEX": ("text_index",),

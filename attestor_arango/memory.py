@@ -89,6 +89,16 @@ def _default_embedder(config: Config) -> Embedder:
     return make_embedder(config)
 
 
+def _subject(user: str | None, alias: str | None, alias_name: str, op: str) -> str:
+    """The tenant a governance call is about, given as ``user`` or Attestor's keyword."""
+    if user is not None and alias is not None and user != alias:
+        raise ValidationError(f"{op}: user {user!r} and {alias_name} {alias!r} differ; give one")
+    chosen = user if user is not None else alias
+    if chosen is None:
+        raise ValidationError(f"{op} needs the user (tenant): pass it, or {alias_name}=...")
+    return chosen
+
+
 def _check_status(status: str | None) -> str | None:
     """``status`` for a store filter (None for any); raises ``ValidationError``."""
     if status is not None and status not in reads.STATUSES:
@@ -429,21 +439,28 @@ class AgentMemory:
 
     def search(
         self,
-        query: str,
+        query: str | None = None,
         *,
         limit: int = 10,
         entity: str | None = None,
         category: str | None = None,
         tags: TagsInput = None,
         status: str | None = None,
+        namespace: str | None = None,
         time_window: Window = None,
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Keyword (BM25) search with the same filters as ``list``; raises ``ValidationError``."""
+        """Keyword (BM25) search with the same filters as ``list``; no query: filtered search.
+
+        Filters narrow the candidates in the store before any cut. Raises
+        ``ValidationError`` for a blank query string, an unknown status or a bad window.
+        """
         ctx = self._ctx(context, Permission.READ, "search")
-        if not isinstance(query, str) or not query.strip():
-            raise ValidationError("query is empty; pass the words to search for")
+        if query is not None and (not isinstance(query, str) or not query.strip()):
+            raise ValidationError(
+                "query is empty; pass the words to search for, or omit it for a filtered search"
+            )
         wanted = _check_status(status)
         limit = check_limit(limit, maximum=1000)
         view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
@@ -453,7 +470,7 @@ class AgentMemory:
             tags=check_tags(tags) or None,
             status=wanted,
         )
-        scope = self.runtime.scope(ctx)
+        scope = self.runtime.scope(ctx, namespace)
         return reads.search_memories(self.runtime, scope, query, filters, view, limit)
 
     def timeline(
@@ -580,9 +597,19 @@ class AgentMemory:
 
     # governance -------------------------------------------------------------------------------
     def set_quota(
-        self, user: str, *, daily_writes: int | None, context: AgentContext | None = None
+        self,
+        user: str | None = None,
+        *,
+        daily_writes: int | None,
+        user_id: str | None = None,
+        context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """Sets the tenant's writes per UTC day (None removes the limit); audited."""
+        """Sets the tenant's writes per UTC day (None removes the limit); audited.
+
+        ``user_id=`` is Attestor's name for ``user``. Raises ``ValidationError`` when
+        neither or two different ones are given, or the limit is not a positive integer.
+        """
+        user = _subject(user, user_id, "user_id", "set_quota")
         ctx = self._guarded(context, "set_quota", user)
         limit = gov_quotas.check_limit(daily_writes)
         return gov_quotas.set_quota(self.runtime, self.auditor, ctx, user, limit)
@@ -595,8 +622,19 @@ class AgentMemory:
         ctx = self._guarded(context, "quota_status", base.tenant if user is None else user)
         return gov_quotas.quota_status(self.runtime, ctx.tenant if user is None else user)
 
-    def export_user(self, user: str, *, context: AgentContext | None = None) -> dict[str, Any]:
-        """Everything held about tenant ``user`` (subject-access request), JSON-ready."""
+    def export_user(
+        self,
+        user: str | None = None,
+        *,
+        external_id: str | None = None,
+        context: AgentContext | None = None,
+    ) -> dict[str, Any]:
+        """Everything held about tenant ``user`` (subject-access request), JSON-ready.
+
+        ``external_id=`` is Attestor's name for ``user``; raises ``ValidationError`` when
+        neither or two different ones are given.
+        """
+        user = _subject(user, external_id, "external_id", "export_user")
         ctx = self._guarded(context, "export_user", user)
         return gov_export.export_user(self.runtime, self.auditor, ctx, user)
 
@@ -608,9 +646,19 @@ class AgentMemory:
         return gov_export.import_user(self.runtime, self.auditor, ctx, data)
 
     def purge_user(
-        self, user: str, reason: str, *, context: AgentContext | None = None
+        self,
+        user: str | None = None,
+        reason: str | None = None,
+        *,
+        external_id: str | None = None,
+        context: AgentContext | None = None,
     ) -> gov_purge.PurgeReport:
-        """GDPR erasure of tenant ``user``; check ``report.ok`` (a partial purge is a failure)."""
+        """GDPR erasure of tenant ``user``; check ``report.ok`` (a partial purge is a failure).
+
+        ``external_id=`` is Attestor's name for ``user``. Raises ``ValidationError`` without
+        a subject or a reason.
+        """
+        user = _subject(user, external_id, "external_id", "purge_user")
         ctx = self._guarded(context, "purge_user", user)
         why = gov_purge.check_reason(reason)
         return gov_purge.purge_user(self.runtime, self.auditor, ctx, user, why)

@@ -12,14 +12,16 @@ import re
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.models import Episode, Memory
+from attestor_arango.retrieval.text_lane import rescore_pool
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import MemoryFilter
+from attestor_arango.store.protocol import MemoryFilter, TextHit
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
 TIMELINE_LIMIT = 10_000
 SHORT_ID_MIN = 4  # fewer characters than this are never looked up as a short id
 _SHORT_ID = re.compile(rf"[0-9a-f-]{{{SHORT_ID_MIN},35}}")
 _SHOWN_MATCHES = 10
+FILTER_PAGE = 5_000  # rows per store call while a filtered search gathers its candidates
 
 
 def resolve_id(rt: Runtime, scope: Scope, memory_id: str) -> str:
@@ -83,24 +85,33 @@ def get_episode(rt: Runtime, scope: Scope, episode_id: str) -> Episode:
 def search_memories(
     rt: Runtime,
     scope: Scope,
-    query: str,
+    query: str | None,
     filters: MemoryFilter,
     view: TemporalView,
     limit: int,
 ) -> list[Memory]:
-    """The text lane's BM25 hits for ``query`` that pass ``filters``, best first."""
-    hits = rt.store.text_candidates(scope, query, max(limit * 5, 50), view)
-    want_tags = set(filters.tags or ())
-    out: list[Memory] = []
-    for hit in hits:
-        m = hit.memory.at(view.as_of)
-        if filters.entity is not None and m.entity != filters.entity:
-            continue
-        if filters.category is not None and m.category != filters.category:
-            continue
-        if want_tags and not want_tags & set(m.tags):
-            continue
-        if filters.status is not None and m.status.value != filters.status:
-            continue
-        out.append(m)
-    return out[:limit]
+    """Keyword search; without a query, the filtered list (Attestor's ``search()``).
+
+    With no filter the text lane answers as before. With an entity, category, tag or
+    non-active status filter, the store narrows the candidates first (the same filtered
+    query ``list`` runs, on both backends) and BM25 ranks every row that passed, so a
+    match is never lost below a cut taken over the whole scope.
+    """
+    if query is None:
+        return list_memories(rt, scope, filters, view, limit)
+    if filters == MemoryFilter() or filters == MemoryFilter(status="active"):
+        hits = rt.store.text_candidates(scope, query, max(limit * 5, 50), view)
+        return [h.memory.at(view.as_of) for h in hits[:limit]]
+    pool: list[TextHit] = []
+    rows: dict[str, Memory] = {}
+    offset = 0
+    while True:
+        page = rt.store.list_memories(scope, filters, view, FILTER_PAGE, offset)
+        for m in page:
+            rows[m.id] = m
+            pool.append(TextHit(m.id, m.content, m.us("t_created"), 0.0))
+        if len(page) < FILTER_PAGE:
+            break
+        offset += FILTER_PAGE
+    ranked = rescore_pool(pool, query)[:limit]
+    return [rows[t.id].at(view.as_of) for t in ranked]

@@ -219,13 +219,14 @@ class MemoryClient:
 
     def search(
         self,
-        query: str,
+        query: str | None = None,
         *,
         limit: int = 10,
         entity: str | None = None,
         category: str | None = None,
         tags: builtins.list[str] | tuple[str, ...] | None = None,
         status: str | None = None,
+        namespace: str | None = None,
         time_window: tuple[TimeInput, TimeInput] | None = None,
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
@@ -303,7 +304,12 @@ class MemoryClient:
 
     # -- governance ---------------------------------------------------------------
     def set_quota(
-        self, user: str, *, daily_writes: int | None, context: AgentContext | None = None
+        self,
+        user: str | None = None,
+        *,
+        daily_writes: int | None,
+        user_id: str | None = None,
+        context: AgentContext | None = None,
     ) -> dict[str, Any]:
         return self._call("set_quota", locals())
 
@@ -312,7 +318,13 @@ class MemoryClient:
     ) -> dict[str, Any]:
         return self._call("quota_status", locals())
 
-    def export_user(self, user: str, *, context: AgentContext | None = None) -> dict[str, Any]:
+    def export_user(
+        self,
+        user: str | None = None,
+        *,
+        external_id: str | None = None,
+        context: AgentContext | None = None,
+    ) -> dict[str, Any]:
         return self._call("export_user", locals())
 
     def import_user(
@@ -321,7 +333,12 @@ class MemoryClient:
         return self._call("import_user", locals())
 
     def purge_user(
-        self, user: str, reason: str, *, context: AgentContext | None = None
+        self,
+        user: str | None = None,
+        reason: str | None = None,
+        *,
+        external_id: str | None = None,
+        context: AgentContext | None = None,
     ) -> PurgeReport:
         return self._call("purge_user", locals())
 

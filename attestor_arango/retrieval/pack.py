@@ -93,6 +93,27 @@ class ContextPack:
     def render_prompt(self) -> str:
         return render_prompt(self)
 
+    # Attestor's names for the same pack ------------------------------------------------------
+    @property
+    def memories(self) -> list[dict[str, Any]]:
+        """The entries as Attestor's ``pack.memories``: id, content, validity_window,
+        confidence, source_episode_id (a new list each call; the pack stays frozen)."""
+        return [
+            {
+                "id": e.id,
+                "content": e.content,
+                "validity_window": (e.valid_from, e.valid_until),
+                "confidence": e.confidence,
+                "source_episode_id": e.source_episode_id,
+            }
+            for e in self.entries
+        ]
+
+    @property
+    def prompt(self) -> str:
+        """Attestor's ``pack.prompt``: the same text as ``render_prompt()``."""
+        return render_prompt(self)
+
 
 _RULES = """\
 How to answer:

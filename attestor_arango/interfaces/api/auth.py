@@ -213,11 +213,11 @@ def authorize(route: spec.Route, key: ApiKey, ctx: AgentContext, kwargs: Mapping
     some namespaces cannot run tenant-wide operations (export, purge, audit...), which
     would read or change every namespace of the tenant.
     """
-    if route.tenant_arg and kwargs.get(route.tenant_arg) not in (None, ctx.tenant):
-        raise AccessDenied(
-            f"this key is for tenant {ctx.tenant!r}; it cannot act on "
-            f"{route.tenant_arg} {kwargs[route.tenant_arg]!r}",
-        )
+    for arg in route.tenant_args:
+        if kwargs.get(arg) not in (None, ctx.tenant):
+            raise AccessDenied(
+                f"this key is for tenant {ctx.tenant!r}; it cannot act on {arg} {kwargs[arg]!r}",
+            )
     if key.namespaces is None:
         return
     if route.op in spec.TENANT_WIDE:

@@ -48,6 +48,15 @@ class Route:
     def full_path(self) -> str:
         return API_PREFIX + self.path
 
+    @property
+    def tenant_args(self) -> tuple[str, ...]:
+        """``tenant_arg`` and Attestor's names for it (``external_id``, ``user_id``)."""
+        return (self.tenant_arg, *TENANT_ALIASES) if self.tenant_arg else ()
+
+
+# Attestor's keyword names for the tenant a governance call is about (AgentMemory accepts them)
+TENANT_ALIASES = ("external_id", "user_id")
+
 
 ROUTES: tuple[Route, ...] = (
     Route("add", "POST", "/memories", "Store a fact (rule-based supersession)", "memories"),
