@@ -7,17 +7,22 @@ directory, SOLO identity, the best embedder available offline. Secrets are
 
 from __future__ import annotations
 
+import difflib
 import os
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.errors import ValidationError
 
 DB_FILENAME = "memory.db"
+CONFIG_FILENAME = "config.yaml"
+TRACE_FILENAME = "recall-trace.jsonl"
+DOCS = "docs/configuration.md"
 
 
 class ArangoSettings(BaseModel):
@@ -37,6 +42,13 @@ class TraceSettings(BaseModel):
     enabled: bool = False
     path: str | None = None
     include_content: bool = False
+
+    @model_validator(mode="after")
+    def _default_path(self) -> TraceSettings:
+        """Tracing on without a path writes beside the default store (never fails)."""
+        if self.enabled and not self.path:
+            self.path = str(default_data_dir() / TRACE_FILENAME)
+        return self
 
 
 class SigningSettings(BaseModel):
@@ -84,6 +96,58 @@ class Config(BaseModel):
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "attestor-arango"
+
+
+def default_config_file(env: dict[str, str] | os._Environ[str] | None = None) -> Path:
+    """Where a config file is looked for when neither --config nor $ATTESTOR_CONFIG is set.
+
+    Linux and the BSDs: ``$XDG_CONFIG_HOME/attestor-arango/config.yaml`` (default
+    ``~/.config``); macOS: ``~/Library/Application Support/attestor-arango/config.yaml``;
+    Windows: ``%APPDATA%\\attestor-arango\\config.yaml``.
+    """
+    environ = os.environ if env is None else env
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    else:
+        base = Path(environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "attestor-arango" / CONFIG_FILENAME
+
+
+_SECRET_KEYS = frozenset({"password", "openai_api_key", "api_key"})
+
+
+def _field_names(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """The keys valid at ``loc`` (the parent of an unknown key)."""
+    current: type[BaseModel] = model
+    for part in loc:
+        field = current.model_fields.get(str(part))
+        annotation = getattr(field, "annotation", None)
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        current = annotation
+    return sorted(current.model_fields)
+
+
+def explain(exc: PydanticValidationError, source: str) -> str:
+    """Pydantic's errors as one sentence per problem: the key, what is wrong, what is valid."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        loc = tuple(error.get("loc", ()))
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        if error.get("type") == "extra_forbidden":
+            valid = _field_names(Config, loc[:-1])
+            close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(f"unknown key {key!r}{hint} (valid here: {', '.join(valid)})")
+            continue
+        shown = "" if str(loc[-1]) in _SECRET_KEYS else f" (got {error.get('input')!r})"
+        message = str(error.get("msg", "invalid value")).removeprefix("Input should be ")
+        problems.append(f"{key}: should be {message}{shown}")
+    return (
+        f"invalid configuration in {source}: " + "; ".join(problems) + f". Every key is in {DOCS}"
+    )
 
 
 _ENV: dict[str, tuple[str, ...]] = {
@@ -134,13 +198,19 @@ def load_config(
     env: dict[str, str] | None = None,
     **overrides: Any,
 ) -> Config:
-    """Environment < YAML file (``file`` or $ATTESTOR_CONFIG) < ``overrides``."""
+    """Environment < YAML file < ``overrides``.
+
+    The file is ``file``, else ``$ATTESTOR_CONFIG``, else ``default_config_file()`` when
+    it exists. Raises ``ValidationError`` naming each bad key (see docs/configuration.md).
+    """
     environ = os.environ if env is None else env
     layered: dict[str, Any] = {}
     for name, keys in _ENV.items():
         if environ.get(name):
             _set(layered, keys, environ[name])
     file = file or environ.get("ATTESTOR_CONFIG")
+    if not file and default_config_file(environ).is_file():
+        file = default_config_file(environ)
     if file:
         path = Path(file).expanduser()
         if not path.is_file():
@@ -158,4 +228,5 @@ def load_config(
     try:
         return Config.model_validate(layered)
     except PydanticValidationError as exc:
-        raise ValidationError(f"invalid configuration: {exc}") from exc
+        source = f"{file} and the environment" if file else "the environment and arguments"
+        raise ValidationError(explain(exc, source)) from None

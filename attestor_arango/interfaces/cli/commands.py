@@ -216,6 +216,12 @@ def cmd_audit(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
 
 def cmd_retention(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     policies = _load_document(args.policies) if args.policies else None
+    if not policies and not mem.config.retention:
+        print(
+            "no retention policies: pass --policies FILE or put a `retention:` list in the "
+            "config file (format: docs/configuration.md#retention); nothing was changed",
+            file=sys.stderr,
+        )
     report = mem.apply_retention(policies, dry_run=args.dry_run)
     return report.to_dict(), "retention", 0 if report.ok else 1
 
