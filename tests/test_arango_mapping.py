@@ -180,8 +180,8 @@ def test_every_search_field_is_linked_in_the_view() -> None:
 
 def test_vector_index_definition_by_server_version() -> None:
     spec = SCHEMA["vector"]
-    old = vector_index_definition(spec, docs=10_000, dimension=384, server_version="3.12.6")
-    new = vector_index_definition(spec, docs=10_000, dimension=384, server_version="3.12.7.2")
+    old = vector_index_definition(spec, shard_docs=10_000, dimension=384, server_version="3.12.6")
+    new = vector_index_definition(spec, shard_docs=10_000, dimension=384, server_version="3.12.7.2")
     assert "storedValues" not in old and new["storedValues"][0] == "tenant"
     assert new["params"] == {**old["params"]} and old["params"]["dimension"] == 384
     assert old["params"]["nLists"] == 400 and old["sparse"] is True
@@ -201,3 +201,19 @@ def test_compose_file_pins_the_image_and_turns_the_vector_index_on() -> None:
         assert any(str(c).startswith("--vector-index=true") for c in service["command"]), name
     testing = Path(PROJECT_ROOT / "tests/support/arango_server.py").read_text("utf-8")
     assert "PINNED_IMAGE" in testing and "--vector-index=true" in testing
+
+
+def test_nlists_is_sized_by_the_smallest_shard_not_the_collection() -> None:
+    """Each shard trains its own IVF cells (docs: nLists cannot exceed a shard's documents)."""
+    from attestor_arango.store.arango.schema import smallest_shard
+
+    counts = {"s1": 90_000, "s2": 400}
+    assert smallest_shard(counts, ["s1", "s2", "s3"]) == ("s3", 0)  # s3 holds no vectors
+    shard, docs = smallest_shard(counts, ["s1", "s2"])
+    assert (shard, docs) == ("s2", 400)
+    spec = SCHEMA["vector"]
+    body = vector_index_definition(spec, shard_docs=docs, dimension=384, server_version="3.12.7")
+    assert body["params"]["nLists"] == n_lists_for(400, 4) == 80 <= 400
+    # sized from the whole collection it would be round(4 * sqrt(90400)) = 1203 > 400
+    assert n_lists_for(sum(counts.values()), 4) > docs
+    assert smallest_shard({"memories": 7}, ["memories"]) == ("memories", 7)  # single server

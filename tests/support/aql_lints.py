@@ -70,7 +70,7 @@ KNOWN_FUNCTIONS = frozenset(
         "ANALYZER", "APPEND", "APPROX_NEAR_COSINE", "BM25", "CONCAT", "COSINE_SIMILARITY",
         "COUNT", "FIRST", "HAS", "INTERSECTION", "IS_NULL", "KEEP", "LAST", "LENGTH", "MAX",
         "MERGE", "MIN", "NOT_NULL", "PHRASE", "POSITION", "RIGHT", "SORTED", "SORTED_UNIQUE",
-        "STARTS_WITH",
+        "SHARD_ID", "STARTS_WITH",
         "SUM", "TOKENS", "UNION", "UNION_DISTINCT", "UNIQUE", "UNSET",
     }
 )  # fmt: skip

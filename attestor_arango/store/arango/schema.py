@@ -66,6 +66,19 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def smallest_shard(counts: dict[str, int], shards: list[str]) -> tuple[str, int]:
+    """The shard with the fewest stored vectors (a shard absent from ``counts`` has none).
+
+    Every shard trains its own IVF cells on its own documents, so the smallest one bounds
+    ``nLists`` (docs: "the number of documents in the shard for cluster deployments ... It
+    cannot be bigger than the number of documents").
+    """
+    names = sorted(set(shards) | set(counts))
+    if not names:
+        raise StoreError("memories reports no shards; is the collection there?")
+    return min(((name, int(counts.get(name, 0))) for name in names), key=lambda x: (x[1], x[0]))
+
+
 def n_lists_for(docs: int, multiplier: float) -> int:
     """IVF cell count: about multiplier*sqrt(N), at least 1 and never above N."""
     if docs < 1:
@@ -152,6 +165,14 @@ def missing_view_links(db: StandardDatabase, view: dict[str, Any]) -> list[str]:
     return missing
 
 
+def memories_shards(db: StandardDatabase) -> list[str]:
+    """Shard ids of memories in a cluster; on a single server the collection itself."""
+    if db.role() != "COORDINATOR":
+        return [VECTOR_COLLECTION]
+    shards = db.collection(VECTOR_COLLECTION).shards().get("shards") or {}  # type: ignore[union-attr]
+    return sorted(shards)
+
+
 def vector_index_state(db: StandardDatabase) -> dict[str, Any]:
     """The vector index of memories as the server reports it (``exists: False`` if none)."""
     for ix in db.collection(VECTOR_COLLECTION).indexes():  # type: ignore[union-attr]
@@ -171,12 +192,16 @@ def vector_index_state(db: StandardDatabase) -> dict[str, Any]:
 
 
 def vector_index_definition(
-    spec: dict[str, Any], *, docs: int, dimension: int, server_version: str
+    spec: dict[str, Any], *, shard_docs: int, dimension: int, server_version: str
 ) -> dict[str, Any]:
-    """The index body to POST, with dimension, nLists and (3.12.7+) storedValues filled in."""
+    """The index body to POST, with dimension, nLists and (3.12.7+) storedValues filled in.
+
+    ``shard_docs`` is the smallest shard's vector count (the whole collection's on a single
+    server): nLists is sized from it, so every shard has enough documents to train.
+    """
     body = json.loads(json.dumps(spec["index"]))
     body["params"]["dimension"] = dimension
-    body["params"]["nLists"] = n_lists_for(docs, float(spec.get("nlists_multiplier", 4)))
+    body["params"]["nLists"] = n_lists_for(shard_docs, float(spec.get("nlists_multiplier", 4)))
     floor = version_tuple(spec.get("min_server_version_stored_values", "3.12.7"))
     if version_tuple(server_version) >= floor and spec.get("stored_values"):
         body["storedValues"] = list(spec["stored_values"])
@@ -215,9 +240,20 @@ def ensure_vector_index(
             **state,
         }
     try:
+        counts = {
+            str(r["shard"]): int(r["n"]) for r in executor.run_admin("admin_vector_shards", {})
+        }
+        shard, shard_docs = smallest_shard(counts, memories_shards(db))
+        if shard_docs < 1:
+            return {
+                "status": "deferred",
+                "reason": f"shard {shard} of memories holds no vectors yet and every shard "
+                "trains its own cells; exact cosine serves all tenants until each shard has some",
+                **state,
+            }
         version = str(db.version())
         body = vector_index_definition(
-            spec, docs=docs, dimension=dimensions[0], server_version=version
+            spec, shard_docs=shard_docs, dimension=dimensions[0], server_version=version
         )
         col = db.collection(VECTOR_COLLECTION)
         if state["exists"]:
