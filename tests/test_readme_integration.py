@@ -41,7 +41,39 @@ def user_env(home: Path) -> dict[str, str]:
 
 
 def test_every_marked_snippet_is_known() -> None:
-    assert set(snippets()) == {"mcp-stdio", "mcp-http-cli", "mcp-http", "hooks"}
+    assert set(snippets()) == {
+        "mcp-stdio",
+        "mcp-http-cli",
+        "mcp-http",
+        "hooks",
+        "langgraph",
+        "langchain",
+    }
+
+
+def run_python(name: str, home: Path) -> str:
+    _, body = snippets()[name]
+    done = subprocess.run(
+        [sys.executable, "-c", body],
+        env=user_env(home),
+        cwd=home,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_langgraph_snippet(tmp_path: Path) -> None:
+    assert run_python("langgraph", tmp_path).strip() == "['Alice lives in Lyon']"
+    assert (tmp_path / ".local/share/attestor-arango").is_dir()
+
+
+def test_langchain_snippet(tmp_path: Path) -> None:
+    [line] = run_python("langchain", tmp_path).splitlines()
+    ident, text = line.split(" ", 1)
+    assert text == "Dana manages Alice" and len(ident) >= 32
 
 
 async def _stdio(entry: dict[str, Any], env: dict[str, str]) -> int:
