@@ -285,3 +285,15 @@ def test_computed_numbers_lint_catches_an_integer_counter() -> None:
     )
     schema["collections"][0]["schema"]["rule"]["properties"]["writes"]["type"] = "integer"
     assert lints.lint_computed_numbers(bound, schema) == []
+
+
+def test_optimizer_header_is_parsed_and_checked() -> None:
+    head = "// @params: tenant\n"
+    body = "FOR m IN memories FILTER m.tenant == @tenant RETURN m"
+    query = parse_query("q", head + "// @optimizer: -use-indexes, +use-vector-index\n" + body)
+    assert query.optimizer_rules == ("-use-indexes", "+use-vector-index")
+    assert parse_query("q", head + body).optimizer_rules == ()
+    with pytest.raises(StoreError, match="bad optimizer rules"):
+        parse_query("q", head + "// @optimizer: use-indexes\n" + body)
+    with pytest.raises(StoreError, match="at most one"):
+        parse_query("q", head + "// @optimizer: -a\n// @optimizer: -b\n" + body)

@@ -63,6 +63,7 @@ class _AQL:
 
     def execute(self, query: str, bind_vars: dict[str, Any] | None = None, **options: Any) -> Any:
         self.db.log.append((self.owner, REGISTRY.name_of(query), dict(bind_vars or {})))
+        self.db.options.append(dict(options))
         raise self.db.script.pop(0) if self.db.script else Sent(REGISTRY.name_of(query))
 
 
@@ -90,6 +91,7 @@ class RecordingDB:
     def __init__(self, *script: Exception) -> None:
         self.script = list(script)
         self.log: list[tuple[str, str | None, dict[str, Any]]] = []
+        self.options: list[dict[str, Any]] = []
         self.aql = _AQL(self, "db")
         self.txns: list[RecordingTxn] = []
 
@@ -494,3 +496,16 @@ def test_batches_repeat_until_one_comes_back_short() -> None:
 
     assert drain_in_batches(remove_up_to_three, 3) == 7 and left == [0]
     assert drain_in_batches(lambda: 0, 3) == 0
+
+
+# forcing the vector index on either optimizer rule order (issue 15, item 2) ---------------------
+def test_the_ann_query_runs_without_the_use_indexes_rule_and_others_with_defaults() -> None:
+    db = RecordingDB(server_error(1554))
+    store = make_store(db)
+    big_indexed_tenant(store)
+    with pytest.raises(Sent):
+        store.vector_candidates(A, np.ones(4, dtype=np.float32), 5, VIEW)
+    assert db.names() == ["vector_ann", "vector_exact"]
+    assert db.options[0]["optimizer_rules"] == ["-use-indexes"]
+    assert db.options[1]["optimizer_rules"] is None and db.options[1]["fail_on_warning"]
+    assert [q.name for q in REGISTRY if q.optimizer_rules] == ["vector_ann"]

@@ -117,7 +117,24 @@ class Executor:
             raise StoreError(f"query {name!r} reads tenant data; run it through run() with a Scope")
         return self._execute(query, dict(params))
 
-    def _execute(self, query: Query, bind: dict[str, Any]) -> list[Any]:
+    def explain(self, name: str, scope: Scope, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The server's plan of a tenant query, with the rules its file declares (for the live
+        tests and operators: which index serves it). Raises like ``run``."""
+        query = self.registry.get(name)
+        bind = {**params, "tenant": scope.tenant}
+        self._check_bind(query, bind)
+        rules = list(query.optimizer_rules) or None
+        try:
+            plan = self._db().aql.explain(query.text, bind_vars=bind, opt_rules=rules)
+        except ArangoServerError as exc:
+            raise ArangoQueryError(
+                f"ArangoDB refused to explain {query.name!r}: {exc.message}",
+                query=query.name,
+                error_code=exc.error_code,
+            ) from exc
+        return dict(plan)  # type: ignore[arg-type]
+
+    def _check_bind(self, query: Query, bind: dict[str, Any]) -> None:
         given = frozenset(bind)
         if given != query.params:
             raise StoreError(
@@ -127,6 +144,9 @@ class Executor:
             )
         for key, value in bind.items():
             check_exact_numbers(value, f"{query.name}.@{key}")
+
+    def _execute(self, query: Query, bind: dict[str, Any]) -> list[Any]:
+        self._check_bind(query, bind)
         try:
             cursor = self._db().aql.execute(
                 query.text,
@@ -134,6 +154,7 @@ class Executor:
                 fail_on_warning=self.fail_on_warning,
                 max_runtime=self.max_runtime,
                 batch_size=1000,
+                optimizer_rules=list(query.optimizer_rules) or None,
             )
             return list(cursor)  # type: ignore[arg-type]
         except ArangoServerError as exc:

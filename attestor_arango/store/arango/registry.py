@@ -7,7 +7,9 @@ Each ``aql/<name>.aql`` file starts with a header that declares its bind paramet
 Value parameters are written without ``@``; collection parameters with ``@@`` (python-arango
 expects the key ``"@collection"`` for them). A query that legitimately spans tenants (schema
 and doctor statistics only) also says ``// @admin: <why>``; the executor runs those through a
-separate entry point that takes no Scope and the lints hold them to that.
+separate entry point that takes no Scope and the lints hold them to that. A query may also
+say ``// @optimizer: -rule-name, ...``: optimizer rules the executor switches on or off for
+it (python-arango's ``optimizer_rules``), so the query's plan is part of the file.
 
 The registry is the second lock of the tenant-filter layer: the executor runs only text it
 read from these files, never text assembled at run time.
@@ -24,6 +26,8 @@ from attestor_arango.store.arango.resources import data_dir
 
 _HEADER_PARAMS = re.compile(r"^\s*//\s*@params:(?P<names>.*)$", re.MULTILINE)
 _HEADER_ADMIN = re.compile(r"^\s*//\s*@admin:", re.MULTILINE)
+_HEADER_OPTIMIZER = re.compile(r"^\s*//\s*@optimizer:(?P<rules>.*)$", re.MULTILINE)
+_RULE = re.compile(r"^[+-][a-z0-9][a-z0-9-]*$")
 _PARAM_NAME = re.compile(r"^@{0,2}[A-Za-z_][A-Za-z0-9_]*$")
 _BIND_USE = re.compile(r"@@?[A-Za-z_][A-Za-z0-9_]*")
 _QUERY_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -101,6 +105,19 @@ class Query:
     text: str
     params: frozenset[str]  # python-arango bind_vars keys: "tenant", "@collection", ...
     admin: bool
+    optimizer_rules: tuple[str, ...] = ()  # e.g. ("-use-indexes",); () = server defaults
+
+
+def declared_optimizer_rules(text: str) -> tuple[str, ...]:
+    """Rules named in an optional ``// @optimizer:`` header (``+name`` / ``-name`` each)."""
+    headers = _HEADER_OPTIMIZER.findall(text)
+    if len(headers) > 1:
+        raise StoreError("an AQL file may have at most one '// @optimizer:' header")
+    rules = tuple(r.strip() for r in headers[0].split(",") if r.strip()) if headers else ()
+    bad = [r for r in rules if not _RULE.fullmatch(r)]
+    if bad:
+        raise StoreError(f"bad optimizer rules {bad}; write +rule-name or -rule-name")
+    return rules
 
 
 def parse_query(name: str, text: str) -> Query:
@@ -116,7 +133,13 @@ def parse_query(name: str, text: str) -> Query:
             f"aql/{name}.aql: header and text disagree (used but not declared: {missing}; "
             f"declared but not used: {unused}); ArangoDB rejects both (errors 1551/1552)",
         )
-    return Query(name=name, text=text, params=declared, admin=bool(_HEADER_ADMIN.search(text)))
+    return Query(
+        name=name,
+        text=text,
+        params=declared,
+        admin=bool(_HEADER_ADMIN.search(text)),
+        optimizer_rules=declared_optimizer_rules(text),
+    )
 
 
 class Registry:
