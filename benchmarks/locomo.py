@@ -50,15 +50,14 @@ from retrieval_metrics import (
     write_report,
 )
 
-from attestor_arango.clock import ManualClock, from_us
+from attestor_arango.clock import ManualClock
 from attestor_arango.config import load_config
 from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.embeddings import Embedder, HashingEmbedder
 from attestor_arango.ids import SeededIdSource
+from attestor_arango.ingest.conversation import ConversationTurn, add_turns
 from attestor_arango.memory import AgentMemory
-from attestor_arango.models import Relation
 from attestor_arango.retrieval import RetrievalConfig
-from attestor_arango.validation import entity_key
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
@@ -156,69 +155,56 @@ def evidence_ids(qa: dict[str, Any]) -> set[str]:
 # -- ingest -----------------------------------------------------------------------------------
 
 
-def _snippet(turn: Turn) -> str:
-    said = turn.text if len(turn.text) <= 240 else turn.text[:240] + "..."
-    if turn.caption:
-        said += f" [photo: {turn.caption}]"
-    return said
-
-
-def turn_text(turn: Turn, prev: Turn | None, nxt: Turn | None, style: str) -> str:
-    """The stored text of a turn: speaker and date always; neighbouring turns by style.
-
-    ``prev`` adds the turn it answers, ``next`` the reply it got, ``window`` both:
-    a short turn ("Yes, last Sunday!") only makes sense with its neighbours.
-    """
+def turn_line(turn: Turn) -> str:
+    """What a user's own code would store for a turn: speaker, date and the words said."""
     day = f"{turn.when.day} {turn.when:%B %Y}"
     text = f"{turn.speaker} ({day}): {turn.text}"
     if turn.caption:
         text += f" [shares a photo: {turn.caption}]"
-    if style in ("prev", "window") and prev is not None and prev.session == turn.session:
-        text += f" (replying to {prev.speaker}: {_snippet(prev)})"
-    if style in ("next", "window") and nxt is not None and nxt.session == turn.session:
-        text += f" ({nxt.speaker} answers: {_snippet(nxt)})"
     return text
 
 
-def ingest(mem: AgentMemory, conv: Conversation, style: str) -> AgentContext:
-    """Stores every turn in the conversation's own tenant; the speakers become entities
-    linked by a ``talks_with`` relation (they are each other's conversation partner)."""
-    tenant = f"locomo-{short_id(conv.sample_id)}"
-    ctx = AgentContext(
+def context_for(conv: Conversation) -> AgentContext:
+    return AgentContext(
         agent_id="locomo",
         role=AgentRole.ORCHESTRATOR,
-        tenant=tenant,
+        tenant=f"locomo-{short_id(conv.sample_id)}",
         namespace="dialog",
-        token_budget=1_000_000,
     )
-    turns = conv.turns
-    for i, turn in enumerate(turns):
-        ctx.session_id = f"S{turn.session}"
-        prev = turns[i - 1] if i > 0 else None
-        nxt = turns[i + 1] if i + 1 < len(turns) else None
+
+
+def ingest_add(mem: AgentMemory, conv: Conversation) -> AgentContext:
+    """The baseline: one public ``add()`` per turn, speaker and date in the text, the
+    message time as ``valid_from``; no entity, no session, no neighbours."""
+    ctx = context_for(conv)
+    for turn in conv.turns:
         mem.add(
-            turn_text(turn, prev, nxt, style),
-            entity=turn.speaker,
-            tags=("verbatim",),
+            turn_line(turn),
             valid_from=turn.when,
             metadata={"dia_id": turn.dia_id, "session": turn.session},
             context=ctx,
         )
-    ctx.session_id = None
-    a, b = conv.speakers
-    mem.store.add_relation(
-        ctx.scope,
-        Relation(
-            id=f"{tenant}-partners",
-            tenant=tenant,
-            namespace=ctx.namespace,
-            source=entity_key(a),
-            relation="talks_with",
-            target=entity_key(b),
-            t_created=from_us(mem.clock.now_us()),
-        ),
-    )
     return ctx
+
+
+def ingest_conversation(mem: AgentMemory, conv: Conversation) -> AgentContext:
+    """The conversation API: each turn with its speaker, session and message time."""
+    ctx = context_for(conv)
+    turns = [
+        ConversationTurn(
+            speaker=t.speaker,
+            text=t.text + (f" [shares a photo: {t.caption}]" if t.caption else ""),
+            session_id=f"S{t.session}",
+            timestamp=t.when,
+            metadata={"dia_id": t.dia_id, "session": t.session},
+        )
+        for t in conv.turns
+    ]
+    add_turns(turns, ctx, add=mem.add, store=mem.store, clock=mem.clock, ids=mem.ids)
+    return ctx
+
+
+LOADERS = {"add": ingest_add, "conversation": ingest_conversation}
 
 
 # -- evaluation -------------------------------------------------------------------------------
@@ -228,7 +214,7 @@ _OFF_LATE = {
     "decay_enabled": False,
     "boost_enabled": False,
     "freshness_enabled": False,
-    "session_enabled": False,
+    "neighbour_weight": 0.0,
     "coverage_enabled": False,
     "session_vector_enabled": False,
 }
@@ -332,7 +318,11 @@ def pick_embedder(choice: str) -> Embedder:
 
 
 def build(
-    convs: Sequence[Conversation], embedder: Embedder, style: str, workdir: Path, progress: Progress
+    convs: Sequence[Conversation],
+    embedder: Embedder,
+    loader: str,
+    workdir: Path,
+    progress: Progress,
 ) -> tuple[AgentMemory, dict[str, AgentContext]]:
     last = max(t.when for c in convs for t in c.turns)
     clock = ManualClock(last + timedelta(days=1))
@@ -340,7 +330,7 @@ def build(
     contexts: dict[str, AgentContext] = {}
     task = progress.add_task("ingest", total=sum(len(c.turns) for c in convs))
     for conv in convs:
-        contexts[conv.sample_id] = ingest(mem, conv, style)
+        contexts[conv.sample_id] = LOADERS[loader](mem, conv)
         progress.advance(task, len(conv.turns))
     return mem, contexts
 
@@ -374,7 +364,7 @@ def main(argv: Iterable[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--data", default=str(here.parents[2] / "shared" / "data" / "locomo"))
     ap.add_argument("--conversations", default="", help="comma-separated ids, e.g. 26,30")
     ap.add_argument("--embedder", default="local", help="local | hashing | auto | ollama | openai")
-    ap.add_argument("--style", default="prev", choices=["turn", "prev", "next", "window"])
+    ap.add_argument("--loader", default="add", choices=sorted(LOADERS))
     ap.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
     ap.add_argument("--no-ablation", action="store_true")
     ap.add_argument("--out", default=None)
@@ -389,7 +379,7 @@ def main(argv: Iterable[str] | None = None) -> dict[str, Any]:
     full = RetrievalConfig.from_dict(json.loads(args.retrieval))
     runs: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp, Progress(console=console) as progress:
-        mem, contexts = build(convs, embedder, args.style, Path(tmp), progress)
+        mem, contexts = build(convs, embedder, args.loader, Path(tmp), progress)
         try:
             plan = [] if args.no_ablation else list(ABLATIONS)
             plan.append(("full pipeline", {}))
@@ -399,7 +389,7 @@ def main(argv: Iterable[str] | None = None) -> dict[str, Any]:
         finally:
             mem.close()
     ids = ",".join(short_id(c.sample_id) for c in convs)
-    title = f"LoCoMo [{ids}] embedder={embedder.name} style={args.style}"
+    title = f"LoCoMo [{ids}] embedder={embedder.name} loader={args.loader}"
     console.print(table(runs, title))
     console.print(category_table(runs["full pipeline"], f"full pipeline per category ({title})"))
     report = {
@@ -407,7 +397,7 @@ def main(argv: Iterable[str] | None = None) -> dict[str, Any]:
         "embedder": embedder.name,
         "conversations": [short_id(c.sample_id) for c in convs],
         "questions": runs["full pipeline"]["overall"]["n"],
-        "style": args.style,
+        "loader": args.loader,
         "llm_in_read_path": False,
         "config": full.to_dict(),
         "runs": runs,
@@ -416,7 +406,7 @@ def main(argv: Iterable[str] | None = None) -> dict[str, Any]:
     out = (
         Path(args.out)
         if args.out
-        else RESULTS_DIR / f"locomo-{ids.replace(',', '_')}-{embedder.name}-{args.style}.json"
+        else RESULTS_DIR / f"locomo-{ids.replace(',', '_')}-{embedder.name}-{args.loader}.json"
     )
     console.print(f"wrote {write_report(report, out)}")
     return report

@@ -85,9 +85,12 @@ class RetrievalConfig:
     # verbatim records (e.g. conversation turns) say what was said when; they never
     # update one another, so memories tagged so are left out of freshness
     freshness_exempt_tags: tuple[str, ...] = ("verbatim",)
-    # session context: a candidate gains from strong hits of its own session --
-    session_enabled: bool = False
-    session_weight: float = 0.10
+    # neighbouring turns (retrieval/neighbours.py): a conversation turn gains this
+    # share of the lane relevance of the turn it replies to or that replies to it;
+    # the turns the neighbour_fetch best candidates reply to join the candidates.
+    # 0 switches the step off
+    neighbour_weight: float = 0.5
+    neighbour_fetch: int = 10
     # query-term coverage (retrieval/coverage.py): the IDF-weighted share of the
     # query's terms held by the union of a candidate's session (session coverage)
     # and by the candidate itself (turn coverage), weighted and added to relevance.
@@ -132,6 +135,7 @@ class RetrievalConfig:
             "relation_limit",
             "multi_query_n",
             "session_vector_k",
+            "neighbour_fetch",
         ):
             if getattr(self, name) < 1:
                 raise ValidationError(f"retrieval.{name} must be >= 1")

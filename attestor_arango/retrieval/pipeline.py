@@ -41,6 +41,7 @@ from attestor_arango.retrieval.fusion import adaptive_weights, fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
 from attestor_arango.retrieval.lanes import QueryExpander
 from attestor_arango.retrieval.mmr import mmr_rerank
+from attestor_arango.retrieval.neighbours import add_neighbours, apply_neighbours
 from attestor_arango.retrieval.sessionvec import apply_session_vector
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
@@ -271,24 +272,6 @@ def _vectors(
     return vectors
 
 
-def _session_support(cands: Sequence[Candidate], weight: float) -> None:
-    """Lifts candidates whose session holds another strong candidate (neighbouring turns)."""
-    best: dict[str, list[float]] = {}
-    for c in cands:
-        sid = c.memory.provenance.session_id
-        if sid is not None:
-            best.setdefault(sid, []).append(c.relevance)
-    for c in cands:
-        sid = c.memory.provenance.session_id
-        if sid is None:
-            continue
-        others = sorted(best[sid], reverse=True)
-        top = others[1] if others and others[0] == c.relevance and len(others) > 1 else others[0]
-        if len(others) > 1:
-            c.session = round(weight * top, 12)
-            c.compute_relevance()
-
-
 def recall(
     store: Store,
     embedder: Embedder,
@@ -341,6 +324,13 @@ def recall(
     if config.graph_enabled and cands is not None:
         cands, keys = _graph(store, scope, query, view, config, cands, errors, tr)
 
+    if config.neighbour_weight > 0 and cands:
+        try:
+            cands = add_neighbours(store, scope, view, cands, config.neighbour_fetch)
+        except Exception as exc:  # the candidates as they came still rank
+            errors["neighbour_error"] = _err(exc)
+            tr.step("neighbours", len(cands), len(cands), error=errors["neighbour_error"])
+
     need_vectors = (config.mmr_enabled or config.freshness_enabled) and bool(cands)
     # synthetic candidates are embedded now: only into the space the stored vectors share
     same_space = "embedding_space" not in errors
@@ -353,12 +343,12 @@ def recall(
         apply_coverage(cands, query, config.coverage_weight, config.session_coverage_weight)
     if config.session_vector_enabled:  # also before freshness, for the same reason
         apply_session_vector(cands, config.session_vector_weight, config.session_vector_k)
+    if config.neighbour_weight > 0:  # before freshness, like coverage
+        apply_neighbours(cands, config.neighbour_weight)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
     if config.freshness_enabled:
         apply_freshness(cands, vectors, config)
-    if config.session_enabled:
-        _session_support(cands, config.session_weight)
     tr.step("time", len(cands), len(cands))
 
     if config.mmr_enabled:

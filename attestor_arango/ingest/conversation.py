@@ -1,0 +1,238 @@
+"""Conversation turns stored as they happen: speaker, session and message time kept.
+
+A chat turn on its own is often meaningless to recall ("Yes, last Sunday!"): what
+it answers carries the topic. So each turn becomes one verbatim memory whose text
+says who spoke, on which day, and (within its session) the turn it replies to;
+its entity is the speaker, its provenance session the conversation's session, its
+``valid_from`` the message time. The turn's metadata links it to the turn before
+it (``replies_to``) and numbers it within the session, and the speakers of a
+session are linked by a ``talks_with`` relation, so a question naming one speaker
+reaches what the other said to them through graph affinity. The caller passes the
+words as spoken and does no shaping; ``recall`` uses these signals by itself.
+
+Turns are tagged ``verbatim`` (freshness never treats one turn as the update of
+another: each says what was said when) and ``turn``. The functions here take their
+dependencies explicitly; ``AgentMemory.add_turns`` is the public entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from attestor_arango.clock import Clock, from_us, parse_time, to_us
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import ValidationError
+from attestor_arango.ids import IdSource
+from attestor_arango.models import Memory, Relation
+from attestor_arango.scope import TemporalView
+from attestor_arango.store.protocol import MemoryFilter, Store
+from attestor_arango.validation import entity_key
+
+TURN_TAG = "turn"
+VERBATIM_TAG = "verbatim"
+REPLY_SNIPPET_CHARS = 240  # enough of the previous turn to say what this one answers
+MAX_TURNS_PER_CALL = 10_000
+MAX_TURN_CHARS = 64_000
+
+
+class ConversationTurn(BaseModel):
+    """One message of a conversation, as it was said.
+
+    ``speaker`` is who said it (a person's or agent's name; it becomes the memory's
+    entity), ``text`` the words, ``session_id`` the conversation it belongs to
+    (default: the context's session), ``timestamp`` when it was said (default:
+    now). ``metadata`` is kept on the memory as given.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    speaker: str
+    text: str
+    session_id: str | None = None
+    timestamp: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _time(cls, value: object) -> datetime | None:
+        if value is None:
+            return None
+        return from_us(parse_time(value, field="timestamp"))  # type: ignore[arg-type]
+
+    @field_validator("speaker")
+    @classmethod
+    def _speaker(cls, value: str) -> str:
+        if not value.strip() or len(value) > 256:
+            raise ValueError("speaker must be a non-empty name of at most 256 characters")
+        return value.strip()
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("turn text is empty")
+        if len(value) > MAX_TURN_CHARS or "\x00" in value:
+            raise ValueError(f"turn text must be at most {MAX_TURN_CHARS} characters, no NUL")
+        return value
+
+    @classmethod
+    def parse(cls, raw: ConversationTurn | dict[str, Any]) -> ConversationTurn:
+        """A turn from itself or a mapping; bad input raises ValidationError."""
+        if isinstance(raw, ConversationTurn):
+            return raw
+        if not isinstance(raw, dict):
+            raise ValidationError("each turn must be a ConversationTurn or a mapping")
+        try:
+            return cls.model_validate(raw)
+        except Exception as exc:  # pydantic's message lists every bad field
+            raise ValidationError(f"invalid conversation turn: {exc}") from exc
+
+
+class AddFn(Protocol):
+    """The public write the turns go through (``AgentMemory.add``)."""
+
+    def __call__(
+        self,
+        content: str,
+        *,
+        entity: str | None = ...,
+        tags: tuple[str, ...] = ...,
+        valid_from: datetime | None = ...,
+        metadata: dict[str, Any] | None = ...,
+        source_episode_id: str | None = ...,
+        context: AgentContext | None = ...,
+    ) -> Memory: ...
+
+
+def session_tag(session_id: str) -> str:
+    """A short, fixed-length tag naming a session (session ids may be long)."""
+    return "session:" + hashlib.sha256(session_id.encode()).hexdigest()[:16]
+
+
+def turn_text(turn: ConversationTurn, at_us: int, previous: Memory | None) -> str:
+    """What the turn's memory says: speaker, day, words, and what it replies to."""
+    when = from_us(at_us)
+    text = f"{turn.speaker} ({when.day} {when:%B %Y}): {turn.text}"
+    if previous is not None:
+        info = previous.metadata.get("turn", {})
+        said = str(info.get("text", previous.content))
+        if len(said) > REPLY_SNIPPET_CHARS:
+            said = said[:REPLY_SNIPPET_CHARS] + "..."
+        text += f" (replying to {info.get('speaker', previous.entity)}: {said})"
+    return text
+
+
+def last_turn(store: Store, ctx: AgentContext, session_id: str, now_us: int) -> Memory | None:
+    """The latest stored turn of a session (by message time), if any."""
+    rows = store.list_memories(
+        ctx.scope,
+        MemoryFilter(tags=(session_tag(session_id),)),
+        TemporalView(as_of=now_us),
+        limit=10_000,
+    )
+    turns = [m for m in rows if TURN_TAG in m.tags and m.provenance.session_id == session_id]
+    if not turns:
+        return None
+    return max(turns, key=lambda m: (m.us("valid_from"), int(m.metadata["turn"]["index"])))
+
+
+def link_speakers(
+    store: Store, ctx: AgentContext, ids: IdSource, clock: Clock, a: str, b: str
+) -> None:
+    """A ``talks_with`` edge between two speakers, once per pair and direction-free."""
+    src, dst = sorted((entity_key(a), entity_key(b)))
+    if not src or not dst or src == dst:
+        return
+    view = TemporalView(as_of=clock.now_us())
+    for rel in store.relations_touching(ctx.scope, [src], view):
+        if rel.relation == "talks_with" and {rel.source, rel.target} == {src, dst}:
+            return
+    now = clock.now_us()
+    store.add_relation(
+        ctx.scope,
+        Relation(
+            id=ids.new_id(now),
+            tenant=ctx.tenant,
+            namespace=ctx.scope.require_namespace(),
+            source=src,
+            relation="talks_with",
+            target=dst,
+            t_created=from_us(now),
+        ),
+    )
+
+
+def add_turns(
+    turns: Sequence[ConversationTurn | dict[str, Any]],
+    ctx: AgentContext,
+    *,
+    add: AddFn | Callable[..., Memory],
+    store: Store,
+    clock: Clock,
+    ids: IdSource,
+    source_episode_id: str | None = None,
+) -> list[Memory]:
+    """Stores each turn as one memory, in order; returns the memories written.
+
+    Every turn is validated before anything is written, so a bad turn rejects the
+    whole call and stores nothing. A turn without a session uses the context's
+    session; one without either is stored stand-alone (no reply link).
+    ``source_episode_id`` names the episode the turns come from (``ingest_round``).
+    """
+    if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
+        raise ValidationError("turns must be a list of conversation turns")
+    if len(turns) > MAX_TURNS_PER_CALL:
+        raise ValidationError(f"at most {MAX_TURNS_PER_CALL} turns per call; send the rest next")
+    parsed = [ConversationTurn.parse(t) for t in turns]
+    previous: dict[str, Memory | None] = {}
+    speakers: dict[str, str] = {}
+    linked: set[tuple[str, str]] = set()
+    out: list[Memory] = []
+    for turn in parsed:
+        session = turn.session_id or ctx.session_id
+        at = clock.now_us() if turn.timestamp is None else to_us(turn.timestamp)
+        prev: Memory | None = None
+        index = 0
+        tags: tuple[str, ...] = (VERBATIM_TAG, TURN_TAG)
+        if session is not None:
+            if session not in previous:
+                previous[session] = last_turn(store, ctx, session, clock.now_us())
+            prev = previous[session]
+            index = 0 if prev is None else int(prev.metadata["turn"]["index"]) + 1
+            tags = (*tags, session_tag(session))
+        link = {
+            "speaker": turn.speaker,
+            "text": turn.text,
+            "session": session,
+            "index": index,
+            "replies_to": None if prev is None else prev.id,
+        }
+        run_ctx = ctx if session == ctx.session_id else replace(ctx, session_id=session)
+        try:
+            memory = add(
+                turn_text(turn, at, prev),
+                entity=turn.speaker,
+                tags=tags,
+                valid_from=from_us(at),
+                metadata={**turn.metadata, "turn": link},
+                source_episode_id=source_episode_id,
+                context=run_ctx,
+            )
+        finally:
+            ctx.writes_made = run_ctx.writes_made  # the per-agent write limit sees every turn
+        if session is not None:
+            previous[session] = memory
+            other = speakers.get(session)
+            pair = (min(other or "", turn.speaker), max(other or "", turn.speaker))
+            if other is not None and other != turn.speaker and pair not in linked:
+                link_speakers(store, ctx, ids, clock, other, turn.speaker)
+                linked.add(pair)
+            speakers[session] = turn.speaker
+        out.append(memory)
+    return out

@@ -1,0 +1,79 @@
+"""Neighbouring turns: a conversation turn is evidence for the turns next to it.
+
+Turns stored through ``add_turns`` (ingest/conversation.py) carry
+``metadata["turn"]["replies_to"]``: the id of the turn they answer. A question
+and its answer belong together: the answer ("Last Sunday, at the park") often
+holds no word of the question, and the question holds none of the answer. So
+each turn gains ``weight`` times the lane relevance (normalised RRF) of its best
+neighbour among the candidates: the turn it replies to, or a turn replying to it.
+
+The turn a strong candidate replies to may not be a candidate at all; the
+``fetch_top`` most relevant candidates have theirs fetched by id (one store
+call) and added, visible in the view or not at all, with no lane relevance of
+their own. Memories without the link (plain ``add``) are untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import Store
+
+
+def replies_to(c: Candidate) -> str | None:
+    link = c.memory.metadata.get("turn")
+    if not isinstance(link, dict):
+        return None
+    target = link.get("replies_to")
+    return target if isinstance(target, str) else None
+
+
+def _visible(store: Store, scope: Scope, view: TemporalView, ids: Sequence[str]) -> list[Candidate]:
+    found = store.get_memories(scope, ids)
+    out: list[Candidate] = []
+    for i in sorted(found):
+        m = found[i]
+        if m.us("t_created") > view.as_of or m.us("t_expired") <= view.t_expired_after:
+            continue
+        if view.window is not None:
+            start, end = view.window
+            if m.us("valid_until") <= start or m.us("valid_from") >= end:
+                continue
+        out.append(Candidate(memory=m))
+    return out
+
+
+def add_neighbours(
+    store: Store, scope: Scope, view: TemporalView, cands: list[Candidate], fetch_top: int
+) -> list[Candidate]:
+    """``cands`` plus the turns the ``fetch_top`` best candidates reply to, when missing."""
+    have = {c.id for c in cands}
+    wanted = sorted(
+        {
+            t
+            for c in order(cands)[:fetch_top]
+            if not c.synthetic and (t := replies_to(c)) is not None and t not in have
+        }
+    )
+    if not wanted:
+        return cands
+    return cands + _visible(store, scope, view, wanted)
+
+
+def apply_neighbours(cands: Sequence[Candidate], weight: float) -> None:
+    """Adds ``weight * best neighbour's rrf_norm`` to each linked turn (``Candidate.session``)."""
+    by_id = {c.id: c for c in cands if not c.synthetic}
+    best: dict[str, float] = {}
+    for c in by_id.values():
+        target = replies_to(c)
+        if target is None or target not in by_id:
+            continue
+        other = by_id[target]
+        best[c.id] = max(best.get(c.id, 0.0), other.rrf_norm)
+        best[other.id] = max(best.get(other.id, 0.0), c.rrf_norm)
+    for cid in sorted(best):
+        c = by_id[cid]
+        c.session = round(weight * best[cid], 12)
+        c.compute_relevance()

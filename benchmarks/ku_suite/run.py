@@ -1,0 +1,194 @@
+"""Knowledge updates that generalise: does the newest statement about a subject rank first?
+
+    python benchmarks/ku_suite/run.py [--mode add|ingest] [--embedder local|hashing]
+        [--split dev|test|all] [--retrieval JSON] [--out FILE]
+
+The cases are in ``cases.py`` (225, nine kinds; how they were written and split is
+said there). Each case runs in a fresh memory, stored the way a user would store
+it: session k is dated 30 days after session k-1, each statement is one write at
+its session's time with three unrelated filler facts around it, and the question
+is asked 10 days after the last session. No entity, no category, no session is
+given in ``add`` mode (``add(text, valid_from=...)``); ``ingest`` mode sends each
+statement as one ``ingest_round`` (user text, or the assistant's answer to "Any
+news on that?") with the rule-based extractor and a session id per session.
+
+Outcome per case: the first of the top 5 results that comes from one of the
+case's statements (in ``ingest`` mode: whose source episode is one) decides:
+``new_wins`` if it is the newest statement, ``stale_wins`` if an older one,
+``miss`` if none is in the top 5. A write that the store deduplicated (the same
+text said again, as in some reversals) counts as its latest statement. JSON goes
+to ``benchmarks/results/ku_suite-<mode>-<embedder>-<split>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+sys.path.insert(0, str(HERE))
+
+from cases import FILLER, build_cases  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from attestor_arango.clock import ManualClock  # noqa: E402
+from attestor_arango.config import load_config  # noqa: E402
+from attestor_arango.embeddings import Embedder, HashingEmbedder  # noqa: E402
+from attestor_arango.ids import SeededIdSource  # noqa: E402
+from attestor_arango.memory import AgentMemory  # noqa: E402
+from attestor_arango.retrieval import RetrievalConfig  # noqa: E402
+
+RESULTS_DIR = HERE.parent / "results"
+START = datetime(2025, 1, 6, 9, tzinfo=UTC)
+TOP = 5
+
+
+def pick_embedder(choice: str) -> Embedder:
+    if choice == "hashing":
+        return HashingEmbedder()
+    from attestor_arango.embeddings.chain import make_embedder
+
+    return make_embedder(load_config(embedder=choice))
+
+
+def _write(mem: AgentMemory, mode: str, speaker: str, text: str, at: datetime, sid: str) -> str:
+    """Stores one statement; returns the id that identifies it in results."""
+    if mode == "add":
+        return mem.add(text, valid_from=at).id
+    if speaker == "assistant":
+        turn = {"user": "Any news on that?", "assistant": text}
+    else:
+        turn = {"user": text}
+    result = mem.ingest_round({**turn, "timestamp": at.isoformat(), "session_id": sid})
+    return result.episode.id
+
+
+def run_case(
+    case: dict[str, Any],
+    index: int,
+    mode: str,
+    embedder: Embedder,
+    config: RetrievalConfig,
+    workdir: Path,
+) -> dict[str, Any]:
+    sessions = case["sessions"]
+    clock = ManualClock(START)
+    owner: dict[str, int] = {}  # result id -> session index of the case statement
+    fill = iter(FILLER[(index * 7 + j) % len(FILLER)] for j in range(3 * len(sessions)))
+    with AgentMemory(
+        workdir / f"{case['id']}-{mode}.db",
+        embedder=embedder,
+        clock=clock,
+        ids=SeededIdSource(index),
+    ) as mem:
+        mem.retrieval_config = config
+        for k, statements in enumerate(sessions):
+            day = START + timedelta(days=30 * k)
+            items = [
+                ("user", next(fill), False),
+                *statements,
+                ("user", next(fill), False),
+                ("user", next(fill), False),
+            ]
+            for m, (speaker, text, is_case) in enumerate(items):
+                at = day + timedelta(minutes=2 * m)
+                clock.set(at)
+                rid = _write(mem, mode, speaker, text, at, f"s{k}")
+                if is_case:
+                    owner[rid] = k
+        clock.set(START + timedelta(days=30 * (len(sessions) - 1) + 10))
+        resp = mem.recall(case["question"])
+    outcome, top = "miss", []
+    for r in resp.results[:TOP]:
+        rid = r.memory.provenance.source_episode_id if mode == "ingest" else r.memory.id
+        top.append(r.memory.content)
+        if rid in owner:
+            outcome = "new_wins" if owner[rid] == len(sessions) - 1 else "stale_wins"
+            break
+    return {
+        "id": case["id"],
+        "category": case["category"],
+        "split": case["split"],
+        "outcome": outcome,
+        "top": top,
+    }
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def agg(sub: list[dict[str, Any]]) -> dict[str, Any]:
+        c = Counter(r["outcome"] for r in sub)
+        return {
+            "n": len(sub),
+            **{k: c.get(k, 0) for k in ("new_wins", "stale_wins", "miss")},
+            "new_wins_rate": round(c.get("new_wins", 0) / max(1, len(sub)), 4),
+        }
+
+    cats = sorted({r["category"] for r in rows})
+    return {
+        "overall": agg(rows),
+        "per_category": {c: agg([r for r in rows if r["category"] == c]) for c in cats},
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--mode", default="add", choices=["add", "ingest"])
+    ap.add_argument("--embedder", default="local")
+    ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
+    ap.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--show-failures", action="store_true")
+    args = ap.parse_args(argv)
+    embedder = pick_embedder(args.embedder)
+    config = RetrievalConfig.from_dict(json.loads(args.retrieval))
+    cases = [c for c in build_cases() if args.split in ("all", c["split"])]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, case in enumerate(cases):
+            rows.append(run_case(case, i, args.mode, embedder, config, Path(tmp)))
+    report = {
+        "benchmark": "ku_suite",
+        "mode": args.mode,
+        "embedder": embedder.name,
+        "split": args.split,
+        "config_overrides": json.loads(args.retrieval),
+        **summarise(rows),
+        "cases": rows,
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    console = Console()
+    t = Table(title=f"ku_suite mode={args.mode} embedder={embedder.name} split={args.split}")
+    for col in ("category", "n", "new_wins", "stale_wins", "miss", "rate"):
+        t.add_column(col)
+    for name, o in [*report["per_category"].items(), ("overall", report["overall"])]:
+        t.add_row(
+            name,
+            *(str(o[k]) for k in ("n", "new_wins", "stale_wins", "miss")),
+            f"{o['new_wins_rate']:.3f}",
+        )
+    console.print(t)
+    if args.show_failures:
+        for r in rows:
+            if r["outcome"] != "new_wins":
+                console.print(r["id"], r["outcome"], r["top"][:3])
+    out = (
+        Path(args.out)
+        if args.out
+        else (RESULTS_DIR / f"ku_suite-{args.mode}-{embedder.name}-{args.split}.json")
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    console.print(f"wrote {out}")
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""Conversation turns through add_turns: speaker, session, time, reply links, neighbour recall."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from attestor_arango.errors import QuotaExceededError, ValidationError
+from attestor_arango.ingest.conversation import add_turns
+from attestor_arango.memory import AgentMemory
+from attestor_arango.retrieval import RetrievalConfig
+from attestor_arango.scope import TemporalView
+
+T0 = datetime(2025, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def store_turns(mem: AgentMemory, turns: list[dict[str, object]]) -> list:
+    return add_turns(turns, mem.default_context, add=mem.add, store=mem.store,
+                     clock=mem.clock, ids=mem.ids)  # fmt: skip
+
+
+def chat(session: str, start: datetime, lines: list[tuple[str, str]]) -> list[dict[str, object]]:
+    return [
+        {"speaker": who, "text": text, "session_id": session,
+         "timestamp": start + timedelta(seconds=30 * i)}
+        for i, (who, text) in enumerate(lines)
+    ]  # fmt: skip
+
+
+def test_each_turn_keeps_speaker_session_time_and_the_turn_it_replies_to(
+    mem: AgentMemory,
+) -> None:
+    lines = [("Melanie", "How was the support group?"), ("Caroline", "So powerful, I cried.")]
+    first, second = store_turns(mem, chat("S1", T0, lines))
+    assert (first.entity, second.entity) == ("Melanie", "Caroline")
+    assert second.provenance.session_id == "S1"
+    assert second.valid_from == T0 + timedelta(seconds=30)
+    assert second.metadata["turn"]["replies_to"] == first.id
+    assert first.metadata["turn"]["replies_to"] is None
+    assert "replying to Melanie: How was the support group?" in second.content
+    assert "verbatim" in second.tags
+    # a later call continues the same session: the link crosses calls
+    (third,) = store_turns(mem, chat("S1", T0 + timedelta(minutes=5), [("Melanie", "Hugs!")]))
+    assert third.metadata["turn"]["replies_to"] == second.id
+    assert third.metadata["turn"]["index"] == 2
+    # a new session starts unlinked
+    (other,) = store_turns(mem, chat("S2", T0 + timedelta(days=3), [("Caroline", "Hi again")]))
+    assert other.metadata["turn"]["replies_to"] is None
+
+
+def test_speakers_become_linked_entities(mem: AgentMemory) -> None:
+    store_turns(mem, chat("S1", T0, [("Melanie", "Hi"), ("Caroline", "Hey"), ("Melanie", "Yo")]))
+    scope = mem.default_context.scope
+    keys = {e.key for e in mem.store.list_entities(scope)}
+    assert {"melanie", "caroline"} <= keys
+    rels = mem.store.relations_touching(scope, ["melanie"], TemporalView(mem.clock.now_us()))
+    assert [(r.source, r.relation, r.target) for r in rels] == [
+        ("caroline", "talks_with", "melanie")
+    ]
+
+
+def test_a_bad_turn_rejects_the_whole_call(mem: AgentMemory) -> None:
+    turns = chat("S1", T0, [("Melanie", "Hi"), ("Caroline", "Hey")])
+    turns.append({"speaker": "", "text": "who am I"})
+    with pytest.raises(ValidationError):
+        store_turns(mem, turns)
+    with pytest.raises(ValidationError):
+        store_turns(mem, [{"speaker": "A", "text": "x", "mood": "extra field"}])
+    with pytest.raises(ValidationError):
+        store_turns(mem, "Melanie: hi")  # type: ignore[arg-type]
+    assert mem.list() == []
+
+
+def test_the_per_agent_write_limit_counts_every_turn(mem: AgentMemory) -> None:
+    ctx = mem.default_context
+    ctx.max_writes_per_agent = 2
+    with pytest.raises(QuotaExceededError):
+        store_turns(mem, chat("S1", T0, [("A", "one"), ("B", "two"), ("A", "three")]))
+    assert ctx.writes_made == 2
+
+
+def test_a_reply_lifts_the_turn_it_answers(mem: AgentMemory) -> None:
+    """The question turn holds none of the query's words; its answer does."""
+    lines = [
+        ("Melanie", "What did you do last weekend?"),
+        ("Caroline", "I painted a sunset over the lake with my kids."),
+        ("Melanie", "The weather was awful here."),
+        ("Caroline", "We bought a new sofa for the lounge."),
+    ]
+    turns = store_turns(mem, chat("S1", T0, lines))
+    (alone,) = store_turns(mem, chat("S2", T0 + timedelta(days=2), [("Caroline", "Lake day!")]))
+    query = "sunset painting lake"
+    on = {r.memory.id: r.breakdown for r in mem.recall(query).results}
+    assert on[turns[0].id].session > 0  # what it was asked by gains from the answer
+    assert on[turns[2].id].session > 0  # and what answered it
+    assert on[alone.id].session == 0  # no neighbour: nothing to gain
+    mem.retrieval_config = RetrievalConfig(neighbour_weight=0.0)
+    off = {r.memory.id: r.breakdown for r in mem.recall(query).results}
+    assert all(b.session == 0 for b in off.values())
