@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,7 @@ def test_every_marked_snippet_is_known() -> None:
         "hooks",
         "langgraph",
         "langchain",
+        "compose",
     }
 
 
@@ -155,3 +157,28 @@ def test_claude_code_hooks(tmp_path: Path, order: tuple[str, ...]) -> None:
         assert done.returncode == 0, done.stderr
         answers.append(json.loads(done.stdout))
     assert "app.py" in json.dumps(answers[-1])  # the next session is told what was written
+
+
+def test_compose_snippet(tmp_path: Path) -> None:
+    """Line 1 runs as written; line 2 needs a Docker engine, so its compose file and
+    environment are validated with `docker-compose config` instead (when installed)."""
+    _, body = snippets()["compose"]
+    make_keys, up = body.splitlines()
+    env = user_env(tmp_path)
+    subprocess.run(make_keys, shell=True, cwd=tmp_path, env=env, check=True, capture_output=True)
+    from attestor_arango.interfaces.api.auth import load_keys
+
+    ring = load_keys(tmp_path / "attestor-keys.yaml")
+    assert len(ring) == 1
+    assignment, command = up.split(" ", 1)
+    assert command == "docker compose up -d"
+    name, value = assignment.split("=", 1)
+    tool = shutil.which("docker-compose")
+    if tool is None:
+        pytest.skip("docker-compose is not installed (test_service_image fails under CI)")
+    shutil.copy(ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
+    done = subprocess.run(
+        [tool, "config"], cwd=tmp_path, env={**env, name: value}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "attestor-keys.yaml" in done.stdout
