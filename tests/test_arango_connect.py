@@ -105,3 +105,34 @@ def test_doctor_reports_an_old_driver_instead_of_raising(
     report = arango_doctor(unreachable)
     [check] = report["checks"]
     assert check["name"] == "driver" and not check["ok"] and "8.3.2" in check["fix"]
+
+
+def test_an_unreachable_server_is_reported_once_without_urllib3_retry_warnings(
+    unreachable: Config, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    caplog.set_level(logging.WARNING)
+    with pytest.raises(StoreError, match="no server answered") as info:
+        open_arango_store(unreachable)
+    assert str(info.value).count("ARANGO_URL") == 1
+    report = arango_doctor(unreachable)
+    assert [r.name for r in caplog.records if r.name.startswith("urllib3")] == []
+    [check] = report["checks"]
+    assert not check["detail"].startswith("StoreError") and "no server answered" in check["detail"]
+
+
+def test_client_retries_answers_not_failed_connections_and_tries_each_host_once() -> None:
+    from attestor_arango.store.arango.connect import make_client
+
+    settings = load_config(
+        env={}, backend="arangodb", arango={"url": "http://127.0.0.1:1,http://127.0.0.1:2"}
+    ).arango
+    client = make_client(settings)
+    try:
+        retry = client._sessions[0].get_adapter("http://x").max_retries  # type: ignore[attr-defined]
+        assert (retry.connect, retry.read, retry.total) == (0, 0, 2)
+        assert 503 in retry.status_forcelist and "POST" not in retry.allowed_methods
+        assert client._host_resolver.max_tries == 2  # type: ignore[attr-defined]
+    finally:
+        client.close()

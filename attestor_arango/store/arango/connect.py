@@ -17,8 +17,10 @@ from typing import Any
 from arango import errno
 from arango.client import ArangoClient
 from arango.database import StandardDatabase
-from arango.exceptions import ArangoError, ArangoServerError
-from arango.http import DefaultHTTPClient
+from arango.exceptions import ArangoClientError, ArangoError, ArangoServerError
+from arango.http import DefaultHTTPAdapter, DefaultHTTPClient
+from requests import Session
+from urllib3.util.retry import Retry
 
 from attestor_arango.config import ArangoSettings, Config
 from attestor_arango.errors import StoreError
@@ -58,19 +60,79 @@ def check_driver_version(version: str | None = None) -> str:
     return version
 
 
+class QuietRetryHTTPClient(DefaultHTTPClient):
+    """python-arango's HTTP client, with urllib3 retries only for answers, never for
+    connections that failed.
+
+    urllib3 logs a WARNING for every retried connection error ("Retrying ... after
+    connection broken by ..."), and python-arango's host resolver already moves on to the
+    next coordinator; so a down server was reported once per retry and per try instead of
+    once. Here a failed connection fails at once (python-arango tries each host once, see
+    ``make_client``), while idempotent requests still retry 429/5xx answers, quietly.
+    """
+
+    def create_session(self, host: str) -> Session:
+        retry = Retry(
+            total=self._retry_attempts,
+            connect=0,
+            read=0,
+            backoff_factor=self._backoff_factor,
+            status_forcelist=[429, 500, 502, 503, 504],
+            allowed_methods=["HEAD", "GET", "OPTIONS"],
+        )
+        adapter = DefaultHTTPAdapter(
+            connection_timeout=self.request_timeout,
+            pool_connections=self._pool_connections,
+            pool_maxsize=self._pool_maxsize,
+            pool_timeout=self._pool_timeout,
+            max_retries=retry,
+        )
+        session = Session()
+        session.mount("https://", adapter)
+        session.mount("http://", adapter)
+        return session
+
+
 def make_client(settings: ArangoSettings, *, retry_attempts: int = 2) -> ArangoClient:
     """One client per process: it owns the HTTP session pool.
 
-    The pool is larger than python-arango's default 10 (threads of a server share it), and
-    retries (GET/HEAD only, on 429/5xx and connection errors) are short so that a server
-    that is down is reported in seconds, not after a minute of backoff. Raises
-    ``StoreError`` before any I/O when python-arango is older than 8.3.2.
+    The pool is larger than python-arango's default 10 (threads of a server share it);
+    429/5xx answers to reads are retried briefly; a connection that fails is tried once per
+    configured coordinator, so a server that is down is reported in about a second, once.
+    Raises ``StoreError`` before any I/O when python-arango is older than 8.3.2.
     """
     check_driver_version()
-    http = DefaultHTTPClient(
+    http = QuietRetryHTTPClient(
         request_timeout=60, retry_attempts=retry_attempts, backoff_factor=0.2, pool_maxsize=32
     )
-    return ArangoClient(hosts=settings.url, http_client=http, verify_override=settings.verify_tls)
+    hosts = [h.strip() for h in settings.url.split(",") if h.strip()]
+    return ArangoClient(
+        hosts=hosts if len(hosts) > 1 else settings.url,
+        http_client=http,
+        verify_override=settings.verify_tls,
+        resolver_max_tries=max(1, len(hosts)),
+    )
+
+
+def connect_error(settings: ArangoSettings, exc: BaseException) -> StoreError:
+    """One sentence for why the database could not be opened, and what to do about it."""
+    where = f"cannot open ArangoDB database {settings.database!r} at {settings.url}"
+    if isinstance(exc, ArangoServerError) and exc.http_code in (401, 403):
+        return StoreError(
+            f"{where}: the server refused user {settings.username!r} (HTTP {exc.http_code}); "
+            "check ARANGO_USER / ARANGO_PASSWORD (arango.username / arango.password)",
+        )
+    if isinstance(exc, ArangoServerError) and exc.http_code is not None:
+        return StoreError(
+            f"{where}: {exc.error_message or exc} (HTTP {exc.http_code}, error "
+            f"{exc.error_code}); check arango.url / ARANGO_URL and the account's rights",
+        )
+    if isinstance(exc, ArangoClientError | OSError | ArangoServerError):
+        return StoreError(
+            f"{where}: no server answered; start it (docker compose up -d) or set "
+            "arango.url / ARANGO_URL to where it runs",
+        )
+    return StoreError(f"{where}: {exc}")
 
 
 def _connect(
@@ -97,11 +159,7 @@ def _connect(
             created = False
         db = client.db(settings.database, settings.username, password, verify=True)
     except (ArangoError, OSError) as exc:
-        raise StoreError(
-            f"cannot open ArangoDB database {settings.database!r} at {settings.url}: {exc}; "
-            "check arango.url / ARANGO_URL, the credentials (ARANGO_USER, ARANGO_PASSWORD) "
-            "and that the server is up (docker compose up -d)",
-        ) from exc
+        raise connect_error(settings, exc) from exc
     return db, created
 
 
