@@ -28,6 +28,7 @@ from attestor_arango.config import Config, load_config
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core import audit as audit_log
 from attestor_arango.core import reads
+from attestor_arango.core import reembed as reembed_core
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.signing import Signer
@@ -661,7 +662,9 @@ class AgentMemory:
         user = _subject(user, external_id, "external_id", "purge_user")
         ctx = self._guarded(context, "purge_user", user)
         why = gov_purge.check_reason(reason)
-        return gov_purge.purge_user(self.runtime, self.auditor, ctx, user, why)
+        report = gov_purge.purge_user(self.runtime, self.auditor, ctx, user, why)
+        reembed_core.drop_staged(reembed_core.default_staging_path(self.config), user)
+        return report
 
     def verify_audit_chain(
         self,
@@ -709,6 +712,33 @@ class AgentMemory:
         """Physically removes rows archived more than ``older_than`` ago ('30d', '12h', days)."""
         ctx = self._guarded(context, "compact")
         return gov_compact.compact(self.runtime, self.auditor, ctx, older_than, bool(dry_run))
+
+    def reembed(
+        self,
+        *,
+        batch_size: int = 256,
+        progress: reembed_core.Progress | None = None,
+        staging_path: str | Path | None = None,
+        context: AgentContext | None = None,
+    ) -> dict[str, Any]:
+        """Moves the tenant's vectors to this memory's embedder, in place (orchestrator).
+
+        Resumable: new vectors are staged beside the store first, then swapped with the
+        tenant's embedding space in one transaction; nothing a row asserts and no
+        transaction time changes (see core/reembed.py for what ``as_of`` replay means
+        across the change). ``progress(done, total)`` is called after each batch.
+        Raises ``AccessDenied`` below orchestrator, ``ValidationError`` for a bad
+        batch size, ``ConflictError`` if writers kept changing the tenant (run again).
+        """
+        ctx = self._guarded(context, "reembed")
+        path = (
+            Path(staging_path).expanduser()
+            if staging_path is not None
+            else reembed_core.default_staging_path(self.config)
+        )
+        return reembed_core.reembed(
+            self.runtime, self.auditor, ctx, path, batch_size=batch_size, progress=progress
+        )
 
     def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
         """True when the memory's Ed25519 signature matches its current content."""

@@ -31,6 +31,7 @@ OPERATIONS: dict[str, Permission] = {
     "purge_user": Permission.FORGET,
     "apply_retention": Permission.FORGET,
     "compact": Permission.FORGET,
+    "reembed": Permission.FORGET,
     "verify_audit_chain": Permission.READ,
     "deletion_audit_log": Permission.READ,
     "verify_memory": Permission.READ,

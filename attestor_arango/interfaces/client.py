@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 
 from attestor_arango.context import AgentContext
-from attestor_arango.errors import AttestorError, StoreError
+from attestor_arango.errors import AttestorError, StoreError, ValidationError
 from attestor_arango.governance.audit_chain import ChainReport
 from attestor_arango.governance.purge import PurgeReport
 from attestor_arango.governance.retention import RetentionReport
@@ -152,6 +152,20 @@ class MemoryClient:
 
     def close(self) -> None:
         self._http.close()
+
+    def reembed(
+        self,
+        *,
+        batch_size: int = 256,
+        progress: Any = None,
+        staging_path: str | None = None,
+        context: AgentContext | None = None,
+    ) -> dict[str, Any]:
+        """Not over HTTP: re-embedding is a long job run beside the store."""
+        raise ValidationError(
+            "reembed runs where the store is, not through the REST service: run "
+            "`attestor-arango reembed` (or AgentMemory.reembed()) on the server's host"
+        )
 
     # -- plumbing -----------------------------------------------------------------
     def _call(self, op: str, given: dict[str, Any]) -> Any:

@@ -9,7 +9,7 @@ lock of the tenant-filter layer).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -78,6 +78,14 @@ class Store(Protocol):
     # embedding space -------------------------------------------------------------
     def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None: ...
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None: ...
+    def replace_vectors(
+        self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
+    ) -> int:
+        """Re-embedding's swap, in one transaction: every memory of the tenant that has a
+        vector gets ``vectors[id]`` and the tenant's space becomes ``space``. Nothing else
+        in any row changes. ``ConflictError`` (and nothing changed) unless ``vectors``
+        covers exactly the tenant's vector-bearing memories; returns how many it replaced."""
+        ...
 
     # memories ----------------------------------------------------------------------
     def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None: ...

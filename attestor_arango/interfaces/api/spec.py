@@ -212,7 +212,8 @@ TENANT_WIDE: frozenset[str] = frozenset(
 )
 
 # Public AgentMemory methods that are local-only by nature (no remote meaning).
-LOCAL_ONLY: frozenset[str] = frozenset({"close"})
+# ``reembed`` runs beside the store (a long job with a progress bar), not over HTTP.
+LOCAL_ONLY: frozenset[str] = frozenset({"close", "reembed"})
 
 
 def public_methods(cls: type) -> list[str]:

@@ -281,7 +281,7 @@ def register(sub: Any) -> None:
     window(p)
 
     p = cmd("search", cmd_search, "keyword search")
-    p.add_argument("query", help="words to look for")
+    p.add_argument("query", nargs="?", help="words to look for (omit: filtered list)")
     p.add_argument("--limit", type=int, default=10, help="most results")
     filters(p)
 

@@ -69,13 +69,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path", help="directory for the demo store (default: a new temp dir)")
     p.set_defaults(func=_cmd_demo)
 
-    from attestor_arango.interfaces.cli import commands, hooks, server, ui, vector_index
+    from attestor_arango.interfaces.cli import (
+        commands,
+        hooks,
+        maintenance,
+        server,
+        ui,
+        vector_index,
+    )
 
     server.register(sub)
     commands.register(sub)
     hooks.register(sub)
     vector_index.register(sub)
     ui.register(sub)
+    maintenance.register(sub)
     finish(sub)
     return parser
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,7 @@ from attestor_arango.store.protocol import (
     MemoryFilter,
     TextHit,
     check_tenant,
+    iter_chunks,
     pool_of,
 )
 
@@ -90,6 +91,33 @@ class ArangoStore(GraphAndGovernance):
 
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
         self._retrying("space_set", scope, {"name": space.name, "dimension": space.dimension})
+
+    def replace_vectors(
+        self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
+    ) -> int:
+        tenant_scope = scope.tenant_wide()
+        items = []
+        for memory_id, vector in vectors.items():
+            arr = np.asarray(vector, dtype=np.float32)
+            if arr.shape != (space.dimension,):
+                raise ValidationError(
+                    f"vector for {memory_id} has shape {arr.shape}, the new space "
+                    f"{space.name} has dimension {space.dimension}"
+                )
+            items.append({"id": memory_id, "vector": vector_to_list(arr)})
+        with self.transaction():
+            counted = self._run("memory_vector_count", tenant_scope, {})
+            held = int(counted[0]["n"]) if counted else 0
+            changed = 0
+            for chunk in iter_chunks(items, 1000):
+                changed += len(self._run("memory_vectors_replace", tenant_scope, {"items": chunk}))
+            if changed != held or changed != len(items):
+                raise ConflictError(
+                    f"tenant {scope.tenant!r} holds {held} vectors and {changed} of the "
+                    f"{len(items)} given matched; rows changed meanwhile, run reembed again"
+                )
+            self._run("space_set", tenant_scope, {"name": space.name, "dimension": space.dimension})
+        return changed
 
     def _checked_vector(self, scope: Scope, vector: np.ndarray) -> list[float]:
         arr = np.asarray(vector, dtype=np.float32)

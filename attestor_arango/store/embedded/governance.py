@@ -8,19 +8,50 @@ in the file. Mixed into ``SQLiteStore``; see embedded_base.py for what it relies
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from attestor_arango.errors import ValidationError
+import numpy as np
+
+from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.models import AuditEntry
 from attestor_arango.scope import Scope
 from attestor_arango.store.codec import audit_from_doc, audit_to_doc
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import EmbeddedBase, decode_row, encode_doc, scope_params
-from attestor_arango.store.protocol import check_tenant
+from attestor_arango.store.protocol import EmbeddingSpace, check_tenant
 
 
 class EmbeddedGovernance(EmbeddedBase):
-    """Audit, quotas and tenant-wide deletion over one SQLite file."""
+    """Audit, quotas, tenant-wide deletion and re-embedding over one SQLite file."""
+
+    # re-embedding -----------------------------------------------------------------------------
+    def replace_vectors(
+        self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
+    ) -> int:
+        tenant = {"tenant": scope.tenant}
+        blobs = {}
+        for memory_id, vector in vectors.items():
+            arr = np.asarray(vector, dtype=np.float32)
+            if arr.shape != (space.dimension,):
+                raise ValidationError(
+                    f"vector for {memory_id} has shape {arr.shape}, the new space "
+                    f"{space.name} has dimension {space.dimension}"
+                )
+            blobs[memory_id] = arr.tobytes()
+        with self.transaction():
+            held = int(self._exec(q.COUNT_VECTORS, tenant).fetchone()[0])
+            changed = 0
+            for memory_id, blob in blobs.items():
+                cur = self._exec(q.REPLACE_VECTOR, {**tenant, "id": memory_id, "embedding": blob})
+                changed += cur.rowcount
+            if changed != held or changed != len(blobs):
+                raise ConflictError(
+                    f"tenant {scope.tenant!r} holds {held} vectors and {changed} of the "
+                    f"{len(blobs)} given matched; rows changed meanwhile, run reembed again"
+                )
+            self._exec(q.SET_SPACE, {**tenant, "name": space.name, "dimension": space.dimension})
+            self._after_commit("drop", scope.tenant)
+        return changed
 
     # audit ------------------------------------------------------------------------------------
     def last_audit(self, scope: Scope) -> AuditEntry | None:

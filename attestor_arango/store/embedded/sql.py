@@ -317,3 +317,11 @@ DELETE_MEMORIES: tuple[str, ...] = (
 )
 FTS_OPTIMIZE = "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
 AUDIT_HEAD = "SELECT seq, hash FROM audit_heads WHERE tenant = :tenant"
+
+# re-embedding (core/reembed.py): the vector column only; triggers count it as a change,
+# so persisted indexes are rebuilt
+COUNT_VECTORS = "SELECT COUNT(*) FROM memories WHERE tenant = :tenant AND embedding IS NOT NULL"
+REPLACE_VECTOR = """
+UPDATE memories SET embedding = :embedding
+WHERE tenant = :tenant AND id = :id AND embedding IS NOT NULL
+"""

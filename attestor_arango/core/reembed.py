@@ -1,0 +1,225 @@
+"""Re-embedding: move a tenant's vectors to the current embedder, in place and resumably.
+
+What changes: the vector of every memory that has one, and the tenant's recorded
+embedding space. What does not: ids, content, entity, category, tags, confidence,
+valid and transaction times, statuses, supersession links, signatures, episodes, the
+graph and the audit chain (one ``reembed`` entry is appended).
+
+How: the new vectors are first written, batch by batch, to a staging file beside the
+store (a small SQLite file, one transaction per batch), so an interrupted run resumes
+where it stopped and never leaves the tenant half in one space and half in the other.
+Then one store transaction swaps every vector and the space together
+(``Store.replace_vectors``). Rows written meanwhile by a process still on the old
+embedder are found at the swap, embedded, and the swap is tried again.
+
+Replay across the change: ``as_of`` reads (get, list, search, timeline) are unaffected.
+A recall replayed with ``as_of`` before the re-embedding ranks with the vectors the
+tenant holds now (the old ones are not kept), so its vector scores, and possibly its
+order, can differ from what was returned at the time; its text lane and every field of
+every returned memory are the same. The audit entry records the instant and both
+spaces, so a replay can tell which side of the change it is on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attestor_arango.config import Config, default_data_dir
+from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.errors import ConflictError, ValidationError
+from attestor_arango.models import Memory
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter
+
+Progress = Callable[[int, int], None]  # (memories embedded so far, memories to embed)
+PAGE = 2_000  # rows per store read while listing the tenant
+SWAP_ATTEMPTS = 3
+
+
+def default_staging_path(config: Config) -> Path:
+    """Beside the embedded store's file; for ArangoDB, in the user's data directory."""
+    if config.backend == "embedded":
+        db = config.db_path()
+        return db.with_name(db.name + ".reembed")
+    return default_data_dir() / f"reembed-{config.arango.database}.sqlite"
+
+
+def drop_staged(path: Path, tenant: str) -> None:
+    """Removes a tenant's staged vectors (a purge must not leave them in the staging file)."""
+    if not path.is_file():
+        return
+    db = sqlite3.connect(path)
+    try:
+        with db:
+            for table in ("staged", "move"):
+                if db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+                ).fetchone():
+                    db.execute(f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
+        db.execute("VACUUM")  # no page image of the erased vectors stays in the file
+    finally:
+        db.close()
+
+
+def check_batch(batch_size: object) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValidationError("batch_size must be a positive integer")
+    return batch_size
+
+
+def vector_rows(rt: Runtime, tenant: str) -> list[Memory]:
+    """Every memory of the tenant (all namespaces, closed ones too) that carries a vector."""
+    scope = Scope(tenant)
+    view = TemporalView(as_of=rt.clock.now_us(), include_closed=True)
+    out: list[Memory] = []
+    offset = 0
+    while True:
+        page = rt.store.list_memories(scope, MemoryFilter(), view, PAGE, offset)
+        have = rt.store.get_vectors(scope, [m.id for m in page]) if page else {}
+        out.extend(m for m in page if m.id in have)
+        if len(page) < PAGE:
+            return out
+        offset += len(page)
+
+
+class Staging:
+    """New vectors already computed for one (tenant, from-space, to-space) move."""
+
+    def __init__(self, path: Path, tenant: str, source: EmbeddingSpace, target: EmbeddingSpace):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.target = target
+        self._db = sqlite3.connect(path)
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS move (tenant TEXT PRIMARY KEY, source TEXT, target TEXT)"
+        )
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS staged (tenant TEXT, id TEXT, vector BLOB, "
+            "PRIMARY KEY (tenant, id))"
+        )
+        self.tenant = tenant
+        key = (f"{source.name}/{source.dimension}", f"{target.name}/{target.dimension}")
+        row = self._db.execute(
+            "SELECT source, target FROM move WHERE tenant = ?", (tenant,)
+        ).fetchone()
+        with self._db:
+            if row is not None and tuple(row) != key:  # a move to another space: start over
+                self._db.execute("DELETE FROM staged WHERE tenant = ?", (tenant,))
+            self._db.execute("INSERT OR REPLACE INTO move VALUES (?, ?, ?)", (tenant, *key))
+
+    def ids(self) -> set[str]:
+        rows = self._db.execute("SELECT id FROM staged WHERE tenant = ?", (self.tenant,))
+        return {r[0] for r in rows}
+
+    def add(self, ids: list[str], vectors: np.ndarray) -> None:
+        rows = [
+            (self.tenant, i, np.asarray(v, dtype=np.float32).tobytes())
+            for i, v in zip(ids, vectors, strict=True)
+        ]
+        with self._db:
+            self._db.executemany("INSERT OR REPLACE INTO staged VALUES (?, ?, ?)", rows)
+
+    def vectors(self, ids: set[str]) -> dict[str, np.ndarray]:
+        rows = self._db.execute("SELECT id, vector FROM staged WHERE tenant = ?", (self.tenant,))
+        return {i: np.frombuffer(blob, dtype=np.float32) for i, blob in rows if i in ids}
+
+    def finish(self) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM staged WHERE tenant = ?", (self.tenant,))
+            self._db.execute("DELETE FROM move WHERE tenant = ?", (self.tenant,))
+        left = self._db.execute("SELECT COUNT(*) FROM move").fetchone()[0]
+        self._db.close()
+        if not left:
+            self.path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def _embed_missing(
+    rt: Runtime,
+    staging: Staging,
+    rows: list[Memory],
+    batch_size: int,
+    progress: Progress | None,
+) -> int:
+    """Embeds the rows not staged yet, one staged batch at a time; returns how many."""
+    done = staging.ids()
+    todo = [m for m in rows if m.id not in done]
+    total = len(todo)
+    if progress is not None:
+        progress(0, total)
+    for start in range(0, total, batch_size):
+        batch = todo[start : start + batch_size]
+        vectors = rt.embedder.embed([m.content for m in batch])
+        staging.add([m.id for m in batch], vectors)
+        if progress is not None:
+            progress(min(start + batch_size, total), total)
+    return total
+
+
+def reembed(
+    rt: Runtime,
+    auditor: Auditor,
+    ctx: AgentContext,
+    staging_path: Path,
+    *,
+    batch_size: int = 256,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Moves the context's tenant to ``rt.embedder``; see the module docstring.
+
+    Returns ``{"tenant", "from", "to", "memories", "embedded", "resumed", "status"}``;
+    status is ``"current"`` (already in that space), ``"empty"`` (no vectors yet) or
+    ``"reembedded"``. Raises ``ConflictError`` if writers kept changing the tenant
+    through every swap attempt (run it again).
+    """
+    batch_size = check_batch(batch_size)
+    scope = Scope(ctx.tenant)
+    target = EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)
+    source = rt.store.get_embedding_space(scope)
+    report: dict[str, Any] = {
+        "tenant": ctx.tenant,
+        "from": None if source is None else f"{source.name} ({source.dimension}-d)",
+        "to": f"{target.name} ({target.dimension}-d)",
+        "memories": 0,
+        "embedded": 0,
+        "resumed": 0,
+    }
+    if source is None or source == target:
+        return {**report, "status": "empty" if source is None else "current"}
+    staging = Staging(staging_path, ctx.tenant, source, target)
+    try:
+        report["resumed"] = len(staging.ids())
+        for _ in range(SWAP_ATTEMPTS):
+            rows = vector_rows(rt, ctx.tenant)
+            report["embedded"] += _embed_missing(rt, staging, rows, batch_size, progress)
+            wanted = {m.id for m in rows}
+            try:
+                replaced = rt.store.replace_vectors(scope, target, staging.vectors(wanted))
+            except ConflictError:
+                continue  # rows arrived between the listing and the swap: embed them too
+            report["memories"] = replaced
+            break
+        else:
+            raise ConflictError(
+                f"tenant {ctx.tenant!r} kept changing during {SWAP_ATTEMPTS} swap attempts; "
+                "the staged vectors are kept: run reembed again when writes pause"
+            )
+        staging.finish()
+    finally:
+        staging.close()
+    auditor.record(
+        ctx,
+        "reembed",
+        ctx.tenant,
+        {"from": report["from"], "to": report["to"], "memories": report["memories"]},
+    )
+    return {**report, "status": "reembedded"}
