@@ -17,7 +17,7 @@ tenant's vectors come from another embedder, and ``StoreError`` when the store f
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -73,6 +73,7 @@ from attestor_arango.validation import (
 if TYPE_CHECKING:
     from attestor_arango.ingest import Backends, IngestResult, Turn
     from attestor_arango.ingest.consolidation import ConsolidationReport
+    from attestor_arango.ingest.conversation import ConversationTurn
     from attestor_arango.ingest.reflection import Reflection
 
 _UNSET: Any = object()
@@ -769,6 +770,26 @@ class AgentMemory:
         return ingest_round(
             self.runtime, self.auditor, self.writer, turn, ctx, backends=self.ingest_backends
         )
+
+    def add_turns(
+        self,
+        turns: Sequence[ConversationTurn | dict[str, Any]],
+        *,
+        context: AgentContext | None = None,
+    ) -> builtins.list[Memory]:
+        """Stores conversation turns as they happen, one verbatim memory each, in order.
+
+        Each turn (``speaker``, ``text``, optional ``session_id``, ``timestamp``,
+        ``metadata``) keeps its speaker as entity, its session and its message time
+        as ``valid_from``; the library links it to the turn it replies to and the
+        speakers of a session to each other, and ``recall`` uses both by itself
+        (see ingest/conversation.py). Raises ``ValidationError`` for a malformed turn
+        (then nothing is stored) and what ``add`` raises.
+        """
+        from attestor_arango.ingest.conversation import add_turns
+
+        ctx = self._ctx(context, Permission.WRITE, "add_turns")
+        return add_turns(turns, ctx, add=self.add, store=self.store, clock=self.clock, ids=self.ids)
 
     def consolidate(
         self, *, limit: int = 50, context: AgentContext | None = None

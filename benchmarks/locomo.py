@@ -55,7 +55,7 @@ from attestor_arango.config import load_config
 from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.embeddings import Embedder, HashingEmbedder
 from attestor_arango.ids import SeededIdSource
-from attestor_arango.ingest.conversation import ConversationTurn, add_turns
+from attestor_arango.ingest.conversation import ConversationTurn
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import RetrievalConfig
 
@@ -200,7 +200,7 @@ def ingest_conversation(mem: AgentMemory, conv: Conversation) -> AgentContext:
         )
         for t in conv.turns
     ]
-    add_turns(turns, ctx, add=mem.add, store=mem.store, clock=mem.clock, ids=mem.ids)
+    mem.add_turns(turns, context=ctx)
     return ctx
 
 

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from attestor_arango.errors import QuotaExceededError, ValidationError
-from attestor_arango.ingest.conversation import add_turns
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import RetrievalConfig
 from attestor_arango.scope import TemporalView
@@ -16,8 +15,7 @@ T0 = datetime(2025, 5, 8, 13, 56, tzinfo=UTC)
 
 
 def store_turns(mem: AgentMemory, turns: list[dict[str, object]]) -> list:
-    return add_turns(turns, mem.default_context, add=mem.add, store=mem.store,
-                     clock=mem.clock, ids=mem.ids)  # fmt: skip
+    return mem.add_turns(turns)  # fmt: skip
 
 
 def chat(session: str, start: datetime, lines: list[tuple[str, str]]) -> list[dict[str, object]]:
@@ -98,3 +96,18 @@ def test_a_reply_lifts_the_turn_it_answers(mem: AgentMemory) -> None:
     mem.retrieval_config = RetrievalConfig(neighbour_weight=0.0)
     off = {r.memory.id: r.breakdown for r in mem.recall(query).results}
     assert all(b.session == 0 for b in off.values())
+
+
+def test_the_same_words_said_again_later_are_news_again(mem: AgentMemory) -> None:
+    """A -> B -> A: the restated A is the newest statement, the old A stays in history."""
+    t = datetime(2025, 1, 1, tzinfo=UTC)
+    first = mem.add("I work from home.", valid_from=t)
+    mem.add("I work at the office every day.", valid_from=t + timedelta(days=30))
+    again = mem.add("I work from home.", valid_from=t + timedelta(days=60))
+    assert again.id != first.id and again.valid_from == t + timedelta(days=60)
+    assert again.supersedes == first.id
+    assert mem.get(first.id).superseded_by == again.id
+    assert [m.id for m in mem.list(status="all")].count(first.id) == 1
+    # without a later event time it is the same memory, as before
+    assert mem.add("I work from home.").id == again.id
+    assert mem.add("I work from home.", valid_from=t).id == again.id

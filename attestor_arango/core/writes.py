@@ -126,8 +126,13 @@ class Writer:
                     view,
                     limit=1,
                 )
-                if same:
+                # the same words again are the same memory, unless said at a later event
+                # time: then they are news again ("I work from home" -> "I work at the
+                # office" -> "I work from home"), a new version of the old row
+                if same and (valid_from_us is None or valid_from_us <= same[0].us("valid_from")):
                     return same[0]
+                if same:
+                    supersedes_id = same[0].id
             day = check_quota(rt, ctx, scope, now)
             to_close: list[Memory] = []
             if supersedes_id is not None:
