@@ -258,6 +258,10 @@ def test_recall_explainer_breakdowns_match_the_api(chromium: Any, board: tuple[S
         assert shown_cut == cut
         assert page.get_by_test_id("lane-errors-none").is_visible()
         assert "ABSTAIN" in page.get_by_test_id("prompt").inner_text()
+        assert page.get_by_test_id("pack-recall-id").inner_text() == expected["recall_id"]
+        page.goto(f"{base}/ui/recall?q={quote(query)}")  # "now": the pack is the same recall
+        shown_id = page.get_by_test_id("recall-id").inner_text()
+        assert page.get_by_test_id("pack-recall-id").inner_text() == shown_id
         page.get_by_test_id("replay-link").click()
         page.wait_for_load_state()
         assert "matches the recorded recall id" in page.get_by_test_id("replay-status").inner_text()

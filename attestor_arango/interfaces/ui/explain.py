@@ -20,6 +20,7 @@ from attestor_arango.errors import AttestorError
 from attestor_arango.interfaces.ui import params as P
 from attestor_arango.interfaces.ui.access import Reader
 from attestor_arango.models import RecallResponse, RecallResult
+from attestor_arango.retrieval.pack import ContextPack
 
 UNBOUNDED = 1 << 40  # tokens: more than any tenant holds, so nothing is cut
 
@@ -61,7 +62,8 @@ def explain(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
     budget = None if budget_raw is None else P.number(q, "budget", 0, 1, 10_000_000)
     args: dict[str, Any] = {"query": query, "as_of": as_of, "token_budget": budget}
     response: RecallResponse = r.call("recall", **args)
-    pack = r.call("recall_as_pack", **args)
+    # the pack recall_as_pack returns for this very response (no third ranking run)
+    pack = ContextPack.from_response(response)
     cuts, cut_error = _cuts(r, query, response)
     expect = P.text(q, "expect")
     return {

@@ -74,7 +74,6 @@ def memories(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
         "has_next": has_next,
         "total": total,
         "total_exact": exact,
-        "stats": r.call("stats"),
         "search_query": query,
         "filters": filters,
     }
