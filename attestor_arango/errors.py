@@ -1,8 +1,27 @@
-"""Typed errors.
+"""Typed errors: what went wrong, as a class; what to do next, in the message.
 
-Every error a caller can trigger with bad input or a forbidden call has its own
-class, so the REST and MCP layers can map it to a stable code, and its message
-says what to do next.
+Every error a caller can trigger with bad input, a forbidden call or a failing
+backend has its own class with a stable ``code`` and HTTP status, so the REST
+service, the MCP server, the CLI and the HTTP client all report it the same way
+(the client raises the very class the server raised)::
+
+    AttestorError                      attestor_error        500
+    ├── ValidationError (ValueError)   invalid_input         422  bad arguments; nothing stored
+    │   ├── TenantRequiredError        tenant_required       400  a store call without a tenant
+    │   └── KeyFileError               signing_key_invalid   422  a signing key file is unusable
+    ├── AccessDenied (PermissionError) permission_denied     403  role or read_only forbids it
+    ├── NotFoundError (LookupError)    not_found             404  no such id in the caller's scope
+    ├── ConflictError                  conflict              409  the stored state forbids it
+    ├── EmbeddingMismatchError         embedding_mismatch    409  vectors of another model
+    ├── QuotaExceededError             quota_exceeded        429  a write quota is spent
+    ├── EmbedderUnavailable            embedder_unavailable  503  no embedder can be loaded
+    ├── LLMError                       llm_error             502  an optional LLM step failed
+    └── StoreError                     store_error           503  the backend failed
+        └── TenantLeakError            tenant_leak           500  a foreign row: a bug, not a leak
+
+Catch ``AttestorError`` for everything the package raises on purpose; anything else
+is a bug. The REST layer adds its own subclasses for transport cases
+(``interfaces/api/errors.py``).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
 from attestor_arango.config import Config, load_config
@@ -44,6 +44,9 @@ from attestor_arango.governance import quotas as gov_quotas
 from attestor_arango.governance import retention as gov_retention
 from attestor_arango.governance.access import guard, require
 from attestor_arango.ids import IdSource, UUID7Source
+from attestor_arango.ingest.conversation import ConversationTurn
+from attestor_arango.ingest.model import IngestResult, Turn
+from attestor_arango.ingest.pipeline import Backends
 from attestor_arango.models import (
     AuditEntry,
     Episode,
@@ -52,6 +55,7 @@ from attestor_arango.models import (
     RecallResponse,
     Stats,
 )
+from attestor_arango.reports import ConsolidationReport, Reflection
 from attestor_arango.retrieval import RetrievalConfig
 from attestor_arango.retrieval import recall as run_recall
 from attestor_arango.retrieval.lanes import QueryExpander, expanders_from_settings
@@ -69,12 +73,6 @@ from attestor_arango.validation import (
     check_metadata,
     check_tags,
 )
-
-if TYPE_CHECKING:
-    from attestor_arango.ingest import Backends, IngestResult, Turn
-    from attestor_arango.ingest.consolidation import ConsolidationReport
-    from attestor_arango.ingest.conversation import ConversationTurn
-    from attestor_arango.ingest.reflection import Reflection
 
 _UNSET: Any = object()
 TagsInput = builtins.list[str] | tuple[str, ...] | None
@@ -478,7 +476,10 @@ class AgentMemory:
     def timeline(
         self, entity: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
     ) -> builtins.list[Memory]:
-        """Every version ever stored about an entity, superseded and archived included."""
+        """Every version ever stored about an entity, superseded and archived included.
+
+        Raises ``ValidationError`` without an entity, ``AccessDenied`` without READ.
+        """
         ctx = self._ctx(context, Permission.READ, "timeline")
         name = check_label(entity, "entity")
         if name is None:
@@ -496,7 +497,10 @@ class AgentMemory:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """The active facts (optionally of one entity and category) at ``as_of``."""
+        """The active facts (optionally of one entity and category) at ``as_of``.
+
+        Raises what ``list`` raises (``ValidationError``, ``AccessDenied``).
+        """
         return self.list(
             entity=entity,
             category=category,
@@ -506,7 +510,10 @@ class AgentMemory:
         )
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
-        """Row counts of the context's scope and the tenant's embedding space."""
+        """Row counts of the context's scope and the tenant's embedding space.
+
+        Raises ``AccessDenied`` without READ and ``StoreError`` when the store fails.
+        """
         ctx = self._ctx(context, Permission.READ, "stats")
         scope = self.runtime.scope(ctx)
         counts = self.store.count_rows(scope)
@@ -527,7 +534,11 @@ class AgentMemory:
         )
 
     def health(self) -> dict[str, Any]:
-        """The store's health report plus the embedder in use; needs no context."""
+        """The store's health report plus the embedder in use; needs no context.
+
+        Never raises for an unhealthy store (the report says so); ``StoreError`` only when
+        the store cannot be asked at all.
+        """
         report = dict(self.store.health())
         report["embedder"] = {"name": self.embedder.name, "dimension": self.embedder.dimension}
         return report
@@ -535,7 +546,10 @@ class AgentMemory:
     def audit_log(
         self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
     ) -> builtins.list[AuditEntry]:
-        """The tenant's audit chain, oldest first."""
+        """The tenant's audit chain, oldest first.
+
+        Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit.
+        """
         ctx = self._ctx(context, Permission.READ, "audit_log")
         return self.store.read_audit(Scope(ctx.tenant), check_limit(limit), after_seq)
 
@@ -584,7 +598,10 @@ class AgentMemory:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> ContextPack:
-        """``recall`` as a frozen, JSON-serialisable pack; ``pack.render_prompt()`` for the LLM."""
+        """``recall`` as a frozen, JSON-serialisable pack; ``pack.render_prompt()`` for the LLM.
+
+        Raises what ``recall`` raises (``ValidationError``, ``AccessDenied``).
+        """
         response = self.recall(
             query, as_of=as_of, time_window=time_window, token_budget=token_budget, context=context
         )
@@ -608,8 +625,9 @@ class AgentMemory:
     ) -> dict[str, Any]:
         """Sets the tenant's writes per UTC day (None removes the limit); audited.
 
-        ``user_id=`` is Attestor's name for ``user``. Raises ``ValidationError`` when
-        neither or two different ones are given, or the limit is not a positive integer.
+        ``user_id=`` is Attestor's name for ``user``. Raises ``AccessDenied`` (FORGET needed,
+        own tenant only) and ``ValidationError`` when neither or two different subjects are
+        given, or the limit is not a positive integer.
         """
         user = _subject(user, user_id, "user_id", "set_quota")
         ctx = self._guarded(context, "set_quota", user)
@@ -619,7 +637,10 @@ class AgentMemory:
     def quota_status(
         self, user: str | None = None, *, context: AgentContext | None = None
     ) -> dict[str, Any]:
-        """Limit, writes used today (UTC) and when the counter resets."""
+        """Limit, writes used today (UTC) and when the counter resets.
+
+        Raises ``AccessDenied`` for another tenant or without READ.
+        """
         base = context or self.default_context
         ctx = self._guarded(context, "quota_status", base.tenant if user is None else user)
         return gov_quotas.quota_status(self.runtime, ctx.tenant if user is None else user)
@@ -633,8 +654,9 @@ class AgentMemory:
     ) -> dict[str, Any]:
         """Everything held about tenant ``user`` (subject-access request), JSON-ready.
 
-        ``external_id=`` is Attestor's name for ``user``; raises ``ValidationError`` when
-        neither or two different ones are given.
+        ``external_id=`` is Attestor's name for ``user``. Raises ``AccessDenied`` (FORGET
+        needed; own tenant only), ``ValidationError`` when neither or two different subjects
+        are given, and ``StoreError``.
         """
         user = _subject(user, external_id, "external_id", "export_user")
         ctx = self._guarded(context, "export_user", user)
@@ -643,7 +665,11 @@ class AgentMemory:
     def import_user(
         self, data: dict[str, Any], *, context: AgentContext | None = None
     ) -> dict[str, int]:
-        """Restores an ``export_user`` result into the context's tenant, which must be empty."""
+        """Restores an ``export_user`` result into the context's tenant, which must be empty.
+
+        Raises ``AccessDenied`` (FORGET needed), ``ValidationError`` for a malformed export
+        and ``ConflictError`` when the tenant already holds data; nothing is imported then.
+        """
         ctx = self._guarded(context, "import_user")
         return gov_export.import_user(self.runtime, self.auditor, ctx, data)
 
@@ -657,8 +683,9 @@ class AgentMemory:
     ) -> gov_purge.PurgeReport:
         """GDPR erasure of tenant ``user``; check ``report.ok`` (a partial purge is a failure).
 
-        ``external_id=`` is Attestor's name for ``user``. Raises ``ValidationError`` without
-        a subject or a reason.
+        ``external_id=`` is Attestor's name for ``user``. Raises ``AccessDenied`` (FORGET
+        needed; own tenant only) and ``ValidationError`` without a subject or a reason; a
+        store failure is reported in the report, not raised.
         """
         user = _subject(user, external_id, "external_id", "purge_user")
         ctx = self._guarded(context, "purge_user", user)
@@ -674,7 +701,11 @@ class AgentMemory:
         anchor: tuple[int, str] | None = None,
         context: AgentContext | None = None,
     ) -> gov_audit.ChainReport:
-        """Walks the tenant's audit chain; ``anchor`` is a (seq, hash) saved outside the store."""
+        """Walks the tenant's audit chain; ``anchor`` is a (seq, hash) saved outside the store.
+
+        Problems are reported, not raised; raises ``AccessDenied`` for another tenant and
+        ``ValidationError`` for a malformed anchor.
+        """
         base = context or self.default_context
         tenant = base.tenant if user is None else user
         self._guarded(context, "verify_audit_chain", tenant)
@@ -689,14 +720,21 @@ class AgentMemory:
     def deletion_audit_log(
         self, limit: int = 100, *, context: AgentContext | None = None
     ) -> gov_audit.AuditEntries:
-        """Audit entries about forgotten, purged, retained-away or compacted data, newest first."""
+        """Audit entries about forgotten, purged, retained-away or compacted data, newest first.
+
+        Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit.
+        """
         ctx = self._guarded(context, "deletion_audit_log")
         return gov_audit.deletion_log(self.store, ctx.tenant, check_limit(limit))
 
     def apply_retention(
         self, policies: Any = None, *, dry_run: bool = False, context: AgentContext | None = None
     ) -> gov_retention.RetentionReport:
-        """Runs retention policies (default: ``config.retention``); dry_run only lists."""
+        """Runs retention policies (default: ``config.retention``); dry_run only lists.
+
+        Raises ``AccessDenied`` (FORGET needed) and ``ValidationError`` for malformed
+        policies; a policy that fails is reported per policy in the report.
+        """
         ctx = self._guarded(context, "apply_retention")
         parsed = gov_retention.load_policies(
             self.config.retention if policies is None else policies
@@ -710,7 +748,11 @@ class AgentMemory:
         dry_run: bool = False,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """Physically removes rows archived more than ``older_than`` ago ('30d', '12h', days)."""
+        """Physically removes rows archived more than ``older_than`` ago ('30d', '12h', days).
+
+        Raises ``AccessDenied`` (FORGET needed), ``ValidationError`` for a bad age and
+        ``StoreError`` (after auditing the failed attempt).
+        """
         ctx = self._guarded(context, "compact")
         return gov_compact.compact(self.runtime, self.auditor, ctx, older_than, bool(dry_run))
 
@@ -742,12 +784,18 @@ class AgentMemory:
         )
 
     def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
-        """True when the memory's Ed25519 signature matches its current content."""
+        """True when the memory's Ed25519 signature matches its current content.
+
+        Raises ``ValidationError`` when signing is off, ``NotFoundError`` for an unknown id.
+        """
         ctx = self._guarded(context, "verify_memory")
         return gov_provenance.verify_memory(self.runtime, ctx, _check_id(memory_id))
 
     def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
-        """Checks every stored version's signature; names the ids that fail or are unsigned."""
+        """Checks every stored version's signature; names the ids that fail or are unsigned.
+
+        Raises ``ValidationError`` when signing is off and ``AccessDenied`` without READ.
+        """
         ctx = self._guarded(context, "verify_all")
         return gov_provenance.verify_all(self.runtime, ctx)
 
@@ -794,7 +842,11 @@ class AgentMemory:
     def consolidate(
         self, *, limit: int = 50, context: AgentContext | None = None
     ) -> ConsolidationReport:
-        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set)."""
+        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set).
+
+        Raises ``AccessDenied`` without WRITE, ``ValidationError`` for a bad limit, and
+        ``LLMError`` when a configured model fails.
+        """
         from attestor_arango.ingest.consolidation import consolidate
 
         ctx = self._ctx(context, Permission.WRITE, "consolidate")
@@ -811,7 +863,8 @@ class AgentMemory:
         """Stable preferences and constraints, changed beliefs, contradictions for human review.
 
         Nothing read is changed: contradictions are flagged, never resolved. With
-        ``store`` the reflection is kept as a memory of category ``reflection``.
+        ``store`` the reflection is kept as a memory of category ``reflection``. Raises
+        ``AccessDenied`` (WRITE with ``store``, else READ) and ``ValidationError``.
         """
         from attestor_arango.ingest.reflection import reflect
 

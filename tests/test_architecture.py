@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "validation",
             "memo",
             "version",
+            "lazy",
+            "reports",
             "text",
         ),
     ),

@@ -14,7 +14,8 @@ from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import AccessDenied, NotFoundError, ValidationError
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.interfaces.api import spec
-from attestor_arango.interfaces.client import AsyncMemoryClient, MemoryClient
+from attestor_arango.interfaces.async_client import AsyncMemoryClient
+from attestor_arango.interfaces.client import MemoryClient
 from attestor_arango.memory import AgentMemory
 
 REMOTE = [m for m in spec.public_methods(AgentMemory) if m not in spec.LOCAL_ONLY]

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from attestor_arango.embeddings.base import normalize_rows
-from attestor_arango.errors import EmbeddingMismatchError, ValidationError
+from attestor_arango.errors import EmbedderUnavailable, EmbeddingMismatchError, ValidationError
 
 
 def batches(texts: Sequence[str], size: int) -> Iterator[list[str]]:
@@ -73,7 +73,10 @@ class BatchedRemoteEmbedder:
     def dimension(self) -> int:
         if self._dimension is None:
             self.embed([_PROBE_TEXT])
-        assert self._dimension is not None
+        if self._dimension is None:
+            raise EmbedderUnavailable(
+                f"{type(self).__name__} returned no vector for a probe text; check the model"
+            )
         return self._dimension
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from attestor_arango.errors import ValidationError
 from attestor_arango.models import AuditEntry
+from attestor_arango.reports import AuditEntries, ChainProblem, ChainReport
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Store
 
@@ -50,43 +49,6 @@ DELETION_ACTIONS = frozenset(
 )
 
 HashFn = Callable[[AuditEntry], str]
-# a name for list[AuditEntry] usable inside classes that define a method called "list"
-AuditEntries = list[AuditEntry]
-
-
-@dataclass(frozen=True)
-class ChainProblem:
-    kind: str  # modified | broken_link | gap | reordered | truncated | head_mismatch | anchor
-    seq: int | None
-    message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "seq": self.seq, "message": self.message}
-
-
-@dataclass
-class ChainReport:
-    tenant: str
-    entries: int = 0
-    last_seq: int = 0
-    last_hash: str | None = None
-    head: tuple[int, str] | None = None
-    problems: list[ChainProblem] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tenant": self.tenant,
-            "ok": self.ok,
-            "entries": self.entries,
-            "last_seq": self.last_seq,
-            "last_hash": self.last_hash,
-            "head": list(self.head) if self.head else None,
-            "problems": [p.to_dict() for p in self.problems],
-        }
 
 
 def check_anchor(anchor: object) -> tuple[int, str] | None:

@@ -16,53 +16,16 @@ happened, and it holds ids, actions and counts, never memory content.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
+from attestor_arango.reports import PurgeReport
 from attestor_arango.scope import Scope
 
 MAX_REASON = 2000
-
-
-@dataclass
-class PurgeReport:
-    """What a purge removed and, when it failed part-way, what is left."""
-
-    tenant: str
-    reason: str
-    ok: bool
-    removed: dict[str, int] = field(default_factory=dict)
-    remaining: dict[str, int] | None = None  # None: the store could not even be counted
-    failed_collection: str | None = None
-    error: str | None = None
-    not_attempted: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # copies outside the store to handle
-    attempted_audit_seq: int | None = None
-    outcome_audit_seq: int | None = None
-
-    @property
-    def status(self) -> str:
-        return "completed" if self.ok else "failed"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tenant": self.tenant,
-            "reason": self.reason,
-            "status": self.status,
-            "ok": self.ok,
-            "removed": dict(self.removed),
-            "remaining": None if self.remaining is None else dict(self.remaining),
-            "failed_collection": self.failed_collection,
-            "error": self.error,
-            "not_attempted": list(self.not_attempted),
-            "warnings": list(self.warnings),
-            "attempted_audit_seq": self.attempted_audit_seq,
-            "outcome_audit_seq": self.outcome_audit_seq,
-        }
 
 
 def check_reason(reason: object) -> str:

@@ -19,7 +19,6 @@ A dry run only lists what each policy would change and writes nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +31,7 @@ from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.models import Memory
+from attestor_arango.reports import PolicyOutcome, RetentionReport
 from attestor_arango.scope import Scope, TemporalView, check_name
 from attestor_arango.store.protocol import MemoryFilter, Store
 
@@ -122,43 +122,6 @@ def load_policies(source: object) -> list[RetentionPolicy]:
     if len(set(names)) != len(names):
         raise ValidationError("retention policy names must be unique")
     return policies
-
-
-@dataclass
-class PolicyOutcome:
-    policy: str
-    action: str
-    matched: list[str] = field(default_factory=list)
-    applied: int = 0
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "policy": self.policy,
-            "action": self.action,
-            "matched": list(self.matched),
-            "applied": self.applied,
-            "error": self.error,
-        }
-
-
-@dataclass
-class RetentionReport:
-    tenant: str
-    dry_run: bool
-    outcomes: list[PolicyOutcome] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return all(o.error is None for o in self.outcomes)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tenant": self.tenant,
-            "dry_run": self.dry_run,
-            "ok": self.ok,
-            "policies": [o.to_dict() for o in self.outcomes],
-        }
 
 
 def matching(store: Store, tenant: str, policy: RetentionPolicy, now_us: int) -> list[Memory]:

@@ -9,8 +9,7 @@ never overturn what a newer one established.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
 from attestor_arango.clock import to_us
 from attestor_arango.context import AgentContext, Permission
@@ -22,26 +21,11 @@ from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.model import Action, Decision
 from attestor_arango.ingest.pipeline import Backends, backends_for, extract_round, resolve_facts
 from attestor_arango.models import Episode, Memory, content_hash
+from attestor_arango.reports import ConsolidationReport
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
 
 _PAGE = 500
-
-
-@dataclass(frozen=True)
-class ConsolidationReport:
-    episodes: int
-    counts: dict[str, int] = field(default_factory=dict)
-    memory_ids: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "episodes": self.episodes,
-            "counts": dict(self.counts),
-            "memory_ids": list(self.memory_ids),
-            "warnings": list(self.warnings),
-        }
 
 
 def recent_episodes(rt: Runtime, scope: Scope, limit: int) -> list[Episode]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from attestor_arango.clock import iso, to_us
@@ -27,6 +26,7 @@ from attestor_arango.ingest.model import Fact
 from attestor_arango.ingest.resolve import known
 from attestor_arango.ingest.text import value_key
 from attestor_arango.models import Memory
+from attestor_arango.reports import Reflection
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.protocol import MemoryFilter
 from attestor_arango.validation import entity_key
@@ -36,41 +36,6 @@ CONSTRAINT = re.compile(
     r"\b(?:can ?not|can't|never|always|must|have to|need to|allergic|avoid|only|do not|don't)\b",
     re.I,
 )
-
-
-@dataclass(frozen=True)
-class Reflection:
-    user: str | None
-    episodes: int
-    stable_preferences: tuple[dict[str, Any], ...]
-    stable_constraints: tuple[dict[str, Any], ...]
-    changed_beliefs: tuple[dict[str, Any], ...]
-    contradictions_for_review: tuple[dict[str, Any], ...]
-    memory_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "user": self.user,
-            "episodes": self.episodes,
-            "stable_preferences": list(self.stable_preferences),
-            "stable_constraints": list(self.stable_constraints),
-            "changed_beliefs": list(self.changed_beliefs),
-            "contradictions_for_review": list(self.contradictions_for_review),
-            "memory_id": self.memory_id,
-        }
-
-    def summary(self) -> str:
-        def join(items: tuple[dict[str, Any], ...], key: str) -> str:
-            return "; ".join(str(i[key]) for i in items) or "none"
-
-        return (
-            f"Reflection over {self.episodes} episodes"
-            + (f" of {self.user}" if self.user else "")
-            + f". Stable preferences: {join(self.stable_preferences, 'statement')}."
-            + f" Stable constraints: {join(self.stable_constraints, 'statement')}."
-            + f" Changed beliefs: {len(self.changed_beliefs)}."
-            + f" Contradictions flagged for human review: {len(self.contradictions_for_review)}."
-        )
 
 
 def _patterns(

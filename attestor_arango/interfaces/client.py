@@ -11,23 +11,27 @@ anything wider.
 from __future__ import annotations
 
 import builtins
-import inspect
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from attestor_arango.context import AgentContext
-from attestor_arango.errors import AttestorError, StoreError, ValidationError
-from attestor_arango.governance.audit_chain import ChainReport
-from attestor_arango.governance.purge import PurgeReport
-from attestor_arango.governance.retention import RetentionReport
-from attestor_arango.ingest import IngestResult, Turn
-from attestor_arango.ingest.consolidation import ConsolidationReport
-from attestor_arango.ingest.reflection import Reflection
-from attestor_arango.interfaces.api import codec, spec
-from attestor_arango.interfaces.api.errors import error_from_payload
+from attestor_arango.errors import ValidationError
+from attestor_arango.ingest.model import IngestResult, Turn
+from attestor_arango.interfaces.wire import (
+    auth_headers,
+    build_request,
+    read_response,
+    transport_error,
+)
 from attestor_arango.models import AuditEntry, Episode, Memory, RecallResponse, Stats
+from attestor_arango.reports import (
+    ChainReport,
+    ConsolidationReport,
+    PurgeReport,
+    Reflection,
+    RetentionReport,
+)
 from attestor_arango.retrieval.pack import ContextPack
 from attestor_arango.validation import TimeInput
 
@@ -35,94 +39,6 @@ _UNSET: Any = object()  # "leave unchanged", as in AgentMemory.update
 # aliases: inside the class body `list` names the method, not the builtin
 Memories = list[Memory]
 AuditEntries = list[AuditEntry]
-
-
-def context_headers(ctx: AgentContext | None) -> dict[str, str]:
-    """The headers that ask the server to act as ``ctx`` (it checks them against the key)."""
-    if ctx is None:
-        return {}
-    headers = {
-        spec.H_AGENT: ctx.agent_id,
-        spec.H_ROLE: ctx.role.value,
-        spec.H_TENANT: ctx.tenant,
-        spec.H_NAMESPACE: ctx.namespace,
-        spec.H_BUDGET: str(ctx.token_budget),
-    }
-    if ctx.session_id:
-        headers[spec.H_SESSION] = ctx.session_id
-    if ctx.read_only:
-        headers[spec.H_READ_ONLY] = "true"
-    trail = [a for a in ctx.agent_trail if a != ctx.agent_id]
-    if trail:
-        headers[spec.H_TRAIL] = ",".join(trail)
-    return headers
-
-
-def _query_value(value: Any) -> Any:
-    data = codec.jsonable(value)
-    if isinstance(data, list):
-        return [str(v) for v in data]
-    if isinstance(data, bool):
-        return "true" if data else "false"
-    return str(data)
-
-
-def build_request(
-    op: str, given: dict[str, Any], default: AgentContext | None
-) -> tuple[Any, str, str, dict[str, Any]]:
-    """The route, path and httpx arguments for one call (only non-default arguments travel)."""
-    route = spec.ROUTES_BY_OP[op]
-    method = getattr(MemoryClient, op)
-    sent: dict[str, Any] = {}
-    for param in codec.arguments(method):
-        value = given[param.name]
-        if value is not param.default:
-            sent[param.name] = value
-    path = route.full_path
-    for name in route.path_params:
-        path = path.replace("{" + name + "}", quote(str(sent.pop(name)), safe=""))
-    request: dict[str, Any] = {"headers": context_headers(given.get("context") or default)}
-    if route.query:
-        request["params"] = {k: _query_value(v) for k, v in sent.items()}
-    else:
-        request["json"] = codec.jsonable(sent)
-    return method, route.method, path, request
-
-
-def transport_error(base_url: str, exc: httpx.HTTPError) -> StoreError:
-    if isinstance(exc, httpx.TimeoutException):
-        return StoreError(
-            f"no answer from {base_url} in time ({exc}); a write may still complete, "
-            "so read before retrying",
-        )
-    return StoreError(
-        f"cannot reach the attestor service at {base_url}: {exc}; "
-        "check that `attestor-arango api` runs and the URL is right",
-    )
-
-
-def read_response(op: str, method: Any, response: httpx.Response) -> Any:
-    """The typed result, or the typed error the server reported."""
-    try:
-        payload = response.json()
-    except ValueError:
-        payload = response.text
-    if response.status_code >= 400:
-        raise error_from_payload(response.status_code, payload)
-    try:
-        return codec.load_result(method, payload)
-    except Exception as exc:
-        raise AttestorError(
-            f"{op}: the server's answer does not match this client's model ({exc}); "
-            "client and server versions probably differ",
-        ) from exc
-
-
-def _headers(api_key: str | None) -> dict[str, str]:
-    headers = {"accept": "application/json"}
-    if api_key:
-        headers["authorization"] = f"Bearer {api_key}"
-    return headers
 
 
 class MemoryClient:
@@ -137,7 +53,7 @@ class MemoryClient:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        headers = _headers(api_key)
+        headers = auth_headers(api_key)
         self.base_url = base_url.rstrip("/")
         self.default_context = context
         self._http = httpx.Client(
@@ -151,6 +67,7 @@ class MemoryClient:
         self.close()
 
     def close(self) -> None:
+        """Closes the HTTP connection pool; the client is unusable afterwards."""
         self._http.close()
 
     def reembed(
@@ -169,7 +86,8 @@ class MemoryClient:
 
     # -- plumbing -----------------------------------------------------------------
     def _call(self, op: str, given: dict[str, Any]) -> Any:
-        method, verb, path, request = build_request(op, given, self.default_context)
+        method = getattr(MemoryClient, op)
+        verb, path, request = build_request(method, op, given, self.default_context)
         try:
             response = self._http.request(verb, path, **request)
         except httpx.HTTPError as exc:
@@ -191,11 +109,21 @@ class MemoryClient:
         source_episode_id: str | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
+        """``AgentMemory.add`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("add", locals())
 
     def get(
         self, memory_id: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
     ) -> Memory:
+        """``AgentMemory.get`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("get", locals())
 
     def list(
@@ -212,6 +140,11 @@ class MemoryClient:
         offset: int = 0,
         context: AgentContext | None = None,
     ) -> Memories:
+        """``AgentMemory.list`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("list", locals())
 
     def count(
@@ -226,9 +159,19 @@ class MemoryClient:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> int:
+        """``AgentMemory.count`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("count", locals())
 
     def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
+        """``AgentMemory.get_episode`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("get_episode", locals())
 
     def search(
@@ -245,6 +188,11 @@ class MemoryClient:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> Memories:
+        """``AgentMemory.search`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("search", locals())
 
     def update(
@@ -261,16 +209,31 @@ class MemoryClient:
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
+        """``AgentMemory.update`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("update", locals())
 
     def forget(
         self, memory_id: str, *, reason: str | None = None, context: AgentContext | None = None
     ) -> Memory:
+        """``AgentMemory.forget`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("forget", locals())
 
     def timeline(
         self, entity: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
     ) -> Memories:
+        """``AgentMemory.timeline`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("timeline", locals())
 
     def current_facts(
@@ -281,6 +244,11 @@ class MemoryClient:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> Memories:
+        """``AgentMemory.current_facts`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("current_facts", locals())
 
     def recall(
@@ -292,6 +260,11 @@ class MemoryClient:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> RecallResponse:
+        """``AgentMemory.recall`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("recall", locals())
 
     def recall_as_pack(
@@ -303,17 +276,37 @@ class MemoryClient:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> ContextPack:
+        """``AgentMemory.recall_as_pack`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("recall_as_pack", locals())
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
+        """``AgentMemory.stats`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("stats", locals())
 
     def health(self) -> dict[str, Any]:
+        """``AgentMemory.health`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("health", locals())
 
     def audit_log(
         self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
     ) -> AuditEntries:
+        """``AgentMemory.audit_log`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("audit_log", locals())
 
     # -- governance ---------------------------------------------------------------
@@ -325,11 +318,21 @@ class MemoryClient:
         user_id: str | None = None,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
+        """``AgentMemory.set_quota`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("set_quota", locals())
 
     def quota_status(
         self, user: str | None = None, *, context: AgentContext | None = None
     ) -> dict[str, Any]:
+        """``AgentMemory.quota_status`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("quota_status", locals())
 
     def export_user(
@@ -339,11 +342,21 @@ class MemoryClient:
         external_id: str | None = None,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
+        """``AgentMemory.export_user`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("export_user", locals())
 
     def import_user(
         self, data: dict[str, Any], *, context: AgentContext | None = None
     ) -> dict[str, int]:
+        """``AgentMemory.import_user`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("import_user", locals())
 
     def purge_user(
@@ -354,6 +367,11 @@ class MemoryClient:
         external_id: str | None = None,
         context: AgentContext | None = None,
     ) -> PurgeReport:
+        """``AgentMemory.purge_user`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("purge_user", locals())
 
     def verify_audit_chain(
@@ -363,11 +381,21 @@ class MemoryClient:
         anchor: tuple[int, str] | None = None,
         context: AgentContext | None = None,
     ) -> ChainReport:
+        """``AgentMemory.verify_audit_chain`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("verify_audit_chain", locals())
 
     def deletion_audit_log(
         self, limit: int = 100, *, context: AgentContext | None = None
     ) -> AuditEntries:
+        """``AgentMemory.deletion_audit_log`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("deletion_audit_log", locals())
 
     def apply_retention(
@@ -377,6 +405,11 @@ class MemoryClient:
         dry_run: bool = False,
         context: AgentContext | None = None,
     ) -> RetentionReport:
+        """``AgentMemory.apply_retention`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("apply_retention", locals())
 
     def compact(
@@ -386,23 +419,48 @@ class MemoryClient:
         dry_run: bool = False,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
+        """``AgentMemory.compact`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("compact", locals())
 
     def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
+        """``AgentMemory.verify_memory`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("verify_memory", locals())
 
     def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
+        """``AgentMemory.verify_all`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("verify_all", locals())
 
     # -- ingest -------------------------------------------------------------------
     def ingest_round(
         self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
     ) -> IngestResult:
+        """``AgentMemory.ingest_round`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("ingest_round", locals())
 
     def consolidate(
         self, *, limit: int = 50, context: AgentContext | None = None
     ) -> ConsolidationReport:
+        """``AgentMemory.consolidate`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("consolidate", locals())
 
     def reflect(
@@ -413,60 +471,9 @@ class MemoryClient:
         store: bool = True,
         context: AgentContext | None = None,
     ) -> Reflection:
+        """``AgentMemory.reflect`` over HTTP, same arguments and result.
+
+        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
+        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
+        """
         return self._call("reflect", locals())
-
-
-class AsyncMemoryClient:
-    """MemoryClient for asyncio: every method is a coroutine with the same signature."""
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None = None,
-        *,
-        context: AgentContext | None = None,
-        timeout: float = 30.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        headers = _headers(api_key)
-        self.base_url = base_url.rstrip("/")
-        self.default_context = context
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
-        )
-
-    async def __aenter__(self) -> AsyncMemoryClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        await self._http.aclose()
-
-    async def _call(self, op: str, given: dict[str, Any]) -> Any:
-        method, verb, path, request = build_request(op, given, self.default_context)
-        try:
-            response = await self._http.request(verb, path, **request)
-        except httpx.HTTPError as exc:
-            raise transport_error(self.base_url, exc) from exc
-        return read_response(op, method, response)
-
-    def __getattr__(self, name: str) -> Any:
-        """``await client.add(...)`` etc.: the sync client's signature, awaited."""
-        if name.startswith("_") or name not in spec.ROUTES_BY_OP:
-            raise AttributeError(name)
-        signature = inspect.signature(getattr(MemoryClient, name))
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            bound = signature.bind(None, *args, **kwargs)
-            bound.apply_defaults()
-            given = dict(bound.arguments)
-            given.pop("self")
-            return await self._call(name, given)
-
-        call.__name__ = name
-        call.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=list(signature.parameters.values())[1:]
-        )
-        return call

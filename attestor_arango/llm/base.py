@@ -106,6 +106,7 @@ def with_retries(
                 if isinstance(hint, int | float) and hint > wait:
                     wait = min(float(hint), policy.max_delay)
                 sleep(wait)
-    assert last is not None
+    if last is None:  # policy.attempts < 1: the loop never ran
+        raise LLMUnavailableError("the retry policy allows no attempt; set attempts >= 1")
     last.details["attempts"] = policy.attempts
     raise last

@@ -127,7 +127,8 @@ def shared_tracer(settings: Any) -> Tracer | None:
     if settings is None or not getattr(settings, "enabled", False):
         return None
     fresh = tracer_from_settings(settings)
-    assert fresh is not None
+    if fresh is None:
+        return None
     key = (str(fresh.path), fresh.include_content)
     with _SHARED_LOCK:
         return _SHARED.setdefault(key, fresh)

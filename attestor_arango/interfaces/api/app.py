@@ -214,7 +214,8 @@ def create_app(
         return error_response(InternalError(f"HTTP {status}"))
 
     async def payload_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, AttestorError)
+        if not isinstance(exc, AttestorError):  # Starlette hands over what was registered
+            return error_response(InternalError(f"{type(exc).__name__}"))
         return error_response(exc)
 
     @contextlib.asynccontextmanager

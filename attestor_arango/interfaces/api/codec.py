@@ -7,11 +7,8 @@ added there travels over HTTP without a second definition to keep in step.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import importlib
 import inspect
-import sys
 import typing
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
@@ -28,62 +25,16 @@ SKIP_PARAMS = frozenset({"self", "context"})
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
-@lru_cache(maxsize=64)
-def _type_checking_names(module_name: str) -> dict[str, Any]:
-    """Names a module imports only under ``if TYPE_CHECKING:`` (to resolve its annotations)."""
-    module = sys.modules.get(module_name)
-    if module is None:
-        return {}
-    try:
-        tree = ast.parse(inspect.getsource(module))
-    except (OSError, TypeError, SyntaxError):
-        return {}
-    names: dict[str, Any] = {}
-    for node in ast.walk(tree):
-        test = getattr(node, "test", None)
-        if not isinstance(node, ast.If) or not (
-            (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-            or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-        ):
-            continue
-        for stmt in node.body:
-            if not isinstance(stmt, ast.ImportFrom):
-                continue
-            base = stmt.module or ""
-            if stmt.level:
-                package = module_name.rsplit(".", stmt.level)[0]
-                base = f"{package}.{base}" if base else package
-            try:
-                imported = importlib.import_module(base)
-            except Exception:
-                continue
-            for alias in stmt.names:
-                if hasattr(imported, alias.name):
-                    names[alias.asname or alias.name] = getattr(imported, alias.name)
-    return names
-
-
 def type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """Resolved annotations; a name that cannot be resolved degrades to Any."""
+    """``fn``'s resolved annotations (every name they use is imported where ``fn`` is defined).
+
+    Raises ``TypeError`` naming the method when an annotation cannot be resolved: an
+    interface must never guess a wire format.
+    """
     try:
         return typing.get_type_hints(fn)
-    except Exception:
-        pass
-    extra = _type_checking_names(getattr(fn, "__module__", ""))
-    try:
-        return typing.get_type_hints(fn, localns=extra)
-    except Exception:
-        raw = inspect.get_annotations(fn)
-        space = {**getattr(fn, "__globals__", {}), **extra}
-        hints: dict[str, Any] = {}
-        for name, ann in raw.items():
-            if isinstance(ann, str):
-                try:
-                    ann = eval(ann, space)  # annotations of our own modules only
-                except Exception:
-                    ann = Any
-            hints[name] = ann
-        return hints
+    except Exception as exc:
+        raise TypeError(f"cannot resolve the annotations of {fn.__qualname__}: {exc}") from exc
 
 
 def _jsonable_default(value: Any) -> bool:

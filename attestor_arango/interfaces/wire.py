@@ -1,0 +1,111 @@
+"""The client side of the wire: headers, requests and typed results, for both clients.
+
+``MemoryClient`` and ``AsyncMemoryClient`` differ only in how they send; what they send
+(the route ``api.spec`` names, the arguments that differ from the defaults, the context
+headers) and how they read the answer (the same model, or the same typed exception the
+server raised) is here, once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from attestor_arango.context import AgentContext
+from attestor_arango.errors import AttestorError, StoreError
+from attestor_arango.interfaces.api import codec, spec
+from attestor_arango.interfaces.api.errors import error_from_payload
+
+
+def context_headers(ctx: AgentContext | None) -> dict[str, str]:
+    """The headers that ask the server to act as ``ctx`` (it checks them against the key)."""
+    if ctx is None:
+        return {}
+    headers = {
+        spec.H_AGENT: ctx.agent_id,
+        spec.H_ROLE: ctx.role.value,
+        spec.H_TENANT: ctx.tenant,
+        spec.H_NAMESPACE: ctx.namespace,
+        spec.H_BUDGET: str(ctx.token_budget),
+    }
+    if ctx.session_id:
+        headers[spec.H_SESSION] = ctx.session_id
+    if ctx.read_only:
+        headers[spec.H_READ_ONLY] = "true"
+    trail = [a for a in ctx.agent_trail if a != ctx.agent_id]
+    if trail:
+        headers[spec.H_TRAIL] = ",".join(trail)
+    return headers
+
+
+def _query_value(value: Any) -> Any:
+    data = codec.jsonable(value)
+    if isinstance(data, list):
+        return [str(v) for v in data]
+    if isinstance(data, bool):
+        return "true" if data else "false"
+    return str(data)
+
+
+def build_request(
+    method: Any, op: str, given: dict[str, Any], default: AgentContext | None
+) -> tuple[str, str, dict[str, Any]]:
+    """The HTTP verb, path and httpx arguments of one call (only non-default arguments travel).
+
+    ``method`` is the client method whose signature says which arguments exist.
+    """
+    route = spec.ROUTES_BY_OP[op]
+    sent: dict[str, Any] = {}
+    for param in codec.arguments(method):
+        value = given[param.name]
+        if value is not param.default:
+            sent[param.name] = value
+    path = route.full_path
+    for name in route.path_params:
+        path = path.replace("{" + name + "}", quote(str(sent.pop(name)), safe=""))
+    request: dict[str, Any] = {"headers": context_headers(given.get("context") or default)}
+    if route.query:
+        request["params"] = {k: _query_value(v) for k, v in sent.items()}
+    else:
+        request["json"] = codec.jsonable(sent)
+    return route.method, path, request
+
+
+def transport_error(base_url: str, exc: httpx.HTTPError) -> StoreError:
+    """The ``StoreError`` a client raises when the service cannot be reached or is too slow."""
+    if isinstance(exc, httpx.TimeoutException):
+        return StoreError(
+            f"no answer from {base_url} in time ({exc}); a write may still complete, "
+            "so read before retrying",
+        )
+    return StoreError(
+        f"cannot reach the attestor service at {base_url}: {exc}; "
+        "check that `attestor-arango api` runs and the URL is right",
+    )
+
+
+def read_response(op: str, method: Any, response: httpx.Response) -> Any:
+    """The typed result, or the typed error the server reported."""
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = response.text
+    if response.status_code >= 400:
+        raise error_from_payload(response.status_code, payload)
+    try:
+        return codec.load_result(method, payload)
+    except Exception as exc:
+        raise AttestorError(
+            f"{op}: the server's answer does not match this client's model ({exc}); "
+            "client and server versions probably differ",
+        ) from exc
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    """The headers every request of a client carries."""
+    headers = {"accept": "application/json"}
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    return headers
