@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from attestor_arango.text.stemming import STEMMER as _STEMMER
+from attestor_arango.text.stopwords import KEY_STOPWORDS
 
 
 def _wordset(text: str) -> frozenset[str]:
@@ -29,13 +30,7 @@ _CONTRACTIONS = [
     (r"\b(\w+)n['’]t\b", r"\1 not"),
     (r"\b(it|that|he|she|what|there)['’]s\b", r"\1 is"),
 ]
-STOPWORDS = _wordset(
-    """a an the and or but of to in on at for with from by as is are was were be been being am
-    i me my we our us you your he she his her it its they them their this that these those
-    do does did have has had will would should could can may might must not no so very just
-    now currently still also really actually anymore longer again too about into over then than
-    there here what which who whom when where why how all any some each every"""
-)
+STOPWORDS = KEY_STOPWORDS  # the ingest's own list: see text/stopwords.py
 FILLERS = re.compile(
     r"\b(?:now|currently|actually|these days|nowadays|anymore|any more|instead|as well|too|"
     r"again|already|still|finally|officially|recently|just|though|really)\b",

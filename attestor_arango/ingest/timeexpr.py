@@ -13,20 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from attestor_arango.clock import OPEN, from_us, to_us
+from attestor_arango.text.dates import MONTHS, WEEKDAYS
 
-MONTHS = {
-    name: i + 1
-    for i, names in enumerate(
-        [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ]
-    )
-    for name in names
-}  # fmt: skip
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,

@@ -23,12 +23,12 @@ rank exactly as before.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.text_lane import terms
+from attestor_arango.text import bm25
 
 
 def query_weights(query: str, cands: Sequence[Candidate]) -> dict[str, float]:
@@ -45,7 +45,7 @@ def _weights(q: frozenset[str], found: Sequence[set[str] | frozenset[str]]) -> d
     df: Counter[str] = Counter()
     for f in found:
         df.update(f)
-    return {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in sorted(q)}
+    return {t: bm25.idf(n, df[t]) for t in sorted(q)}
 
 
 def apply_coverage(

@@ -13,7 +13,6 @@ tokenizer, stop words dropped.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -21,6 +20,7 @@ from attestor_arango.models import Memory
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import Hit, Store, TextHit
+from attestor_arango.text import bm25
 from attestor_arango.text.stemming import STEMMER, scoring_terms
 
 _STEMMER = STEMMER  # tests check which stemmer build is in use
@@ -30,7 +30,7 @@ terms = scoring_terms
 
 
 def rescore_pool(
-    pool: Sequence[TextHit], query: str, k1: float = 1.2, b: float = 0.75
+    pool: Sequence[TextHit], query: str, k1: float = bm25.K1, b: float = bm25.B
 ) -> list[TextHit]:
     """The pool re-scored and re-ordered (score desc, t_created desc, id asc); zero scores drop."""
     q = list(dict.fromkeys(terms(query)))
@@ -52,7 +52,7 @@ def rescore_pool(
         counts[i] = tf
         for w in tf:
             df[w] = df.get(w, 0) + 1
-    idf = {w: math.log(1.0 + (n - c + 0.5) / (c + 0.5)) for w, c in df.items()}
+    idf = {w: bm25.idf(n, c) for w, c in df.items()}
     out: list[TextHit] = []
     seen: set[str] = set()
     for t in pool:
@@ -63,10 +63,10 @@ def rescore_pool(
         if not tf:
             continue
         toks = docs[t.id]
-        length_norm = k1 * (1 - b + b * len(toks) / avgdl)
+        length_norm = bm25.length_norm(len(toks), avgdl, k1, b)
         score = 0.0
         for w, f in tf.items():
-            score += idf[w] * f * (k1 + 1) / (f + length_norm)
+            score += bm25.term_score(idf[w], f, length_norm, k1)
         if score > 0:
             out.append(TextHit(t.id, t.content, t.t_created, round(score, 9), toks))
     out.sort(key=lambda t: (-t.score, -t.t_created, t.id))
@@ -131,7 +131,7 @@ def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms:
         for t, f in Counter(toks).items():
             if t in q or len(t) < 2 or t.isdigit():
                 continue
-            idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            idf = bm25.idf(n, df[t])
             weight[t] = weight.get(t, 0.0) + (f / len(toks)) * idf
     ranked = sorted(weight.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
     return [t for t, _ in ranked[:n_terms]]

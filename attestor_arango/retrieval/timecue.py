@@ -37,29 +37,16 @@ import unicodedata
 from collections.abc import Sequence
 
 from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.text.dates import MONTH_NAMES, WEEKDAYS
 
-MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
 _UNIT = r"(?:week|weekend|month|year|night|morning|evening|summer|winter|spring|fall|autumn|time)"
-_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
+_DAY = r"(?:" + "|".join(WEEKDAYS) + r")s?"
 _RELATIVE = re.compile(
     rf"\b(?:yesterday|today|tonight|tomorrow|ago|recently|lately|weekends?|{_DAY}"
     rf"|(?:last|next|this|past) (?:{_UNIT}|{_DAY}))\b"
 )
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-_MONTH = re.compile(r"\b(" + "|".join(MONTHS) + r")\b")
+_MONTH = re.compile(r"\b(" + "|".join(MONTH_NAMES) + r")\b")
 _AMBIGUOUS = frozenset({"may", "march"})  # also verbs: need a number beside them
 _NUMBER_NEAR = re.compile(r"\d[^\w]*$|^[^\w]*\d")
 _ASKS_WHEN = re.compile(
@@ -86,7 +73,7 @@ def carries_time(text: str, year: int, month: int) -> bool:
         return True
     for m in _MONTH.finditer(norm):
         name = m.group(1)
-        if MONTHS.index(name) + 1 == month:
+        if MONTH_NAMES.index(name) + 1 == month:
             continue
         if name in _AMBIGUOUS:
             before, after = norm[max(0, m.start() - 3) : m.start()], norm[m.end() : m.end() + 3]
@@ -96,7 +83,7 @@ def carries_time(text: str, year: int, month: int) -> bool:
     return False
 
 
-_MONTH_RE = "(" + "|".join(MONTHS) + ")"
+_MONTH_RE = "(" + "|".join(MONTH_NAMES) + ")"
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}) {_MONTH_RE},? ((?:19|20)\d\d)\b")
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH_RE} (\d{{1,2}}),? ((?:19|20)\d\d)\b")
 _MONTH_YEAR = re.compile(rf"\b{_MONTH_RE},? ((?:19|20)\d\d)\b")
@@ -108,7 +95,7 @@ DatePattern = tuple[int | None, int | None, int | None]
 
 
 def _month(name: str) -> int:
-    return MONTHS.index(name) + 1
+    return MONTH_NAMES.index(name) + 1
 
 
 def query_dates(query: str) -> list[DatePattern]:

@@ -11,13 +11,12 @@ alone. The pool is then a function of the view, and the rows are scored with
 numpy instead of a B-tree walk per match.
 
 Tokens: every word, stemmed as ``attestor_arango.text.stemming`` does. The query
-drops only very common words (``COMMON_WORDS``, shared with the FTS5 path), as
+drops only very common words (``CANDIDATE_STOPWORDS``, shared with the FTS5 path), as
 matching them ranks most of the index for no signal.
 """
 
 from __future__ import annotations
 
-import math
 import struct
 from array import array
 from collections.abc import Sequence
@@ -29,83 +28,17 @@ from attestor_arango.store.embedded.column import SEP, BlobColumn, ObjectColumn,
 from attestor_arango.store.embedded.indexfile import Generation
 from attestor_arango.store.embedded.rowtable import RowTable
 from attestor_arango.store.protocol import TextHit
+from attestor_arango.text import bm25
 from attestor_arango.text.stemming import stem, stems_and_terms, words
-
-K1 = 1.2
-B = 0.75
+from attestor_arango.text.stopwords import CANDIDATE_STOPWORDS
 
 _PAIR = struct.Struct("=ii")  # row, frequency: native int32s, as numpy reads them
-
-# Query-side only: words so common that OR-matching them scans most of the index.
-# Deliberately narrower than stemming.STOPWORDS (which BM25 scoring drops):
-# choosing candidates with that longer list measured worse on LoCoMo (turn R@10
-# 0.892 -> 0.887, session R@5 0.939 -> 0.935), since words like "not" or "before"
-# still pick useful candidates even when they do not score.
-COMMON_WORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "been",
-        "by",
-        "did",
-        "do",
-        "does",
-        "for",
-        "from",
-        "had",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "she",
-        "so",
-        "that",
-        "the",
-        "their",
-        "them",
-        "they",
-        "this",
-        "to",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-    }
-)
 
 
 def query_words(query: str) -> list[str]:
     """The query's words without very common ones (all of them when nothing else is left)."""
     found = words(query)
-    return [w for w in found if w not in COMMON_WORDS] or found
+    return [w for w in found if w not in CANDIDATE_STOPWORDS] or found
 
 
 def query_terms(query: str) -> list[str]:
@@ -318,10 +251,10 @@ class TenantText:
             if rows.size == 0:
                 continue
             tf = pairs[seen, 1].astype(np.float64)
-            idf = math.log(1.0 + (visible - rows.size + 0.5) / (rows.size + 0.5))
-            norm = K1 * (1.0 - B + B * lengths[rows] / avgdl)
+            weight = bm25.idf(visible, rows.size)
+            norm = bm25.length_norm(lengths[rows], avgdl)
             hit_rows.append(rows)
-            parts.append(idf * tf * (K1 + 1) / (tf + norm))
+            parts.append(bm25.term_score(weight, tf, norm))
         if not hit_rows:
             return none
         rows, where = np.unique(np.concatenate(hit_rows), return_inverse=True)
