@@ -16,6 +16,7 @@ service, the MCP server, the CLI and the HTTP client all report it the same way
     ├── QuotaExceededError             quota_exceeded        429  a write quota is spent
     ├── EmbedderUnavailable            embedder_unavailable  503  no embedder can be loaded
     ├── LLMError                       llm_error             502  an optional LLM step failed
+    ├── MissingExtraError              missing_extra         501  an optional extra is missing
     └── StoreError                     store_error           503  the backend failed
         └── TenantLeakError            tenant_leak           500  a foreign row: a bug, not a leak
 

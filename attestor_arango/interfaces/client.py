@@ -109,21 +109,15 @@ class MemoryClient:
         source_episode_id: str | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """``AgentMemory.add`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.add`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("add", locals())
 
     def get(
         self, memory_id: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
     ) -> Memory:
-        """``AgentMemory.get`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.get`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("get", locals())
 
     def list(
@@ -140,11 +134,8 @@ class MemoryClient:
         offset: int = 0,
         context: AgentContext | None = None,
     ) -> Memories:
-        """``AgentMemory.list`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.list`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("list", locals())
 
     def count(
@@ -159,19 +150,13 @@ class MemoryClient:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> int:
-        """``AgentMemory.count`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.count`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("count", locals())
 
     def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
-        """``AgentMemory.get_episode`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.get_episode`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("get_episode", locals())
 
     def search(
@@ -188,11 +173,8 @@ class MemoryClient:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> Memories:
-        """``AgentMemory.search`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.search`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("search", locals())
 
     def update(
@@ -209,31 +191,22 @@ class MemoryClient:
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """``AgentMemory.update`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.update`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("update", locals())
 
     def forget(
         self, memory_id: str, *, reason: str | None = None, context: AgentContext | None = None
     ) -> Memory:
-        """``AgentMemory.forget`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.forget`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("forget", locals())
 
     def timeline(
         self, entity: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
     ) -> Memories:
-        """``AgentMemory.timeline`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.timeline`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("timeline", locals())
 
     def current_facts(
@@ -244,11 +217,8 @@ class MemoryClient:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> Memories:
-        """``AgentMemory.current_facts`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.current_facts`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("current_facts", locals())
 
     def recall(
@@ -260,11 +230,8 @@ class MemoryClient:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> RecallResponse:
-        """``AgentMemory.recall`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.recall`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("recall", locals())
 
     def recall_as_pack(
@@ -276,37 +243,25 @@ class MemoryClient:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> ContextPack:
-        """``AgentMemory.recall_as_pack`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.recall_as_pack`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("recall_as_pack", locals())
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
-        """``AgentMemory.stats`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.stats`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("stats", locals())
 
     def health(self) -> dict[str, Any]:
-        """``AgentMemory.health`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.health`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("health", locals())
 
     def audit_log(
         self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
     ) -> AuditEntries:
-        """``AgentMemory.audit_log`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.audit_log`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("audit_log", locals())
 
     # -- governance ---------------------------------------------------------------
@@ -318,21 +273,15 @@ class MemoryClient:
         user_id: str | None = None,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """``AgentMemory.set_quota`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.set_quota`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("set_quota", locals())
 
     def quota_status(
         self, user: str | None = None, *, context: AgentContext | None = None
     ) -> dict[str, Any]:
-        """``AgentMemory.quota_status`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.quota_status`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("quota_status", locals())
 
     def export_user(
@@ -342,21 +291,15 @@ class MemoryClient:
         external_id: str | None = None,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """``AgentMemory.export_user`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.export_user`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("export_user", locals())
 
     def import_user(
         self, data: dict[str, Any], *, context: AgentContext | None = None
     ) -> dict[str, int]:
-        """``AgentMemory.import_user`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.import_user`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("import_user", locals())
 
     def purge_user(
@@ -367,11 +310,8 @@ class MemoryClient:
         external_id: str | None = None,
         context: AgentContext | None = None,
     ) -> PurgeReport:
-        """``AgentMemory.purge_user`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.purge_user`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("purge_user", locals())
 
     def verify_audit_chain(
@@ -381,21 +321,15 @@ class MemoryClient:
         anchor: tuple[int, str] | None = None,
         context: AgentContext | None = None,
     ) -> ChainReport:
-        """``AgentMemory.verify_audit_chain`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.verify_audit_chain`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("verify_audit_chain", locals())
 
     def deletion_audit_log(
         self, limit: int = 100, *, context: AgentContext | None = None
     ) -> AuditEntries:
-        """``AgentMemory.deletion_audit_log`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.deletion_audit_log`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("deletion_audit_log", locals())
 
     def apply_retention(
@@ -405,11 +339,8 @@ class MemoryClient:
         dry_run: bool = False,
         context: AgentContext | None = None,
     ) -> RetentionReport:
-        """``AgentMemory.apply_retention`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.apply_retention`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("apply_retention", locals())
 
     def compact(
@@ -419,48 +350,33 @@ class MemoryClient:
         dry_run: bool = False,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """``AgentMemory.compact`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.compact`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("compact", locals())
 
     def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
-        """``AgentMemory.verify_memory`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.verify_memory`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("verify_memory", locals())
 
     def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
-        """``AgentMemory.verify_all`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.verify_all`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("verify_all", locals())
 
     # -- ingest -------------------------------------------------------------------
     def ingest_round(
         self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
     ) -> IngestResult:
-        """``AgentMemory.ingest_round`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.ingest_round`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("ingest_round", locals())
 
     def consolidate(
         self, *, limit: int = 50, context: AgentContext | None = None
     ) -> ConsolidationReport:
-        """``AgentMemory.consolidate`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.consolidate`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("consolidate", locals())
 
     def reflect(
@@ -471,9 +387,6 @@ class MemoryClient:
         store: bool = True,
         context: AgentContext | None = None,
     ) -> Reflection:
-        """``AgentMemory.reflect`` over HTTP, same arguments and result.
-
-        Raises the typed error the server answered (``ValidationError``, ``AccessDenied``,
-        ``NotFoundError``, ...), and ``StoreError`` when the server cannot be reached.
-        """
+        """``AgentMemory.reflect`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("reflect", locals())
