@@ -73,6 +73,10 @@ class Config(BaseModel):
     embedder_model: str | None = None
     embedder_dimension: int | None = None
     local_model_path: str | None = None
+    # the auto embedder asks a local Ollama first unless this is set
+    skip_ollama_probe: bool = False
+    # BLAS threads the CLI and the servers it starts set for their process (0: leave alone)
+    blas_threads: int = Field(default=1, ge=0)
     ollama_url: str = "http://127.0.0.1:11434"
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
@@ -162,6 +166,8 @@ _ENV: dict[str, tuple[str, ...]] = {
     "ATTESTOR_EMBEDDER": ("embedder",),
     "ATTESTOR_EMBEDDER_MODEL": ("embedder_model",),
     "ATTESTOR_LOCAL_MODEL_PATH": ("local_model_path",),
+    "ATTESTOR_DISABLE_LOCAL_EMBED": ("skip_ollama_probe",),
+    "ATTESTOR_BLAS_THREADS": ("blas_threads",),
     "ATTESTOR_OLLAMA_URL": ("ollama_url",),
     "ATTESTOR_OPENAI_BASE_URL": ("openai_base_url",),
     "ATTESTOR_OPENAI_API_KEY": ("openai_api_key",),

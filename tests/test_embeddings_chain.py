@@ -93,10 +93,11 @@ def test_auto_with_probe_disabled_never_contacts_ollama(
     thread.start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        monkeypatch.setenv("ATTESTOR_DISABLE_LOCAL_EMBED", "1")
-        make_embedder(Config(embedder="auto", ollama_url=url, local_model_path=str(tmp_path)))
+        env = {"ATTESTOR_DISABLE_LOCAL_EMBED": "1"}
+        switched = load_config(env=env, ollama_url=url, local_model_path=str(tmp_path))
+        assert switched.skip_ollama_probe
+        make_embedder(switched)
         assert hits == []
-        monkeypatch.delenv("ATTESTOR_DISABLE_LOCAL_EMBED")
         make_embedder(Config(embedder="auto", ollama_url=url, local_model_path=str(tmp_path)))
         assert hits == ["/api/tags"]  # the control: without the switch it does probe
     finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attestor_arango.config import load_config
 from attestor_arango.embeddings import Embedder
 from attestor_arango.embeddings.local import (
     ENV_MODEL_PATH,
@@ -117,7 +118,7 @@ def test_env_variable_points_at_the_directory(
     shutil.copy(minilm.files.onnx, tmp_path / "onnx" / "model.onnx")
     shutil.copy(minilm.files.tokenizer, tmp_path / "tokenizer.json")
     monkeypatch.setenv(ENV_MODEL_PATH, str(tmp_path))
-    files = resolve_model_files()
+    files = resolve_model_files(load_config().local_model_path)
     assert files.onnx == tmp_path / "onnx" / "model.onnx"
     assert files.tokenizer == tmp_path / "tokenizer.json"
 

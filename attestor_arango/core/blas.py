@@ -12,12 +12,12 @@ nothing in a server's worker threads. A process-wide setting belongs to whoever
 owns the process: the CLI and the servers it starts call ``limit_blas_threads()``
 once (``open_memory``), and a program embedding the library calls it itself if
 it wants the same; the library never changes it behind a host program's back.
-``ATTESTOR_BLAS_THREADS`` chooses another count (``0`` leaves BLAS alone).
+The configuration's ``blas_threads`` (``ATTESTOR_BLAS_THREADS``) chooses another count
+(``0`` leaves BLAS alone).
 """
 
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np  # noqa: F401  (loads the BLAS library the controller must see)
@@ -25,34 +25,25 @@ from threadpoolctl import ThreadpoolController
 
 from attestor_arango.errors import ValidationError
 
-ENV = "ATTESTOR_BLAS_THREADS"
 _LOCK = threading.Lock()
 _done = False
 
 
-def _wanted() -> int:
-    raw = os.environ.get(ENV, "1").strip()
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValidationError(
-            f"{ENV} must be a whole number >= 0 (0 leaves BLAS alone), not {raw!r}"
-        )
-    return value
+def limit_blas_threads(threads: int = 1) -> None:
+    """Sets the process's BLAS thread count once (``0`` leaves BLAS alone).
 
-
-def limit_blas_threads() -> None:
-    """Sets the process's BLAS thread count once (see the module docstring)."""
+    The CLI passes the configuration's ``blas_threads`` (``ATTESTOR_BLAS_THREADS``).
+    Raises ``ValidationError`` for a negative count.
+    """
     global _done
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise ValidationError(f"blas_threads must be a whole number >= 0, not {threads!r}")
     if _done:
         return
     with _LOCK:
         if not _done:
-            wanted = _wanted()
-            if wanted:
-                ThreadpoolController().limit(limits=wanted, user_api="blas")
+            if threads:
+                ThreadpoolController().limit(limits=threads, user_api="blas")
             _done = True
 
 

@@ -14,7 +14,6 @@ would put the tenant's vectors into another space.
 from __future__ import annotations
 
 import logging
-import os
 
 import httpx
 
@@ -28,7 +27,6 @@ from attestor_arango.errors import EmbedderUnavailable
 
 log = logging.getLogger(__name__)
 
-ENV_DISABLE_OLLAMA_PROBE = "ATTESTOR_DISABLE_LOCAL_EMBED"
 PROBE_TIMEOUT_S = 0.5
 
 
@@ -129,7 +127,7 @@ def make_embedder(config: Config) -> Embedder:
 
 
 def _auto(config: Config) -> Embedder:
-    if os.environ.get(ENV_DISABLE_OLLAMA_PROBE) != "1":
+    if not config.skip_ollama_probe:
         model = config.embedder_model or DEFAULT_OLLAMA_MODEL
         state = ollama_has_model(config.ollama_url, model)
         if state:

@@ -96,10 +96,9 @@ def directory_model_files(path: str | Path) -> ModelFiles:
 
 
 def resolve_model_files(path: str | Path | None = None) -> ModelFiles:
-    """Explicit path, then ``$ATTESTOR_LOCAL_MODEL_PATH``, then the ``local`` extra."""
-    chosen = path or os.environ.get(ENV_MODEL_PATH)
-    if chosen:
-        return directory_model_files(chosen)
+    """``path`` (the config's ``local_model_path``), else the model the package carries."""
+    if path:
+        return directory_model_files(path)
     files = packaged_model_files()
     if files is None:
         raise EmbedderUnavailable(f"the local MiniLM model is not installed; {INSTALL_HINT}")

@@ -46,9 +46,8 @@ def open_memory(args: argparse.Namespace) -> Any:
     from attestor_arango.core.blas import limit_blas_threads
     from attestor_arango.memory import AgentMemory
 
-    limit_blas_threads()
-
     config = load_config(getattr(args, "config", None), path=getattr(args, "path", None))
+    limit_blas_threads(config.blas_threads)
     overrides = {
         key: getattr(args, key)
         for key in ("agent_id", "role", "tenant", "namespace")
