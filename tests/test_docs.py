@@ -35,6 +35,8 @@ def test_every_public_method_of_agent_memory_has_a_docstring(name: str) -> None:
 def test_every_remote_method_documents_what_it_raises(name: str) -> None:
     """Each names an error class; the module docstring gives the hierarchy they belong to."""
     for owner in (AgentMemory, MemoryClient):
+        if not hasattr(owner, name):
+            continue  # a method the client lacks fails test_client_parity.py instead
         doc = inspect.getdoc(getattr(owner, name)) or ""
         named = {word.strip("`.,;:()") for word in doc.split()} & ERROR_NAMES
         assert named, f"{owner.__name__}.{name}: say which errors it raises"
