@@ -23,11 +23,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
+from attestor_arango.clock import Clock, SystemClock, TickClock, from_us, parse_time
 from attestor_arango.config import Config, load_config
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core import audit as audit_log
-from attestor_arango.core import reads
+from attestor_arango.core import pages, reads
 from attestor_arango.core import reembed as reembed_core
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
@@ -48,6 +48,7 @@ from attestor_arango.models import (
     AuditEntry,
     Episode,
     Memory,
+    MemoryPage,
     MemoryStatus,
     RecallResponse,
     Stats,
@@ -431,6 +432,49 @@ class AgentMemory:
             status=wanted,
         )
         return reads.count_memories(self.runtime, self.runtime.scope(ctx, namespace), filters, view)
+
+    def list_page(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: TagsInput = None,
+        namespace: str | None = None,
+        status: str | None = None,
+        time_window: Window = None,
+        as_of: TimeInput | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        context: AgentContext | None = None,
+    ) -> MemoryPage:
+        """``list`` a page at a time, with the listing's total and a cursor for the next page.
+
+        The first page pins the moment (``as_of``, default now) and every page after it
+        reads at that moment, so writes in between never shift or repeat rows. Pass the
+        same filters with ``cursor=page.next_cursor``. Raises ``ValidationError`` for a
+        damaged cursor or one made for other filters, and whatever ``list`` raises.
+        """
+        filters: dict[str, Any] = {
+            "entity": entity,
+            "category": category,
+            "tags": tags,
+            "namespace": namespace,
+            "status": status,
+            "time_window": time_window,
+            "as_of": as_of,
+        }
+        digest = pages.filter_digest(filters)
+        if cursor is None:
+            offset, at_us = 0, self.runtime.view(as_of).as_of
+        else:
+            offset, at_us = pages.decode_cursor(cursor, digest)
+        at = from_us(at_us)
+        shared: dict[str, Any] = {**filters, "as_of": at, "context": context}
+        rows = self.list(**shared, limit=limit, offset=offset)
+        total = self.count(**shared)
+        end = offset + len(rows)
+        following = pages.encode_cursor(end, at_us, digest) if rows and end < total else None
+        return MemoryPage(memories=tuple(rows), total=total, next_cursor=following, as_of=at)
 
     def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
         """A conversation round as it was stored (the evidence of the facts extracted

@@ -27,7 +27,7 @@ from attestor_arango.ingest.consolidation import ConsolidationReport
 from attestor_arango.ingest.reflection import Reflection
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.errors import error_from_payload
-from attestor_arango.models import AuditEntry, Episode, Memory, RecallResponse, Stats
+from attestor_arango.models import AuditEntry, Episode, Memory, MemoryPage, RecallResponse, Stats
 from attestor_arango.retrieval.pack import ContextPack
 from attestor_arango.validation import TimeInput
 
@@ -227,6 +227,22 @@ class MemoryClient:
         context: AgentContext | None = None,
     ) -> int:
         return self._call("count", locals())
+
+    def list_page(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: builtins.list[str] | tuple[str, ...] | None = None,
+        namespace: str | None = None,
+        status: str | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        as_of: TimeInput | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        context: AgentContext | None = None,
+    ) -> MemoryPage:
+        return self._call("list_page", locals())
 
     def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
         return self._call("get_episode", locals())
