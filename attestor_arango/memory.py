@@ -601,9 +601,7 @@ class AgentMemory:
         ctx = self._ctx(context, Permission.READ, "recall")
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty; pass what you want to recall")
-        budget = ctx.token_budget if token_budget is None else token_budget
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
-            raise ValidationError("token_budget must be a positive integer")
+        budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
         rt = self.runtime
         response = run_recall(
             rt.store,
@@ -616,7 +614,7 @@ class AgentMemory:
             tracer=shared_tracer(rt.config.trace),
             expanders=self._query_expanders(),
         )
-        ctx.token_budget_used += response.tokens_used
+        ctx.usage.add_tokens(response.tokens_used)
         return response
 
     def recall_as_pack(

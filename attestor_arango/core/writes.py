@@ -193,5 +193,5 @@ class Writer:
                     ),
                 )
             rt.store.add_writes(scope, day, 1)
-        ctx.writes_made += 1
+        ctx.usage.add_write()
         return memory
