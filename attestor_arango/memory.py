@@ -17,6 +17,7 @@ tenant's vectors come from another embedder, and ``StoreError`` when the store f
 from __future__ import annotations
 
 import builtins
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +35,7 @@ from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.signing import Signer
 from attestor_arango.core.writes import Writer
 from attestor_arango.embeddings import Embedder
-from attestor_arango.errors import ConflictError, NotFoundError, ValidationError
+from attestor_arango.errors import ConflictError, NotFoundError, TenantLeakError, ValidationError
 from attestor_arango.governance import audit_chain as gov_audit
 from attestor_arango.governance import compact as gov_compact
 from attestor_arango.governance import export as gov_export
@@ -603,17 +604,22 @@ class AgentMemory:
             raise ValidationError("query is empty; pass what you want to recall")
         budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
         rt = self.runtime
-        response = run_recall(
-            rt.store,
-            rt.embedder,
-            rt.scope(ctx),
-            query.strip(),
-            rt.view(as_of, time_window),
-            budget,
-            rt.retrieval_config,
-            tracer=shared_tracer(rt.config.trace),
-            expanders=self._query_expanders(),
-        )
+        try:
+            response = run_recall(
+                rt.store,
+                rt.embedder,
+                rt.scope(ctx),
+                query.strip(),
+                rt.view(as_of, time_window),
+                budget,
+                rt.retrieval_config,
+                tracer=shared_tracer(rt.config.trace),
+                expanders=self._query_expanders(),
+            )
+        except TenantLeakError:  # never a partial answer: the call fails, and is on record
+            with contextlib.suppress(Exception):
+                self.auditor.record(ctx, "tenant_leak", None, {"operation": "recall"})
+            raise
         ctx.usage.add_tokens(response.tokens_used)
         return response
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from attestor_arango.clock import from_us, to_us
-from attestor_arango.models import AuditEntry
+from attestor_arango.models import AuditEntry, Memory
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Store
 
@@ -102,6 +102,37 @@ def scrub(value: Any, *, hashed: bool = False, depth: int = 0) -> Any:
         return [scrub(v, hashed=hashed, depth=depth + 1) for v in items]
     text = str(value)
     return digest_text(text) if hashed else token(text)
+
+
+def row_digest(memory: Memory) -> str:
+    """SHA-256 over everything a memory row asserts, as the chain records it on write.
+
+    Covers id, tenant, namespace, the content (hashed here, not read from the row),
+    entity, category, tags, confidence, validity, creation time, provenance and the
+    link to what it superseded; the row's closing (``t_expired``, status, successor) is
+    recorded by its own entries. ``verify_audit_chain`` recomputes it for every row.
+    """
+    p = memory.provenance
+    doc = {
+        "id": memory.id,
+        "tenant": memory.tenant,
+        "namespace": memory.namespace,
+        "content": hashlib.sha256(memory.content.encode("utf-8", "surrogatepass")).hexdigest(),
+        "entity": memory.entity,
+        "category": memory.category,
+        "tags": list(memory.tags),
+        "confidence": memory.confidence,
+        "valid_from": memory.us("valid_from"),
+        "valid_until": memory.us("valid_until"),
+        "t_created": memory.us("t_created"),
+        "agent_id": p.agent_id,
+        "role": p.role,
+        "session_id": p.session_id,
+        "source_episode_id": p.source_episode_id,
+        "supersedes": memory.supersedes,
+    }
+    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()
 
 
 def entry_hash(fields: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from attestor_arango.clock import from_us, to_us
+from attestor_arango.clock import check_not_ahead, from_us, to_us
 from attestor_arango.config import Config
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
@@ -139,7 +139,14 @@ def ingest_round(
     parsed = Turn.parse(turn)
     # quota and the agent's write limit before anything is stored: a refused round stores
     # no episode either (the write path checks again, inside its transaction, per fact)
-    check_quota(rt, ctx, ctx.scope, rt.clock.now_us())
+    now = rt.clock.now_us()
+    for name, at in (
+        ("timestamp", parsed.timestamp),
+        ("assistant_timestamp", parsed.assistant_timestamp),
+    ):
+        if at is not None:
+            check_not_ahead(to_us(at), now, field=name)  # a message cannot come from the future
+    check_quota(rt, ctx, ctx.scope, now)
     chosen = backends
     # the episode's session becomes the provenance session of what it yields
     run_ctx = ctx if parsed.session_id is None else replace(ctx, session_id=parsed.session_id)
