@@ -572,8 +572,12 @@ class AgentMemory:
         )
 
     def health(self) -> dict[str, Any]:
-        """The store's health report plus the embedder in use; needs no context."""
-        report = dict(self.store.health())
+        """The store's health report plus the embedder in use; needs no context.
+
+        No file path: the report reaches every key holder over REST and MCP (the CLI's
+        ``doctor`` shows where the store is).
+        """
+        report = {k: v for k, v in self.store.health().items() if k != "path"}
         report["embedder"] = {"name": self.embedder.name, "dimension": self.embedder.dimension}
         return report
 
