@@ -360,18 +360,24 @@ class AgentMemory:
 
     # reads ------------------------------------------------------------------------------------
     def get(
-        self, memory_id: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+        self,
+        memory_id: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: Window = None,
+        context: AgentContext | None = None,
     ) -> Memory:
         """One memory as it was at ``as_of`` (default now).
 
         ``memory_id`` may be the full id or an unambiguous start or end of it (4+
-        characters, as CLI tables show). Raises ``NotFoundError``, or ``ValidationError``
-        naming the ids a short form matches when it matches several.
+        characters, as CLI tables show). With ``time_window`` the memory counts only if
+        its event interval overlaps the window, as in ``list``. Raises ``NotFoundError``,
+        or ``ValidationError`` naming the ids a short form matches when it matches several.
         """
         ctx = self._ctx(context, Permission.READ, "get")
         scope = self.runtime.scope(ctx)
         memory_id = reads.resolve_id(self.runtime, scope, _check_id(memory_id))
-        view = self.runtime.view(as_of)
+        view = self.runtime.view(as_of, time_window)
         return reads.get_memory(self.runtime, scope, memory_id, view)
 
     def list(
@@ -521,14 +527,20 @@ class AgentMemory:
         return reads.search_memories(self.runtime, scope, query, filters, view, limit)
 
     def timeline(
-        self, entity: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+        self,
+        entity: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: Window = None,
+        context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Every version ever stored about an entity, superseded and archived included."""
+        """Every version ever stored about an entity, superseded and archived included;
+        with ``time_window`` only versions whose event interval overlaps it."""
         ctx = self._ctx(context, Permission.READ, "timeline")
         name = check_label(entity, "entity")
         if name is None:
             raise ValidationError("timeline needs an entity")
-        view = self.runtime.view(as_of, include_closed=True)
+        view = self.runtime.view(as_of, time_window, include_closed=True)
         scope = self.runtime.scope(ctx)
         filters = MemoryFilter(entity=name)
         return reads.list_memories(self.runtime, scope, filters, view, reads.TIMELINE_LIMIT)
@@ -539,13 +551,16 @@ class AgentMemory:
         entity: str | None = None,
         category: str | None = None,
         as_of: TimeInput | None = None,
+        time_window: Window = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """The active facts (optionally of one entity and category) at ``as_of``."""
+        """The active facts (optionally of one entity and category) at ``as_of``; with
+        ``time_window`` only those whose event interval overlaps it."""
         return self.list(
             entity=entity,
             category=category,
             as_of=as_of,
+            time_window=time_window,
             limit=reads.TIMELINE_LIMIT,
             context=context,
         )

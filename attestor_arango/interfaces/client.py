@@ -194,7 +194,12 @@ class MemoryClient:
         return self._call("add", locals())
 
     def get(
-        self, memory_id: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+        self,
+        memory_id: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        context: AgentContext | None = None,
     ) -> Memory:
         return self._call("get", locals())
 
@@ -285,7 +290,12 @@ class MemoryClient:
         return self._call("forget", locals())
 
     def timeline(
-        self, entity: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+        self,
+        entity: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        context: AgentContext | None = None,
     ) -> Memories:
         return self._call("timeline", locals())
 
@@ -295,6 +305,7 @@ class MemoryClient:
         entity: str | None = None,
         category: str | None = None,
         as_of: TimeInput | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
         context: AgentContext | None = None,
     ) -> Memories:
         return self._call("current_facts", locals())
