@@ -861,7 +861,11 @@ class AgentMemory:
     def consolidate(
         self, *, limit: int = 50, context: AgentContext | None = None
     ) -> ConsolidationReport:
-        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set)."""
+        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set).
+
+        It re-resolves facts and flags no contradictions: ``reflect`` is the step that
+        flags them (``contradictions_for_review``), never resolving them.
+        """
         from attestor_arango.ingest.consolidation import consolidate
 
         ctx = self._ctx(context, Permission.WRITE, "consolidate")
