@@ -135,6 +135,25 @@ def _parse_time(value: datetime | str | int | float, field: str) -> int:
     raise ValidationError(f"{field}: unsupported timestamp type {type(value).__name__}")
 
 
+SKEW_US: int = 60_000_000  # how far ahead of this server's clock a given time may be
+
+
+def check_not_ahead(value: int, now: int, *, field: str) -> int:
+    """Refuses a time given by a client or an import that lies after ``now`` + ``SKEW_US``.
+
+    Such a time would be stored as something the tenant already knew "in the future";
+    times are never fed to the shared clock, so nothing one tenant sends can move the
+    time, quota day or chain of another. Raises ``ValidationError``.
+    """
+    if value > now + SKEW_US:
+        raise ValidationError(
+            f"{field} {iso(value)} is after this server's time {iso(now)} (plus "
+            f"{SKEW_US // 1_000_000}s of clock skew); send a time that has happened",
+            field=field,
+        )
+    return value
+
+
 def iso(value: int | None) -> str | None:
     """Microseconds to ISO-8601 with Z; OPEN and None map to None."""
     if value is None or value >= OPEN:

@@ -7,6 +7,7 @@ only build a context; they can never widen one.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -54,13 +55,53 @@ SOLO_NAMESPACE = "inbox"
 DEFAULT_TOKEN_BUDGET = 20_000
 
 
-@dataclass
+MAX_AGENT_ID = 128  # agent ids, trail entries and session ids land in rows and audit entries
+
+
+def _check_label(value: object, what: str, *, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{what} must be a non-empty string")
+    if len(value) > MAX_AGENT_ID or not value.isprintable():
+        raise ValidationError(
+            f"{what} must be at most {MAX_AGENT_ID} printable characters; use a short id",
+            field=what,
+        )
+
+
+class Usage:
+    """What a context (and every copy of it with another session) has spent.
+
+    Kept apart from the frozen ``AgentContext`` and shared by reference, so the
+    counters move while identity, role and tenant cannot. A server that builds a
+    context per request keeps one ``Usage`` per (key, agent), so a limit counts
+    across requests whatever the request headers say.
+    """
+
+    __slots__ = ("_lock", "tokens", "writes")
+
+    def __init__(self) -> None:
+        self.writes = 0
+        self.tokens = 0
+        self._lock = threading.Lock()
+
+    def add_write(self) -> None:
+        with self._lock:
+            self.writes += 1
+
+    def add_tokens(self, n: int) -> None:
+        with self._lock:
+            self.tokens += n
+
+
+@dataclass(frozen=True)
 class AgentContext:
-    """One agent's identity, scope and budgets.
+    """One agent's identity, scope and budgets; immutable (narrowing returns a new one).
 
     ``scratchpad`` is shared by reference with every child made by ``as_agent``;
     the trail grows by one agent id per hand-off, so a fact can be traced to the
-    chain of agents that produced it.
+    chain of agents that produced it. Spending (writes, tokens) lives in ``usage``.
     """
 
     agent_id: str = "solo"
@@ -70,25 +111,51 @@ class AgentContext:
     session_id: str | None = None
     parent_agent_id: str | None = None
     agent_trail: tuple[str, ...] = ()
-    scratchpad: dict[str, Any] = field(default_factory=dict)
+    scratchpad: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     token_budget: int = DEFAULT_TOKEN_BUDGET
-    token_budget_used: int = 0
     max_writes_per_agent: int | None = None
-    writes_made: int = 0
     read_only: bool = False
+    usage: Usage = field(default_factory=Usage, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.role = AgentRole.parse(self.role)
-        if not isinstance(self.agent_id, str) or not self.agent_id.strip():
-            raise ValidationError("agent_id must be a non-empty string")
+        set_ = object.__setattr__  # frozen: the constructor normalises once, nothing later
+        set_(self, "role", AgentRole.parse(self.role))
+        _check_label(self.agent_id, "agent_id")
+        _check_label(self.session_id, "session_id", optional=True)
+        _check_label(self.parent_agent_id, "parent_agent_id", optional=True)
         check_name(self.tenant, "tenant")
         check_name(self.namespace, "namespace")
+        if not isinstance(self.read_only, bool):
+            raise ValidationError("read_only must be a boolean")
+        if isinstance(self.token_budget, bool) or not isinstance(self.token_budget, int):
+            raise ValidationError("token_budget must be an integer number of tokens")
         if self.token_budget <= 0:
             raise ValidationError("token_budget must be a positive number of tokens")
-        if self.max_writes_per_agent is not None and self.max_writes_per_agent < 0:
+        limit = self.max_writes_per_agent
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise ValidationError("max_writes_per_agent must be an integer or None")
+        if limit is not None and limit < 0:
             raise ValidationError("max_writes_per_agent must be >= 0")
-        if not self.agent_trail or self.agent_trail[-1] != self.agent_id:
-            self.agent_trail = (*self.agent_trail, self.agent_id)
+        trail = tuple(self.agent_trail)
+        if len(trail) > 64:
+            raise ValidationError("agent_trail is longer than 64 hand-offs")
+        for name in trail:
+            _check_label(name, "agent_trail entry")
+        if not trail or trail[-1] != self.agent_id:
+            trail = (*trail, self.agent_id)
+        set_(self, "agent_trail", trail)
+
+    @property
+    def writes_made(self) -> int:
+        return self.usage.writes
+
+    @property
+    def token_budget_used(self) -> int:
+        return self.usage.tokens
+
+    def with_session(self, session_id: str | None) -> AgentContext:
+        """The same agent (and the same ``usage``) in another session."""
+        return replace(self, session_id=session_id, usage=self.usage)
 
     @property
     def permissions(self) -> frozenset[Permission]:
@@ -143,12 +210,16 @@ class AgentContext:
             namespace=namespace or self.namespace,
             parent_agent_id=self.agent_id,
             agent_trail=(*self.agent_trail, agent_id),
-            token_budget=token_budget or self.token_budget,
-            token_budget_used=0,
-            writes_made=0,
+            token_budget=_narrower(self.token_budget, token_budget),
             read_only=child_ro,
             scratchpad=self.scratchpad,
+            usage=Usage(),
         )
+
+    def budget_for(self, asked: int | None) -> int:
+        """The token budget of one call: the caller may ask for less than the context
+        grants, never more (a body or header cannot raise the ceiling)."""
+        return _narrower(self.token_budget, asked)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> AgentContext:
@@ -174,3 +245,11 @@ class AgentContext:
             values["read_only"] = env["ATTESTOR_READ_ONLY"].lower() in {"1", "true", "yes"}
         values.update(overrides)
         return cls(**values)
+
+
+def _narrower(ceiling: int, asked: int | None) -> int:
+    if asked is None:
+        return ceiling
+    if isinstance(asked, bool) or not isinstance(asked, int) or asked <= 0:
+        raise ValidationError("token_budget must be a positive integer")
+    return min(ceiling, asked)

@@ -17,24 +17,25 @@ tenant's vectors come from another embedder, and ``StoreError`` when the store f
 from __future__ import annotations
 
 import builtins
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
+from attestor_arango.clock import Clock, SystemClock, TickClock, from_us, parse_time
 from attestor_arango.config import Config, load_config
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core import audit as audit_log
-from attestor_arango.core import reads
+from attestor_arango.core import pages, reads
 from attestor_arango.core import reembed as reembed_core
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.signing import Signer
 from attestor_arango.core.writes import Writer
 from attestor_arango.embeddings import Embedder
-from attestor_arango.errors import ConflictError, NotFoundError, ValidationError
+from attestor_arango.errors import ConflictError, NotFoundError, TenantLeakError, ValidationError
 from attestor_arango.governance import audit_chain as gov_audit
 from attestor_arango.governance import compact as gov_compact
 from attestor_arango.governance import export as gov_export
@@ -51,6 +52,7 @@ from attestor_arango.models import (
     AuditEntry,
     Episode,
     Memory,
+    MemoryPage,
     MemoryStatus,
     RecallResponse,
     Stats,
@@ -356,18 +358,24 @@ class AgentMemory:
 
     # reads ------------------------------------------------------------------------------------
     def get(
-        self, memory_id: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+        self,
+        memory_id: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: Window = None,
+        context: AgentContext | None = None,
     ) -> Memory:
         """One memory as it was at ``as_of`` (default now).
 
         ``memory_id`` may be the full id or an unambiguous start or end of it (4+
-        characters, as CLI tables show). Raises ``NotFoundError``, or ``ValidationError``
-        naming the ids a short form matches when it matches several.
+        characters, as CLI tables show). With ``time_window`` the memory counts only if
+        its event interval overlaps the window, as in ``list``. Raises ``NotFoundError``,
+        or ``ValidationError`` naming the ids a short form matches when it matches several.
         """
         ctx = self._ctx(context, Permission.READ, "get")
         scope = self.runtime.scope(ctx)
         memory_id = reads.resolve_id(self.runtime, scope, _check_id(memory_id))
-        view = self.runtime.view(as_of)
+        view = self.runtime.view(as_of, time_window)
         return reads.get_memory(self.runtime, scope, memory_id, view)
 
     def list(
@@ -430,6 +438,49 @@ class AgentMemory:
         )
         return reads.count_memories(self.runtime, self.runtime.scope(ctx, namespace), filters, view)
 
+    def list_page(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: TagsInput = None,
+        namespace: str | None = None,
+        status: str | None = None,
+        time_window: Window = None,
+        as_of: TimeInput | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        context: AgentContext | None = None,
+    ) -> MemoryPage:
+        """``list`` a page at a time, with the listing's total and a cursor for the next page.
+
+        The first page pins the moment (``as_of``, default now) and every page after it
+        reads at that moment, so writes in between never shift or repeat rows. Pass the
+        same filters with ``cursor=page.next_cursor``. Raises ``ValidationError`` for a
+        damaged cursor or one made for other filters, and whatever ``list`` raises.
+        """
+        filters: dict[str, Any] = {
+            "entity": entity,
+            "category": category,
+            "tags": tags,
+            "namespace": namespace,
+            "status": status,
+            "time_window": time_window,
+            "as_of": as_of,
+        }
+        digest = pages.filter_digest(filters)
+        if cursor is None:
+            offset, at_us = 0, self.runtime.view(as_of).as_of
+        else:
+            offset, at_us = pages.decode_cursor(cursor, digest)
+        at = from_us(at_us)
+        shared: dict[str, Any] = {**filters, "as_of": at, "context": context}
+        rows = self.list(**shared, limit=limit, offset=offset)
+        total = self.count(**shared)
+        end = offset + len(rows)
+        following = pages.encode_cursor(end, at_us, digest) if rows and end < total else None
+        return MemoryPage(memories=tuple(rows), total=total, next_cursor=following, as_of=at)
+
     def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
         """A conversation round as it was stored (the evidence of the facts extracted
         from it), in the context's namespace; raises ``NotFoundError``."""
@@ -474,9 +525,15 @@ class AgentMemory:
         return reads.search_memories(self.runtime, scope, query, filters, view, limit)
 
     def timeline(
-        self, entity: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+        self,
+        entity: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: Window = None,
+        context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Every version ever stored about an entity, superseded and archived included.
+        """Every version ever stored about an entity, superseded and archived included;
+        with ``time_window`` only versions whose event interval overlaps it.
 
         Raises ``ValidationError`` without an entity, ``AccessDenied`` without READ.
         """
@@ -484,7 +541,7 @@ class AgentMemory:
         name = check_label(entity, "entity")
         if name is None:
             raise ValidationError("timeline needs an entity")
-        view = self.runtime.view(as_of, include_closed=True)
+        view = self.runtime.view(as_of, time_window, include_closed=True)
         scope = self.runtime.scope(ctx)
         filters = MemoryFilter(entity=name)
         return reads.list_memories(self.runtime, scope, filters, view, reads.TIMELINE_LIMIT)
@@ -495,9 +552,11 @@ class AgentMemory:
         entity: str | None = None,
         category: str | None = None,
         as_of: TimeInput | None = None,
+        time_window: Window = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """The active facts (optionally of one entity and category) at ``as_of``.
+        """The active facts (optionally of one entity and category) at ``as_of``; with
+        ``time_window`` only those whose event interval overlaps it.
 
         Raises what ``list`` raises (``ValidationError``, ``AccessDenied``).
         """
@@ -505,6 +564,7 @@ class AgentMemory:
             entity=entity,
             category=category,
             as_of=as_of,
+            time_window=time_window,
             limit=reads.TIMELINE_LIMIT,
             context=context,
         )
@@ -536,10 +596,11 @@ class AgentMemory:
     def health(self) -> dict[str, Any]:
         """The store's health report plus the embedder in use; needs no context.
 
-        Never raises for an unhealthy store (the report says so); ``StoreError`` only when
-        the store cannot be asked at all.
+        No file path: the report reaches every key holder over REST and MCP (the CLI's
+        ``doctor`` shows where the store is). Never raises for an unhealthy store (the
+        report says so); ``StoreError`` only when the store cannot be asked at all.
         """
-        report = dict(self.store.health())
+        report = {k: v for k, v in self.store.health().items() if k != "path"}
         report["embedder"] = {"name": self.embedder.name, "dimension": self.embedder.dimension}
         return report
 
@@ -571,22 +632,25 @@ class AgentMemory:
         ctx = self._ctx(context, Permission.READ, "recall")
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty; pass what you want to recall")
-        budget = ctx.token_budget if token_budget is None else token_budget
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
-            raise ValidationError("token_budget must be a positive integer")
+        budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
         rt = self.runtime
-        response = run_recall(
-            rt.store,
-            rt.embedder,
-            rt.scope(ctx),
-            query.strip(),
-            rt.view(as_of, time_window),
-            budget,
-            rt.retrieval_config,
-            tracer=shared_tracer(rt.config.trace),
-            expanders=self._query_expanders(),
-        )
-        ctx.token_budget_used += response.tokens_used
+        try:
+            response = run_recall(
+                rt.store,
+                rt.embedder,
+                rt.scope(ctx),
+                query.strip(),
+                rt.view(as_of, time_window),
+                budget,
+                rt.retrieval_config,
+                tracer=shared_tracer(rt.config.trace),
+                expanders=self._query_expanders(),
+            )
+        except TenantLeakError:  # never a partial answer: the call fails, and is on record
+            with contextlib.suppress(Exception):
+                self.auditor.record(ctx, "tenant_leak", None, {"operation": "recall"})
+            raise
+        ctx.usage.add_tokens(response.tokens_used)
         return response
 
     def recall_as_pack(
@@ -844,7 +908,9 @@ class AgentMemory:
     ) -> ConsolidationReport:
         """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set).
 
-        Raises ``AccessDenied`` without WRITE, ``ValidationError`` for a bad limit, and
+        It re-resolves facts and flags no contradictions: ``reflect`` is the step that
+        flags them (``contradictions_for_review``), never resolving them. Raises
+        ``AccessDenied`` without WRITE, ``ValidationError`` for a bad limit, and
         ``LLMError`` when a configured model fails.
         """
         from attestor_arango.ingest.consolidation import consolidate

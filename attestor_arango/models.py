@@ -212,6 +212,17 @@ class RecallResponse(BaseModel):
         return len(self.results)
 
 
+class MemoryPage(BaseModel):
+    """One page of ``AgentMemory.list_page``: rows, the total, and where the next starts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memories: tuple[Memory, ...]
+    total: int  # rows the whole listing holds at ``as_of``
+    next_cursor: str | None  # None on the last page
+    as_of: datetime  # the moment every page of this listing reads
+
+
 class Stats(BaseModel):
     model_config = ConfigDict(frozen=True)
 

@@ -103,7 +103,7 @@ def ingest(mem: AgentMemory, item: dict[str, Any], index: int) -> AgentContext:
         item["haystack_session_ids"], item["haystack_dates"], sessions, strict=True
     ):
         when = parse_date(date)
-        ctx.session_id = str(sid)
+        in_session = ctx.with_session(str(sid))  # contexts are frozen
         for t, turn in enumerate(turns):
             text = str(turn.get("content", "")).strip()
             if not text:
@@ -113,9 +113,8 @@ def ingest(mem: AgentMemory, item: dict[str, Any], index: int) -> AgentContext:
                 tags=("verbatim",),
                 valid_from=when + timedelta(seconds=t),
                 metadata={"session_id": str(sid), "turn": t},
-                context=ctx,
+                context=in_session,
             )
-    ctx.session_id = None
     return ctx
 
 

@@ -99,14 +99,16 @@ def test_a_read_only_key_stays_read_only() -> None:
     assert KeyRing([k]).context(k, {spec.H_READ_ONLY: "false"}).read_only
 
 
-def test_contexts_persist_only_to_count_writes() -> None:
+def test_write_counts_are_shared_per_key_and_agent_whatever_the_headers() -> None:
     plain = key()
     ring = KeyRing([plain])
-    assert ring.context(plain, {}) is not ring.context(plain, {})
+    assert ring.context(plain, {}).usage is not ring.context(plain, {}).usage
     limited = key(id="l", sha256=hash_key("other"), max_writes_per_agent=3)
     ring = KeyRing([limited])
-    assert ring.context(limited, {}) is ring.context(limited, {})
-    assert ring.context(limited, {}) is not ring.context(limited, {spec.H_AGENT: "bot-2"})
+    usage = ring.context(limited, {}).usage
+    for headers in ({spec.H_SESSION: "s-new"}, {spec.H_BUDGET: "7"}, {spec.H_TRAIL: "bot-1"}):
+        assert ring.context(limited, headers).usage is usage
+    assert ring.context(limited, {spec.H_AGENT: "bot-2"}).usage is not usage
 
 
 def test_load_keys_from_file_env_json_and_env_path(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -71,10 +72,9 @@ def test_a_bad_turn_rejects_the_whole_call(mem: AgentMemory) -> None:
 
 
 def test_the_per_agent_write_limit_counts_every_turn(mem: AgentMemory) -> None:
-    ctx = mem.default_context
-    ctx.max_writes_per_agent = 2
+    ctx = replace(mem.default_context, max_writes_per_agent=2)  # contexts are frozen
     with pytest.raises(QuotaExceededError):
-        store_turns(mem, chat("S1", T0, [("A", "one"), ("B", "two"), ("A", "three")]))
+        mem.add_turns(chat("S1", T0, [("A", "one"), ("B", "two"), ("A", "three")]), context=ctx)
     assert ctx.writes_made == 2
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from attestor_arango import AccessDenied, AgentContext, AgentRole
+from attestor_arango.core import audit as audit_log
 from attestor_arango.memory import AgentMemory
 
 ORCH = AgentContext(agent_id="orch", role=AgentRole.ORCHESTRATOR, tenant="acme", namespace="p1")
@@ -170,7 +171,8 @@ def test_verifying_another_tenants_chain_is_refused_and_audited(chain_mem: Agent
 def test_deletion_audit_log_lists_removals_newest_first(chain_mem: AgentMemory) -> None:
     log = chain_mem.deletion_audit_log(context=MONITOR)
     assert [e.action for e in log] == ["forget"]
-    assert log[0].details["reason"] == "asked"
+    # the reason is agent-supplied free text: the chain keeps its digest, never the words
+    assert log[0].details["reason"] == audit_log.digest_text("asked")
     report = chain_mem.purge_user("acme", "erasure request #7", context=ORCH)
     assert report.ok
     actions = [e.action for e in chain_mem.deletion_audit_log(limit=2, context=MONITOR)]

@@ -12,6 +12,7 @@ import pytest
 
 from attestor_arango import AgentContext, AgentRole, ValidationError
 from attestor_arango.clock import ManualClock
+from attestor_arango.core.audit import digest_text
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import StoreError
 from attestor_arango.ids import SeededIdSource
@@ -170,9 +171,8 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
     attempt = next(
         e for e in mem.audit_log(limit=1000, context=ZOE) if e.action == "purge_attempted"
     )
-    assert (
-        attempt.agent_id == "zoe-orch" and attempt.details["reason"] == "GDPR art. 17 request #42"
-    )
+    assert attempt.agent_id == "zoe-orch"
+    assert attempt.details["reason"] == digest_text("GDPR art. 17 request #42")
     assert attempt.details["scope"] == {"tenant": SUBJECT, "namespace": None}
     assert attempt.details["holding"]["memories"] == 5
     assert mem.verify_audit_chain(context=ZOE).ok
@@ -230,7 +230,8 @@ def test_fault_mid_purge_is_reported_audited_and_rerun_completes(filled: AgentMe
     assert report.remaining["vectors"] == 0 and report.remaining["relations"] == 0
     entries = mem.audit_log(limit=1000, context=ZOE)
     attempt, outcome = entries[-2], entries[-1]
-    assert attempt.action == "purge_attempted" and attempt.details["reason"] == "erasure #9"
+    assert attempt.action == "purge_attempted"
+    assert attempt.details["reason"] == digest_text("erasure #9")
     assert outcome.action == "purge_failed"
     assert outcome.details["failed_collection"] == "memories"
     assert outcome.details["remaining"]["memories"] == 5
@@ -297,7 +298,7 @@ def test_purge_warns_about_content_traces_it_cannot_split(
     assert MARK in trace.read_text(encoding="utf-8")
     report = mem.purge_user(SUBJECT, "erasure", context=ZOE)
     assert report.ok and len(report.warnings) == 1 and str(trace) in report.warnings[0]
-    assert mem.audit_log(limit=100, context=ZOE)[-1].details["warnings"] == report.warnings
+    assert mem.audit_log(limit=100, context=ZOE)[-1].details["warnings"] == 1
     mem.close()
     quiet = AgentMemory(tmp_path / "q.db", embedder=HashingEmbedder(64), clock=clock)
     assert quiet.purge_user(SUBJECT, "erasure", context=ZOE).warnings == []

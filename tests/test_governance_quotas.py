@@ -157,6 +157,6 @@ def test_ingest_is_held_to_the_same_quota(mem: AgentMemory) -> None:
             {"user": "I moved to Lisbon last week.", "assistant": "Noted."}, context=WRITER
         )
     after = mem.store.count_rows(Scope("acme"))
-    # no fact is stored; the verbatim episode is kept as evidence (the ingest design)
+    # a refused round stores nothing, not even its episode (issue 16, finding 8)
     assert after["total"] == before["total"] == 0
-    assert after["episodes"] == before["episodes"] + 1
+    assert after["episodes"] == before["episodes"] == 0

@@ -72,7 +72,7 @@ def test_supersession_closes_and_links_atomically(any_mem: AgentMemory, clock: M
     assert [m.id for m in any_mem.current_facts(entity="alice", context=ORCH)] == [new.id]
     assert [m.id for m in any_mem.timeline("alice", context=ORCH)] == [old.id, new.id]
     actions = [e.action for e in any_mem.audit_log(context=ORCH)]
-    assert actions == ["supersede"]
+    assert actions == ["add", "add", "supersede"]  # every write is in the chain
 
 
 def test_supersession_is_scoped_to_namespace_and_category(any_mem: AgentMemory) -> None:
@@ -107,7 +107,7 @@ def test_update_writes_a_new_version(any_mem: AgentMemory, clock: ManualClock) -
     assert any_mem.get(a.id, context=ORCH).superseded_by == b.id
     with pytest.raises(ConflictError):
         any_mem.update(a.id, content="again", context=ORCH)
-    assert [e.action for e in any_mem.audit_log(context=ORCH)] == ["update"]
+    assert [e.action for e in any_mem.audit_log(context=ORCH)] == ["add", "add", "update"]
 
 
 def test_forget_archives_and_only_orchestrator_may(any_mem: AgentMemory) -> None:

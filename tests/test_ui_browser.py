@@ -67,7 +67,11 @@ def chromium() -> Iterator[Any]:
     profile = tempfile.mkdtemp(prefix="board-profile-")
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=FLAGS
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1280, "height": 900},
         )
         context.set_default_timeout(30_000)
         try:
@@ -105,7 +109,7 @@ def open_page(chromium: Any, url: str, key: str, basic: bool = False) -> Any:
 def shot(page: Any, name: str) -> None:
     if os.environ.get("ATTESTOR_UI_SCREENSHOTS"):
         SHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 def pages_of(s: Seed, base: str) -> dict[str, str]:

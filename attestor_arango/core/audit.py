@@ -2,16 +2,32 @@
 
 Each entry hashes its own fields together with the previous entry's hash, so
 editing, removing or reordering any entry breaks every hash after it.
+
+What an entry may hold is enforced here, where every caller passes: ids,
+actions, counts and content hashes, never content. ``scrub`` turns every string
+that is not a short identifier, and every value under a key that names
+free text (``CONTENT_KEYS``: reasons, session ids, names, fact text...), into
+``sha256:<hex>`` of the value, and bounds what an agent supplies (agent id,
+target): a purge that erases the subject's rows therefore leaves none of the
+subject's words in the chain, and a refused caller cannot grow the log by
+sending long strings.
+
+The entry's time is taken inside the write lock and never runs backwards
+within a tenant's chain (concurrent writers, or a second process, cannot make
+an untouched chain look reordered).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from attestor_arango.clock import from_us, to_us
-from attestor_arango.models import AuditEntry
+from attestor_arango.models import AuditEntry, Memory
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Store
 
@@ -20,6 +36,103 @@ if TYPE_CHECKING:
     from attestor_arango.core.runtime import Runtime
 
 GENESIS = "0" * 64
+
+MAX_TOKEN = 128  # longest string kept verbatim (ids, action names, enum values)
+MAX_DEPTH = 6  # nesting kept; deeper values are hashed
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+/=-]*")
+# keys whose string values are free text or identify a person: always hashed
+CONTENT_KEYS = frozenset(
+    {
+        "content",
+        "text",
+        "value",
+        "reason",
+        "query",
+        "message",
+        "error",
+        "name",
+        "names",
+        "subject",
+        "entity",
+        "user_name",
+        "session_id",
+        "speaker_name",
+        "statement",
+        "summary",
+        "flagged_for_review",
+        "metadata",
+        "tags",
+    }
+)
+
+
+def digest_text(value: str) -> str:
+    """``sha256:<hex>`` of a string: proves what was said without holding it."""
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def token(value: object) -> str | None:
+    """A string kept verbatim only when it is a short identifier; else its digest."""
+    if value is None:
+        return None
+    text = str(value)
+    if len(text) <= MAX_TOKEN and _TOKEN.fullmatch(text):
+        return text
+    return digest_text(text)
+
+
+def scrub(value: Any, *, hashed: bool = False, depth: int = 0) -> Any:
+    """The JSON value an entry may hold: numbers, booleans, null, identifiers, digests."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2**63 else digest_text(str(value))
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if depth >= MAX_DEPTH:
+        return digest_text(json.dumps(value, sort_keys=True, default=str))
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = token(key) or "null"
+            out[name] = scrub(item, hashed=hashed or name in CONTENT_KEYS, depth=depth + 1)
+        return out
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        return [scrub(v, hashed=hashed, depth=depth + 1) for v in items]
+    text = str(value)
+    return digest_text(text) if hashed else token(text)
+
+
+def row_digest(memory: Memory) -> str:
+    """SHA-256 over everything a memory row asserts, as the chain records it on write.
+
+    Covers id, tenant, namespace, the content (hashed here, not read from the row),
+    entity, category, tags, confidence, validity, creation time, provenance and the
+    link to what it superseded; the row's closing (``t_expired``, status, successor) is
+    recorded by its own entries. ``verify_audit_chain`` recomputes it for every row.
+    """
+    p = memory.provenance
+    doc = {
+        "id": memory.id,
+        "tenant": memory.tenant,
+        "namespace": memory.namespace,
+        "content": hashlib.sha256(memory.content.encode("utf-8", "surrogatepass")).hexdigest(),
+        "entity": memory.entity,
+        "category": memory.category,
+        "tags": list(memory.tags),
+        "confidence": memory.confidence,
+        "valid_from": memory.us("valid_from"),
+        "valid_until": memory.us("valid_until"),
+        "t_created": memory.us("t_created"),
+        "agent_id": p.agent_id,
+        "role": p.role,
+        "session_id": p.session_id,
+        "source_episode_id": p.source_episode_id,
+        "supersedes": memory.supersedes,
+    }
+    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()
 
 
 def entry_hash(fields: dict[str, Any]) -> str:
@@ -49,29 +162,37 @@ def append(
     scope: Scope,
     *,
     entry_id: str,
-    ts_us: int,
+    ts_us: int | Callable[[], int],
     agent_id: str,
     role: str,
     action: str,
     target: str | None,
     details: dict[str, Any],
 ) -> AuditEntry:
-    """Appends one entry; call inside ``store.transaction()`` so the chain cannot fork."""
+    """Appends one entry inside ``store.transaction()`` so the chain cannot fork.
+
+    ``ts_us`` may be a clock function, read once the write lock is held; a time
+    earlier than the chain's last entry (a writer that read its clock before
+    another one committed) is raised to it, so time never runs backwards in a chain.
+    """
     with store.transaction():
         last = store.last_audit(scope)
+        now = ts_us() if callable(ts_us) else ts_us
+        if last is not None:
+            now = max(now, to_us(last.ts))
         fields: dict[str, Any] = {
             "tenant": scope.tenant,
             "seq": 1 if last is None else last.seq + 1,
-            "id": entry_id,
-            "ts": ts_us,
-            "agent_id": agent_id,
-            "role": role,
-            "action": action,
-            "target": target,
-            "details": json.loads(json.dumps(details, sort_keys=True, default=str)),
+            "id": token(entry_id) or "",
+            "ts": now,
+            "agent_id": token(agent_id) or "",
+            "role": token(role) or "",
+            "action": token(action) or "",
+            "target": token(target),
+            "details": scrub(details),
             "prev_hash": GENESIS if last is None else last.hash,
         }
-        entry = AuditEntry(**{**fields, "ts": from_us(ts_us)}, hash=entry_hash(fields))
+        entry = AuditEntry(**{**fields, "ts": from_us(now)}, hash=entry_hash(fields))
         store.append_audit(scope, entry)
         return entry
 
@@ -100,7 +221,7 @@ class Auditor:
             rt.store,
             Scope(ctx.tenant),
             entry_id=rt.ids.new_id(now),
-            ts_us=now,
+            ts_us=rt.clock.now_us,  # read again once the chain's write lock is held
             agent_id=ctx.agent_id,
             role=ctx.role.value,
             action=action,

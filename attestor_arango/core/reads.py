@@ -53,6 +53,13 @@ def get_memory(rt: Runtime, scope: Scope, memory_id: str, view: TemporalView) ->
     found = rt.store.get_memory(scope, memory_id)
     if found is None or found.us("t_created") > view.as_of:
         raise NotFoundError(f"memory {memory_id} not found in this scope at that time")
+    if view.window is not None:
+        start, end = found.us("valid_from"), found.us("valid_until")
+        if not (start < view.window_end and end > view.window_start):
+            raise NotFoundError(
+                f"memory {memory_id} exists but was not valid in that time_window "
+                "(its valid_from/valid_until do not overlap it)"
+            )
     return found.at(view.as_of)
 
 

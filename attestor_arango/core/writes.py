@@ -13,7 +13,7 @@ import numpy as np
 
 from attestor_arango.clock import OPEN, from_us, iso
 from attestor_arango.context import AgentContext
-from attestor_arango.core.audit import Auditor
+from attestor_arango.core.audit import Auditor, row_digest
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import (
     ConflictError,
@@ -178,10 +178,12 @@ class Writer:
             if new_space is not None:
                 rt.store.set_embedding_space(scope, new_space)
             rt.store.insert_memory(scope, memory, vector)
+            # every write is in the chain, with the digest verification recomputes from the row
+            auditor.record(ctx, "add", memory.id, {"row": row_digest(memory)})
             for old in to_close:
                 rt.store.close_memory(scope, old.id, now, MemoryStatus.SUPERSEDED.value, memory.id)
                 action = "update" if old.id == supersedes_id else "supersede"
-                auditor.record(ctx, action, old.id, {"by": memory.id})
+                auditor.record(ctx, action, old.id, {"by": memory.id, "at": now})
             if entity is not None:
                 rt.store.upsert_entity(
                     scope,
@@ -193,5 +195,5 @@ class Writer:
                     ),
                 )
             rt.store.add_writes(scope, day, 1)
-        ctx.writes_made += 1
+        ctx.usage.add_write()
         return memory

@@ -12,11 +12,18 @@ refused (tenants are isolated hard, even from orchestrators of other tenants).
 
 Refusals are audited in the caller's tenant chain. Appending that entry goes
 straight to the audit chain and needs no permission, so a read-only agent's
-refused write still leaves a trace.
+refused write still leaves a trace. Refusals are rate-limited per (tenant,
+agent, operation): the first ``DENIAL_BURST`` in a ``DENIAL_WINDOW_US`` window are
+written, later ones are only counted, and the count rides on the next entry
+written (``suppressed``), so a caller without write permission cannot grow the
+store by being refused.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from typing import Any
 
 from attestor_arango.context import AgentContext, Permission
@@ -40,19 +47,70 @@ OPERATIONS: dict[str, Permission] = {
 }
 
 DENIED_ACTION = "permission_denied"
+DENIAL_BURST = 5  # refusals written per (tenant, agent, operation) and window
+DENIAL_WINDOW_US = 60_000_000
+DENIAL_KEYS = 10_000  # (tenant, agent, operation) windows remembered, least recent dropped
+
+
+class DenialLimiter:
+    """Counts refusals per (tenant, agent, operation) in fixed windows of time."""
+
+    def __init__(self, burst: int = DENIAL_BURST, window_us: int = DENIAL_WINDOW_US) -> None:
+        self.burst = burst
+        self.window_us = window_us
+        self._windows: OrderedDict[tuple[str, str, str], list[int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def admit(self, key: tuple[str, str, str], now_us: int) -> int | None:
+        """None: only count this refusal; else write it, noting this many suppressed before."""
+        with self._lock:
+            window = self._windows.pop(key, None)
+            if window is None or now_us - window[0] >= self.window_us:
+                suppressed = 0 if window is None else window[2]
+                window = [now_us, 0, 0]  # start, written, suppressed since the last write
+            else:
+                suppressed = window[2]
+            self._windows[key] = window
+            while len(self._windows) > DENIAL_KEYS:
+                self._windows.popitem(last=False)
+            if window[1] >= self.burst:
+                window[2] += 1
+                return None
+            window[1] += 1
+            window[2] = 0
+            return suppressed
+
+
+_LIMITERS: weakref.WeakKeyDictionary[Any, DenialLimiter] = weakref.WeakKeyDictionary()
+_LIMITERS_LOCK = threading.Lock()
+
+
+def denial_limiter(store: Any) -> DenialLimiter:
+    """One limiter per store object (every AgentMemory over it shares the count)."""
+    with _LIMITERS_LOCK:
+        limiter = _LIMITERS.get(store)
+        if limiter is None:
+            limiter = _LIMITERS[store] = DenialLimiter()
+        return limiter
 
 
 def audit_denial(auditor: Auditor, ctx: AgentContext, operation: str, exc: AccessDenied) -> None:
-    """Appends a ``permission_denied`` entry; an audit failure never hides the refusal."""
-    details: dict[str, Any] = {
-        "operation": operation,
-        "role": ctx.role.value,
-        "read_only": ctx.read_only,
-        "reason": exc.message,
-    }
-    if ctx.parent_agent_id:
-        details["parent_agent_id"] = ctx.parent_agent_id
+    """Appends a ``permission_denied`` entry (rate-limited, see the module docstring);
+    an audit failure never hides the refusal."""
     try:
+        key = (ctx.tenant, ctx.agent_id, operation)
+        rt = auditor.runtime
+        suppressed = denial_limiter(rt.store).admit(key, rt.clock.now_us())
+        if suppressed is None:
+            return
+        details: dict[str, Any] = {
+            "operation": operation,
+            "role": ctx.role.value,
+            "read_only": ctx.read_only,
+            "suppressed": suppressed,
+        }
+        if ctx.parent_agent_id:
+            details["parent_agent_id"] = ctx.parent_agent_id
         auditor.record(ctx, DENIED_ACTION, operation, details)
     except Exception:  # the caller must still see AccessDenied, not a store error
         return

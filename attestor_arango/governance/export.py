@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from attestor_arango.clock import OPEN, iso, to_us
+from attestor_arango.clock import OPEN, check_not_ahead, iso, to_us
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
@@ -181,6 +181,27 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
     return parsed
 
 
+def check_times(parsed: dict[str, Any], now: int) -> None:
+    """Every transaction time of an import must have happened (``clock.check_not_ahead``).
+
+    The import never moves the clock: the server's clock is shared by every tenant, and a
+    tenant's data must not move another tenant's time, quota day or chain. Raises
+    ``ValidationError`` naming the first row that is ahead.
+    """
+    for m in parsed["memories"]:
+        for name in ("t_created", "t_expired"):
+            value = m.us(name)
+            if value < OPEN:
+                check_not_ahead(value, now, field=f"memory {m.id} {name}")
+    for e in parsed["episodes"]:
+        check_not_ahead(to_us(e.t_created), now, field=f"episode {e.id} t_created")
+        check_not_ahead(to_us(e.user_time), now, field=f"episode {e.id} user_time")
+        if e.assistant_time is not None:
+            check_not_ahead(to_us(e.assistant_time), now, field=f"episode {e.id} assistant_time")
+    for r in parsed["relations"]:
+        check_not_ahead(to_us(r.t_created), now, field=f"relation {r.id} t_created")
+
+
 def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) -> dict[str, int]:
     """Restores an export into the context's tenant, which must hold no data.
 
@@ -205,6 +226,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
             "(purge it first, or import it as another tenant with --tenant)",
         )
     memories: list[Memory] = parsed["memories"]
+    check_times(parsed, rt.clock.now_us())
     vectors: list[np.ndarray] = []
     for start in range(0, len(memories), EMBED_BATCH):
         chunk = memories[start : start + EMBED_BATCH]

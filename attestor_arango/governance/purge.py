@@ -11,7 +11,8 @@ Order of events, each durable before the next:
 4. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
-happened, and it holds ids, actions and counts, never memory content.
+happened, and it holds ids, actions, counts and digests, never memory content
+(core/audit.py enforces that for every entry: the reason is kept as its sha256).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def purge_user(
         "attempt_seq": attempted.seq,
         "removed": report.removed,
         "remaining": report.remaining,
-        "warnings": report.warnings,
+        "warnings": len(report.warnings),  # their text names server paths: kept in the report
     }
     if not report.ok:
         details.update(

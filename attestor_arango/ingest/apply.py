@@ -141,6 +141,6 @@ def apply_decisions(
             ctx,
             "ingest_round",
             episode.id,
-            {"decisions": [d.to_dict() for d in applied], "memories": [m.id for m in written]},
+            {"decisions": [d.audit_dict() for d in applied], "memories": [m.id for m in written]},
         )
     return applied, written, warnings

@@ -213,19 +213,17 @@ def add_turns(
             "index": index,
             "replies_to": None if prev is None else prev.id,
         }
+        # the copy shares ctx.usage, so the per-agent write limit sees every turn
         run_ctx = ctx if session == ctx.session_id else replace(ctx, session_id=session)
-        try:
-            memory = add(
-                turn_text(turn, at, prev),
-                entity=turn.speaker,
-                tags=tags,
-                valid_from=from_us(at),
-                metadata={**turn.metadata, "turn": link},
-                source_episode_id=source_episode_id,
-                context=run_ctx,
-            )
-        finally:
-            ctx.writes_made = run_ctx.writes_made  # the per-agent write limit sees every turn
+        memory = add(
+            turn_text(turn, at, prev),
+            entity=turn.speaker,
+            tags=tags,
+            valid_from=from_us(at),
+            metadata={**turn.metadata, "turn": link},
+            source_episode_id=source_episode_id,
+            context=run_ctx,
+        )
         if session is not None:
             previous[session] = memory
             other = speakers.get(session)

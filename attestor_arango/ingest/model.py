@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.timeexpr import TimeSpan
-from attestor_arango.models import Episode, Memory
+from attestor_arango.models import Episode, Memory, content_hash
 
 Speaker = Literal["user", "assistant"]
 MAX_TURN_CHARS = 64_000
@@ -136,6 +136,17 @@ class Decision:
             "target_id": self.target_id,
             "evidence_episode_id": self.evidence_episode_id,
             "reason": self.reason,
+            "decided_by": self.decided_by,
+        }
+
+    def audit_dict(self) -> dict[str, Any]:
+        """The decision as the audit chain keeps it: ids, action and the fact's hash, no text."""
+        return {
+            "action": self.action.value,
+            "fact_sha256": content_hash(self.fact.text),
+            "speaker": self.fact.speaker,
+            "target_id": self.target_id,
+            "evidence_episode_id": self.evidence_episode_id,
             "decided_by": self.decided_by,
         }
 

@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from attestor_arango.clock import from_us, to_us
+from attestor_arango.clock import check_not_ahead, from_us, to_us
 from attestor_arango.config import Config
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
-from attestor_arango.core.writes import Writer
+from attestor_arango.core.writes import Writer, check_quota
 from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.extract import Extractor, LLMExtractor, RuleExtractor
 from attestor_arango.ingest.model import Decision, Fact, IngestResult, Speaker, Turn
@@ -86,6 +86,7 @@ def store_episode(rt: Runtime, auditor: Auditor, ctx: AgentContext, turn: Turn) 
     )
     with rt.store.transaction():
         rt.store.put_episode(scope, episode)
+        # the session id names the conversation (often the person): kept as a digest
         auditor.record(ctx, "episode", episode.id, {"session_id": episode.session_id})
     return episode
 
@@ -136,17 +137,23 @@ def ingest_round(
     the write path raises (``QuotaExceededError``, ``StoreError``).
     """
     parsed = Turn.parse(turn)
+    # quota and the agent's write limit before anything is stored: a refused round stores
+    # no episode either (the write path checks again, inside its transaction, per fact)
+    now = rt.clock.now_us()
+    for name, at in (
+        ("timestamp", parsed.timestamp),
+        ("assistant_timestamp", parsed.assistant_timestamp),
+    ):
+        if at is not None:
+            check_not_ahead(to_us(at), now, field=name)  # a message cannot come from the future
+    check_quota(rt, ctx, ctx.scope, now)
     chosen = backends
     # the episode's session becomes the provenance session of what it yields
     run_ctx = ctx if parsed.session_id is None else replace(ctx, session_id=parsed.session_id)
     episode = store_episode(rt, auditor, run_ctx, parsed)
     facts, warnings = extract_round(chosen, episode, parsed.subject)
     decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
-    try:
-        applied, written, notes = apply_decisions(rt, auditor, writer, run_ctx, episode, decisions)
-    finally:
-        if run_ctx is not ctx:
-            ctx.writes_made = run_ctx.writes_made
+    applied, written, notes = apply_decisions(rt, auditor, writer, run_ctx, episode, decisions)
     counts: dict[str, int] = {}
     for d in applied:
         counts[d.action.value] = counts.get(d.action.value, 0) + 1

@@ -187,6 +187,7 @@ def reflect(
         metadata={"reflection": result.to_dict()},
         source_episode_id=None,
     )
-    flagged = list(result.contradictions_for_review)
-    auditor.record(ctx, "reflection", memory.id, {"flagged_for_review": flagged})
+    # counts only: the flagged items quote the subject's statements (see core/audit.py)
+    flagged = len(result.contradictions_for_review)
+    auditor.record(ctx, "reflection", memory.id, {"flagged_for_review_count": flagged})
     return Reflection(**{**result.__dict__, "memory_id": memory.id})

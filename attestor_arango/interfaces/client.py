@@ -24,7 +24,7 @@ from attestor_arango.interfaces.wire import (
     read_response,
     transport_error,
 )
-from attestor_arango.models import AuditEntry, Episode, Memory, RecallResponse, Stats
+from attestor_arango.models import AuditEntry, Episode, Memory, MemoryPage, RecallResponse, Stats
 from attestor_arango.reports import (
     ChainReport,
     ConsolidationReport,
@@ -114,7 +114,12 @@ class MemoryClient:
         return self._call("add", locals())
 
     def get(
-        self, memory_id: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+        self,
+        memory_id: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        context: AgentContext | None = None,
     ) -> Memory:
         """``AgentMemory.get`` over HTTP: the server's typed error (``AccessDenied``,
         ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
@@ -153,6 +158,24 @@ class MemoryClient:
         """``AgentMemory.count`` over HTTP: the server's typed error (``AccessDenied``,
         ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
         return self._call("count", locals())
+
+    def list_page(
+        self,
+        *,
+        entity: str | None = None,
+        category: str | None = None,
+        tags: builtins.list[str] | tuple[str, ...] | None = None,
+        namespace: str | None = None,
+        status: str | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        as_of: TimeInput | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+        context: AgentContext | None = None,
+    ) -> MemoryPage:
+        """``AgentMemory.list_page`` over HTTP: the server's typed error (``AccessDenied``,
+        ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
+        return self._call("list_page", locals())
 
     def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
         """``AgentMemory.get_episode`` over HTTP: the server's typed error (``AccessDenied``,
@@ -203,7 +226,12 @@ class MemoryClient:
         return self._call("forget", locals())
 
     def timeline(
-        self, entity: str, *, as_of: TimeInput | None = None, context: AgentContext | None = None
+        self,
+        entity: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
+        context: AgentContext | None = None,
     ) -> Memories:
         """``AgentMemory.timeline`` over HTTP: the server's typed error (``AccessDenied``,
         ``ValidationError``, ...) is raised here; ``StoreError`` when it cannot be reached."""
@@ -215,6 +243,7 @@ class MemoryClient:
         entity: str | None = None,
         category: str | None = None,
         as_of: TimeInput | None = None,
+        time_window: tuple[TimeInput, TimeInput] | None = None,
         context: AgentContext | None = None,
     ) -> Memories:
         """``AgentMemory.current_facts`` over HTTP: the server's typed error (``AccessDenied``,

@@ -29,7 +29,7 @@ import numpy as np
 
 from attestor_arango.clock import from_us
 from attestor_arango.embeddings import Embedder
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import RecallResponse, RecallResult, Relation
 from attestor_arango.retrieval.budget import pack
 from attestor_arango.retrieval.candidates import Candidate, order
@@ -51,6 +51,13 @@ from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import Hit, Store, TextHit
 from attestor_arango.validation import entity_key
+
+
+def _fatal(exc: Exception) -> None:
+    """A tenant leak is never a lane failure: it fails the whole call (lock 3 of the
+    tenant filter); only expected lane failures degrade the answer."""
+    if isinstance(exc, TenantLeakError):
+        raise exc
 
 
 def _err(exc: BaseException) -> str:
@@ -80,6 +87,7 @@ def _lanes(
             lanes.append(("vector", hits))
             tr.step("vector", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:  # a lane failure degrades, it does not abort
+            _fatal(exc)
             errors["vector_error"] = _err(exc)
             tr.step("vector", 0, 0, error=errors["vector_error"])
     if config.bm25_enabled:
@@ -89,6 +97,7 @@ def _lanes(
             lanes.append(("bm25", hits))
             tr.step("bm25", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:
+            _fatal(exc)
             errors["bm25_error"] = _err(exc)
             tr.step("bm25", 0, 0, error=errors["bm25_error"])
     if config.lane_completion and len(lanes) > 1:  # one lane has nothing to complete
@@ -104,6 +113,7 @@ def _lanes(
                 lanes.append((f"hyde_{i + 1}", hits))
             tr.step("hyde", 0, sum(len(h) for n, h in lanes if n.startswith("hyde_")))
         except Exception as exc:
+            _fatal(exc)
             errors["hyde_error"] = _err(exc)
             tr.step("hyde", 0, 0, error=errors["hyde_error"])
     if config.multi_query_enabled and "multi_query" in expanders:
@@ -115,6 +125,7 @@ def _lanes(
                 lanes.append((f"mq_{i + 1}", mq_hits))
             tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
         except Exception as exc:
+            _fatal(exc)
             errors["multi_query_error"] = _err(exc)
             tr.step("multi_query", 0, 0, error=errors["multi_query_error"])
     return lanes
@@ -135,6 +146,7 @@ def _complete(
         tr.step("complete", len(lane_union(lanes)), sum(len(h) for _, h in out))
         return out
     except Exception as exc:  # the lanes as they came are still a ranking
+        _fatal(exc)
         errors["completion_error"] = _err(exc)
         tr.step("complete", 0, 0, error=errors["completion_error"])
         return lanes
@@ -182,6 +194,7 @@ def _feedback_lane(
         tr.step("prf", len(top), len(hits))
         return ("prf", hits)
     except Exception as exc:
+        _fatal(exc)
         errors["prf_error"] = _err(exc)
         tr.step("prf", 0, 0, error=errors["prf_error"])
         return None
@@ -245,6 +258,7 @@ def _graph(
         tr.step("graph", n_in, len(cands), query_entities=len(keys))
         return cands, keys
     except Exception as exc:
+        _fatal(exc)
         errors["graph_error"] = _err(exc)
         tr.step("graph", n_in, len(cands), error=errors["graph_error"])
         return cands, []
@@ -268,6 +282,7 @@ def _vectors(
             mat = embedder.embed([c.memory.content for c in synth])
             vectors.update({c.id: mat[i] for i, c in enumerate(synth)})
     except Exception as exc:
+        _fatal(exc)
         errors["mmr_error"] = _err(exc)
     return vectors
 

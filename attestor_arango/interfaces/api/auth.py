@@ -22,7 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole
+from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole, Usage
 from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
@@ -74,9 +74,10 @@ class ApiKey(BaseModel):
 class KeyRing:
     """Known keys by digest, plus the live contexts built from them.
 
-    When a key sets ``max_writes_per_agent`` a context is kept per (key, agent,
-    role, namespace, session) so the limit counts across requests, as it does for
-    an in-process caller; otherwise each request gets a fresh context.
+    Each request gets a fresh (frozen) context, but every context of one (key,
+    agent) shares one ``Usage``: the key's ``max_writes_per_agent`` is a ceiling
+    that counts across requests whatever session, budget, namespace or trail the
+    headers name, as it does for an in-process caller.
     """
 
     def __init__(self, keys: list[ApiKey]) -> None:
@@ -85,7 +86,7 @@ class KeyRing:
             if key.sha256 in self._by_hash:
                 raise ValidationError(f"API key {key.id!r} repeats the digest of another key")
             self._by_hash[key.sha256] = key
-        self._contexts: dict[tuple[Any, ...], AgentContext] = {}
+        self._usage: dict[tuple[str, str], Usage] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -142,29 +143,23 @@ class KeyRing:
                 raise ValidationError(f"{spec.H_BUDGET} must be a positive number of tokens")
             budget = min(budget, asked)
         session = headers.get(spec.H_SESSION) or None
-        ident = (key.id, agent_id, role, tenant, namespace, session, read_only, trail, budget)
-
-        def build() -> AgentContext:
-            return AgentContext(
-                agent_id=agent_id,
-                role=role,
-                tenant=tenant,
-                namespace=namespace,
-                session_id=session,
-                parent_agent_id=trail[-1].strip() if trail else None,
-                agent_trail=tuple(a.strip() for a in trail),
-                token_budget=budget,
-                max_writes_per_agent=key.max_writes_per_agent,
-                read_only=read_only,
-            )
-
-        if key.max_writes_per_agent is None:
-            return build()  # nothing to count across requests: a fresh context each time
-        with self._lock:
-            ctx = self._contexts.get(ident)
-            if ctx is None:
-                ctx = self._contexts[ident] = build()
-            return ctx
+        usage = Usage()  # nothing to count across requests without a write limit
+        if key.max_writes_per_agent is not None:
+            with self._lock:
+                usage = self._usage.setdefault((key.id, agent_id), usage)
+        return AgentContext(
+            agent_id=agent_id,
+            role=role,
+            tenant=tenant,
+            namespace=namespace,
+            session_id=session,
+            parent_agent_id=trail[-1].strip() if trail else None,
+            agent_trail=tuple(a.strip() for a in trail),
+            token_budget=budget,
+            max_writes_per_agent=key.max_writes_per_agent,
+            read_only=read_only,
+            usage=usage,
+        )
 
 
 def _truthy(value: str | None) -> bool:

@@ -97,6 +97,13 @@ ROUTES: tuple[Route, ...] = (
     Route("list", "POST", "/memories/list", "List memories by filters", "memories"),
     Route("count", "POST", "/memories/count", "Count what list pages through", "memories"),
     Route(
+        "list_page",
+        "POST",
+        "/memories/page",
+        "List a page at a time: the total and a cursor that pins the view",
+        "memories",
+    ),
+    Route(
         "get_episode",
         "GET",
         "/episodes/{episode_id}",

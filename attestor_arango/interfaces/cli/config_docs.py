@@ -48,7 +48,8 @@ DESCRIPTIONS: dict[str, str] = {
     "trace.include_content": "also write memory text into the trace (off: ids and scores)",
     "signing": "Ed25519 provenance signatures over the id, agent, creation time and content hash",
     "signing.enabled": "sign every new memory",
-    "signing.key_path": "PEM private key; created on first use when missing",
+    "signing.key_path": "PEM private key, which must exist; without it a key is made on "
+    "first use in the data directory",
     "retention": "retention policies, a list (format under *Retention* below)",
     "llm": "LLM for ingest and query expansion: `provider` (`none`, `ollama`, `openai`), "
     "`model`, `base_url`, `api_key`, `timeout` (60 s), `retries` (3), `backoff` (0.5 s)",

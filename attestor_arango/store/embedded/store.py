@@ -35,6 +35,7 @@ from attestor_arango.store.embedded.base import view_params as _view_params
 from attestor_arango.store.embedded.fts import TEXT_INDEXES, EmbeddedText
 from attestor_arango.store.embedded.governance import EmbeddedGovernance
 from attestor_arango.store.embedded.graph import EmbeddedGraph
+from attestor_arango.store.embedded.health import role_health
 from attestor_arango.store.embedded.indexfile import IndexFileError
 from attestor_arango.store.embedded.persisted import PersistedIndexes, index_folder
 from attestor_arango.store.embedded.schema import migrate
@@ -116,18 +117,15 @@ class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGoverna
             self._conn.close()
 
     def health(self) -> dict[str, Any]:
+        """Each role probed (store/embedded/health.py); ok only when all of them answer."""
         with self._lock:
-            ok = self._conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-            fts = bool(self._conn.execute(q.FTS_PRESENT).fetchone()[0])
+            roles = role_health(self._conn)
         return {
             "backend": self.backend,
             "path": str(self.path),
             "schema_version": self.schema_version,
-            "document": ok,
-            "vector": True,
-            "text": fts,
-            "graph": True,
-            "ok": ok,
+            **roles,
+            "ok": all(roles.values()),
         }
 
     @contextmanager

@@ -1,0 +1,63 @@
+"""Cursors for ``AgentMemory.list_page``: where the next page starts, and the moment it reads.
+
+A cursor pins the view: the first page reads at ``as_of`` (default now) and every later
+page reads at that same moment, so writes made between two pages never shift, repeat or
+skip a row (the store is bi-temporal: a past view never changes). It also carries a
+digest of the filters, so a cursor handed back with other filters is refused instead of
+paging through something else. The cursor holds no stored data: an offset, a time and a
+digest, base64url-encoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from typing import Any
+
+from attestor_arango.clock import MIN_US, OPEN
+from attestor_arango.errors import ValidationError
+
+_VERSION = 1
+
+
+def filter_digest(filters: dict[str, Any]) -> str:
+    """A short digest of the arguments that decide which rows a listing holds."""
+    canonical = json.dumps(filters, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def encode_cursor(offset: int, as_of_us: int, digest: str) -> str:
+    raw = json.dumps(
+        {"v": _VERSION, "o": offset, "t": as_of_us, "f": digest}, separators=(",", ":")
+    )
+    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str, digest: str) -> tuple[int, int]:
+    """(offset, as_of in microseconds) of a cursor made for these filters.
+
+    Raises ``ValidationError`` for a damaged cursor or one made for other filters.
+    """
+    if not isinstance(cursor, str) or not cursor or len(cursor) > 512:
+        raise ValidationError("cursor must be the next_cursor string of a previous page")
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        offset, at, made_for = data["o"], data["t"], data["f"]
+        ok = data.get("v") == _VERSION
+    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError):
+        raise ValidationError(
+            "cursor is damaged; pass next_cursor exactly as the previous page returned it"
+        ) from None
+    if not ok or not all(type(v) is int for v in (offset, at)) or offset < 0:
+        raise ValidationError("cursor is damaged; start again without a cursor")
+    if not MIN_US <= at < OPEN:
+        raise ValidationError("cursor is damaged; start again without a cursor")
+    if made_for != digest:
+        raise ValidationError(
+            "this cursor was made for other filters; pass the same filters as for the first "
+            "page, or start again without a cursor",
+        )
+    return offset, at
