@@ -592,7 +592,7 @@ class AgentMemory:
         No file path: the report reaches every key holder over REST and MCP (the CLI's
         ``doctor`` shows where the store is).
         """
-        report = {k: v for k, v in self.store.health().items() if k != "path"}
+        report = {k: v for k, v in self.store.health().items() if k not in ("path", "url")}
         report["embedder"] = {"name": self.embedder.name, "dimension": self.embedder.dimension}
         return report
 
