@@ -93,6 +93,7 @@ def from_us(value: int) -> datetime:
 
 
 MIN_US: int = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z
+_MAX_EPOCH_S = 1e12  # epoch seconds far beyond both ends of the years 1-9999
 
 
 def parse_time(value: datetime | str | int | float, *, field: str = "time") -> int:
@@ -114,6 +115,10 @@ def _parse_time(value: datetime | str | int | float, field: str) -> int:
     if isinstance(value, int | float):
         if value != value or value in (float("inf"), float("-inf")):
             raise ValidationError(f"{field}: {value!r} is not a timestamp")
+        if abs(value) > _MAX_EPOCH_S:  # checked before scaling: 1e303 s would overflow
+            raise ValidationError(
+                f"{field}: {value!r} is outside the years 1-9999; pass a real timestamp",
+            )
         return round(value * 1_000_000)
     if isinstance(value, str):
         text = value.strip()

@@ -600,7 +600,7 @@ class AgentMemory:
         ``doctor`` shows where the store is). Never raises for an unhealthy store (the
         report says so); ``StoreError`` only when the store cannot be asked at all.
         """
-        report = {k: v for k, v in self.store.health().items() if k != "path"}
+        report = {k: v for k, v in self.store.health().items() if k not in ("path", "url")}
         report["embedder"] = {"name": self.embedder.name, "dimension": self.embedder.dimension}
         return report
 

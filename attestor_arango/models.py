@@ -173,9 +173,8 @@ class ScoreBreakdown(BaseModel):
     decay: float = 1.0
     boost: float = 0.0
     freshness: float = 0.0
-    session: float = 0.0
+    session: float = 0.0  # support from neighbouring conversation turns
     coverage: float = 0.0  # query-term coverage of the candidate and its session
-    session_vector: float = 0.0  # dense evidence of the candidate's session
     time_cue: float = 0.0  # a "when" query and a memory that says when
     relevance: float = 0.0
     synthetic: bool = False

@@ -31,6 +31,18 @@ def check_content(content: object, max_chars: int) -> str:
         )
     if "\x00" in text:
         raise ValidationError("content contains a NUL character")
+    check_text(text, "content")
+    return text
+
+
+def check_text(text: str, what: str) -> str:
+    """Refuses a lone UTF-16 surrogate (e.g. from JSON ``"\\ud800"``): no UTF-8 store holds it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(
+            f"{what} holds a lone UTF-16 surrogate, which is not text; send valid Unicode"
+        ) from None
     return text
 
 

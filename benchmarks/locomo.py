@@ -216,7 +216,6 @@ _OFF_LATE = {
     "freshness_enabled": False,
     "neighbour_weight": 0.0,
     "coverage_enabled": False,
-    "session_vector_enabled": False,
 }
 ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     ("vector only", {"bm25_enabled": False, "graph_enabled": False, **_OFF_LATE}),

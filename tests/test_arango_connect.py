@@ -131,7 +131,7 @@ def test_client_retries_answers_not_failed_connections_and_tries_each_host_once(
     client = make_client(settings)
     try:
         retry = client._sessions[0].get_adapter("http://x").max_retries  # type: ignore[attr-defined]
-        assert (retry.connect, retry.read, retry.total) == (0, 0, 2)
+        assert (retry.connect, retry.total) == (0, 2)
         assert 503 in retry.status_forcelist and "POST" not in retry.allowed_methods
         assert client._host_resolver.max_tries == 2  # type: ignore[attr-defined]
     finally:

@@ -71,7 +71,7 @@ def test_write_read_and_history_with_json(tmp_path: Path) -> None:
     chain = ok_json(tmp_path, "audit", "--verify")
     assert chain["ok"] is True and chain["entries"] >= 1
     log = ok_json(tmp_path, "audit")
-    assert [e["action"] for e in log] == ["supersede"]
+    assert [e["action"] for e in log] == ["add", "add", "supersede"]
     forgotten = ok_json(tmp_path, "forget", second["id"], "--reason", "moved")
     assert forgotten["status"] == "archived"
     assert [e["target"] for e in ok_json(tmp_path, "audit", "--deletions")] == [second["id"]]

@@ -225,3 +225,29 @@ def test_import_into_another_tenant_rekeys_and_keeps_provenance(tmp_path: Path) 
     again = run(tmp_path, "import", str(dump), "--tenant", "other")
     assert again.returncode == 1 and "UNIQUE" not in again.stderr
     assert "already holds data" in again.stderr
+
+
+def imported_modules(home: Path, *args: str) -> set[str]:
+    """The modules one CLI call imported (``python -X importtime``), default embedder."""
+    env = cli_env(home, ATTESTOR_EMBEDDER="auto", ATTESTOR_DISABLE_LOCAL_EMBED="1")
+    done = subprocess.run(
+        [PYTHON, "-X", "importtime", *CLI[1:], *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+def test_commands_that_never_embed_never_load_the_model(tmp_path: Path) -> None:
+    for command in (["list"], ["stats"], ["timeline", "Ana"], ["--version"]):
+        loaded = imported_modules(tmp_path, *command)
+        assert "onnxruntime" not in loaded, command
+    recall = imported_modules(tmp_path, "recall", "where does Ana live")
+    assert "attestor_arango.embeddings.local" in recall  # recall does build the embedder

@@ -69,17 +69,17 @@ def test_parse_age_and_policy_validation() -> None:
             load_policies(bad_yaml)
 
 
-def test_policies_load_from_a_yaml_file(tmp_path: Path) -> None:
+def test_policies_are_data_never_a_path(tmp_path: Path) -> None:
     path = tmp_path / "retention.yaml"
     path.write_text(POLICIES, encoding="utf-8")
-    policies = load_policies(path)
+    policies = load_policies(POLICIES)
     assert [(p.name, p.action, p.namespace, p.tags) for p in policies] == [
         ("scratch-cleanup", "delete", "scratch", None),
         ("archive-old-drafts", "archive", None, ("draft",)),
     ]
-    assert load_policies(str(path)) == policies
-    with pytest.raises(ValidationError):
-        load_policies(tmp_path / "missing.yaml")
+    for source in (path, str(path), tmp_path / "missing.yaml", "~/x.yaml"):
+        with pytest.raises(ValidationError, match="not a file name"):
+            load_policies(source)
 
 
 def test_dry_run_lists_and_changes_nothing(mem: AgentMemory, clock: ManualClock) -> None:

@@ -272,7 +272,7 @@ def test_embedding_space_cannot_be_mixed(tmp_path: Any, clock: ManualClock) -> N
         m.add("first fact", context=ORCH)
     with AgentMemory(path, embedder=HashingEmbedder(32), clock=clock) as m:
         before = snapshot(m)
-        with pytest.raises(EmbeddingMismatchError, match="re-embeds"):
+        with pytest.raises(EmbeddingMismatchError, match="reembed"):
             m.add("second fact", context=ORCH)
         assert snapshot(m) == before
         degraded = m.recall("first fact", context=ORCH)

@@ -73,7 +73,7 @@ def _apply(mem: AgentMemory, clock: ManualClock, op: tuple, added: list[str]) ->
 CONFIGS = [
     RetrievalConfig(),
     # every optional deterministic step on as well
-    RetrievalConfig(prf_enabled=True, neighbour_weight=1.0, vector_weight=0.6),
+    RetrievalConfig(neighbour_weight=1.0, vector_weight=0.6),
 ]
 
 

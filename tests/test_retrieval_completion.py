@@ -47,7 +47,6 @@ BARE = RetrievalConfig(
     boost_enabled=False,
     freshness_enabled=False,
     coverage_enabled=False,
-    session_vector_enabled=False,
 )
 
 

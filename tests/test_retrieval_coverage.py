@@ -47,25 +47,12 @@ def test_query_weights_are_idf_over_the_candidates() -> None:
     assert w["juli"] == pytest.approx(IDF_RARE)
 
 
-def test_turn_coverage_orders_by_share_of_query_weight() -> None:
-    cands = pool()
-    apply_coverage(cands, QUERY, 0.2, 0.0)
-    by = {c.id: c for c in cands}
-    assert by["a"].coverage == pytest.approx(0.2 * (IDF_POTTERY + IDF_RARE) / TOTAL)
-    assert by["b"].coverage == pytest.approx(0.2 * IDF_RARE / TOTAL)
-    assert by["c"].coverage == pytest.approx(0.2 * IDF_POTTERY / TOTAL)
-    assert by["d"].coverage == 0.0
-    # a 0.622 > b 0.578 > c 0.545 > d 0.5
-    assert [c.id for c in order(cands)] == ["a", "b", "c", "d"]
-    assert by["a"].relevance == pytest.approx(0.5 + by["a"].coverage)
-
-
 def test_session_coverage_lifts_a_turn_whose_session_covers_the_query() -> None:
     # b alone matches one rare term and starts below c; its session S1 (a + b) holds
     # every query term (coverage 1.0) while c's session S2 holds only "pottery"
     cands = pool(b_rrf=0.45)
     assert [c.id for c in order(cands)][-1] == "b"
-    apply_coverage(cands, QUERY, 0.0, 0.1)
+    apply_coverage(cands, QUERY, 0.1)
     by = {c.id: c for c in cands}
     assert by["a"].coverage == pytest.approx(0.1)
     assert by["b"].coverage == pytest.approx(0.1)  # b: 0.45 + 0.1 = 0.55
@@ -77,15 +64,14 @@ def test_session_coverage_lifts_a_turn_whose_session_covers_the_query() -> None:
 def test_a_query_of_stop_words_changes_nothing() -> None:
     cands = pool()
     before = [c.relevance for c in cands]
-    apply_coverage(cands, "what is the", 0.2, 0.1)
+    apply_coverage(cands, "what is the", 0.1)
     assert [c.relevance for c in cands] == before
     assert all(c.coverage == 0.0 for c in cands)
 
 
 def test_coverage_weights_are_retrieval_settings() -> None:
-    cfg = RetrievalConfig.from_dict({"coverage_weight": 0, "session_coverage_weight": 0.3})
-    assert cfg.coverage_weight == 0.0
-    assert cfg.session_coverage_weight == 0.3
+    cfg = RetrievalConfig.from_dict({"session_coverage_weight": 0})
+    assert cfg.session_coverage_weight == 0.0
 
 
 def test_defaults_lift_by_session_only_and_leave_sessionless_facts_alone() -> None:
@@ -94,14 +80,12 @@ def test_defaults_lift_by_session_only_and_leave_sessionless_facts_alone() -> No
         cand("old", "I run about 10 kilometres each week", 1.0, None),
         cand("new", "These days I run 25 kilometres a week", 0.98, None),
     ]
-    apply_coverage(
-        facts, "How far do I run each week?", CFG.coverage_weight, CFG.session_coverage_weight
-    )
+    apply_coverage(facts, "How far do I run each week?", CFG.session_coverage_weight)
     assert [c.coverage for c in facts] == [0.0, 0.0]
     assert [c.relevance for c in facts] == [1.0, 0.98]
     # with sessions, the default lifts S1's turns by 0.3 * 1.0 and S2's by 0.3 * share
     cands = pool()
-    apply_coverage(cands, QUERY, CFG.coverage_weight, CFG.session_coverage_weight)
+    apply_coverage(cands, QUERY, CFG.session_coverage_weight)
     by = {c.id: c.coverage for c in cands}
     assert by["a"] == pytest.approx(0.3)
     assert by["b"] == pytest.approx(0.3)

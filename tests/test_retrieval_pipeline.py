@@ -147,27 +147,6 @@ def test_budget_limits_tokens() -> None:
     assert len(resp.results) < len(run(corpus()).results)
 
 
-def test_feedback_lane_joins_when_on_and_degrades_when_it_fails() -> None:
-    cfg = RetrievalConfig(prf_enabled=True, prf_docs=2, prf_terms=3)
-    resp = run(corpus(), "Where does Alice live?", config=cfg)
-    assert resp.errors == {}
-    assert any("prf" in r.breakdown.lanes for r in resp)
-    off = run(corpus(), "Where does Alice live?")
-    assert not any("prf" in r.breakdown.lanes for r in off)
-
-    class Flaky(FakeStore):
-        def text_candidates(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-            if self.calls.count("text_candidates") >= 1:  # the second text query fails
-                raise RuntimeError("fts down")
-            return super().text_candidates(*args, **kwargs)
-
-    flaky = Flaky(EMB)
-    for m in corpus().memories.values():
-        flaky.add(m)
-    resp = run(flaky, "Where does Alice live?", config=cfg)
-    assert "prf_error" in resp.errors and resp.results
-
-
 # -- LLM lanes --------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from attestor_arango.retrieval.budget import pack
 from attestor_arango.retrieval.candidates import Candidate, order, tie_key
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.entities import recognize
-from attestor_arango.retrieval.fusion import adaptive_weights, fuse, score_gap
+from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates, synthetic_id
 from attestor_arango.retrieval.mmr import mmr_rerank, similarity_matrix
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
@@ -58,8 +58,6 @@ def test_rrf_is_a_fused_score_not_a_rank_floor() -> None:
 def test_rrf_normalisation_uses_lanes_that_ran() -> None:
     one = fuse([("bm25", hits("x", "y"))], 60)
     assert one[0].rrf_norm == pytest.approx(1.0)
-    raw = fuse([("bm25", hits("x", "y"))], 60, normalize=False)
-    assert raw[0].rrf_norm == pytest.approx(1 / 61)
 
 
 def test_weighted_rrf() -> None:
@@ -72,47 +70,6 @@ def test_weighted_rrf() -> None:
 
 def scored(*pairs: tuple[str, float]) -> list[Hit]:
     return [Hit(mem(i), score) for i, score in pairs]
-
-
-def test_score_gap_worked_by_hand() -> None:
-    # scores 4, 1, 1: mean 2, stdev sqrt((4 + 1 + 1) / 3) = sqrt(2) -> gap 2 / sqrt(2)
-    assert score_gap(scored(("a", 4.0), ("b", 1.0), ("c", 1.0)), 50) == pytest.approx(math.sqrt(2))
-    # only the top `depth` count: with depth 2 the scores are 4, 1 -> (4 - 2.5) / 1.5 = 1
-    assert score_gap(scored(("a", 4.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)), 3) == pytest.approx(
-        math.sqrt(2)
-    )
-    assert score_gap(scored(("a", 4.0), ("b", 1.0)), 50) is None  # too few to judge
-    assert score_gap(scored(("a", 0.5), ("b", 0.5), ("c", 0.5)), 50) is None  # flat
-
-
-def test_adaptive_weights_favour_the_lane_with_a_clear_winner_and_keep_the_sum() -> None:
-    peaked = scored(("a", 4.0), ("b", 1.0), ("c", 1.0))  # gap sqrt(2)
-    shallow = scored(("x", 3.0), ("y", 2.0), ("z", 1.0))  # gap 1 / sqrt(2/3) = sqrt(1.5)
-    lanes = [("vector", shallow), ("bm25", peaked)]
-    out = adaptive_weights(lanes, {"vector": 1.0, "bm25": 1.0}, {"vector": 50, "bm25": 50})
-    g_v, g_b = math.sqrt(1.5), math.sqrt(2)
-    assert out["bm25"] == pytest.approx(2 * g_b / (g_v + g_b))
-    assert out["vector"] == pytest.approx(2 * g_v / (g_v + g_b))
-    assert out["bm25"] > 1.0 > out["vector"]
-    assert out["vector"] + out["bm25"] == pytest.approx(2.0)
-    # base weights scale along; other lanes are left alone
-    out = adaptive_weights(
-        [*lanes, ("prf", peaked)],
-        {"vector": 2.0, "bm25": 1.0, "prf": 0.5},
-        {"vector": 50, "bm25": 50},
-    )
-    assert out["vector"] == pytest.approx(2.0 * 2 * g_v / (g_v + g_b))
-    assert out["prf"] == 0.5
-
-
-def test_adaptive_weights_change_nothing_without_both_gaps() -> None:
-    base = {"vector": 1.0, "bm25": 1.0}
-    depths = {"vector": 50, "bm25": 50}
-    peaked = scored(("a", 4.0), ("b", 1.0), ("c", 1.0))
-    flat = scored(("x", 1.0), ("y", 1.0), ("z", 1.0))
-    assert adaptive_weights([("vector", peaked)], base, depths) == base  # a lane did not run
-    assert adaptive_weights([("vector", peaked), ("bm25", flat)], base, depths) == base
-    assert adaptive_weights([("vector", peaked), ("bm25", peaked[:2])], base, depths) == base
 
 
 def test_recall_traces_the_lane_weights_it_fused_with(tmp_path: Path) -> None:
@@ -128,13 +85,13 @@ def test_recall_traces_the_lane_weights_it_fused_with(tmp_path: Path) -> None:
     for i, text in enumerate(texts):
         store.add(mem(f"m{i}", text, day=i))
     trace = tmp_path / "t.jsonl"
-    for cfg in (CFG.replace(adaptive_weights=True), CFG):  # off by default
+    for cfg in (CFG.replace(vector_weight=0.5), CFG):
         scope = Scope("t", "ns")
         recall(store, emb, scope, "violin friday", view_at(10), 2000, cfg, tracer=Tracer(trace))
     events = [json.loads(line) for line in trace.read_text().splitlines()]
-    adaptive, fixed = [e["lane_weights"] for e in events if e["step"] == "fuse"]
+    weighted, fixed = [e["lane_weights"] for e in events if e["step"] == "fuse"]
     assert fixed == {"vector": 1.0, "bm25": 1.0}
-    assert adaptive != fixed and sum(adaptive.values()) == pytest.approx(2.0)
+    assert weighted == {"vector": 0.5, "bm25": 1.0}
 
 
 def test_rrf_ties_break_on_t_created_desc_then_id_asc() -> None:
@@ -399,8 +356,9 @@ def test_config_rejects_unknown_and_mistyped_settings() -> None:
         RetrievalConfig.from_dict({"mmr_enabled": "yes"})
     with pytest.raises(ValidationError, match="between 0 and 1"):
         RetrievalConfig.from_dict({"mmr_lambda": 1.5})
-    with pytest.raises(ValidationError, match="pinned to 0"):
-        RetrievalConfig.from_dict({"llm_temperature": 0.7})
+    for gone in ("llm_temperature", "prf_enabled", "adaptive_weights", "session_vector_k"):
+        with pytest.raises(ValidationError, match="unknown retrieval settings"):
+            RetrievalConfig.from_dict({gone: 1})
     cfg = RetrievalConfig.from_dict({"mmr_lambda": 1, "vector_k": 10})
     assert cfg.mmr_lambda == 1.0 and isinstance(cfg.mmr_lambda, float) and cfg.vector_k == 10
     assert RetrievalConfig.from_dict(None) == RetrievalConfig()
@@ -423,21 +381,3 @@ def test_freshness_leaves_verbatim_records_alone() -> None:
     assert (a.freshness, b.freshness) == (0.0, 0.0)
     apply_freshness([a, b], vecs, CFG.replace(freshness_exempt_tags=()))
     assert a.freshness == -0.15
-
-
-# -- pseudo-relevance feedback -----------------------------------------------------------
-
-
-def test_feedback_terms_worked_by_hand() -> None:
-    from attestor_arango.retrieval.text_lane import feedback_terms
-
-    top = [Hit(mem("a", "sunrise painting lake lake"), 1.0)]
-    pool = [
-        Hit(mem("a", "sunrise painting lake lake"), 1.0),
-        Hit(mem("b", "painting class today"), 1.0),
-        Hit(mem("c", "painting walls blue"), 1.0),
-    ]
-    # query term "sunrise" is skipped; "lake" (tf 2/4, in 1 of 3 docs) beats
-    # "paint" (tf 1/4, in all 3 docs)
-    assert feedback_terms("When did she paint a sunrise?", top, pool, 2) == ["lake"]
-    assert feedback_terms("sunrise", top, pool, 5) == ["lake", "paint"]

@@ -43,8 +43,8 @@ def embed(rt: Runtime, scope: Scope, texts: list[str]) -> tuple[np.ndarray, Embe
         raise EmbeddingMismatchError(
             f"tenant {scope.tenant!r} holds vectors of {space.name} ({space.dimension}-d) but "
             f"this memory embeds with {mine.name} ({mine.dimension}-d); configure the same "
-            "embedder, or export the tenant and import it into a store set up with the new "
-            "one (import re-embeds every memory)",
+            "embedder, or move the tenant to this one with `attestor-arango reembed` "
+            "(AgentMemory.reembed(); import also re-embeds every memory)",
             stored=space.name,
             configured=mine.name,
         )

@@ -31,3 +31,12 @@ def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return (matrix / norms).astype(np.float32, copy=False)
+
+
+def fallback_reason(embedder: Embedder) -> str | None:
+    """Why ``auto`` fell back to hashing, or None for any embedder that was not a fallback.
+
+    Here rather than in ``chain`` so that asking it does not import every provider.
+    """
+    reason = getattr(embedder, "fallback_reason", None)
+    return reason if isinstance(reason, str) else None

@@ -19,6 +19,7 @@ import httpx
 
 from attestor_arango.config import Config
 from attestor_arango.embeddings.base import Embedder
+from attestor_arango.embeddings.base import fallback_reason as fallback_reason  # re-export
 from attestor_arango.embeddings.hashing import HashingEmbedder
 from attestor_arango.embeddings.local import LocalMiniLMEmbedder
 from attestor_arango.embeddings.ollama import DEFAULT_OLLAMA_MODEL, OllamaEmbedder
@@ -147,9 +148,3 @@ def _auto(config: Config) -> Embedder:
         )
     log.warning("embedder auto: %s", reason)
     return HashingEmbedder(config.embedder_dimension or 384, fallback_reason=reason)
-
-
-def fallback_reason(embedder: Embedder) -> str | None:
-    """Why ``auto`` fell back to hashing, or None for any embedder that was not a fallback."""
-    reason = getattr(embedder, "fallback_reason", None)
-    return reason if isinstance(reason, str) else None

@@ -50,10 +50,14 @@ def parse_age(value: object) -> int:
     """'30d', '12h', '2w' or a number of days -> microseconds (> 0)."""
     if isinstance(value, bool):
         raise ValidationError("an age must be like '30d', '12h' or a number of days")
+    if isinstance(value, int | float) and not abs(value) < 4_000_000:  # ~10,000 years; NaN
+        raise ValidationError("an age must be a finite number of days below 4,000,000")
     if isinstance(value, int | float):
         us = round(value * _UNIT_US["d"])
-    elif isinstance(value, str) and (match := _AGE.match(value)):
+    elif isinstance(value, str) and len(value) <= 32 and (match := _AGE.match(value)):
         us = round(float(match.group(1)) * _UNIT_US[match.group(2)])
+        if us > 4_000_000 * _UNIT_US["d"]:
+            raise ValidationError("an age must be below 4,000,000 days")
     else:
         raise ValidationError(
             f"age {value!r} is not understood; write a number and a unit: 90s, 15m, 12h, 30d, 2w"
@@ -90,17 +94,20 @@ class RetentionPolicy(BaseModel):
 
 
 def load_policies(source: object) -> list[RetentionPolicy]:
-    """From a list of mappings, a YAML string holding a list, or a path to a YAML file."""
+    """From a list of mappings or a YAML string holding a list: data only, never a path.
+
+    A policy source reaches this from callers of every trust (REST, MCP), so it never
+    names a file: reading one would let a caller probe and read the server's disk. The
+    CLI reads a policy file itself and passes its content. Raises ``ValidationError``.
+    """
     raw: Any = source
     if isinstance(source, Path) or (
-        isinstance(source, str)
-        and "\n" not in source
-        and source.strip().endswith((".yaml", ".yml"))
+        isinstance(source, str) and "\n" not in source.strip() and ":" not in source
     ):
-        path = Path(source).expanduser()
-        if not path.is_file():
-            raise ValidationError(f"retention policy file {path} does not exist")
-        raw = path.read_text(encoding="utf-8")
+        raise ValidationError(
+            "retention policies are data, not a file name: pass a list of policies "
+            "(name, action, older_than...), or their YAML text; the CLI reads --policies FILE"
+        )
     if isinstance(raw, str):
         try:
             raw = yaml.safe_load(raw)

@@ -25,9 +25,8 @@ class Candidate:
     decay: float = 1.0
     boost: float = 0.0
     freshness: float = 0.0  # <= 0: an older statement of a newer candidate's topic
-    session: float = 0.0  # support from strong hits of the same session
+    session: float = 0.0  # support from neighbouring turns (neighbours.py)
     coverage: float = 0.0  # share of the query's terms the candidate and its session contain
-    session_vector: float = 0.0  # its session's best cosines to the query (sessionvec.py)
     time_cue: float = 0.0  # the query asks when and the candidate says when (timecue.py)
     relevance: float = 0.0  # everything but diversity
     mmr: float | None = None
@@ -64,7 +63,6 @@ class Candidate:
             + self.freshness
             + self.session
             + self.coverage
-            + self.session_vector
             + self.time_cue,
             12,
         )
@@ -87,7 +85,6 @@ class Candidate:
             freshness=round(self.freshness, 12),
             session=round(self.session, 12),
             coverage=round(self.coverage, 12),
-            session_vector=round(self.session_vector, 12),
             time_cue=round(self.time_cue, 12),
             relevance=self.relevance,
             synthetic=self.synthetic,

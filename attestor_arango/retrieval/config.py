@@ -31,25 +31,11 @@ class RetrievalConfig:
     # the text pool's BM25), after the lane's top-K; fusion then sees a low rank
     # instead of "absent". LoCoMo window turn R@10 0.827 -> 0.887 (MiniLM)
     lane_completion: bool = True
-    # pseudo-relevance feedback: a second text lane with terms of the top fused hits
-    prf_enabled: bool = False
-    prf_docs: int = 5
-    prf_terms: int = 8
-    prf_weight: float = 0.5
     # fusion: reciprocal rank fusion as a fused score (sum of 1/(k+rank)),
     # normalised by its best possible value so the bonuses below are on a 0..1 scale
     rrf_k: int = 60
-    rrf_normalize: bool = True
     vector_weight: float = 1.0  # weighted RRF: a lane's share of the fused score
     bm25_weight: float = 1.0
-    # adaptive lane weights (fusion.adaptive_weights): per query, the vector and BM25
-    # weights are rescaled by how far each lane's best score stands above its top-K
-    # ((top - mean) / stdev), keeping their sum. Parameter-free (two forms of the
-    # predictor compared on the LoCoMo dev split, top-1 and top-5 mean: both .952).
-    # Off by default: LoCoMo session R@5 rises in every setup measured (window MiniLM
-    # .944 -> .952, prev .939 -> .948) but turn-level recall falls in others (prev
-    # turn R@10 .862 -> .853, hashing embedder .801 -> .792): a trade, not a gain
-    adaptive_weights: bool = False
     # graph affinity (only when the query names known entities) ---------------
     graph_enabled: bool = True
     graph_max_depth: int = 2
@@ -91,26 +77,11 @@ class RetrievalConfig:
     # 0 switches the step off
     neighbour_weight: float = 0.5
     neighbour_fetch: int = 10
-    # query-term coverage (retrieval/coverage.py): the IDF-weighted share of the
-    # query's terms held by the union of a candidate's session (session coverage)
-    # and by the candidate itself (turn coverage), weighted and added to relevance.
-    # Turn coverage is off by default: it favours an outdated fact that restates the
-    # question over its update (5/60 knowledge-update cases flip)
+    # session coverage (retrieval/coverage.py): the IDF-weighted share of the
+    # query's terms held by the union of a candidate's session, weighted and added
+    # to relevance
     coverage_enabled: bool = True
-    coverage_weight: float = 0.0
     session_coverage_weight: float = 0.3
-    # dense session evidence (retrieval/sessionvec.py): each session scored by the
-    # mean vector-lane cosine of its session_vector_k best candidate turns (padded
-    # with the lowest candidate cosine), min-max scaled over the candidate sessions,
-    # times session_vector_weight added to each of its turns. k = 2: one turn can be
-    # a chance match, two make a topic. Weight 0.1 (one graph-hop step, like the
-    # time cue); 0.05 / 0.1 / 0.15 / 0.2 and k 2 / 3 / 5 were compared on the LoCoMo
-    # dev split, so the pair is chosen on it. Off by default: over the exact text pool
-    # it lifts LoCoMo session R@5 .944 -> .952 only by trading conversation 30
-    # (.951 -> .938) for 26 (.940 -> .960), and costs the hashing embedder turn R@10
-    session_vector_enabled: bool = False
-    session_vector_weight: float = 0.1
-    session_vector_k: int = 2
     # time cues (retrieval/timecue.py), both switched by time_cue_enabled. When the
     # query asks when, a candidate whose text refers to a time other than its own
     # date ("yesterday", "last year", "in June") gains time_cue_weight (0.1: one
@@ -124,7 +95,6 @@ class RetrievalConfig:
     hyde_enabled: bool = False
     multi_query_enabled: bool = False
     multi_query_n: int = 3
-    llm_temperature: float = 0.0
 
     def __post_init__(self) -> None:
         for name in (
@@ -134,7 +104,6 @@ class RetrievalConfig:
             "rrf_k",
             "relation_limit",
             "multi_query_n",
-            "session_vector_k",
             "neighbour_fetch",
         ):
             if getattr(self, name) < 1:
@@ -148,10 +117,6 @@ class RetrievalConfig:
         for name in ("decay_half_life_days", "recency_tau_days"):
             if getattr(self, name) <= 0:
                 raise ValidationError(f"retrieval.{name} must be > 0")
-        if self.llm_temperature != 0.0:
-            raise ValidationError(
-                "retrieval.llm_temperature is pinned to 0 so LLM query lanes stay repeatable"
-            )
 
     def hop_bonus(self, hops: int | None) -> float:
         """The graph bonus for a hop distance; None means unreachable."""

@@ -1,4 +1,4 @@
-"""Query-term coverage: how much of what the query asks about a candidate (and its session) says.
+"""Session coverage: how much of what the query asks a candidate's session says.
 
 Reciprocal rank fusion keeps only ranks, so a turn that mentions every
 distinctive word of the question and one that mentions a single common word can
@@ -6,19 +6,17 @@ sit next to each other. Coverage puts the magnitude back: the IDF-weighted share
 of the query's distinct terms that a candidate's text contains, with the IDF
 taken over the visible candidates only (replay-stable, like ``text.rescore_pool``).
 
-Session coverage reads the same share over the union of a session's candidates.
+Session coverage reads that share over the union of a session's candidates.
 A conversation answers a question over several turns ("I went to the support
 group" ... "it was so powerful"), so a session that covers the question as a
 whole is evidence for each of its turns. Both are cheap: the candidates' texts
 are already in hand, no store call is made.
 
-Defaults: session coverage on, turn coverage off. Turn coverage also helps
-LoCoMo, but it rewards a statement for restating the question's words, and an
-outdated fact often does that better than the one that replaced it ("How far
-do I run each week?": "I run about 10 kilometres each week" over "These days
-I run 25 kilometres a week"); it flips 5 of the 60 knowledge-update cases.
-Memories without a session id get no session coverage, so stand-alone facts
-rank exactly as before.
+A candidate's own coverage is not added: it rewards a statement for restating
+the question's words, and an outdated fact often does that better than the one
+that replaced it ("How far do I run each week?": "I run about 10 kilometres each
+week" over "These days I run 25 kilometres a week"). Memories without a session
+id get no session coverage, so stand-alone facts rank exactly as before.
 """
 
 from __future__ import annotations
@@ -48,14 +46,11 @@ def _weights(q: frozenset[str], found: Sequence[set[str] | frozenset[str]]) -> d
     return {t: bm25.idf(n, df[t]) for t in sorted(q)}
 
 
-def apply_coverage(
-    cands: Sequence[Candidate], query: str, turn_weight: float, session_weight: float
-) -> None:
-    """Adds ``turn_weight * own coverage + session_weight * session coverage`` to each candidate.
+def apply_coverage(cands: Sequence[Candidate], query: str, session_weight: float) -> None:
+    """Adds ``session_weight * session coverage`` to each candidate with a session id.
 
-    Coverage is in 0..1 (share of the query's total IDF weight). A candidate
-    without a session id gets session coverage 0; candidates of one session share
-    the union of their terms.
+    Coverage is in 0..1 (share of the query's total IDF weight); candidates of one
+    session share the union of their terms.
     """
     q = frozenset(terms(query))
     own = [q.intersection(c.content_terms()) for c in cands]
@@ -68,10 +63,11 @@ def apply_coverage(
         sid = c.memory.provenance.session_id
         if sid is not None:
             by_session.setdefault(sid, set()).update(found)
-    for c, found in zip(cands, own, strict=True):
-        # sorted: a float sum in set order would depend on PYTHONHASHSEED
-        turn = sum(weights[t] for t in sorted(found)) / total
+    for c in cands:
         sid = c.memory.provenance.session_id
-        sess = sum(weights[t] for t in sorted(by_session[sid])) / total if sid is not None else 0.0
-        c.coverage = round(turn_weight * turn + session_weight * sess, 12)
+        if sid is None:
+            continue
+        # sorted: a float sum in set order would depend on PYTHONHASHSEED
+        sess = sum(weights[t] for t in sorted(by_session[sid])) / total
+        c.coverage = round(session_weight * sess, 12)
         c.compute_relevance()

@@ -93,6 +93,24 @@ class ContextPack:
     def render_prompt(self) -> str:
         return render_prompt(self)
 
+    @property
+    def support(self) -> float:
+        """How much of the question the best note covers, 0-1: the largest share of the
+        query's scoring terms (stems, stop words left out) found in one entry's content.
+
+        Text only and deterministic (same pack, same value; not part of the pack's JSON).
+        ``benchmarks/abstention.py`` measures how well a threshold on it predicts that a
+        question has no answer in memory (the prompt's ABSTAIN case).
+        """
+        # imported here: a client that only decodes packs needs no stemmer
+        from attestor_arango.text.stemming import scoring_terms
+
+        wanted = set(scoring_terms(self.query))
+        if not wanted:
+            return 0.0
+        best = max((len(wanted & set(scoring_terms(e.content))) for e in self.entries), default=0)
+        return best / len(wanted)
+
     # Attestor's names for the same pack ------------------------------------------------------
     @property
     def memories(self) -> list[dict[str, Any]]:

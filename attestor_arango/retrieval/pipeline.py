@@ -8,9 +8,9 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 3. graph affinity from hop distance to the entities the query names;
 4. typed relations touching those entities, as synthetic candidates;
 5. confidence decay and recency boost against the view's as_of, query-term
-   coverage of each candidate and its session, dense session evidence (the
-   session's best cosines), time cues (a "when" question, a date the query
-   names), then freshness (all before diversity so that MMR's order is the
+   coverage of each candidate's session, neighbouring conversation turns
+   (neighbours.py), time cues (a "when" question, a date the query names),
+   then freshness (all before diversity so that MMR's order is the
    final order);
 6. MMR rerank over the candidates' stored vectors (no cap);
 7. greedy budget fit in that order.
@@ -37,15 +37,14 @@ from attestor_arango.retrieval.completion import complete_lanes, exact_cosine, l
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage
 from attestor_arango.retrieval.entities import recognize
-from attestor_arango.retrieval.fusion import adaptive_weights, fuse
+from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
 from attestor_arango.retrieval.lanes import QueryExpander
 from attestor_arango.retrieval.mmr import mmr_rerank
 from attestor_arango.retrieval.neighbours import add_neighbours, apply_neighbours
-from attestor_arango.retrieval.sessionvec import apply_session_vector
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
-from attestor_arango.retrieval.text_lane import feedback_terms, rescored_text, text_lane
+from attestor_arango.retrieval.text_lane import text_lane
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
@@ -155,49 +154,12 @@ def _complete(
 def _weights(
     lanes: Sequence[tuple[str, Sequence[Hit]]], config: RetrievalConfig
 ) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for name, _ in lanes:
-        if name == "prf":
-            out[name] = config.bm25_weight * config.prf_weight
-        elif name == "bm25" or name.startswith("mq_"):
-            out[name] = config.bm25_weight
-        else:
-            out[name] = config.vector_weight
-    if config.adaptive_weights:
-        out = adaptive_weights(lanes, out, {"vector": config.vector_k, "bm25": config.text_k})
-    return out
-
-
-def _feedback_lane(
-    store: Store,
-    scope: Scope,
-    query: str,
-    view: TemporalView,
-    config: RetrievalConfig,
-    cands: Sequence[Candidate],
-    lanes: Sequence[tuple[str, Sequence[Hit]]],
-    errors: dict[str, str],
-    tr: RecallTrace,
-) -> tuple[str, list[Hit]] | None:
-    """Pseudo-relevance feedback: BM25 again with terms of the top fused candidates."""
-    try:
-        top = [Hit(c.memory, c.relevance) for c in cands[: config.prf_docs]]
-        pool = [h for _, hits in lanes for h in hits]
-        extra = feedback_terms(query, top, pool, config.prf_terms)
-        if not extra:
-            return None
-        expanded = f"{query} {' '.join(extra)}"
-        known = {h.memory.id: h.memory for h in pool}
-        hits, _ = rescored_text(
-            store, scope, expanded, view, config.text_fetch_k, config.text_k, known
-        )
-        tr.step("prf", len(top), len(hits))
-        return ("prf", hits)
-    except Exception as exc:
-        _fatal(exc)
-        errors["prf_error"] = _err(exc)
-        tr.step("prf", 0, 0, error=errors["prf_error"])
-        return None
+    return {
+        name: config.bm25_weight
+        if name == "bm25" or name.startswith("mq_")
+        else config.vector_weight
+        for name, _ in lanes
+    }
 
 
 def _backed_relations(
@@ -326,13 +288,7 @@ def recall(
 
     lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr)
     weights = _weights(lanes, config)
-    cands = fuse(lanes, config.rrf_k, config.rrf_normalize, weights)
-    if config.prf_enabled and config.bm25_enabled and cands:
-        lane = _feedback_lane(store, scope, query, view, config, cands, lanes, errors, tr)
-        if lane is not None:
-            lanes.append(lane)
-            weights = _weights(lanes, config)
-            cands = fuse(lanes, config.rrf_k, config.rrf_normalize, weights)
+    cands = fuse(lanes, config.rrf_k, weights=weights)
     tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)
 
     keys: list[str] = []
@@ -355,9 +311,7 @@ def recall(
 
     apply_decay_boost(cands, view.as_of, config)
     if config.coverage_enabled:  # before freshness: an update yields on full relevance
-        apply_coverage(cands, query, config.coverage_weight, config.session_coverage_weight)
-    if config.session_vector_enabled:  # also before freshness, for the same reason
-        apply_session_vector(cands, config.session_vector_weight, config.session_vector_k)
+        apply_coverage(cands, query, config.session_coverage_weight)
     if config.neighbour_weight > 0:  # before freshness, like coverage
         apply_neighbours(cands, config.neighbour_weight)
     if config.time_cue_enabled:

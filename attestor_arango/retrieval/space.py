@@ -9,7 +9,7 @@ problem and its fix in ``errors``.
 from __future__ import annotations
 
 from attestor_arango.embeddings import Embedder
-from attestor_arango.embeddings.chain import fallback_reason
+from attestor_arango.embeddings.base import fallback_reason
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Store
 

@@ -13,7 +13,6 @@ tokenizer, stop words dropped.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from attestor_arango.models import Memory
@@ -107,31 +106,3 @@ def rescored_text(
     missing = [t.id for t in kept if t.id not in known]
     found = {**known, **store.get_memories(scope, missing)} if missing else known
     return [Hit(found[t.id], t.score, t.terms) for t in kept if t.id in found], tail
-
-
-def feedback_terms(query: str, top: Sequence[Hit], pool: Sequence[Hit], n_terms: int) -> list[str]:
-    """Pseudo-relevance feedback: the terms that best characterise the top hits.
-
-    Each term of the top hits scores the sum over those hits of its length-normalised
-    frequency times its IDF within ``pool`` (the candidates seen); query terms and
-    one-letter terms are skipped. Ties break on the term itself, so the expansion is
-    deterministic.
-    """
-    q = set(terms(query))
-    docs = [terms(h.memory.content) for h in pool]
-    n = len(docs) or 1
-    df: Counter[str] = Counter()
-    for toks in docs:
-        df.update(set(toks))
-    weight: dict[str, float] = {}
-    for h in top:
-        toks = terms(h.memory.content)
-        if not toks:
-            continue
-        for t, f in Counter(toks).items():
-            if t in q or len(t) < 2 or t.isdigit():
-                continue
-            idf = bm25.idf(n, df[t])
-            weight[t] = weight.get(t, 0.0) + (f / len(toks)) * idf
-    ranked = sorted(weight.items(), key=lambda kv: (-round(kv[1], 9), kv[0]))
-    return [t for t, _ in ranked[:n_terms]]

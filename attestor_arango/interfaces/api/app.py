@@ -38,6 +38,7 @@ from attestor_arango.interfaces.api.errors import (
     RouteNotFound,
 )
 from attestor_arango.interfaces.api.logs import RequestLog
+from attestor_arango.interfaces.api.loopback import LoopbackOnly
 from attestor_arango.interfaces.api.metrics import Observer, RequestMetrics, metrics_endpoint
 from attestor_arango.interfaces.api.openapi import build_openapi
 from attestor_arango.interfaces.ui import mount_ui
@@ -174,6 +175,16 @@ def create_app(
                 return JSONResponse(codec.dump_result(fn, result))
             except AttestorError as err:
                 return error_response(err)
+            except (ValueError, OverflowError, RecursionError, UnicodeError) as exc:
+                # raised by what the request carried (a number or string no store can hold):
+                # the caller's to fix, and nothing was changed (the write rolled back)
+                log.info("refused %s: %s", route.op, type(exc).__name__)
+                return error_response(
+                    ValidationError(
+                        f"{route.op}: an argument is out of range or not representable "
+                        f"({type(exc).__name__}); send smaller numbers and valid text"
+                    )
+                )
             except Exception:
                 log.exception("unexpected failure in %s", route.op)
                 return error_response(
@@ -231,11 +242,37 @@ def create_app(
     )
     app.router.routes.append(mount_ui(memory, ring, fixed_key))  # read-only Evidence Board
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    if keys is None:  # no keys: only this machine's own clients, never a web page (loopback.py)
+        app.add_middleware(LoopbackOnly)
     app.add_middleware(RequestMetrics, observer=observer, routes=app.router.routes)
     app.add_middleware(RequestLog, routes=app.router.routes)  # outermost: ids every request
     app.state.memory = memory
     app.state.settings = settings
     return app
+
+
+MAX_DEPTH = 32  # nesting of a request body; no argument needs more
+
+
+def check_json_value(value: Any, depth: int = 0) -> None:
+    """Refuses nesting past ``MAX_DEPTH`` and strings no UTF-8 store can hold (lone
+    surrogates such as ``"\\ud800"``); raises ``ValidationError``."""
+    if depth > MAX_DEPTH:
+        raise ValidationError(f"request body nests deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError(
+                "request body holds a lone UTF-16 surrogate (e.g. \\ud800); send valid text"
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_json_value(key, depth + 1)
+            check_json_value(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            check_json_value(item, depth + 1)
 
 
 async def _arguments(request: Request, route: spec.Route) -> dict[str, Any]:
@@ -253,6 +290,11 @@ async def _arguments(request: Request, route: spec.Route) -> dict[str, Any]:
                 parsed = json.loads(body)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise ValidationError(f"request body is not valid JSON: {exc}") from None
+            except (ValueError, RecursionError):  # an integer of >4300 digits, deep nesting
+                raise ValidationError(
+                    "request body nests too deeply or holds a number too long to read"
+                ) from None
+            check_json_value(parsed)
             if not isinstance(parsed, dict):
                 raise ValidationError("request body must be a JSON object of named arguments")
             raw.update(parsed)

@@ -80,19 +80,37 @@ class KeyRing:
     headers name, as it does for an in-process caller.
     """
 
-    def __init__(self, keys: list[ApiKey]) -> None:
-        self._by_hash: dict[str, ApiKey] = {}
-        for key in keys:
-            if key.sha256 in self._by_hash:
-                raise ValidationError(f"API key {key.id!r} repeats the digest of another key")
-            self._by_hash[key.sha256] = key
+    def __init__(self, keys: list[ApiKey], source: Path | None = None) -> None:
+        self._by_hash = _index(keys)
+        # a ring loaded from a file follows it: a key removed there stops working at once
+        self._source = source
+        self._stamp = _stamp(source)
         self._usage: dict[tuple[str, str], Usage] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._by_hash)
 
+    def _follow_source(self) -> None:
+        """Reloads the key file when it changed; a file that no longer parses (or is gone)
+        revokes every key rather than keeping the old ones."""
+        if self._source is None:
+            return
+        stamp = _stamp(self._source)
+        if stamp == self._stamp:
+            return
+        with self._lock:
+            if stamp == self._stamp:
+                return
+            try:
+                keys = _read_key_file(self._source)
+                self._by_hash = _index(keys)
+            except (ValidationError, OSError):
+                self._by_hash = {}
+            self._stamp = stamp
+
     def authenticate(self, presented: str | None) -> ApiKey:
+        self._follow_source()
         if not presented:
             raise AuthenticationError(
                 "no API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
@@ -192,13 +210,37 @@ def load_keys(file: str | Path | None = None, env: Mapping[str, str] | None = No
                 raise ValidationError(f"{KEYS_ENV} holds invalid JSON: {exc}") from exc
         file = raw
     path = Path(file).expanduser()
+    return KeyRing(_read_key_file(path), source=path)
+
+
+def _read_key_file(path: Path) -> list[ApiKey]:
     if not path.is_file():
         raise ValidationError(f"API key file {path} does not exist; create it or fix the path")
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ValidationError(f"API key file {path} is not valid YAML/JSON: {exc}") from exc
-    return KeyRing(parse_keys(loaded or [], source=str(path)))
+    return parse_keys(loaded or [], source=str(path))
+
+
+def _index(keys: list[ApiKey]) -> dict[str, ApiKey]:
+    by_hash: dict[str, ApiKey] = {}
+    for key in keys:
+        if key.sha256 in by_hash:
+            raise ValidationError(f"API key {key.id!r} repeats the digest of another key")
+        by_hash[key.sha256] = key
+    return by_hash
+
+
+def _stamp(path: Path | None) -> tuple[int, int, int] | None:
+    """What changes when the key file is rewritten (mtime, size, inode)."""
+    if path is None:
+        return None
+    try:
+        st = path.stat()
+    except OSError:
+        return (0, 0, 0)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def authorize(route: spec.Route, key: ApiKey, ctx: AgentContext, kwargs: Mapping[str, Any]) -> None:

@@ -41,9 +41,11 @@ def open_memory(args: argparse.Namespace) -> Any:
     """The memory a CLI command (or the server it starts) works on.
 
     The CLI is a process of its own, so it sets the BLAS thread count here (see
-    ``core/blas.py``); the library never does that to a host program.
+    ``core/blas.py``); the library never does that to a host program. The embedder is
+    built on first use: ``list``, ``get`` or ``stats`` never load a model.
     """
     from attestor_arango.core.blas import limit_blas_threads
+    from attestor_arango.embeddings.lazy import LazyEmbedder
     from attestor_arango.memory import AgentMemory
 
     config = load_config(getattr(args, "config", None), path=getattr(args, "path", None))
@@ -53,7 +55,18 @@ def open_memory(args: argparse.Namespace) -> Any:
         for key in ("agent_id", "role", "tenant", "namespace")
         if getattr(args, key, None)
     }
-    return AgentMemory(config=config, context=AgentContext.from_env(**overrides))
+    return AgentMemory(
+        config=config,
+        embedder=LazyEmbedder(lambda: _make_embedder(config)),
+        context=AgentContext.from_env(**overrides),
+    )
+
+
+def _make_embedder(config: Any) -> Any:
+    """The configured embedder; its module (and httpx) is imported only when one is made."""
+    from attestor_arango.embeddings.chain import make_embedder
+
+    return make_embedder(config)
 
 
 def run_with_memory(handler: Handler) -> Callable[[argparse.Namespace], int]:
@@ -160,11 +173,12 @@ def cmd_list(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
 
 
 def cmd_get(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
-    return mem.get(args.memory_id, as_of=args.as_of), "memory", 0
+    return mem.get(args.memory_id, as_of=args.as_of, time_window=_window(args)), "memory", 0
 
 
 def cmd_timeline(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
-    return mem.timeline(args.entity, as_of=args.as_of), f"timeline of {args.entity}", 0
+    found = mem.timeline(args.entity, as_of=args.as_of, time_window=_window(args))
+    return found, f"timeline of {args.entity}", 0
 
 
 def cmd_stats(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
@@ -293,10 +307,12 @@ def register(sub: Any) -> None:
     p = cmd("get", cmd_get, "show one memory")
     p.add_argument("memory_id", help="its id, or an unambiguous start or end of it")
     as_of(p)
+    window(p)
 
     p = cmd("timeline", cmd_timeline, "every version of the facts about an entity")
     p.add_argument("entity", help="the entity whose facts to show")
     as_of(p)
+    window(p)
 
     cmd("stats", cmd_stats, "counts for the tenant")
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from attestor_arango.config import Config
 from attestor_arango.context import SOLO_TENANT, AgentContext, AgentRole
-from attestor_arango.embeddings.chain import fallback_reason
+from attestor_arango.embeddings.base import fallback_reason
 from attestor_arango.retrieval.space import REEMBED_HINT
 from attestor_arango.scope import Scope
 

@@ -61,8 +61,8 @@ def check_driver_version(version: str | None = None) -> str:
 
 
 class QuietRetryHTTPClient(DefaultHTTPClient):
-    """python-arango's HTTP client, with urllib3 retries only for answers, never for
-    connections that failed.
+    """python-arango's HTTP client, with urllib3 retries for answers and broken reads of
+    idempotent requests, never for connections that could not be made.
 
     urllib3 logs a WARNING for every retried connection error ("Retrying ... after
     connection broken by ..."), and python-arango's host resolver already moves on to the
@@ -74,8 +74,7 @@ class QuietRetryHTTPClient(DefaultHTTPClient):
     def create_session(self, host: str) -> Session:
         retry = Retry(
             total=self._retry_attempts,
-            connect=0,
-            read=0,
+            connect=0,  # a refused or unreachable host fails at once, without a WARNING
             backoff_factor=self._backoff_factor,
             status_forcelist=[429, 500, 502, 503, 504],
             allowed_methods=["HEAD", "GET", "OPTIONS"],

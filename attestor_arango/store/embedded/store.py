@@ -164,6 +164,12 @@ class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGoverna
             return self._conn.execute(sql, params or {})
         except sqlite3.IntegrityError as exc:
             raise ConflictError(f"the write conflicts with stored data: {exc}") from exc
+        except OverflowError:  # an integer argument past SQLite's 64 bits (offset 2**63...)
+            raise ValidationError(
+                "a number in the request is out of range (it must fit in 64 bits)"
+            ) from None
+        except UnicodeEncodeError:
+            raise ValidationError("text with a lone UTF-16 surrogate cannot be stored") from None
         except sqlite3.Error as exc:
             raise StoreError(f"embedded store error: {exc}") from exc
 
