@@ -14,7 +14,7 @@ from pathlib import Path
 import Stemmer
 from snowballstemmer.porter_stemmer import PorterStemmer
 
-from attestor_arango.text import bm25 as text
+from attestor_arango.retrieval import text_lane as text
 
 CASES = Path(__file__).resolve().parents[1] / "benchmarks" / "knowledge_updates" / "cases.json"
 
