@@ -64,18 +64,21 @@ class EmbeddingSpace:
     dimension: int
 
 
-@runtime_checkable
-class Store(Protocol):
+class StoreLifecycle(Protocol):
+    """What every backend is: a name, a health report, transactions, and a close."""
+
     backend: str
 
-    # lifecycle -----------------------------------------------------------------
     def close(self) -> None: ...
     def health(self) -> dict[str, Any]: ...
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together or not at all; nesting joins the outer one."""
         ...
 
-    # embedding space -------------------------------------------------------------
+
+class MemoryStore(Protocol):
+    """Memories and their vectors: insert once, close once, read by id, filter, count."""
+
     def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None: ...
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None: ...
     def replace_vectors(
@@ -87,7 +90,6 @@ class Store(Protocol):
         covers exactly the tenant's vector-bearing memories; returns how many it replaced."""
         ...
 
-    # memories ----------------------------------------------------------------------
     def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None: ...
     def get_memory(self, scope: Scope, memory_id: str) -> Memory | None:
         """By id within the tenant (and namespace when the scope has one); no view applied."""
@@ -129,7 +131,10 @@ class Store(Protocol):
         relations, audit (audit is tenant-wide)."""
         ...
 
-    # candidate lanes ---------------------------------------------------------------
+
+class LaneStore(Protocol):
+    """The candidate lanes: raw cosine and BM25 signals within a scope and a view."""
+
     def vector_candidates(
         self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
     ) -> list[Hit]: ...
@@ -140,7 +145,10 @@ class Store(Protocol):
         """``text_candidates`` as light rows: same rows, order and scores, no decoding."""
         ...
 
-    # graph ---------------------------------------------------------------------------
+
+class GraphStore(Protocol):
+    """Entities and typed relations, and hop distances between entities."""
+
     def upsert_entity(self, scope: Scope, entity: Entity) -> None: ...
     def list_entities(self, scope: Scope) -> list[Entity]: ...
     def add_relation(self, scope: Scope, relation: Relation) -> None: ...
@@ -153,28 +161,40 @@ class Store(Protocol):
         """Entity key -> BFS depth from the nearest source (sources are depth 0)."""
         ...
 
-    # episodes ------------------------------------------------------------------------
+
+class EpisodeStore(Protocol):
+    """Verbatim conversation rounds, the evidence ingest decisions cite."""
+
     def put_episode(self, scope: Scope, episode: Episode) -> None: ...
     def get_episode(self, scope: Scope, episode_id: str) -> Episode | None: ...
     def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]: ...
 
-    # audit (append-only) -----------------------------------------------------------
+
+class AuditStore(Protocol):
+    """The tenant's append-only audit chain and its forward-only head."""
+
     def last_audit(self, scope: Scope) -> AuditEntry | None: ...
     def append_audit(self, scope: Scope, entry: AuditEntry) -> None: ...
     def read_audit(self, scope: Scope, limit: int, after_seq: int = 0) -> list[AuditEntry]: ...
 
-    # quotas ---------------------------------------------------------------------------
+    def audit_head(self, scope: Scope) -> tuple[int, str] | None:
+        """(seq, hash) of the newest audit entry ever appended for the tenant, kept apart
+        from the entries and only moving forward, so a truncated chain is detectable."""
+        ...
+
+
+class GovernanceStore(Protocol):
+    """Quotas, and erasure step by step (purge, retention deletes, compaction)."""
+
     def get_quota(self, scope: Scope) -> int | None: ...
     def set_quota(self, scope: Scope, daily_writes: int | None) -> None: ...
     def count_writes(self, scope: Scope, day: str) -> int: ...
     def add_writes(self, scope: Scope, day: str, n: int) -> int: ...
 
-    # compliance -----------------------------------------------------------------------
     def purge_tenant(self, scope: Scope) -> dict[str, int]:
         """Removes every row of the tenant except its audit chain; per-collection counts."""
         ...
 
-    # governance (erasure step by step, retention, chain head) --------------------------
     def purge_collections(self) -> tuple[str, ...]:
         """Names ``purge_collection`` accepts, in safe removal order (never the audit chain)."""
         ...
@@ -198,10 +218,19 @@ class Store(Protocol):
         the relations derived from them (retention delete, compaction); returns rows removed."""
         ...
 
-    def audit_head(self, scope: Scope) -> tuple[int, str] | None:
-        """(seq, hash) of the newest audit entry ever appended for the tenant, kept apart
-        from the entries and only moving forward, so a truncated chain is detectable."""
-        ...
+
+@runtime_checkable
+class Store(
+    StoreLifecycle,
+    MemoryStore,
+    LaneStore,
+    GraphStore,
+    EpisodeStore,
+    AuditStore,
+    GovernanceStore,
+    Protocol,
+):
+    """A whole backend: every role above. Services that need one role may ask for it alone."""
 
 
 def pool_of(hits: Sequence[Hit]) -> list[TextHit]:
@@ -227,5 +256,6 @@ def check_tenant(scope: Scope, rows: Sequence[Any]) -> None:
 
 
 def iter_chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    """``items`` in slices of at most ``size`` (for backends that bound a request's size)."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
