@@ -122,7 +122,13 @@ def test_truncate_is_detected_by_the_chain_head(
     last = _seqs(chain_mem)[-1]
     attacker.execute("DELETE FROM audit WHERE tenant = 'acme' AND seq > ?", (last - 2,))
     report = chain_mem.verify_audit_chain(context=ORCH)
-    assert [(p.kind, p.seq) for p in report.problems] == [("truncated", last)]
+    chain = [(p.kind, p.seq) for p in report.problems if not p.kind.startswith("row_")]
+    assert chain == [("truncated", last)]
+    # the rows the removed entries closed no longer match the chain either
+    assert {p.kind for p in report.problems} - {"truncated"} <= {
+        "row_closed_unrecorded",
+        "row_unrecorded",
+    }
 
 
 def test_truncate_plus_head_rewrite_is_caught_by_a_saved_anchor(
@@ -138,9 +144,15 @@ def test_truncate_plus_head_rewrite_is_caught_by_a_saved_anchor(
         "(SELECT seq, hash FROM audit WHERE tenant = 'acme' ORDER BY seq DESC LIMIT 1) AS a "
         "WHERE audit_heads.tenant = 'acme'"
     )
-    assert chain_mem.verify_audit_chain(context=ORCH).ok  # the store alone is fooled
+    alone = chain_mem.verify_audit_chain(context=ORCH)
+    # the chain alone is fooled; the rows it covers are not (issue 16: verification covers rows)
+    assert not [p for p in alone.problems if not p.kind.startswith("row_")]
+    assert alone.problems and {p.kind for p in alone.problems} <= {
+        "row_closed_unrecorded",
+        "row_unrecorded",
+    }
     fooled = chain_mem.verify_audit_chain(anchor=(anchor[0], str(anchor[1])), context=ORCH)
-    assert [p.kind for p in fooled.problems] == ["truncated"]
+    assert [p.kind for p in fooled.problems if not p.kind.startswith("row_")] == ["truncated"]
 
 
 def test_append_only_triggers_and_head_guard_hold_without_an_attacker(

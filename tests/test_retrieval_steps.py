@@ -323,6 +323,17 @@ def test_freshness_ignores_same_session_and_uses_change_cues() -> None:
     plain_new.memory = plain_new.memory.model_copy(update={"content": "I live in Berlin"})
     apply_freshness([plain_old, plain_new], vecs, CFG)  # no cue, low similarity: untouched
     assert (plain_old.freshness, plain_new.freshness) == (0.0, 0.0)
+    # ... unless, with a third candidate to compare with, the two are each other's nearest
+    third = cand("third", 0.6, day=5)
+    far = {**vecs, "third": np.array([-1.0, 0.0])}
+    apply_freshness([plain_old, plain_new, third], far, CFG)
+    assert plain_old.freshness == -0.15 and plain_new.relevance > plain_old.relevance
+    # an earlier third candidate nearer to the new one than the old one is: no update
+    near_old, near_new = cand("old", 0.8, day=1), cand("new", 0.5, day=9)
+    near_new.memory = near_new.memory.model_copy(update={"content": "I live in Berlin"})
+    near = {**vecs, "third": np.array([0.9, math.sqrt(1 - 0.81)])}
+    apply_freshness([near_old, near_new, cand("third", 0.3, day=0)], near, CFG)
+    assert near_new.freshness == 0.0 and near_old.relevance > near_new.relevance
     s1 = Candidate(memory=mem("s1", "painting sunsets", day=1, session="S1"))
     s2 = Candidate(memory=mem("s2", "painting sunsets", day=2, session="S1"))
     same = {"s1": np.array([1.0, 0.0]), "s2": np.array([1.0, 0.0])}

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 
 from attestor_arango.errors import ValidationError
+from attestor_arango.governance.row_check import RowLedger, check_rows
 from attestor_arango.models import AuditEntry
 from attestor_arango.reports import AuditEntries, ChainProblem, ChainReport
 from attestor_arango.scope import Scope
@@ -90,8 +91,10 @@ def verify_chain(
     genesis: str,
     *,
     anchor: tuple[int, str] | None = None,
+    rows: bool = True,
 ) -> ChainReport:
-    """Walks the chain once and reports every inconsistency found.
+    """Walks the chain once and reports every inconsistency found, then (``rows``) checks
+    every memory row of the tenant against what the chain recorded of it.
 
     Safe against concurrent appends: the head read before the walk names entries
     that must exist; the head read after it must cover every entry walked.
@@ -105,8 +108,10 @@ def verify_chain(
     prev_hash = genesis
     expected_seq = 1
     last_ts: datetime | None = None
+    ledger = RowLedger()
     for entry in iter_chain(store, tenant):
         report.entries += 1
+        ledger.see(entry)
         report.problems.extend(_check_entry(entry, expected_seq, prev_hash, last_ts, hash_fn))
         last_ts = entry.ts
         prev_hash = entry.hash
@@ -120,6 +125,10 @@ def verify_chain(
     report.problems.extend(_check_heads(report, head_before, head_after, seen))
     if anchor is not None:
         report.problems.extend(_check_anchor(report, anchor, seen))
+    if rows:  # the rows must be what the chain says (row_check.py)
+        report.problems.extend(
+            ChainProblem(k, None, m) for k, m in check_rows(store, tenant, ledger)
+        )
     return report
 
 

@@ -27,6 +27,7 @@ from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.rekey import rekey
+from attestor_arango.governance.row_check import import_rows
 from attestor_arango.models import Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
@@ -284,5 +285,6 @@ def _write(
             "entities": len(parsed["entities"]),
             "relations": len(parsed["relations"]),
         }
-        auditor.record(ctx, "import", tenant, {"source": parsed["source"], **counts})
+        rows = import_rows(memories)  # lets verification check every restored row
+        auditor.record(ctx, "import", tenant, {"source": parsed["source"], **counts, "rows": rows})
     return counts

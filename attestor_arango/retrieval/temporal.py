@@ -71,6 +71,45 @@ def announces_change(text_terms: tuple[str, ...]) -> bool:
     return not CHANGE_CUES.isdisjoint(text_terms)
 
 
+def _when(c: Candidate) -> tuple[int, int]:
+    return (c.memory.us("valid_from"), c.t_created)
+
+
+def _mutual_nearest_later(
+    i: int, sims: np.ndarray, unit: np.ndarray, items: Sequence[Candidate], floor: float
+) -> int | None:
+    """The later candidate that is ``i``'s nearest, when ``i`` is also its nearest earlier one.
+
+    Two statements that are each other's closest match among the candidates, said
+    at different times, are about the same subject even when no word is shared
+    ("My car is a Nissan Leaf" ... "These days I get around in a Hyundai Ioniq"):
+    the later one is an update. Scale-free (ranks of cosines, not a threshold of
+    one embedder), with ``floor`` as the least similarity that counts. Said in the
+    same session, or (without sessions) on the same day, they are one conversation
+    going on, not an update. Among two candidates "nearest" says nothing: at least
+    three are needed.
+    """
+    if len(items) < 3:
+        return None
+    t_i = _when(items[i])
+    later = [k for k in range(len(items)) if _when(items[k]) > t_i]
+    if not later:
+        return None
+    j = max(later, key=lambda k: (sims[k], -k))
+    if sims[j] < floor:
+        return None
+    back = np.round(unit @ unit[j], 9)
+    t_j = _when(items[j])
+    earlier = [k for k in range(len(items)) if _when(items[k]) < t_j]
+    if max(earlier, key=lambda k: (back[k], -k)) != i:
+        return None
+    a, b = items[i].memory, items[j].memory
+    sa, sb = a.provenance.session_id, b.provenance.session_id
+    if sa is not None and sb is not None:
+        return j if sa != sb else None
+    return j if b.us("valid_from") - a.us("valid_from") >= US_PER_DAY else None
+
+
 def apply_freshness(
     cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray], config: RetrievalConfig
 ) -> None:
@@ -92,6 +131,9 @@ def apply_freshness(
             (sims >= config.freshness_cue_similarity) & cued
         )
         close[i] = False
+        mate = _mutual_nearest_later(i, sims, unit, items, config.freshness_cue_similarity)
+        if mate is not None:
+            close[mate] = True
         older = items[i]
         t_old = (older.memory.us("valid_from"), older.t_created)
         s_old = older.memory.provenance.session_id
