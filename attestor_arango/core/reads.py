@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.models import Episode, Memory
@@ -111,14 +112,8 @@ def search_memories(
         return [h.memory.at(view.as_of) for h in hits[:limit]]
     pool: list[TextHit] = []
     rows: dict[str, Memory] = {}
-    offset = 0
-    while True:
-        page = rt.store.list_memories(scope, filters, view, FILTER_PAGE, offset)
-        for m in page:
-            rows[m.id] = m
-            pool.append(TextHit(m.id, m.content, m.us("t_created"), 0.0))
-        if len(page) < FILTER_PAGE:
-            break
-        offset += FILTER_PAGE
+    for m in all_memories(rt.store, scope, filters, view, FILTER_PAGE):
+        rows[m.id] = m
+        pool.append(TextHit(m.id, m.content, m.us("t_created"), 0.0))
     ranked = rescore_pool(pool, query)[:limit]
     return [rows[t.id].at(view.as_of) for t in ranked]

@@ -32,6 +32,7 @@ import numpy as np
 from attestor_arango.config import Config, default_data_dir
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.paging import memory_pages
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.models import Memory
@@ -79,14 +80,10 @@ def vector_rows(rt: Runtime, tenant: str) -> list[Memory]:
     scope = Scope(tenant)
     view = TemporalView(as_of=rt.clock.now_us(), include_closed=True)
     out: list[Memory] = []
-    offset = 0
-    while True:
-        page = rt.store.list_memories(scope, MemoryFilter(), view, PAGE, offset)
+    for page in memory_pages(rt.store, scope, MemoryFilter(), view, PAGE):
         have = rt.store.get_vectors(scope, [m.id for m in page]) if page else {}
         out.extend(m for m in page if m.id in have)
-        if len(page) < PAGE:
-            return out
-        offset += len(page)
+    return out
 
 
 class Staging:

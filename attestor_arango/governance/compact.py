@@ -13,8 +13,9 @@ from typing import Any
 
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
-from attestor_arango.governance.retention import PAGE, delete_audited, parse_age
+from attestor_arango.governance.retention import delete_audited, parse_age
 from attestor_arango.models import MemoryStatus
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
@@ -23,18 +24,11 @@ from attestor_arango.store.protocol import MemoryFilter
 def archived_before(rt: Runtime, tenant: str, cutoff_us: int, now_us: int) -> list[str]:
     view = TemporalView(as_of=now_us, include_closed=True)
     filters = MemoryFilter(status=MemoryStatus.ARCHIVED.value)
-    ids: list[str] = []
-    offset = 0
-    while True:
-        batch = rt.store.list_memories(Scope(tenant), filters, view, PAGE, offset)
-        ids.extend(
-            m.id
-            for m in batch
-            if m.status == MemoryStatus.ARCHIVED and m.us("t_expired") < cutoff_us
-        )
-        if len(batch) < PAGE:
-            return ids
-        offset += len(batch)
+    return [
+        m.id
+        for m in all_memories(rt.store, Scope(tenant), filters, view)
+        if m.status == MemoryStatus.ARCHIVED and m.us("t_expired") < cutoff_us
+    ]
 
 
 def compact(

@@ -23,6 +23,7 @@ import numpy as np
 from attestor_arango.clock import OPEN, check_not_ahead, iso, to_us
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
@@ -34,29 +35,16 @@ from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
 
 FORMAT = "attestor-arango-export"
 VERSION = 1
-PAGE = 500
 EMBED_BATCH = 64
 
 
 def _all_memories(store: Store, scope: Scope, as_of: int) -> Iterator[Memory]:
     view = TemporalView(as_of=as_of, include_closed=True)
-    offset = 0
-    while True:
-        batch = store.list_memories(scope, MemoryFilter(), view, PAGE, offset)
-        yield from batch
-        if len(batch) < PAGE:
-            return
-        offset += len(batch)
+    return all_memories(store, scope, MemoryFilter(), view)
 
 
 def _all_episodes(store: Store, scope: Scope) -> Iterator[Episode]:
-    offset = 0
-    while True:
-        batch = store.list_episodes(scope, PAGE, offset)
-        yield from batch
-        if len(batch) < PAGE:
-            return
-        offset += len(batch)
+    return all_episodes(store, scope)
 
 
 def _sessions(memories: list[Memory], episodes: list[Episode]) -> list[dict[str, Any]]:

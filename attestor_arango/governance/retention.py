@@ -28,6 +28,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.models import Memory
@@ -35,7 +36,6 @@ from attestor_arango.reports import PolicyOutcome, RetentionReport
 from attestor_arango.scope import Scope, TemporalView, check_name
 from attestor_arango.store.protocol import MemoryFilter, Store
 
-PAGE = 500
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_US = {
     "s": 1_000_000,
@@ -139,16 +139,11 @@ def matching(store: Store, tenant: str, policy: RetentionPolicy, now_us: int) ->
     view = TemporalView(as_of=now_us, include_closed=include_closed)
     filters = MemoryFilter(category=policy.category, tags=policy.tags)
     found: list[Memory] = []
-    offset = 0
-    while True:
-        batch = store.list_memories(scope, filters, view, PAGE, offset)
-        for m in batch:
-            if m.us("t_created") >= cutoff:
-                return found  # ordered by t_created: nothing later is old enough
-            found.append(m)
-        if len(batch) < PAGE:
-            return found
-        offset += len(batch)
+    for m in all_memories(store, scope, filters, view):
+        if m.us("t_created") >= cutoff:
+            break  # ordered by t_created: nothing later is old enough
+        found.append(m)
+    return found
 
 
 def delete_audited(

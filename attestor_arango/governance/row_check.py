@@ -24,11 +24,11 @@ from typing import Any
 
 from attestor_arango.clock import OPEN
 from attestor_arango.core.audit import row_digest
+from attestor_arango.core.paging import all_memories
 from attestor_arango.models import AuditEntry, Memory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, Store
 
-PAGE = 500
 CLOSES = {"supersede": "superseded", "update": "superseded", "forget": "archived"}
 REMOVES = ("retention_delete_attempted", "compact_attempted")
 
@@ -75,14 +75,7 @@ class RowLedger:
 
 def _all_rows(store: Store, tenant: str) -> list[Memory]:
     view = TemporalView(as_of=OPEN - 1, include_closed=True)
-    out: list[Memory] = []
-    offset = 0
-    while True:
-        batch = store.list_memories(Scope(tenant), MemoryFilter(), view, PAGE, offset)
-        out.extend(batch)
-        if len(batch) < PAGE:
-            return out
-        offset += len(batch)
+    return list(all_memories(store, Scope(tenant), MemoryFilter(), view))
 
 
 def check_rows(store: Store, tenant: str, ledger: RowLedger) -> list[tuple[str, str]]:

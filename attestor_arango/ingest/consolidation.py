@@ -14,6 +14,7 @@ from dataclasses import replace
 from attestor_arango.clock import to_us
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.paging import all_episodes
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.writes import Writer
 from attestor_arango.errors import ValidationError
@@ -25,19 +26,10 @@ from attestor_arango.reports import ConsolidationReport
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
 
-_PAGE = 500
-
 
 def recent_episodes(rt: Runtime, scope: Scope, limit: int) -> list[Episode]:
     """The ``limit`` most recently stored episodes of the scope, oldest first."""
-    found: list[Episode] = []
-    offset = 0
-    while True:
-        page = rt.store.list_episodes(scope, _PAGE, offset)
-        found.extend(page)
-        if len(page) < _PAGE:
-            break
-        offset += _PAGE
+    found = list(all_episodes(rt.store, scope))
     return found[-limit:] if limit else []
 
 
