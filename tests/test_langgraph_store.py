@@ -168,3 +168,15 @@ def test_a_langgraph_graph_uses_the_store(memory: Any) -> None:
     stored = memory.list(context=ALICE)
     assert [m.content for m in stored] == ["Alice lives in Lyon"]
     assert stored[0].provenance.agent_id == "graph"  # governed: provenance, audit, tenant
+
+
+def test_unranked_search_pages_newest_first_past_a_hundred(memory: Any) -> None:
+    store = AttestorStore(memory, ORCH)
+    for i in range(130):
+        CLOCK.advance(seconds=1)
+        store.put(("bulk",), f"k{i:03d}", {"n": i})
+    newest = store.search(("bulk",), limit=3)
+    assert [h.key for h in newest] == ["k129", "k128", "k127"]
+    oldest = store.search(("bulk",), limit=10, offset=125)
+    assert [h.key for h in oldest] == ["k004", "k003", "k002", "k001", "k000"]
+    assert len(store.search(("bulk",), limit=1000)) == 130

@@ -152,8 +152,15 @@ def ingest_round(
     run_ctx = ctx if parsed.session_id is None else replace(ctx, session_id=parsed.session_id)
     episode = store_episode(rt, auditor, run_ctx, parsed)
     facts, warnings = extract_round(chosen, episode, parsed.subject)
+    # decide on committed state, then apply under the write lock; if anything was written in
+    # the tenant meanwhile (its chain head moved), decide again under the lock, so concurrent
+    # rounds about one subject serialise and a single-valued fact keeps one current value
+    head = rt.store.audit_head(Scope(ctx.tenant))
     decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
-    applied, written, notes = apply_decisions(rt, auditor, writer, run_ctx, episode, decisions)
+    with rt.store.transaction():
+        if rt.store.audit_head(Scope(ctx.tenant)) != head:
+            decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
+        applied, written, notes = apply_decisions(rt, auditor, writer, run_ctx, episode, decisions)
     counts: dict[str, int] = {}
     for d in applied:
         counts[d.action.value] = counts.get(d.action.value, 0) + 1

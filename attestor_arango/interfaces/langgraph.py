@@ -241,11 +241,16 @@ class AttestorStore(BaseStore):
         found: list[tuple[float, str, str, Any]] = []
         for joined in scopes:
             ctx = self._ctx(joined)
-            if op.query:
+            if op.query:  # ranked within the context's token budget
                 response = self.memory.recall(op.query, as_of=self.as_of, context=ctx)
                 hits = [(r.score, r.memory) for r in response.results]
             else:
-                rows = self.memory.list(tags=[ITEM_TAG], as_of=self.as_of, context=ctx)
+                rows = self.memory.list(
+                    tags=[ITEM_TAG],
+                    as_of=self.as_of,
+                    limit=10_000,  # every row: the merge below orders them newest first
+                    context=ctx,
+                )
                 hits = [(0.0, m) for m in rows]
             for score, row in hits:
                 if ITEM_TAG not in row.tags:
@@ -255,7 +260,7 @@ class AttestorStore(BaseStore):
                     found.append((score, joined, str(row.entity), row))
         if op.query:
             found.sort(key=lambda hit: (-hit[0], hit[1], hit[2]))
-        else:  # newest first, like LangGraph's own stores
+        else:  # most recently updated first (BaseStore leaves this order to the store)
             found.sort(key=lambda hit: (hit[3].t_created, hit[1], hit[2]), reverse=True)
         page = found[op.offset : op.offset + op.limit]
         return [
