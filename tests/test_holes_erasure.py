@@ -86,3 +86,32 @@ def test_scrub_keeps_ids_and_counts_and_hashes_text() -> None:
     assert out["reason"] == audit_log.digest_text("because Ann said")
     assert out["note"] == audit_log.digest_text("two words")
     assert audit_log.token("x" * 200) == audit_log.digest_text("x" * 200)
+
+
+# finding 3 --------------------------------------------------------------------------------------
+def test_purge_under_a_concurrent_reader_reports_failure_then_a_rerun_finishes(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    mem = _memory(tmp_path)
+    ctx = AgentContext(agent_id="orch", role="orchestrator", tenant="zed")
+    other = AgentContext(agent_id="orch", role="orchestrator", tenant="acme")
+    mem.add("Qwertyzed Plimpton lives in Grubbleton", context=ctx)
+    mem.add("acme's own fact", context=other)
+    reader = sqlite3.connect(str(tmp_path / "memory.db"), isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT COUNT(*) FROM memories").fetchone()  # holds an old snapshot
+    try:
+        report = mem.purge_user("zed", "erasure", context=ctx)
+        mem.add("acme writes during the stalled erasure", context=other)  # not blocked
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert not report.ok and report.remaining and report.remaining["wal_frames"] > 0
+    assert report.error and "run purge_user again" in report.error
+    again = mem.purge_user("zed", "erasure, second run", context=ctx)
+    assert again.ok, again.to_dict()
+    assert mem.stats(context=other).total == 2
+    mem.close()
+    assert _hits(tmp_path) == []

@@ -201,3 +201,18 @@ def test_narrowing_headers_and_namespaces(server: str) -> None:
         )
     )
     assert [m["namespace"] for m in ok(seen)["memories"]] == ["team"]
+
+
+def test_http_without_keys_or_off_loopback_is_refused(tmp_path: Path) -> None:
+    base = [PYTHON, "-m", "attestor_arango.interfaces.cli.main", "mcp", "--transport", "http"]
+    env = cli_env(tmp_path)
+    no_keys = subprocess.run(base, env=env, capture_output=True, text=True, timeout=60)
+    assert no_keys.returncode != 0 and "--keys" in no_keys.stderr
+    wide = subprocess.run(
+        [*base, "--no-auth", "--host", "0.0.0.0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert wide.returncode != 0 and "loopback" in wide.stderr

@@ -82,6 +82,16 @@ def purge_user(
     except Exception as exc:
         report.remaining = None
         report.error = report.error or f"counting what remains failed: {exc}"
+    flush = getattr(store, "flush_erasure", None)  # a backend with a write-ahead log
+    if flush is not None and report.failed_collection is None:
+        frames = int(flush())
+        if frames and report.remaining is not None:
+            report.remaining["wal_frames"] = frames
+            report.error = report.error or (
+                "the erased rows' old pages are still in the write-ahead log because another "
+                "connection (a second server or process on this file) holds a read "
+                "transaction; close it and run purge_user again to finish the erasure"
+            )
     left = report.remaining is None or any(report.remaining.values())
     report.ok = report.failed_collection is None and not left
     if report.ok is False and report.error is None:

@@ -8,6 +8,7 @@ in the file. Mixed into ``SQLiteStore``; see embedded_base.py for what it relies
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -112,22 +113,45 @@ class EmbeddedGovernance(EmbeddedBase):
                 f"unknown purge collection {collection!r}; use one of {list(q.PURGE_STEPS)}"
             )
         params = {"tenant": scope.tenant}
-        with self._lock:
-            nested = self._depth > 0
-            with self.transaction():
-                removed = 0
-                for sql in steps:
-                    removed = self._exec(sql, params).rowcount
-                if collection == "memories":
-                    # merge FTS segments so no deleted token survives in an old segment
-                    self._exec(q.FTS_OPTIMIZE)
-                if collection in ("vectors", "memories"):
-                    self._after_commit("drop", scope.tenant)
-            if not nested:
-                # copy the overwritten pages into the file and empty the WAL, so no old page
-                # image of an erased row lingers on disk (best effort: a reader may block it)
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        with self._lock, self.transaction():
+            removed = 0
+            for sql in steps:
+                removed = self._exec(sql, params).rowcount
+            if collection == "memories":
+                # merge FTS segments so no deleted token survives in an old segment
+                self._exec(q.FTS_OPTIMIZE)
+            if collection in ("vectors", "memories"):
+                self._after_commit("drop", scope.tenant)
+        # the WAL is emptied once, by flush_erasure, after the last step
         return max(removed, 0)
+
+    def flush_erasure(self, attempts: int = 10, wait_s: float = 0.2) -> int:
+        """Copies every committed page into the file and empties the WAL, so no old page
+        image of an erased row lingers on disk; returns the WAL frames left (0: done).
+
+        A reader elsewhere (another process on this file) holding an old snapshot blocks
+        it: each attempt waits at most ``wait_s`` for that reader and holds this store's
+        lock only that long, so other tenants' calls are never held up for more; after
+        ``attempts`` the frames still in the WAL are returned for the caller to report.
+        """
+        left = -1
+        for attempt in range(attempts):
+            with self._lock:
+                if self._depth:  # inside a transaction nothing can be checkpointed
+                    return -1
+                self._conn.execute(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
+                try:
+                    busy, log, done = self._conn.execute(
+                        "PRAGMA wal_checkpoint(TRUNCATE)"
+                    ).fetchone()
+                finally:
+                    self._conn.execute("PRAGMA busy_timeout=30000")
+            left = 0 if busy == 0 and log <= 0 else max(int(log) - max(int(done), 0), 1)
+            if left == 0:
+                return 0
+            if attempt + 1 < attempts:
+                time.sleep(wait_s)
+        return left
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
         params = {"tenant": scope.tenant}
