@@ -41,7 +41,15 @@ def _locomo(d: dict[str, Any]) -> tuple[str, str]:
         f"session R@5 {o['sess_r5']:.3f}, MRR {o['mrr']:.3f} ({o['n']} questions)"
     )
     convs = ", ".join(d.get("conversations", []))
-    return figures, f"conversations {convs}, embedder {d.get('embedder')}, no LLM"
+    loader = d.get("loader", d.get("style"))
+    return figures, f"conversations {convs}, loader {loader}, embedder {d.get('embedder')}, no LLM"
+
+
+def _ku_suite(d: dict[str, Any]) -> tuple[str, str]:
+    o = d["overall"]
+    cats = ", ".join(f"{k} {v['new_wins']}/{v['n']}" for k, v in d["per_category"].items())
+    figures = f"new wins {o['new_wins']}/{o['n']} ({o['new_wins_rate']:.3f}): {cats}"
+    return figures, f"mode {d['mode']}, split {d['split']}, embedder {d['embedder']}, no LLM"
 
 
 def _knowledge_updates(d: dict[str, Any]) -> tuple[str, str]:
@@ -81,7 +89,18 @@ def _cold_start(d: dict[str, Any]) -> tuple[str, str]:
 
 
 ROWS = (
-    Row("LoCoMo dev (evidence recall)", "locomo-*.json", "benchmarks/locomo.py", _locomo),
+    Row(
+        "LoCoMo dev (evidence recall)",
+        "locomo-26_30-minilm*-conversation.json",
+        "benchmarks/locomo.py",
+        _locomo,
+    ),
+    Row(
+        "knowledge updates (ku_suite), test split",
+        "ku_suite-add-minilm*-test.json",
+        "benchmarks/ku_suite/run.py",
+        _ku_suite,
+    ),
     Row(
         "knowledge updates, test split",
         "knowledge_updates*test*.json",

@@ -161,6 +161,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "split": args.split,
         "config_overrides": json.loads(args.retrieval),
         **summarise(rows),
+        "per_split": {
+            sp: summarise([r for r in rows if r["split"] == sp])
+            for sp in ("dev", "test")
+            if any(r["split"] == sp for r in rows)
+        },
         "cases": rows,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
