@@ -3,9 +3,10 @@
 One tenant, one namespace, grown to each size in turn (default 1k, 10k, 100k).
 By default (``--data locomo``) the memories are the real LoCoMo turns of
 /work/shared/data (conversations 26 and 30) followed by synthetic turns made of
-their sentences under other speakers' names, the questions are LoCoMo's own, and
-every text is embedded once by the local MiniLM model; the vectors are cached as
-files under benchmarks/.cache/, so no timed call embeds anything.
+their sentences under other speakers' names, the questions are LoCoMo's own. The
+real turns and the questions are embedded once by the local MiniLM model; a
+synthetic turn's vector is the normalised mean of its sentences' MiniLM vectors.
+The vectors are cached as files under benchmarks/.cache/, so no timed call embeds.
 ``--data synthetic`` keeps the older pseudo-word texts and the hashing embedder.
 
 At each size it reports, per code under test:
@@ -21,9 +22,11 @@ At each size it reports, per code under test:
 in the same run on the same data: each side builds its own store, the first-recall
 processes alternate, and the steady recalls are interleaved query by query, so a
 ratio between the two is fair on a loaded machine even when absolute figures drift.
+``--this REV`` runs a given commit as "this" (a worktree too), so a checkout that
+moves on while a long run is under way does not change the code measured.
 
     .venv/bin/python benchmarks/latency.py [--sizes 1000 10000 100000] [--queries 200]
-        [--data locomo|synthetic] [--compare REV] [--retrieval JSON] [--out FILE]
+        [--data locomo|synthetic] [--compare REV] [--this REV] [--retrieval JSON] [--out FILE]
 """
 
 from __future__ import annotations
@@ -39,7 +42,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +53,7 @@ from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.embeddings import Embedder, HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / "benchmarks" / ".cache"
+CACHE = Path(os.environ.get("ATTESTOR_BENCH_CACHE", ROOT / "benchmarks" / ".cache"))
 LOCOMO = Path(os.environ.get("ATTESTOR_LOCOMO_DIR", ROOT.parent / "shared" / "data" / "locomo"))
 WORKER = Path(__file__).resolve().parent / "latency_worker.py"
 
@@ -123,51 +125,78 @@ def locomo_turns_and_questions() -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(turns)), list(dict.fromkeys(questions))
 
 
-def synthetic_turns(real: list[str], n: int, rng: random.Random) -> list[str]:
-    """Turns made of real turns' sentences, under other names (distinct, deterministic)."""
-    sentences = [s for t in real for s in re.split(r"(?<=[.!?])\s+", t.split(": ", 1)[-1]) if s]
+def _sentences(real: list[str]) -> list[str]:
+    split = (re.split(r"(?<=[.!?])\s+", t.split(": ", 1)[-1]) for t in real)
+    return list(dict.fromkeys(s for parts in split for s in parts if s))
+
+
+def synthetic_turns_with_parts(
+    real: list[str], n: int, rng: random.Random
+) -> list[tuple[str, list[int]]]:
+    """Turns made of real turns' sentences under other names (distinct, deterministic),
+    each with the numbers of its sentences in ``_sentences(real)``."""
+    sentences = _sentences(real)
     speakers = sorted({t.split(": ", 1)[0] for t in real})
     seen = set(real)
-    out: list[str] = []
+    out: list[tuple[str, list[int]]] = []
     while len(out) < n:
-        parts = rng.sample(sentences, rng.randint(1, 3))
-        text = f"{rng.choice(NAMES)}: " + " ".join(parts)
+        parts = rng.sample(range(len(sentences)), rng.randint(1, 3))
+        text = f"{rng.choice(NAMES)}: " + " ".join(sentences[i] for i in parts)
         for s in speakers:  # the real speakers' names, swapped for others
             text = text.replace(s, rng.choice(NAMES))
         if text not in seen:
             seen.add(text)
-            out.append(text)
+            out.append((text, parts))
     return out
+
+
+def synthetic_turns(real: list[str], n: int, rng: random.Random) -> list[str]:
+    return [text for text, _ in synthetic_turns_with_parts(real, n, rng)]
+
+
+def _embed_all(embedder: Any, texts: list[str], console: Console) -> np.ndarray:
+    console.print(f"embedding {len(texts):,} texts with {embedder.name} (once; cached)")
+    chunks = [
+        np.asarray(embedder.embed(texts[lo : lo + 256]), dtype=np.float32)
+        for lo in range(0, len(texts), 256)
+    ]
+    return np.concatenate(chunks) if chunks else np.zeros((0, embedder.dimension), np.float32)
 
 
 def prepare(mode: str, size: int, queries: int, console: Console) -> Path:
     """The texts, questions and vectors of a run, computed once and kept under .cache/."""
-    key = hashlib.sha256(f"{mode}:{size}:{queries}:v1".encode()).hexdigest()[:16]
+    key = hashlib.sha256(f"{mode}:{size}:{queries}:v2".encode()).hexdigest()[:16]
     folder = CACHE / f"{mode}-{size}-{key}"
     if (folder / "meta.json").exists():
         return folder
     rng = random.Random(42)
     if mode == "locomo":
-        real, questions = locomo_turns_and_questions()
-        texts = real[:size] + synthetic_turns(real, max(0, size - len(real)), rng)
-        questions = questions[:queries]
+        # real turns and questions embedded by MiniLM; a synthetic turn's vector is the
+        # normalised mean of its sentences' MiniLM vectors (embedding 100k turns one by
+        # one would take over half an hour on this shared machine)
         from attestor_arango.embeddings import LocalMiniLMEmbedder
 
         embedder: Any = LocalMiniLMEmbedder()
+        real, questions = locomo_turns_and_questions()
+        questions = questions[:queries]
+        synthetic = synthetic_turns_with_parts(real, max(0, size - len(real)), rng)
+        texts = real[:size] + [text for text, _ in synthetic]
+        direct = _embed_all(embedder, real[:size] + questions, console)
+        head = direct[: min(size, len(real))]
+        parts = [head]
+        if synthetic:
+            sentence_vectors = _embed_all(embedder, _sentences(real), console)
+            mixed = np.stack([sentence_vectors[p].mean(axis=0) for _, p in synthetic])
+            mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+            parts.append(mixed.astype(np.float32))
+        vectors = np.concatenate([*parts, direct[len(head) :]])
     else:
         texts = [sentence(rng) + f" #{i}" for i in range(size)]
         questions = synthetic_questions(rng, queries)
         embedder = HashingEmbedder()
-    everything = texts + questions
-    console.print(f"embedding {len(everything):,} texts with {embedder.name} (once; cached)")
-    chunks = []
-    t0 = time.perf_counter()
-    for lo in range(0, len(everything), 256):
-        chunks.append(np.asarray(embedder.embed(everything[lo : lo + 256]), dtype=np.float32))
-        if lo and lo % 25_600 == 0:
-            console.print(f"  {lo:,} in {time.perf_counter() - t0:.0f} s")
+        vectors = _embed_all(embedder, texts + questions, console)
     folder.mkdir(parents=True, exist_ok=True)
-    np.save(folder / "vectors.npy", np.concatenate(chunks))
+    np.save(folder / "vectors.npy", vectors)
     (folder / "texts.json").write_text(json.dumps(texts))
     (folder / "questions.json").write_text(json.dumps(questions))
     meta = {"mode": mode, "embedder": embedder.name, "texts": len(texts), "questions": queries}
@@ -319,6 +348,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="fresh processes per first recall")
     parser.add_argument("--data", choices=["locomo", "synthetic"], default="locomo")
     parser.add_argument("--compare", default=None, help="another commit to run alongside")
+    parser.add_argument(
+        "--this", default=None, help="run this commit (a worktree) instead of the checkout"
+    )
     parser.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
     parser.add_argument("--out", default="benchmarks/results/latency.json")
     args = parser.parse_args()
@@ -327,10 +359,10 @@ def main() -> None:
     load_before = os.getloadavg()
     data = prepare(args.data, max(args.sizes), args.queries, console)
     queries = min(args.queries, len(json.loads((data / "questions.json").read_text())))
-    codes = {"this": ROOT}
-    tree = worktree(args.compare, console) if args.compare else None
-    if tree is not None:
-        codes[args.compare] = tree
+    trees = [worktree(rev, console) for rev in (args.this, args.compare) if rev]
+    codes = {"this": trees[0] if args.this else ROOT}
+    if args.compare:
+        codes[args.compare] = trees[-1]
     results: list[dict[str, dict[str, Any]]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -340,7 +372,7 @@ def main() -> None:
                     measure_size(codes, dbs, data, size, queries, args.rounds, retrieval, console)
                 )
     finally:
-        if tree is not None:
+        for tree in trees:
             subprocess.run(
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                 check=False,

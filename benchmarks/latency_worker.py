@@ -46,12 +46,14 @@ class CachedVectors:
     def __init__(self, name: str, texts: list[str], vectors: np.ndarray) -> None:
         self.name = name
         self.dimension = int(vectors.shape[1])
-        self._rows = {t: i for i, t in enumerate(texts)}
+        # keyed as the write path stores content (stripped)
+        self._rows = {t.strip(): i for i, t in enumerate(texts)}
         self._vectors = vectors
 
     def embed(self, texts: list[str]) -> np.ndarray:
         try:
-            return np.asarray(self._vectors[[self._rows[t] for t in texts]], dtype=np.float32)
+            rows = [self._rows[t.strip()] for t in texts]
+            return np.asarray(self._vectors[rows], dtype=np.float32)
         except KeyError as exc:
             raise RuntimeError(f"no cached vector for {exc}") from exc
 
