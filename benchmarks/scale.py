@@ -159,7 +159,15 @@ def grow(
     return times
 
 
-def single_tenant(checkpoints: list[int], queries: int, folder: Path, console: Console) -> list:
+def write(out: Path, report: dict[str, Any]) -> None:
+    """The report so far (written after every checkpoint: a long run stopped early keeps it)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+
+
+def single_tenant(
+    checkpoints: list[int], queries: int, folder: Path, console: Console, report: dict[str, Any]
+) -> list[dict[str, Any]]:
     real, _ = locomo_turns_and_questions()
     rng = random.Random(1000)
     db = folder / "one.db"
@@ -192,6 +200,8 @@ def single_tenant(checkpoints: list[int], queries: int, folder: Path, console: C
         }
         console.print(row)
         rows.append(row)
+        report["single_tenant"] = rows
+        write(Path(report["out"]), report)
         mem = AgentMemory(db, embedder=embedder, clock=clock, ids=SeededIdSource(3 + size))
     mem.close()
     return rows
@@ -245,30 +255,23 @@ def main() -> None:
         return
     limit_blas_threads()
     console = Console()
-    started = os.getloadavg()
+    report: dict[str, Any] = {
+        "embedder": "hashing (vectors computed before each timed add)",
+        "cpus": os.cpu_count(),
+        "load_average_start": os.getloadavg(),
+        "out": args.out,
+        "single_tenant": [],
+        "many_tenants": None,
+    }
     with tempfile.TemporaryDirectory() as tmp:
-        single = single_tenant(args.checkpoints, args.queries, Path(tmp), console)
-        many = (
-            many_tenants(args.tenants, args.per_tenant, args.queries, Path(tmp), console)
-            if args.tenants
-            else None
-        )
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        json.dumps(
-            {
-                "embedder": "hashing (vectors computed before each timed add)",
-                "cpus": os.cpu_count(),
-                "load_average_start": started,
-                "load_average_end": os.getloadavg(),
-                "single_tenant": single,
-                "many_tenants": many,
-            },
-            indent=2,
-        )
-    )
-    console.print(f"wrote {out}")
+        single_tenant(args.checkpoints, args.queries, Path(tmp), console, report)
+        if args.tenants:
+            report["many_tenants"] = many_tenants(
+                args.tenants, args.per_tenant, args.queries, Path(tmp), console
+            )
+    report["load_average_end"] = os.getloadavg()
+    write(Path(args.out), report)
+    console.print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

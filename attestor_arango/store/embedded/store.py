@@ -14,10 +14,10 @@ import json
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -32,12 +32,12 @@ from attestor_arango.store.embedded.base import encode_doc as _encode
 from attestor_arango.store.embedded.base import list_params as _list_params
 from attestor_arango.store.embedded.base import scope_params as _scope_params
 from attestor_arango.store.embedded.base import view_params as _view_params
+from attestor_arango.store.embedded.caches import EmbeddedCaches
 from attestor_arango.store.embedded.fts import TEXT_INDEXES, EmbeddedText
 from attestor_arango.store.embedded.governance import EmbeddedGovernance
 from attestor_arango.store.embedded.graph import EmbeddedGraph
 from attestor_arango.store.embedded.health import role_health
-from attestor_arango.store.embedded.indexfile import IndexFileError
-from attestor_arango.store.embedded.persisted import PersistedIndexes, index_folder
+from attestor_arango.store.embedded.persisted import index_folder
 from attestor_arango.store.embedded.schema import migrate
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
@@ -46,10 +46,9 @@ from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, ch
 # Rows each in-memory cache (vectors, text) may hold over all tenants of a store: at 100k
 # memories of 384 dimensions the vector cache takes ~190 MB and the text cache ~76 MB
 CACHE_ROWS = 2_000_000
-T = TypeVar("T")
 
 
-class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
+class SQLiteStore(EmbeddedCaches, EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
     """The Store protocol over one SQLite file."""
 
     backend = "embedded"
@@ -176,98 +175,6 @@ class SQLiteStore(PersistedIndexes, EmbeddedText, EmbeddedGraph, EmbeddedGoverna
     def _read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]:
         with self._lock:
             return self._exec(sql, params).fetchall()
-
-    # vector and text caches ----------------------------------------------------------------
-    def _read_data_version(self) -> int:
-        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
-
-    def _refresh_caches(self) -> None:
-        """Another connection committed: our caches may be stale, reload lazily."""
-        version = self._read_data_version()
-        if version != self._data_version:
-            self._vectors.clear()
-            self._texts.clear()
-            self._data_version = version
-
-    def _used(self, tenant: str) -> None:
-        """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.
-
-        Each cache (vectors, text) may hold ``cache_rows`` rows over all tenants; the
-        least recently read tenants go first, and are loaded again when next read.
-        The tenant being read is never dropped, however large. Checked on every read,
-        so rows written into cached tenants are counted too.
-        """
-        self._cache_use.pop(tenant, None)
-        self._cache_use[tenant] = None
-        for caches in (self._vectors, self._texts):
-            held = sum(c.n for c in caches.values())
-            for other in list(self._cache_use):
-                if held <= self.cache_rows:
-                    break
-                if other != tenant and other in caches:
-                    held -= caches.pop(other).n
-        for other in list(self._cache_use):
-            if other not in self._vectors and other not in self._texts:
-                del self._cache_use[other]
-
-    def _tenant_vectors(self, tenant: str) -> TenantVectors | None:
-        self._refresh_caches()
-        cached = self._vectors.get(tenant)
-        if cached is not None:
-            self._used(tenant)
-            return cached
-        space = self.get_embedding_space(Scope(tenant))
-        if space is None:
-            return None
-        index = self._load_vectors(tenant, space)
-        self._vectors[tenant] = index
-        self._used(tenant)
-        return index
-
-    def _vector_read(self, tenant: str, read: Callable[[TenantVectors], T]) -> T:
-        """``read`` of the tenant's vector index; a persisted row found corrupt on the way
-        drops the file and the index, and the read runs again on one rebuilt from the rows."""
-        index = self._vectors[tenant]
-        try:
-            return read(index)
-        except IndexFileError:
-            self._vectors.pop(tenant, None)
-            path = self._index_path(tenant, "vectors")
-            if path is not None:
-                path.unlink(missing_ok=True)
-            rebuilt = self._tenant_vectors(tenant)
-            assert rebuilt is not None
-            return read(rebuilt)
-
-    def _after_commit(self, op: str, payload: Any) -> None:
-        if self._depth:
-            self._pending.append((op, payload))
-        else:
-            self._apply(op, payload)
-
-    def _apply_pending(self) -> None:
-        pending, self._pending = self._pending, []
-        for op, payload in pending:
-            self._apply(op, payload)
-
-    def _apply(self, op: str, payload: Any) -> None:
-        # a tenant's caches not loaded yet are loaded later, from the committed rows
-        if op == "drop":
-            self._vectors.pop(payload, None)
-            self._texts.pop(payload, None)
-            self._remove_files(payload)
-            return
-        vectors, texts = self._vectors.get(payload[0]), self._texts.get(payload[0])
-        if op == "text":
-            self._written.add(payload[0])
-        if op == "add" and vectors is not None:
-            vectors.add(*payload[1:])
-        elif op == "text" and texts is not None:
-            texts.add(*payload[1:])
-        elif op == "expire":
-            for index in (vectors, texts):
-                if index is not None:
-                    index.set_expired(payload[1], payload[2])
 
     # embedding space ------------------------------------------------------------------------
     def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None:
