@@ -58,9 +58,10 @@ class CachedVectors:
             raise RuntimeError(f"no cached vector for {exc}") from exc
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """Resident MB; RssFile is the mapped index files' pages (page cache, reclaimable)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -121,7 +122,11 @@ def main() -> None:
                 "digest": digest,
             }
         elif cmd["cmd"] == "rss":
-            out = {"rss_mb": rss_mb()}
+            out = {
+                "rss_mb": rss_mb(),
+                "rss_anon_mb": rss_mb("RssAnon"),
+                "rss_file_mb": rss_mb("RssFile"),
+            }
         elif cmd["cmd"] == "gc":
             t = time.perf_counter()
             gc.collect()

@@ -72,14 +72,20 @@ def _abstention(d: dict[str, Any]) -> tuple[str, str]:
 
 
 def _latency(d: dict[str, Any]) -> tuple[str, str]:
-    parts = [
-        f"{r['memories'] // 1000}k: {r['recall_p50_ms']:.1f}/{r['recall_p95_ms']:.1f} ms"
-        for r in d["results"]
-    ]
-    return (
-        "recall p50/p95 " + "; ".join(parts),
-        f"embedder {d.get('embedder')}, {d.get('machine')}, Python {d.get('python')}",
-    )
+    # latency.py reports per size one row per code under test ("this", and --compare's)
+    rows = [r.get("this", r) for r in d["results"]]
+    parts = []
+    for r in rows:
+        part = f"{r['memories'] // 1000}k: {r['recall_p50_ms']:.1f}/{r['recall_p95_ms']:.1f} ms"
+        if "first_recall_ms" in r:
+            part += f", first recall {r['first_recall_ms']:.0f} ms, RSS {r['rss_mb']:.0f} MB"
+        parts.append(part)
+    data = d.get("data", {})
+    embedder = data.get("embedder", d.get("embedder"))
+    setup = f"embedder {embedder}, {d.get('machine')}, Python {d.get('python')}"
+    if "load_average_before" in d:
+        setup += f", load {d['load_average_before'][0]:.0f} on {d.get('cpus')} cpus"
+    return "recall p50/p95 " + "; ".join(parts), setup
 
 
 def _cold_start(d: dict[str, Any]) -> tuple[str, str]:

@@ -68,9 +68,10 @@ class Prepared:
         return np.asarray(self.inner.embed(texts))
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """Resident MB; RssFile is the mapped index files' pages (page cache, reclaimable)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return 0.0
 
@@ -125,6 +126,8 @@ def probe(db: str, tenants: list[str], queries: int) -> dict[str, Any]:
         "recall_p50_ms": pct(wall, 50),
         "recall_p95_ms": pct(wall, 95),
         "rss_mb": round(rss_mb(), 1),
+        "rss_anon_mb": round(rss_mb("RssAnon"), 1),
+        "rss_file_mb": round(rss_mb("RssFile"), 1),
     }
     mem.close()
     return out

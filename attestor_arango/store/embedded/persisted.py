@@ -132,6 +132,8 @@ class PersistedIndexes(EmbeddedBase):
             saved = Generation.from_meta(meta.get("generation"))
             if not saved.can_catch_up_to(gen):
                 return None
+            if gen.inserts - saved.inserts > int(meta.get("rows", 0)):
+                return None  # more rows to add than the file holds: one bulk load is cheaper
             sections = {name: file.section(name) for name in file.names()}
             cls = TenantText if kind == "text" else TenantVectors
             index: Index = cls.from_sections(sections, meta)
