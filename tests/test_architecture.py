@@ -49,11 +49,7 @@ TOP = "attestor_arango"
 # resolve the context, check the permission, validate and delegate: it is longer than the
 # other modules by design, and nothing else may be.
 MAX_LINES = 450
-LONG_BY_DESIGN = {
-    "attestor_arango.memory": 1100,
-    # grew with the persisted indexes; its vector-lane methods are due to move out
-    "attestor_arango.store.embedded.store": 500,
-}
+LONG_BY_DESIGN = {"attestor_arango.memory": 1100}
 
 
 def _modules() -> dict[str, Path]:
