@@ -548,3 +548,21 @@ def test_namespace_limited_key_stays_in_its_namespaces(tmp_path: Path) -> None:
     after = fingerprint(memory)
     assert after[0] == sorted([*before[0], (mine.id, mine.content_hash, "active", "None")])
     memory.close()
+
+
+def test_add_turns_over_rest_stores_what_the_library_would(
+    served: tuple[AgentMemory, str, dict],
+) -> None:
+    memory, url, plain = served
+    turns = [
+        {"speaker": "Dana", "text": "I adopted a greyhound named Pixel", "session_id": "s-rest"},
+        {"speaker": "Eli", "text": "Pixel is a lovely name", "session_id": "s-rest"},
+    ]
+    with client(url, plain, "acme-executor") as c:
+        stored = c.add_turns(turns)
+        ctx = AgentContext(agent_id="executor-1", role="executor", tenant="acme")
+        assert all(t["text"] in m.content for m, t in zip(stored, turns, strict=True))
+        assert [m.entity for m in stored] == ["Dana", "Eli"]
+        assert [memory.get(m.id, context=ctx) for m in stored] == stored
+    with client(url, plain, "acme-reviewer") as c, pytest.raises(AccessDenied):
+        c.add_turns(turns)

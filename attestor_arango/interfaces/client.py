@@ -11,6 +11,7 @@ anything wider.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -394,6 +395,17 @@ class MemoryClient:
         return self._call("verify_all", locals())
 
     # -- ingest -------------------------------------------------------------------
+    def add_turns(
+        self,
+        turns: Sequence[Any],
+        *,
+        context: AgentContext | None = None,
+    ) -> Memories:
+        """``AgentMemory.add_turns`` over HTTP (turns as dicts or ``ConversationTurn``s): the
+        server's typed error (``AccessDenied``, ``ValidationError``, ...) is raised here;
+        ``StoreError`` when it cannot be reached."""
+        return self._call("add_turns", locals())
+
     def ingest_round(
         self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
     ) -> IngestResult:

@@ -120,6 +120,7 @@ ROUTES: tuple[Route, ...] = (
     Route("stats", "GET", "/stats", "Counts for the caller's tenant", "service", query=True),
     Route("health", "GET", "/health", "Store and embedder health", "service", query=True),
     Route("ingest_round", "POST", "/ingest", "Ingest one conversation round", "ingest"),
+    Route("add_turns", "POST", "/turns", "Store conversation turns as they happen", "ingest"),
     Route("consolidate", "POST", "/consolidate", "Re-read recent episodes", "ingest"),
     Route("reflect", "POST", "/reflect", "Flag contradictions for review", "ingest"),
     Route(
