@@ -244,9 +244,13 @@ def test_recall_id_hashes_the_canonical_json_of_every_input(
     assert recall_id(tenant, namespace, query, as_of, window, budget, other) != want
 
 
-def test_tracing_is_off_by_default_and_needs_a_path(tmp_path: Path) -> None:
+def test_tracing_is_off_by_default_and_picks_a_path_when_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert tracer_from_settings(TraceSettings()) is None
-    with pytest.raises(ValidationError, match=r"trace\.path"):
-        tracer_from_settings(TraceSettings(enabled=True))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    chosen = TraceSettings(enabled=True)  # ATTESTOR_TRACE=1 alone: beside the default store
+    assert chosen.path == str(tmp_path / "data" / "attestor-arango" / "recall-trace.jsonl")
+    assert tracer_from_settings(chosen) is not None
     tracer = tracer_from_settings(TraceSettings(enabled=True, path=str(tmp_path / "x.jsonl")))
     assert tracer is not None and not tracer.include_content
