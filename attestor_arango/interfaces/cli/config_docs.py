@@ -28,6 +28,9 @@ DESCRIPTIONS: dict[str, str] = {
     "embedder_model": "model name for the `ollama` / `openai` embedders",
     "embedder_dimension": "vector size, when the embedder cannot report it",
     "local_model_path": "directory with `model.onnx` and `tokenizer.json` for `local`",
+    "skip_ollama_probe": "`auto` embedder: do not ask a local Ollama first",
+    "blas_threads": "BLAS threads the CLI and its servers set for their process (`0` leaves "
+    "BLAS alone); the library never changes them",
     "ollama_url": "Ollama server for the `ollama` embedder",
     "openai_base_url": "OpenAI-compatible endpoint for the `openai` embedder",
     "openai_api_key": "key for that endpoint (a secret: never printed or exported)",
