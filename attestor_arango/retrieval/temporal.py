@@ -76,7 +76,12 @@ def _when(c: Candidate) -> tuple[int, int]:
 
 
 def _mutual_nearest_later(
-    i: int, sims: np.ndarray, unit: np.ndarray, items: Sequence[Candidate], floor: float
+    i: int,
+    sims: np.ndarray,
+    unit: np.ndarray,
+    items: Sequence[Candidate],
+    whens: Sequence[tuple[int, int]],
+    floor: float,
 ) -> int | None:
     """The later candidate that is ``i``'s nearest, when ``i`` is also its nearest earlier one.
 
@@ -91,16 +96,16 @@ def _mutual_nearest_later(
     """
     if len(items) < 3:
         return None
-    t_i = _when(items[i])
-    later = [k for k in range(len(items)) if _when(items[k]) > t_i]
+    t_i = whens[i]
+    later = [k for k in range(len(items)) if whens[k] > t_i]
     if not later:
         return None
     j = max(later, key=lambda k: (sims[k], -k))
     if sims[j] < floor:
         return None
     back = np.round(unit @ unit[j], 9)
-    t_j = _when(items[j])
-    earlier = [k for k in range(len(items)) if _when(items[k]) < t_j]
+    t_j = whens[j]
+    earlier = [k for k in range(len(items)) if whens[k] < t_j]
     if max(earlier, key=lambda k: (back[k], -k)) != i:
         return None
     a, b = items[i].memory, items[j].memory
@@ -123,6 +128,7 @@ def apply_freshness(
     unit = unit_rows(items, vectors)
     cued = np.array([announces_change(c.content_terms()) for c in items], dtype=bool)
     before = [c.relevance for c in items]
+    whens = [_when(c) for c in items]  # once: the nearest-update test reads them per pair
     top = sorted(range(len(items)), key=lambda k: tie_key(before[k], items[k]))
     for i in top[: config.freshness_top_n]:
         # close[j]: j may restate i; a change-announcing j needs less similarity
@@ -131,7 +137,7 @@ def apply_freshness(
             (sims >= config.freshness_cue_similarity) & cued
         )
         close[i] = False
-        mate = _mutual_nearest_later(i, sims, unit, items, config.freshness_cue_similarity)
+        mate = _mutual_nearest_later(i, sims, unit, items, whens, config.freshness_cue_similarity)
         if mate is not None:
             close[mate] = True
         older = items[i]
