@@ -256,6 +256,7 @@ def _call_route(c: MemoryClient, op: str) -> object:
         "compact": {"older_than": "30d"},
         "verify_memory": {"memory_id": "m"},
         "ingest_round": {"turn": {"user": "I live in Oslo"}},
+        "add_turns": {"turns": [{"speaker": "Ann", "text": "I live in Oslo"}]},
     }
     return getattr(c, op)(**args.get(op, {}))
 
@@ -471,6 +472,10 @@ GOVERNANCE_CALLS: dict[str, tuple[str, Any]] = {
     "verify_memory": ("read", lambda c, mid: c.verify_memory(mid)),
     "verify_all": ("read", lambda c, mid: c.verify_all()),
     "ingest_round": ("write", lambda c, mid: c.ingest_round({"user": "I work in Rome."})),
+    "add_turns": (
+        "write",
+        lambda c, mid: c.add_turns([{"speaker": "Ann", "text": "I work in Rome."}]),
+    ),
     "consolidate": ("write", lambda c, mid: c.consolidate(limit=5)),
     "reflect": ("read", lambda c, mid: c.reflect(store=False)),
 }
