@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attestor_arango.config import Config
+from attestor_arango.config import Config, load_config
 from attestor_arango.embeddings import (
     Embedder,
     HashingEmbedder,
@@ -401,11 +401,14 @@ def test_auto_prefers_ollama_when_it_has_the_model(
     assert isinstance(emb, OllamaEmbedder)
 
 
-def test_auto_skips_ollama_probe_when_disabled(peer: Peer, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ATTESTOR_DISABLE_LOCAL_EMBED", "1")
-    emb = make_embedder(
-        Config(embedder="auto", ollama_url=peer.url, openai_base_url=f"{peer.url}/v1")
+def test_auto_skips_ollama_probe_when_disabled(peer: Peer) -> None:
+    config = load_config(
+        env={"ATTESTOR_DISABLE_LOCAL_EMBED": "1"},
+        embedder="auto",
+        ollama_url=peer.url,
+        openai_base_url=f"{peer.url}/v1",
     )
+    emb = make_embedder(config)
     assert isinstance(emb, OpenAICompatEmbedder)
     assert peer.requests == []  # not even probed: the GET /api/tags would be recorded
 
