@@ -108,6 +108,18 @@ def _check_status(status: str | None) -> str | None:
     return None if status in (None, "all") else status
 
 
+def _memory_filter(
+    entity: str | None, category: str | None, tags: TagsInput, status: str | None
+) -> MemoryFilter:
+    """The store filter of a read's arguments; raises ``ValidationError`` for a bad label."""
+    return MemoryFilter(
+        entity=check_label(entity, "entity"),
+        category=check_label(category, "category"),
+        tags=check_tags(tags) or None,
+        status=status,
+    )
+
+
 def _check_id(memory_id: object, name: str = "memory_id") -> str:
     if not isinstance(memory_id, str) or not memory_id:
         raise ValidationError(f"{name} must be a non-empty string")
@@ -402,12 +414,7 @@ class AgentMemory:
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError("offset must be a non-negative integer")
         view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = MemoryFilter(
-            entity=check_label(entity, "entity"),
-            category=check_label(category, "category"),
-            tags=check_tags(tags) or None,
-            status=wanted,
-        )
+        filters = _memory_filter(entity, category, tags, wanted)
         scope = self.runtime.scope(ctx, namespace)
         return reads.list_memories(self.runtime, scope, filters, view, check_limit(limit), offset)
 
@@ -430,12 +437,7 @@ class AgentMemory:
         ctx = self._ctx(context, Permission.READ, "count")
         wanted = _check_status(status)
         view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = MemoryFilter(
-            entity=check_label(entity, "entity"),
-            category=check_label(category, "category"),
-            tags=check_tags(tags) or None,
-            status=wanted,
-        )
+        filters = _memory_filter(entity, category, tags, wanted)
         return reads.count_memories(self.runtime, self.runtime.scope(ctx, namespace), filters, view)
 
     def list_page(
@@ -515,12 +517,7 @@ class AgentMemory:
         wanted = _check_status(status)
         limit = check_limit(limit, maximum=1000)
         view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = MemoryFilter(
-            entity=check_label(entity, "entity"),
-            category=check_label(category, "category"),
-            tags=check_tags(tags) or None,
-            status=wanted,
-        )
+        filters = _memory_filter(entity, category, tags, wanted)
         scope = self.runtime.scope(ctx, namespace)
         return reads.search_memories(self.runtime, scope, query, filters, view, limit)
 
