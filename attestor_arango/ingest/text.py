@@ -1,15 +1,16 @@
 """Plain-text helpers for the rule-based path: sentences, tokens, stems, names.
 
-Deliberately small and deterministic. Stems (Porter, as in the BM25 lane) only
-build matching keys ("smoking"/"smoke", "cats"/"cat"); names are never stemmed,
-so an entity "Paris" stays "Paris".
+Deliberately small and deterministic. Stems only build matching keys
+("smoking"/"smoke", "cats"/"cat"), and some of those keys are stored (``intent:build``,
+``likes:cat``), so they come from the frozen key normaliser (``text/keys.py``), never
+from the ranking stemmer; names are never stemmed, so an entity "Paris" stays "Paris".
 """
 
 from __future__ import annotations
 
 import re
 
-from attestor_arango.text.stemming import STEMMER as _STEMMER
+from attestor_arango.text.keys import key_word
 from attestor_arango.text.stopwords import KEY_STOPWORDS
 
 
@@ -78,9 +79,8 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """The Porter stem the BM25 lane uses too ("smoking" -> "smoke"); numbers pass unchanged."""
-    w = word.lower()
-    return w if not w.isalpha() else str(_STEMMER.stemWord(w))
+    """The word's frozen key form ("smoking" -> "smoke"; text/keys.py); numbers pass unchanged."""
+    return key_word(word)
 
 
 def content_stems(text: str) -> frozenset[str]:
