@@ -898,7 +898,7 @@ class AgentMemory:
         from attestor_arango.ingest.conversation import add_turns
 
         ctx = self._ctx(context, Permission.WRITE, "add_turns")
-        return add_turns(turns, ctx, add=self.add, store=self.store, clock=self.clock, ids=self.ids)
+        return add_turns(self.runtime, self.writer, ctx, turns)
 
     def consolidate(
         self, *, limit: int = 50, context: AgentContext | None = None

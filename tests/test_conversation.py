@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from attestor_arango.clock import ManualClock, TickClock
+from attestor_arango.config import load_config
+from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.writes import Writer
+from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import QuotaExceededError, ValidationError
+from attestor_arango.ids import SeededIdSource
+from attestor_arango.ingest.conversation import add_turns
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import RetrievalConfig
 from attestor_arango.scope import TemporalView
+from attestor_arango.store.embedded.store import SQLiteStore
 
 T0 = datetime(2025, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -111,3 +122,30 @@ def test_the_same_words_said_again_later_are_news_again(mem: AgentMemory) -> Non
     # without a later event time it is the same memory, as before
     assert mem.add("I work from home.").id == again.id
     assert mem.add("I work from home.", valid_from=t).id == again.id
+
+
+def test_the_service_needs_only_the_runtime_and_the_writer(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """add_turns is a service like the others: no facade, no callback into it."""
+    config = load_config(path=str(tmp_path / "svc.db"))
+    store = SQLiteStore(str(tmp_path / "svc.db"))
+    rt = Runtime(
+        config=config,
+        store=store,
+        embedder=HashingEmbedder(64),
+        clock=TickClock(clock),
+        ids=SeededIdSource(3),
+        signer=None,
+        retrieval_config=RetrievalConfig(),
+    )
+    writer = Writer(rt, Auditor(rt))
+    ctx = AgentContext(tenant="t1", agent_id="a1")
+    try:
+        first, second = add_turns(
+            rt, writer, ctx, chat("S1", T0, [("Ana", "Moving to Lyon"), ("Bo", "When?")])
+        )
+        assert second.metadata["turn"]["replies_to"] == first.id
+        assert [e.action for e in store.read_audit(ctx.scope, 100)][-2:] == ["add", "add"]
+    finally:
+        store.close()

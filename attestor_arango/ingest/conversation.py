@@ -11,28 +11,37 @@ reaches what the other said to them through graph affinity. The caller passes th
 words as spoken and does no shaping; ``recall`` uses these signals by itself.
 
 Turns are tagged ``verbatim`` (freshness never treats one turn as the update of
-another: each says what was said when) and ``turn``. The functions here take their
-dependencies explicitly; ``AgentMemory.add_turns`` is the public entry.
+another: each says what was said when) and ``turn``. The service takes the runtime
+and the writer (the one write path, which checks quotas and audits every turn), like
+every other; ``AgentMemory.add_turns`` checks the permission once and calls it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from attestor_arango.clock import Clock, from_us, parse_time, to_us
 from attestor_arango.context import AgentContext
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.writes import Writer
 from attestor_arango.errors import ValidationError
 from attestor_arango.ids import IdSource
 from attestor_arango.models import Memory, Relation
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.protocol import MemoryFilter, Store
-from attestor_arango.validation import entity_key
+from attestor_arango.validation import (
+    check_content,
+    check_label,
+    check_metadata,
+    check_tags,
+    entity_key,
+)
 
 TURN_TAG = "turn"
 VERBATIM_TAG = "verbatim"
@@ -94,22 +103,6 @@ class ConversationTurn(BaseModel):
             raise ValidationError(f"invalid conversation turn: {exc}") from exc
 
 
-class AddFn(Protocol):
-    """The public write the turns go through (``AgentMemory.add``)."""
-
-    def __call__(
-        self,
-        content: str,
-        *,
-        entity: str | None = ...,
-        tags: tuple[str, ...] = ...,
-        valid_from: datetime | None = ...,
-        metadata: dict[str, Any] | None = ...,
-        source_episode_id: str | None = ...,
-        context: AgentContext | None = ...,
-    ) -> Memory: ...
-
-
 def session_tag(session_id: str) -> str:
     """A short, fixed-length tag naming a session (session ids may be long)."""
     return "session:" + hashlib.sha256(session_id.encode()).hexdigest()[:16]
@@ -169,13 +162,11 @@ def link_speakers(
 
 
 def add_turns(
-    turns: Sequence[ConversationTurn | dict[str, Any]],
+    rt: Runtime,
+    writer: Writer,
     ctx: AgentContext,
+    turns: Sequence[ConversationTurn | dict[str, Any]],
     *,
-    add: AddFn | Callable[..., Memory],
-    store: Store,
-    clock: Clock,
-    ids: IdSource,
     source_episode_id: str | None = None,
 ) -> list[Memory]:
     """Stores each turn as one memory, in order; returns the memories written.
@@ -184,7 +175,11 @@ def add_turns(
     whole call and stores nothing. A turn without a session uses the context's
     session; one without either is stored stand-alone (no reply link).
     ``source_episode_id`` names the episode the turns come from (``ingest_round``).
+    The caller has checked the write permission. Raises ``ValidationError`` and what
+    ``Writer.write`` raises (``QuotaExceededError`` once the budget is spent).
     """
+    store, clock, ids = rt.store, rt.clock, rt.ids
+    episode = check_label(source_episode_id, "source_episode_id")
     if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
         raise ValidationError("turns must be a list of conversation turns")
     if len(turns) > MAX_TURNS_PER_CALL:
@@ -215,14 +210,17 @@ def add_turns(
         }
         # the copy shares ctx.usage, so the per-agent write limit sees every turn
         run_ctx = ctx if session == ctx.session_id else replace(ctx, session_id=session)
-        memory = add(
-            turn_text(turn, at, prev),
-            entity=turn.speaker,
-            tags=tags,
-            valid_from=from_us(at),
-            metadata={**turn.metadata, "turn": link},
-            source_episode_id=source_episode_id,
-            context=run_ctx,
+        memory = writer.write(
+            run_ctx,
+            content=check_content(turn_text(turn, at, prev), rt.config.max_content_chars),
+            entity=check_label(turn.speaker, "entity"),
+            category=None,
+            tags=check_tags(tags),
+            confidence=1.0,
+            valid_from_us=at,
+            valid_until_us=None,
+            metadata=check_metadata({**turn.metadata, "turn": link}),
+            source_episode_id=episode,
         )
         if session is not None:
             previous[session] = memory
