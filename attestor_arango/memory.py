@@ -45,7 +45,7 @@ from attestor_arango.governance import quotas as gov_quotas
 from attestor_arango.governance import retention as gov_retention
 from attestor_arango.governance.access import guard, require
 from attestor_arango.ids import IdSource, UUID7Source
-from attestor_arango.ingest.conversation import ConversationTurn
+from attestor_arango.ingest.conversation import ConversationTurn, add_turns
 from attestor_arango.ingest.model import IngestResult, Turn
 from attestor_arango.ingest.pipeline import Backends
 from attestor_arango.models import (
@@ -895,8 +895,6 @@ class AgentMemory:
         (see ingest/conversation.py). Raises ``ValidationError`` for a malformed turn
         (then nothing is stored) and what ``add`` raises.
         """
-        from attestor_arango.ingest.conversation import add_turns
-
         ctx = self._ctx(context, Permission.WRITE, "add_turns")
         return add_turns(self.runtime, self.writer, ctx, turns)
 
