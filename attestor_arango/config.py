@@ -3,6 +3,13 @@
 With nothing configured the library works: embedded backend in the user's data
 directory, SOLO identity, the best embedder available offline. Secrets are
 ``SecretStr`` so they never print or serialise by accident.
+
+This module is the package's one reader of the process environment
+(``environment()``) and the one place that knows the variables' names: the
+settings (``_ENV``), the CLI's identity (``IDENTITY_ENV``, read by
+``AgentContext.from_env``), the API key file (``API_KEYS_ENV``) and which of them
+are secret (``SECRET_ENV``, never printed by ``mcp --print-config``).
+``tests/test_architecture.py`` fails on an environment read anywhere else.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -90,26 +98,35 @@ class Config(BaseModel):
 
     def db_path(self) -> Path:
         """The embedded database file."""
-        raw = self.path or os.environ.get("ATTESTOR_HOME") or str(default_data_dir())
+        raw = self.path or environment().get(HOME_ENV) or str(default_data_dir())
         path = Path(raw).expanduser()
         if path.suffix in {".db", ".sqlite", ".sqlite3"}:
             return path
         return path / DB_FILENAME
 
 
+def environment(env: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """The process environment (``env`` in its place when given: tests pass their own).
+
+    The package's only read of ``os.environ``, so every variable it honours is named
+    in this module.
+    """
+    return os.environ if env is None else env
+
+
 def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    base = environment().get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "attestor-arango"
 
 
-def default_config_file(env: dict[str, str] | os._Environ[str] | None = None) -> Path:
+def default_config_file(env: Mapping[str, str] | None = None) -> Path:
     """Where a config file is looked for when neither --config nor $ATTESTOR_CONFIG is set.
 
     Linux and the BSDs: ``$XDG_CONFIG_HOME/attestor-arango/config.yaml`` (default
     ``~/.config``); macOS: ``~/Library/Application Support/attestor-arango/config.yaml``;
     Windows: ``%APPDATA%\\attestor-arango\\config.yaml``.
     """
-    environ = os.environ if env is None else env
+    environ = environment(env)
     if sys.platform == "darwin":
         base = Path.home() / "Library" / "Application Support"
     elif sys.platform == "win32":
@@ -181,6 +198,65 @@ _ENV: dict[str, tuple[str, ...]] = {
     "ARANGO_USER": ("arango", "username"),
     "ARANGO_PASSWORD": ("arango", "password"),
 }
+CONFIG_FILE_ENV = "ATTESTOR_CONFIG"
+HOME_ENV = "ATTESTOR_HOME"  # the embedded store's directory when ``path`` is not set
+API_KEYS_ENV = "ATTESTOR_API_KEYS"  # the REST/MCP-HTTP key file, or the keys as inline JSON
+# the CLI's identity: AgentContext field -> variable (AgentContext.from_env)
+IDENTITY_ENV: dict[str, str] = {
+    "agent_id": "ATTESTOR_AGENT_ID",
+    "role": "ATTESTOR_ROLE",
+    "tenant": "ATTESTOR_TENANT",
+    "namespace": "ATTESTOR_NAMESPACE",
+    "session_id": "ATTESTOR_SESSION_ID",
+    "token_budget": "ATTESTOR_TOKEN_BUDGET",
+    "read_only": "ATTESTOR_READ_ONLY",
+}
+# every variable the package reads (the platform's XDG_*/APPDATA aside)
+ENV_NAMES: tuple[str, ...] = (
+    *_ENV,
+    CONFIG_FILE_ENV,
+    HOME_ENV,
+    API_KEYS_ENV,
+    *IDENTITY_ENV.values(),
+)
+# secrets, and where a secret lives: never copied into printed configuration
+SECRET_ENV = frozenset(
+    {
+        "OPENAI_API_KEY",
+        "ATTESTOR_OPENAI_API_KEY",
+        "ARANGO_PASSWORD",
+        "ATTESTOR_SIGNING_KEY",
+        API_KEYS_ENV,
+    }
+)
+
+
+def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The AgentContext fields the environment sets (``IDENTITY_ENV``), parsed.
+
+    Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not an integer.
+    """
+    environ = environment(env)
+    values: dict[str, Any] = {}
+    for key, name in IDENTITY_ENV.items():
+        raw = environ.get(name)
+        if not raw:
+            continue
+        if key == "token_budget":
+            try:
+                values[key] = int(raw)
+            except ValueError:
+                raise ValidationError(f"{name} must be an integer") from None
+        elif key == "read_only":
+            values[key] = raw.lower() in {"1", "true", "yes"}
+        else:
+            values[key] = raw
+    return values
+
+
+def api_keys_setting(env: Mapping[str, str] | None = None) -> str:
+    """``$ATTESTOR_API_KEYS`` stripped (a key file's path or inline JSON), "" when unset."""
+    return (environment(env).get(API_KEYS_ENV) or "").strip()
 
 
 def _set(tree: dict[str, Any], keys: tuple[str, ...], value: Any) -> None:
@@ -201,7 +277,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 def load_config(
     file: str | Path | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
     **overrides: Any,
 ) -> Config:
     """Environment < YAML file < ``overrides``.
@@ -209,12 +285,12 @@ def load_config(
     The file is ``file``, else ``$ATTESTOR_CONFIG``, else ``default_config_file()`` when
     it exists. Raises ``ValidationError`` naming each bad key (see docs/configuration.md).
     """
-    environ = os.environ if env is None else env
+    environ = environment(env)
     layered: dict[str, Any] = {}
     for name, keys in _ENV.items():
         if environ.get(name):
             _set(layered, keys, environ[name])
-    file = file or environ.get("ATTESTOR_CONFIG")
+    file = file or environ.get(CONFIG_FILE_ENV)
     if not file and default_config_file(environ).is_file():
         file = default_config_file(environ)
     if file:

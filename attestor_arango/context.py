@@ -6,7 +6,6 @@ only build a context; they can never widen one.
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -224,27 +223,14 @@ class AgentContext:
     @classmethod
     def from_env(cls, **overrides: Any) -> AgentContext:
         """Reads ATTESTOR_AGENT_ID, _ROLE, _TENANT, _NAMESPACE, _SESSION_ID, _TOKEN_BUDGET,
-        _READ_ONLY; keyword arguments win."""
-        env = os.environ
-        values: dict[str, Any] = {}
-        for key, name in (
-            ("agent_id", "ATTESTOR_AGENT_ID"),
-            ("role", "ATTESTOR_ROLE"),
-            ("tenant", "ATTESTOR_TENANT"),
-            ("namespace", "ATTESTOR_NAMESPACE"),
-            ("session_id", "ATTESTOR_SESSION_ID"),
-        ):
-            if env.get(name):
-                values[key] = env[name]
-        if env.get("ATTESTOR_TOKEN_BUDGET"):
-            try:
-                values["token_budget"] = int(env["ATTESTOR_TOKEN_BUDGET"])
-            except ValueError:
-                raise ValidationError("ATTESTOR_TOKEN_BUDGET must be an integer") from None
-        if env.get("ATTESTOR_READ_ONLY"):
-            values["read_only"] = env["ATTESTOR_READ_ONLY"].lower() in {"1", "true", "yes"}
-        values.update(overrides)
-        return cls(**values)
+        _READ_ONLY (through ``config.identity_settings``); keyword arguments win.
+
+        Raises ``ValidationError`` for a non-integer ``ATTESTOR_TOKEN_BUDGET``.
+        """
+        # imported here: the HTTP client builds contexts and never needs the config reader
+        from attestor_arango.config import identity_settings
+
+        return cls(**{**identity_settings(), **overrides})
 
 
 def _narrower(ceiling: int, asked: int | None) -> int:

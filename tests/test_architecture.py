@@ -213,3 +213,41 @@ def test_no_mixins_and_no_casts_to_the_facade() -> None:
 def test_test_tooling_is_not_shipped() -> None:
     for name in ("testing", "lints", "scripted"):
         assert not any(m.endswith(f".{name}") for m in MODULES), name
+
+
+# the one configuration reader: every environment variable the package honours is named,
+# and read, in config.py (its ``environment()``), so a reader finds them all in one place
+ENV_READERS = {f"{TOP}.config"}
+_ENV_ATTRIBUTES = {"environ", "environb", "getenv", "getenvb"}
+
+
+def _reads_environment(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute):
+        return (
+            node.attr in _ENV_ATTRIBUTES
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+        )
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "os" and any(a.name in _ENV_ATTRIBUTES for a in node.names)
+    return False
+
+
+def _environment_reads(path: Path) -> list[int]:
+    """Lines that touch os.environ / os.getenv (an attribute, or a name imported from os)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [getattr(node, "lineno", 0) for node in ast.walk(tree) if _reads_environment(node)]
+
+
+def test_the_environment_reader_finds_a_read() -> None:
+    probe = PACKAGE / "config.py"
+    assert _environment_reads(probe)  # config.py reads it: the walk sees os.environ
+
+
+def test_only_config_reads_the_environment() -> None:
+    readers = {
+        module: lines
+        for module, path in MODULES.items()
+        if module not in ENV_READERS and (lines := _environment_reads(path))
+    }
+    assert readers == {}

@@ -86,3 +86,24 @@ def test_http_config_reaches_the_server(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_entry_carries_the_settings_config_names_and_no_secret() -> None:
+    """The carried names come from config.py (the one list of variables the package reads)."""
+    import argparse
+
+    from attestor_arango.config import ENV_NAMES
+    from attestor_arango.interfaces.mcp_config import carried_env
+
+    environ = {
+        "ATTESTOR_TENANT": "acme",
+        "ARANGO_URL": "http://db:8529",
+        "ARANGO_PASSWORD": "pw",
+        "ATTESTOR_API_KEYS": "/etc/keys.yaml",
+        "ATTESTOR_OPENAI_API_KEY": "sk",
+        "ATTESTOR_SIGNING_KEY": "/keys/sign.pem",
+        "ATTESTOR_NOT_A_SETTING": "x",
+    }
+    carried = carried_env(argparse.Namespace(), environ)
+    assert carried == {"ARANGO_URL": "http://db:8529", "ATTESTOR_TENANT": "acme"}
+    assert set(carried) <= set(ENV_NAMES)

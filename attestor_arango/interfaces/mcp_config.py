@@ -20,11 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from attestor_arango.config import ENV_NAMES, SECRET_ENV, environment
+
 SERVER_NAME = "attestor-arango"
-KEY_VARIABLE = "ATTESTOR_MCP_KEY"
-# Settings carried into the entry's env; secrets (keys, passwords) never are.
-_CARRIED = ("ATTESTOR_", "ARANGO_")
-_SECRET_SUFFIXES = ("_KEY", "_API_KEY", "_PASSWORD", "_SECRET", "_API_KEYS")
+KEY_VARIABLE = "ATTESTOR_MCP_KEY"  # expanded by the agent host, never read by this package
+# Settings carried into the entry's env: the variables the package reads (config.py
+# names them all), secrets (keys, passwords, key paths) never.
+_CARRIED = tuple(name for name in ENV_NAMES if name not in SECRET_ENV)
 _FLAGS = {
     "path": "ATTESTOR_PATH",
     "agent_id": "ATTESTOR_AGENT_ID",
@@ -47,11 +49,7 @@ def launcher() -> tuple[str, list[str]]:
 
 def carried_env(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
     """Store and identity settings now in effect, without any secret."""
-    env = {
-        name: value
-        for name, value in environ.items()
-        if name.startswith(_CARRIED) and not name.endswith(_SECRET_SUFFIXES)
-    }
+    env = {name: environ[name] for name in _CARRIED if name in environ}
     for flag, name in _FLAGS.items():
         value = getattr(args, flag, None)
         if value:
@@ -75,7 +73,7 @@ def server_entry(args: argparse.Namespace, environ: Mapping[str, str] | None = N
         "type": "stdio",
         "command": command,
         "args": [*prefix, "mcp"],
-        "env": carried_env(args, os.environ if environ is None else environ),
+        "env": carried_env(args, environment(environ)),
     }
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import threading
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from attestor_arango.config import API_KEYS_ENV, api_keys_setting
 from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole, Usage
 from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.interfaces.api import spec
@@ -29,7 +29,7 @@ from attestor_arango.interfaces.api.errors import AuthenticationError
 from attestor_arango.scope import check_name
 
 ANY = "*"
-KEYS_ENV = "ATTESTOR_API_KEYS"
+KEYS_ENV = API_KEYS_ENV
 
 
 def hash_key(key: str) -> str:
@@ -198,9 +198,8 @@ def parse_keys(data: Any, *, source: str) -> list[ApiKey]:
 
 def load_keys(file: str | Path | None = None, env: Mapping[str, str] | None = None) -> KeyRing:
     """Keys from ``file`` (YAML or JSON), else ``$ATTESTOR_API_KEYS`` (a path or inline JSON)."""
-    environ = os.environ if env is None else env
     if file is None:
-        raw = (environ.get(KEYS_ENV) or "").strip()
+        raw = api_keys_setting(env)
         if not raw:
             return KeyRing([])
         if raw[0] in "[{":
