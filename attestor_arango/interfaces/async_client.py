@@ -15,8 +15,8 @@ from attestor_arango.context import AgentContext
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.client import MemoryClient
 from attestor_arango.interfaces.wire import (
-    auth_headers,
     build_request,
+    open_http,
     read_response,
     transport_error,
 )
@@ -34,12 +34,10 @@ class AsyncMemoryClient:
         timeout: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        headers = auth_headers(api_key)
-        self.base_url = base_url.rstrip("/")
-        self.default_context = context
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        self.base_url, self._http = open_http(
+            httpx.AsyncClient, base_url, api_key, timeout, transport
         )
+        self.default_context = context
 
     async def __aenter__(self) -> AsyncMemoryClient:
         return self

@@ -20,8 +20,8 @@ from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.model import IngestResult, Turn
 from attestor_arango.interfaces.wire import (
-    auth_headers,
     build_request,
+    open_http,
     read_response,
     transport_error,
 )
@@ -54,12 +54,8 @@ class MemoryClient:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        headers = auth_headers(api_key)
-        self.base_url = base_url.rstrip("/")
+        self.base_url, self._http = open_http(httpx.Client, base_url, api_key, timeout, transport)
         self.default_context = context
-        self._http = httpx.Client(
-            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
-        )
 
     def __enter__(self) -> MemoryClient:
         return self

@@ -8,7 +8,7 @@ server raised) is here, once.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -17,6 +17,8 @@ from attestor_arango.context import AgentContext
 from attestor_arango.errors import AttestorError, StoreError
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.errors import error_from_payload
+
+HTTP = TypeVar("HTTP", httpx.Client, httpx.AsyncClient)
 
 
 def context_headers(ctx: AgentContext | None) -> dict[str, str]:
@@ -109,3 +111,20 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
     if api_key:
         headers["authorization"] = f"Bearer {api_key}"
     return headers
+
+
+def open_http(
+    kind: type[HTTP],
+    base_url: str,
+    api_key: str | None,
+    timeout: float,
+    transport: Any,
+) -> tuple[str, HTTP]:
+    """The base URL (no trailing slash) and the httpx client of ``kind`` both clients open:
+    every request carries the auth headers and the timeout.
+
+    ``transport`` is typed by each client's own signature (a sync transport for
+    ``httpx.Client``, an async one for ``httpx.AsyncClient``)."""
+    url = base_url.rstrip("/")
+    http = kind(base_url=url, headers=auth_headers(api_key), timeout=timeout, transport=transport)
+    return url, http
