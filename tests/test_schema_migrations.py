@@ -84,3 +84,58 @@ def test_audit_table_is_append_only(tmp_path: Path) -> None:
         conn.execute("UPDATE audit SET action = 'y'")
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         conn.execute("DELETE FROM audit")
+
+
+def test_migration_6_keeps_every_row_rowid_and_counter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Schema 6 rebuilds memories, episodes and relations with a (tenant, id) identity: a
+    file written at schema 5 keeps its rows, rowids (the FTS rows refer to them) and its
+    AUTOINCREMENT counter (a deleted rowid is never handed out again)."""
+    from attestor_arango.context import AgentContext
+    from attestor_arango.embeddings import HashingEmbedder
+    from attestor_arango.memory import AgentMemory
+
+    path = tmp_path / "m.db"
+    ctx = AgentContext(agent_id="orch", role="orchestrator", tenant="acme")
+    with monkeypatch.context() as patch:
+        patch.setattr(embedded_schema, "MIGRATIONS", embedded_schema.MIGRATIONS[:5])
+        patch.setattr(embedded_schema, "LATEST", 5)
+        mem = AgentMemory(path, embedder=HashingEmbedder(32))
+        mem.add("Ann likes tea", entity="Ann", category="drink", context=ctx)
+        mem.ingest_round({"user": "I live in Porto and I work at Initech."}, context=ctx)
+        last = mem.add("a row that retention deletes", context=ctx)
+        mem.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+    conn.execute("DELETE FROM memories_fts WHERE rowid = (SELECT MAX(rowid) FROM memories)")
+    conn.execute("DELETE FROM memories WHERE id = ?", (last.id,))
+    conn.commit()
+    before = {
+        t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall())
+        for t in ("memories", "episodes", "relations", "memories_fts")
+    }
+    counter = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memories'").fetchone()
+    conn.close()
+    assert before["memories"] and before["episodes"] and before["relations"]
+
+    mem = AgentMemory(path, embedder=HashingEmbedder(32))
+    assert mem.store.schema_version == embedded_schema.LATEST  # type: ignore[attr-defined]
+    fresh = mem.add("a row after the migration", context=ctx)
+    hits = mem.recall("where does the user live?", context=ctx)
+    report = mem.verify_audit_chain("acme", context=ctx)
+    mem.close()
+    # the row deleted behind the service's back is the one problem verification still sees
+    assert len(report.problems) == 1 and last.id in report.problems[0].message, report.problems
+    conn = sqlite3.connect(path)
+    after = {
+        t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall())
+        for t in ("memories", "episodes", "relations", "memories_fts")
+    }
+    new_rowid = conn.execute("SELECT rowid FROM memories WHERE id = ?", (fresh.id,)).fetchone()
+    conn.close()
+    assert after["episodes"] == before["episodes"]
+    assert after["relations"] == before["relations"]
+    assert [r for r in after["memories"] if r[1] != fresh.id] == before["memories"]
+    assert new_rowid[0] == counter[0] + 1  # the deleted row's rowid is not reused
+    assert any("Porto" in h.memory.content for h in hits), hits

@@ -224,10 +224,9 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
         counts = _write(rt, auditor, ctx, parsed, vectors)
     except ConflictError as exc:
         raise ConflictError(
-            f"ids of this export are already stored ({len(memories)} memories; "
-            f"{'re-keyed' if rekeyed else 'ids kept'}): the store holds rows of tenant "
-            f"{source!r} with the same ids; purge them first, or import into another store "
-            "file (--path)",
+            f"ids of this export are already stored in tenant {tenant!r} "
+            f"({len(memories)} memories; {'re-keyed' if rekeyed else 'ids kept'}); purge "
+            "the tenant first, or import into another store file (--path)",
         ) from exc
     counts = {**counts, "rekeyed": int(rekeyed)}
     # never hand out a transaction time at or before one the import just stored

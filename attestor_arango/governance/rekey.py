@@ -1,13 +1,14 @@
 """New ids for an export imported into a tenant other than the one it came from.
 
-Ids are unique in a whole store (every tenant shares the id space), so a copy of
-tenant A's export restored as tenant B in the same store would collide with A's
-rows. The copy gets fresh ids; every reference between its rows (supersession links,
-the episode a memory came from, the memory a relation was derived from) follows the
-new ids, and each row keeps where it came from in ``metadata["imported_from"]``
-(source tenant and id, and the source signature: a signature covers the id, so the
-copy is unsigned and the original verifies with the export's public key).
-Transaction and event times, content, agents and sessions are kept as they were.
+A row's identity is (tenant, id), so a copy of tenant A's export restored as tenant B
+could keep A's ids; it gets fresh ones all the same, so an id names one row wherever the
+service handed it out and a copy is never mistaken for its source. Every reference
+between its rows (supersession links, the episode a memory came from, the memory a
+relation was derived from) follows the new ids, and each row keeps where it came from in
+``metadata["imported_from"]`` (source tenant and id, and the source signature: a
+signature covers the id, so the copy is unsigned and the original verifies with the
+export's public key). Transaction and event times, content, agents and sessions are kept
+as they were.
 """
 
 from __future__ import annotations

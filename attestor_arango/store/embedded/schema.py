@@ -211,6 +211,119 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX memories_tenant_created ON memories (tenant, t_created, id);
         """,
     ),
+    (
+        6,
+        # Identity is (tenant, id), as in ArangoDB's unique (tenant, id) indexes: an id
+        # one tenant holds is free in every other, so no write of one tenant (an import
+        # with chosen ids) can collide with, and so reveal, another tenant's rows (issue
+        # 16). SQLite cannot change a constraint in place: the three tables are rebuilt
+        # with the same columns and rowids (the FTS rows and the persisted indexes refer
+        # to memory rowids), the memories' AUTOINCREMENT counter is carried over (a
+        # deleted rowid is never reused), and the indexes and triggers are made again.
+        """
+        CREATE TABLE memories_v6 (
+            rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            content TEXT NOT NULL,
+            entity TEXT,
+            category TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            confidence REAL NOT NULL,
+            valid_from INTEGER NOT NULL,
+            valid_until INTEGER NOT NULL,
+            t_created INTEGER NOT NULL,
+            t_expired INTEGER NOT NULL,
+            superseded_by TEXT,
+            supersedes TEXT,
+            status TEXT NOT NULL,
+            agent_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            session_id TEXT,
+            source_episode_id TEXT,
+            agent_trail TEXT NOT NULL DEFAULT '[]',
+            parent_agent_id TEXT,
+            content_hash TEXT NOT NULL,
+            signature TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            embedding BLOB,
+            UNIQUE (tenant, id)
+        );
+        INSERT INTO memories_v6 SELECT * FROM memories ORDER BY rowid;
+        DELETE FROM sqlite_sequence WHERE name = 'memories_v6';
+        INSERT INTO sqlite_sequence (name, seq)
+            SELECT 'memories_v6', seq FROM sqlite_sequence WHERE name = 'memories';
+        DROP TABLE memories;
+        ALTER TABLE memories_v6 RENAME TO memories;
+        CREATE INDEX memories_scope ON memories (tenant, namespace, t_expired, t_created);
+        CREATE INDEX memories_entity ON memories (tenant, namespace, entity, category, t_expired);
+        CREATE INDEX memories_hash ON memories (tenant, namespace, content_hash);
+        CREATE INDEX memories_tenant_hash ON memories (tenant, content_hash);
+        CREATE INDEX memories_tenant_entity ON memories (tenant, entity, category, t_expired);
+        CREATE INDEX memories_tenant_created ON memories (tenant, t_created, id);
+        CREATE TRIGGER memories_generation_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO index_generation (tenant, inserts, last_rowid)
+            VALUES (NEW.tenant, 1, NEW.rowid)
+            ON CONFLICT (tenant) DO UPDATE SET inserts = inserts + 1, last_rowid = NEW.rowid;
+        END;
+        CREATE TRIGGER memories_generation_close AFTER UPDATE OF t_expired ON memories BEGIN
+            UPDATE index_generation SET closes = closes + 1 WHERE tenant = NEW.tenant;
+        END;
+        CREATE TRIGGER memories_generation_change
+        AFTER UPDATE OF id, tenant, namespace, content, t_created, valid_from, valid_until,
+            embedding ON memories BEGIN
+            UPDATE index_generation SET changes = changes + 1
+            WHERE tenant IN (OLD.tenant, NEW.tenant);
+        END;
+        CREATE TRIGGER memories_generation_delete AFTER DELETE ON memories BEGIN
+            UPDATE index_generation SET changes = changes + 1 WHERE tenant = OLD.tenant;
+            DELETE FROM index_generation WHERE tenant = OLD.tenant
+                AND NOT EXISTS (SELECT 1 FROM memories WHERE tenant = OLD.tenant);
+        END;
+
+        CREATE TABLE episodes_v6 (
+            id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            session_id TEXT,
+            agent_id TEXT NOT NULL,
+            user_text TEXT NOT NULL,
+            assistant_text TEXT NOT NULL,
+            user_time INTEGER NOT NULL,
+            assistant_time INTEGER NOT NULL,
+            t_created INTEGER NOT NULL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (tenant, id)
+        );
+        INSERT INTO episodes_v6 SELECT * FROM episodes;
+        DROP TABLE episodes;
+        ALTER TABLE episodes_v6 RENAME TO episodes;
+        CREATE INDEX episodes_scope ON episodes (tenant, namespace, t_created);
+
+        CREATE TABLE relations_v6 (
+            id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            source TEXT NOT NULL,
+            relation TEXT NOT NULL,
+            target TEXT NOT NULL,
+            memory_id TEXT,
+            t_created INTEGER NOT NULL,
+            t_expired INTEGER NOT NULL,
+            properties TEXT NOT NULL DEFAULT '{}',
+            PRIMARY KEY (tenant, id)
+        );
+        INSERT INTO relations_v6 SELECT * FROM relations;
+        DROP TABLE relations;
+        ALTER TABLE relations_v6 RENAME TO relations;
+        CREATE INDEX relations_source ON relations (tenant, namespace, source);
+        CREATE INDEX relations_target ON relations (tenant, namespace, target);
+        CREATE INDEX relations_memory ON relations (tenant, memory_id);
+        CREATE INDEX relations_tenant_source ON relations (tenant, source);
+        CREATE INDEX relations_tenant_target ON relations (tenant, target);
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

@@ -32,9 +32,11 @@ VIEW = (
     "AND valid_from < :w_end AND valid_until > :w_start"
 )
 
-# Lookups by id: "+tenant" keeps the planner on the id index (the tenant is checked,
-# not sought on, which would scan the tenant's rows).
-BY_ID_SCOPE = "+tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace)"
+# Lookups by id seek the unique (tenant, id) index (identity is per tenant, schema 6).
+BY_ID_SCOPE = "tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace)"
+# Lookups by rowid: "+tenant" keeps the planner on the rowid (the tenant is checked, not
+# sought on, which would scan the tenant's rows).
+BY_ROWID_SCOPE = "+tenant = :tenant AND (:namespace IS NULL OR namespace = :namespace)"
 
 GET_MEMORY = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = :id AND {BY_ID_SCOPE}"
 
@@ -52,7 +54,7 @@ GET_MEMORIES = (
 
 GET_MEMORIES_BY_ROWID = (
     f"SELECT {MEMORY_COLUMNS} FROM memories "
-    f"WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {BY_ID_SCOPE}"
+    f"WHERE rowid IN (SELECT value FROM json_each(:rowids)) AND {BY_ROWID_SCOPE}"
 )
 
 GET_VECTORS = (
