@@ -776,6 +776,7 @@ class AgentMemory:
             lambda e: audit_log.entry_hash(audit_log.hash_fields(e)),
             audit_log.GENESIS,
             anchor=gov_audit.check_anchor(anchor),
+            signatures=None if self.signer is None else self.signer.verify_audit,
         )
 
     def deletion_audit_log(

@@ -125,6 +125,9 @@ class AuditEntry(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
     prev_hash: str
     hash: str
+    # ed25519 over (tenant, seq, hash) by the service's signing key, when signing is on;
+    # not covered by the hash (core/signing.py: audit_message)
+    signature: str | None = None
 
 
 class Entity(BaseModel):

@@ -18,7 +18,9 @@ AuditEntries = list[AuditEntry]
 
 @dataclass(frozen=True)
 class ChainProblem:
-    kind: str  # modified | broken_link | gap | reordered | truncated | head_mismatch | anchor
+    # modified | broken_link | gap | reordered | truncated | head_mismatch | anchor
+    # | bad_signature | unsigned | the row kinds of governance/row_check.py
+    kind: str
     seq: int | None
     message: str
 

@@ -2,9 +2,11 @@
 service's back, applied to a real store file, is reported by ``verify_audit_chain``.
 
 The attacker holds the file (its own connection, triggers dropped) but not the operator's
-saved anchor. Not detectable without a key held outside the file, and so not in this
-table: a consistent forged entry appended after the anchor by someone who also rewrote
-every following hash (the chain is a hash chain, not a signature; docs/governance.md).
+saved anchor, nor the service's signing key. A consistent forged entry appended after the
+anchor (every hash and the head record rewritten to match) is detected only when signing
+is on: the service signs every entry it appends, and a tail without valid signatures is
+reported (``SIGNED_TAMPERS``; docs/design-notes.md states what an attacker holding the
+private key can still do).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import pytest
 
 from attestor_arango.clock import ManualClock
 from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import entry_hash
+from attestor_arango.core.signing import Signer, verify_audit_with_public_key
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
@@ -26,9 +30,10 @@ B = AgentContext(agent_id="orch", role="orchestrator", tenant="beta", namespace=
 Tamper = Callable[[sqlite3.Connection, dict[str, str]], None]
 
 
-def _build(path: Path) -> tuple[AgentMemory, dict[str, str]]:
+def _build(path: Path, signer: Signer | None = None) -> tuple[AgentMemory, dict[str, str]]:
     mem = AgentMemory(path, embedder=HashingEmbedder(64), clock=ManualClock(),
                       ids=SeededIdSource(21))  # fmt: skip
+    mem.signer = signer
     live = mem.add("Ann lives in Oslo", entity="Ann", category="home", context=A)
     old = mem.add("Ann likes tea", entity="Ann", category="drink", context=A)
     new = mem.add("Ann likes coffee", entity="Ann", category="drink", context=A)
@@ -117,3 +122,83 @@ def test_each_tamper_of_the_file_is_detected(tmp_path: Path, kind: str) -> None:
     mem.close()
     problems = [p.kind for r in reports for p in r.problems]
     assert problems, f"{kind} went undetected"
+
+
+# a forged tail after the saved anchor (signing on) -------------------------------------------
+COLUMNS = ("tenant", "seq", "id", "ts", "agent_id", "role", "action", "target", "details",
+           "prev_hash")  # fmt: skip
+
+
+def _append_forged(conn: sqlite3.Connection, sign: Callable[[str, int, str], str] | None) -> None:
+    """One entry after the chain's head, hashed exactly as the service hashes: the links,
+    the head record (the insert trigger moves it) and every row check stay consistent."""
+    last = conn.execute("SELECT seq, hash, ts FROM audit WHERE tenant = 'acme' "
+                        "ORDER BY seq DESC LIMIT 1").fetchone()  # fmt: skip
+    fields = {"tenant": "acme", "seq": last[0] + 1, "id": "forged-entry", "ts": last[2] + 1,
+              "agent_id": "orch", "role": "orchestrator", "action": "export",
+              "target": "acme", "details": {"namespace": "n1"}, "prev_hash": last[1]}  # fmt: skip
+    digest = entry_hash(fields)
+    signature = None if sign is None else sign("acme", fields["seq"], digest)
+    row = {**fields, "details": '{"namespace":"n1"}', "hash": digest, "signature": signature}
+    names = ", ".join(row)
+    conn.execute(f"INSERT INTO audit ({names}) VALUES ({', '.join('?' * len(row))})",
+                 list(row.values()))  # fmt: skip
+
+
+def _strip_and_append(conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE audit SET signature = NULL WHERE tenant = 'acme'")
+    _append_forged(conn, None)
+
+
+def _copy_signature(conn: sqlite3.Connection) -> None:
+    first = conn.execute("SELECT signature FROM audit WHERE tenant = 'acme' AND seq = 1")
+    _append_forged(conn, lambda *_: str(first.fetchone()[0]))
+
+
+SIGNED_TAMPERS: dict[str, Callable[[sqlite3.Connection], None]] = {
+    "append a consistent unsigned entry after the anchor": lambda c: _append_forged(c, None),
+    "append an entry signed with another key": lambda c: _append_forged(
+        c, Signer.generate().sign_audit
+    ),
+    "copy a real signature onto a forged entry": _copy_signature,
+    "strip every signature, then append": _strip_and_append,
+    "strip one signature": lambda c: c.execute(
+        "UPDATE audit SET signature = NULL WHERE tenant = 'acme' AND seq = 3"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(SIGNED_TAMPERS))
+def test_a_forged_tail_after_the_anchor_is_detected_when_entries_are_signed(
+    tmp_path: Path, kind: str
+) -> None:
+    mem, _ = _build(tmp_path / "memory.db", Signer.generate())
+    clean = mem.verify_audit_chain(context=A)
+    assert clean.ok, clean.to_dict()
+    anchor = (clean.last_seq, str(clean.last_hash))
+    conn = sqlite3.connect(str(tmp_path / "memory.db"), isolation_level=None)
+    for trigger in ("audit_no_update", "audit_no_delete"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    SIGNED_TAMPERS[kind](conn)
+    conn.close()
+    report = mem.verify_audit_chain(anchor=anchor, context=A)
+    mem.close()
+    kinds = {p.kind for p in report.problems}
+    assert kinds & {"unsigned", "bad_signature"}, (kind, report.to_dict())
+    # nothing else gives it away: without the signatures the forgery would pass
+    assert kinds <= {"unsigned", "bad_signature"}, report.to_dict()
+
+
+def test_every_entry_verifies_with_the_public_key_of_an_export(tmp_path: Path) -> None:
+    """An auditor holding only an export (its entries and the public key) checks every
+    signature; a consistent forged entry does not verify."""
+    mem, _ = _build(tmp_path / "memory.db", Signer.generate())
+    export = mem.export_user("acme", context=A)
+    mem.close()
+    from attestor_arango.models import AuditEntry
+
+    entries = [AuditEntry.model_validate(e) for e in export["audit"]]
+    public = export["signing"]["public_key"]
+    assert entries and all(verify_audit_with_public_key(public, e) for e in entries)
+    forged = entries[-1].model_copy(update={"seq": entries[-1].seq + 1})
+    assert not verify_audit_with_public_key(public, forged)

@@ -9,6 +9,7 @@ import pytest
 
 from attestor_arango.errors import StoreError
 from attestor_arango.store.embedded import schema as embedded_schema
+from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.store import SQLiteStore
 
 
@@ -79,7 +80,9 @@ def test_audit_table_is_append_only(tmp_path: Path) -> None:
     s = SQLiteStore(tmp_path / "m.db")
     s.close()
     conn = sqlite3.connect(tmp_path / "m.db")
-    conn.execute("INSERT INTO audit VALUES ('t', 1, 'i', 0, 'a', 'r', 'x', NULL, '{}', 'p', 'h')")
+    conn.execute(
+        "INSERT INTO audit VALUES ('t', 1, 'i', 0, 'a', 'r', 'x', NULL, '{}', 'p', 'h', NULL)"
+    )
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         conn.execute("UPDATE audit SET action = 'y'")
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
@@ -101,6 +104,9 @@ def test_migration_6_keeps_every_row_rowid_and_counter(
     with monkeypatch.context() as patch:
         patch.setattr(embedded_schema, "MIGRATIONS", embedded_schema.MIGRATIONS[:5])
         patch.setattr(embedded_schema, "LATEST", 5)
+        for name in ("INSERT_AUDIT", "LAST_AUDIT", "READ_AUDIT"):  # schema 5 signs nothing
+            text = getattr(q, name).replace(", signature", "").replace(",\n    :signature", "")
+            patch.setattr(q, name, text)
         mem = AgentMemory(path, embedder=HashingEmbedder(32))
         mem.add("Ann likes tea", entity="Ann", category="drink", context=ctx)
         mem.ingest_round({"user": "I live in Porto and I work at Initech."}, context=ctx)

@@ -34,6 +34,7 @@ from attestor_arango.store.protocol import Store
 if TYPE_CHECKING:
     from attestor_arango.context import AgentContext
     from attestor_arango.core.runtime import Runtime
+    from attestor_arango.core.signing import Signer
 
 GENESIS = "0" * 64
 
@@ -168,12 +169,14 @@ def append(
     action: str,
     target: str | None,
     details: dict[str, Any],
+    signer: Signer | None = None,
 ) -> AuditEntry:
     """Appends one entry inside ``store.transaction()`` so the chain cannot fork.
 
     ``ts_us`` may be a clock function, read once the write lock is held; a time
     earlier than the chain's last entry (a writer that read its clock before
     another one committed) is raised to it, so time never runs backwards in a chain.
+    With a ``signer`` the entry carries its signature over (tenant, seq, hash).
     """
     with store.transaction():
         last = store.last_audit(scope)
@@ -192,7 +195,11 @@ def append(
             "details": scrub(details),
             "prev_hash": GENESIS if last is None else last.hash,
         }
-        entry = AuditEntry(**{**fields, "ts": from_us(now)}, hash=entry_hash(fields))
+        digest = entry_hash(fields)
+        signature = (
+            None if signer is None else signer.sign_audit(scope.tenant, fields["seq"], digest)
+        )
+        entry = AuditEntry(**{**fields, "ts": from_us(now)}, hash=digest, signature=signature)
         store.append_audit(scope, entry)
         return entry
 
@@ -227,4 +234,5 @@ class Auditor:
             action=action,
             target=target,
             details={"namespace": ctx.namespace, **(details or {})},
+            signer=rt.signer,
         )

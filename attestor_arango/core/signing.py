@@ -8,6 +8,11 @@ that also rewrote the stored hash, fails verification.
 The private key lives in a PEM file that only its owner may read. A key file
 readable by group or others is refused, because anyone who can read it can
 forge provenance for every memory.
+
+The same key signs every audit entry the service appends: the message is
+``attestor-audit-v1|tenant|seq|hash`` (``audit_message``), and the hash already
+covers the entry's fields and its predecessor's hash, so one signature commits to
+the whole chain up to that entry. Verification needs only the public key.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from attestor_arango.clock import to_us
 from attestor_arango.config import SigningSettings, default_data_dir
 from attestor_arango.errors import ValidationError
-from attestor_arango.models import Memory
+from attestor_arango.models import AuditEntry, Memory
 
 PREFIX = "ed25519:"
 KEY_FILENAME = "signing_key.pem"
@@ -45,6 +50,11 @@ def signed_message(memory: Memory) -> bytes:
     digest = hashlib.sha256(memory.content.encode("utf-8")).hexdigest()
     text = f"{memory.id}|{memory.provenance.agent_id}|{to_us(memory.t_created)}|{digest}"
     return text.encode("utf-8")
+
+
+def audit_message(tenant: str, seq: int, entry_hash: str) -> bytes:
+    """The exact bytes signed for an audit entry (domain-separated from memory messages)."""
+    return f"attestor-audit-v1|{tenant}|{seq}|{entry_hash}".encode()
 
 
 class Signer:
@@ -78,6 +88,15 @@ class Signer:
     def verify(self, memory: Memory) -> bool:
         """True only for a signature made by this key over the memory as it is now."""
         return _verify(self.public_key, memory)
+
+    def sign_audit(self, tenant: str, seq: int, entry_hash: str) -> str:
+        """The signature stored with an audit entry (``AuditEntry.signature``)."""
+        raw = self._key.sign(audit_message(tenant, seq, entry_hash))
+        return PREFIX + base64.b64encode(raw).decode("ascii")
+
+    def verify_audit(self, entry: AuditEntry) -> bool:
+        """True only for an entry signed by this key as it is now (public key only)."""
+        return _verify_audit(self.public_key, entry)
 
     @classmethod
     def generate(cls) -> Signer:
@@ -153,15 +172,37 @@ def _verify(public_key: Ed25519PublicKey, memory: Memory) -> bool:
     return True
 
 
-def verify_with_public_key(public_pem: str, memory: Memory) -> bool:
-    """Verification without the private key, e.g. by an auditor holding an export."""
+def _verify_audit(public_key: Ed25519PublicKey, entry: AuditEntry) -> bool:
+    sig = entry.signature
+    if not sig or not sig.startswith(PREFIX):
+        return False
+    try:
+        raw = base64.b64decode(sig[len(PREFIX) :], validate=True)
+        public_key.verify(raw, audit_message(entry.tenant, entry.seq, entry.hash))
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def load_public_key(public_pem: str) -> Ed25519PublicKey:
+    """An Ed25519 public key from PEM; raises ``KeyFileError`` for anything else."""
     try:
         key = serialization.load_pem_public_key(public_pem.encode("ascii"))
     except (ValueError, TypeError, UnicodeEncodeError) as exc:
         raise KeyFileError(f"not a PEM public key: {exc}") from exc
     if not isinstance(key, Ed25519PublicKey):
         raise KeyFileError(f"the public key is a {type(key).__name__}, not Ed25519")
-    return _verify(key, memory)
+    return key
+
+
+def verify_with_public_key(public_pem: str, memory: Memory) -> bool:
+    """Verification without the private key, e.g. by an auditor holding an export."""
+    return _verify(load_public_key(public_pem), memory)
+
+
+def verify_audit_with_public_key(public_pem: str, entry: AuditEntry) -> bool:
+    """An audit entry's signature checked with the public key alone (e.g. of an export)."""
+    return _verify_audit(load_public_key(public_pem), entry)
 
 
 def check_key_permissions(path: Path) -> None:

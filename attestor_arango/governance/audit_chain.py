@@ -9,7 +9,13 @@ Walking the chain in ``seq`` order detects:
 - a truncated tail: the store records the newest ``(seq, hash)`` it ever
   appended apart from the entries (``Store.audit_head``), and an operator can
   pass an ``anchor`` saved earlier outside the store, which also catches an
-  attacker who rewrote that head record.
+  attacker who rewrote that head record;
+- with the service's public key (``signatures``): an entry whose signature is not
+  the key's (``bad_signature``), and an unsigned entry after a signed one or after
+  the anchor (``unsigned``). A tail appended by someone who can write the file but
+  does not hold the private key is caught even when every hash is consistent.
+  Unsigned entries before the first signed one are accepted: they were written
+  before signing was turned on (docs/design-notes.md states the limits).
 
 Problems are collected, not raised: the report names every bad link so an
 investigator sees the extent of the damage, not just the first break.
@@ -50,6 +56,7 @@ DELETION_ACTIONS = frozenset(
 )
 
 HashFn = Callable[[AuditEntry], str]
+SignatureFn = Callable[[AuditEntry], bool]
 
 
 def check_anchor(anchor: object) -> tuple[int, str] | None:
@@ -92,9 +99,11 @@ def verify_chain(
     *,
     anchor: tuple[int, str] | None = None,
     rows: bool = True,
+    signatures: SignatureFn | None = None,
 ) -> ChainReport:
     """Walks the chain once and reports every inconsistency found, then (``rows``) checks
-    every memory row of the tenant against what the chain recorded of it.
+    every memory row of the tenant against what the chain recorded of it. ``signatures``
+    checks an entry's signature with the service's public key (None: signing is off).
 
     Safe against concurrent appends: the head read before the walk names entries
     that must exist; the head read after it must cover every entry walked.
@@ -109,10 +118,17 @@ def verify_chain(
     expected_seq = 1
     last_ts: datetime | None = None
     ledger = RowLedger()
+    signed_since = anchor[0] if anchor is not None else None  # every later entry signed
     for entry in iter_chain(store, tenant):
         report.entries += 1
         ledger.see(entry)
         report.problems.extend(_check_entry(entry, expected_seq, prev_hash, last_ts, hash_fn))
+        if signatures is not None:
+            problem = _check_signature(entry, signatures, signed_since)
+            if problem is not None:
+                report.problems.append(problem)
+            if entry.signature is not None and (signed_since is None or entry.seq < signed_since):
+                signed_since = entry.seq
         last_ts = entry.ts
         prev_hash = entry.hash
         expected_seq = entry.seq + 1
@@ -175,6 +191,28 @@ def _check_entry(
             )
         )
     return problems
+
+
+def _check_signature(
+    entry: AuditEntry, verify: SignatureFn, signed_since: int | None
+) -> ChainProblem | None:
+    if entry.signature is not None:
+        if verify(entry):
+            return None
+        return ChainProblem(
+            "bad_signature",
+            entry.seq,
+            f"entry {entry.seq} ({entry.action}) carries a signature the service's key did not "
+            "make over it: it was forged, altered, or signed with another key",
+        )
+    if signed_since is not None and entry.seq > signed_since:
+        return ChainProblem(
+            "unsigned",
+            entry.seq,
+            f"entry {entry.seq} ({entry.action}) is not signed although entries since seq "
+            f"{signed_since} must be: it was appended or rewritten without the signing key",
+        )
+    return None
 
 
 def _check_heads(

@@ -131,6 +131,7 @@ def audit_to_doc(a: AuditEntry) -> dict[str, Any]:
         "details": a.details,
         "prev_hash": a.prev_hash,
         "hash": a.hash,
+        "signature": a.signature,
     }
 
 
@@ -147,6 +148,7 @@ def audit_from_doc(d: dict[str, Any]) -> AuditEntry:
         details=dict(d.get("details") or {}),
         prev_hash=d["prev_hash"],
         hash=d["hash"],
+        signature=d.get("signature"),
     )
 
 

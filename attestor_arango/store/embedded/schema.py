@@ -324,6 +324,15 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX relations_tenant_target ON relations (tenant, target);
         """,
     ),
+    (
+        7,
+        # the service's ed25519 signature over each audit entry's (tenant, seq, hash), when
+        # signing is on: a tail appended by someone without the key is detected
+        # (governance/audit_chain.py); not part of the entry's hash
+        """
+        ALTER TABLE audit ADD COLUMN signature TEXT;
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

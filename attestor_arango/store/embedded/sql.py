@@ -243,11 +243,14 @@ LIST_EPISODES = (
     "ORDER BY t_created, id LIMIT :limit OFFSET :offset"
 )
 
-AUDIT_COLUMNS = "tenant, seq, id, ts, agent_id, role, action, target, details, prev_hash, hash"
+AUDIT_COLUMNS = (
+    "tenant, seq, id, ts, agent_id, role, action, target, details, prev_hash, hash, signature"
+)
 LAST_AUDIT = f"SELECT {AUDIT_COLUMNS} FROM audit WHERE tenant = :tenant ORDER BY seq DESC LIMIT 1"
 INSERT_AUDIT = f"""
 INSERT INTO audit ({AUDIT_COLUMNS})
-VALUES (:tenant, :seq, :id, :ts, :agent_id, :role, :action, :target, :details, :prev_hash, :hash)
+VALUES (:tenant, :seq, :id, :ts, :agent_id, :role, :action, :target, :details, :prev_hash, :hash,
+    :signature)
 """
 READ_AUDIT = f"""
 SELECT {AUDIT_COLUMNS} FROM audit WHERE tenant = :tenant AND seq > :after_seq
