@@ -251,3 +251,137 @@ def test_only_config_reads_the_environment() -> None:
         if module not in ENV_READERS and (lines := _environment_reads(path))
     }
     assert readers == {}
+
+
+# services typed against the role they use: a function that takes the whole ``Store``
+# but only calls one role's methods (directly, or by handing the store to a function
+# typed with that role) should say so, so its reader and mypy know what it touches
+SERVICES = ("core", "retrieval", "ingest", "governance")
+
+
+def _store_roles() -> dict[str, set[str]]:
+    tree = ast.parse((PACKAGE / "store" / "protocol.py").read_text(encoding="utf-8"))
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    roles = {}
+    for base in classes["Store"].bases:
+        name = ast.unparse(base)
+        if name in classes:
+            body = classes[name].body
+            roles[name] = {n.name for n in body if isinstance(n, ast.FunctionDef)} | {
+                n.target.id
+                for n in body
+                if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+            }
+    return roles
+
+
+ROLES = _store_roles()
+_TREES: dict[str, ast.Module] = {}
+
+
+def _tree(module: str) -> ast.Module:
+    if module not in _TREES:
+        _TREES[module] = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return _TREES[module]
+
+
+def _names(module: str) -> dict[str, tuple[str, str | None]]:
+    """What each top-level name means: (module, function) or (module, None) for a module."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for node in ast.walk(_tree(module)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                out[alias.asname or alias.name] = (
+                    (full, None) if full in MODULES else (node.module, alias.name)
+                )
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    out[alias.asname] = (alias.name, None)
+    for node in _tree(module).body:
+        if isinstance(node, ast.FunctionDef):
+            out[node.name] = (module, node.name)
+    return out
+
+
+def _annotation(module: str, call: ast.Call, arg: ast.expr) -> str | None:
+    """The annotation of the parameter ``arg`` lands in, when the callee is in the package."""
+    names = _names(module)
+    func = call.func
+    target: tuple[str, str | None] | None = None
+    if isinstance(func, ast.Name):
+        target = names.get(func.id)
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        owner = names.get(func.value.id)
+        if owner is not None and owner[1] is None:
+            target = (owner[0], func.attr)
+    if target is None or target[1] is None or target[0] not in MODULES:
+        return None
+    defs = [
+        n for n in _tree(target[0]).body if isinstance(n, ast.FunctionDef) and n.name == target[1]
+    ]
+    if not defs:
+        return None
+    params = [*defs[0].args.posonlyargs, *defs[0].args.args]
+    if arg in call.args:
+        at = call.args.index(arg)
+        chosen = params[at] if at < len(params) else None
+    else:
+        keyword = next(k.arg for k in call.keywords if k.value is arg)
+        chosen = next((p for p in [*params, *defs[0].args.kwonlyargs] if p.arg == keyword), None)
+    return None if chosen is None or chosen.annotation is None else ast.unparse(chosen.annotation)
+
+
+def _store_needs(module: str, fn: ast.FunctionDef, param: str) -> set[str] | None:
+    """The Store methods ``param`` is used for inside ``fn``; None when not every use is known."""
+    needs: set[str] = set()
+    known: set[int] = set()  # ids of the Name nodes accounted for
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == param:
+                needs.add(node.attr)
+                known.add(id(node.value))
+        elif isinstance(node, ast.Call):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                if isinstance(arg, ast.Name) and arg.id == param:
+                    role = _annotation(module, node, arg)
+                    if role not in ROLES:
+                        return None  # handed on as the whole Store, or to code we cannot see
+                    needs |= ROLES[role]
+                    known.add(id(arg))
+    uses = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == param]
+    return needs if all(id(n) in known for n in uses) else None
+
+
+def whole_store_params_that_fit_a_role(module: str) -> list[str]:
+    found = []
+    for fn in ast.walk(_tree(module)):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for param in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
+            if param.annotation is None or ast.unparse(param.annotation) != "Store":
+                continue
+            needs = _store_needs(module, fn, param.arg)
+            fits = [role for role, methods in ROLES.items() if needs and needs <= methods]
+            if fits:
+                found.append(f"{module}.{fn.name}({param.arg}: Store) only needs {fits[0]}")
+    return found
+
+
+def test_the_role_check_sees_a_one_role_function() -> None:
+    assert set(ROLES) >= {"MemoryStore", "LaneStore", "GraphStore", "AuditStore"}
+    module = f"{TOP}.governance.audit_chain"
+    tree = _tree(module)
+    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "iter_chain")
+    assert _store_needs(module, fn, "store") == {"read_audit"}
+
+
+def test_services_take_the_narrowest_store_role() -> None:
+    offenders = [
+        line
+        for module in sorted(MODULES)
+        if module.split(".")[1:2] and module.split(".")[1] in SERVICES
+        for line in whole_store_params_that_fit_a_role(module)
+    ]
+    assert offenders == []

@@ -32,7 +32,7 @@ from attestor_arango.governance.row_check import RowLedger, check_rows
 from attestor_arango.models import AuditEntry
 from attestor_arango.reports import AuditEntries, ChainProblem, ChainReport
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import Store
+from attestor_arango.store.protocol import AuditStore, Store
 
 PAGE = 500
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -79,7 +79,7 @@ def check_anchor(anchor: object) -> tuple[int, str] | None:
     )
 
 
-def iter_chain(store: Store, tenant: str, page: int = PAGE) -> Iterator[AuditEntry]:
+def iter_chain(store: AuditStore, tenant: str, page: int = PAGE) -> Iterator[AuditEntry]:
     """Every entry of the tenant's chain in ``seq`` order, paged."""
     scope = Scope(tenant)
     after = 0
@@ -276,7 +276,7 @@ def _check_anchor(
     return []
 
 
-def deletion_log(store: Store, tenant: str, limit: int) -> AuditEntries:
+def deletion_log(store: AuditStore, tenant: str, limit: int) -> AuditEntries:
     """The newest ``limit`` entries about removed or hidden data, newest first."""
     found = [e for e in iter_chain(store, tenant) if e.action in DELETION_ACTIONS]
     found.reverse()

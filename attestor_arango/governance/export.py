@@ -31,19 +31,24 @@ from attestor_arango.governance.rekey import rekey
 from attestor_arango.governance.row_check import import_rows
 from attestor_arango.models import Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
+from attestor_arango.store.protocol import (
+    EmbeddingSpace,
+    EpisodeStore,
+    MemoryFilter,
+    MemoryStore,
+)
 
 FORMAT = "attestor-arango-export"
 VERSION = 1
 EMBED_BATCH = 64
 
 
-def _all_memories(store: Store, scope: Scope, as_of: int) -> Iterator[Memory]:
+def _all_memories(store: MemoryStore, scope: Scope, as_of: int) -> Iterator[Memory]:
     view = TemporalView(as_of=as_of, include_closed=True)
     return all_memories(store, scope, MemoryFilter(), view)
 
 
-def _all_episodes(store: Store, scope: Scope) -> Iterator[Episode]:
+def _all_episodes(store: EpisodeStore, scope: Scope) -> Iterator[Episode]:
     return all_episodes(store, scope)
 
 

@@ -34,7 +34,7 @@ from attestor_arango.errors import ValidationError
 from attestor_arango.models import Memory
 from attestor_arango.reports import PolicyOutcome, RetentionReport
 from attestor_arango.scope import Scope, TemporalView, check_name
-from attestor_arango.store.protocol import MemoryFilter, Store
+from attestor_arango.store.protocol import MemoryFilter, MemoryStore
 
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_US = {
@@ -131,7 +131,7 @@ def load_policies(source: object) -> list[RetentionPolicy]:
     return policies
 
 
-def matching(store: Store, tenant: str, policy: RetentionPolicy, now_us: int) -> list[Memory]:
+def matching(store: MemoryStore, tenant: str, policy: RetentionPolicy, now_us: int) -> list[Memory]:
     """Rows the policy applies to at ``now_us``, oldest first."""
     cutoff = now_us - policy.age_us
     scope = Scope(tenant, policy.namespace)

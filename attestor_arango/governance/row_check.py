@@ -27,7 +27,7 @@ from attestor_arango.core.audit import row_digest
 from attestor_arango.core.paging import all_memories
 from attestor_arango.models import AuditEntry, Memory
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import MemoryFilter, Store
+from attestor_arango.store.protocol import MemoryFilter, MemoryStore
 
 CLOSES = {"supersede": "superseded", "update": "superseded", "forget": "archived"}
 REMOVES = ("retention_delete_attempted", "compact_attempted")
@@ -73,12 +73,12 @@ class RowLedger:
                     self.rows[str(rid)] = Expected(str(digest), status)
 
 
-def _all_rows(store: Store, tenant: str) -> list[Memory]:
+def _all_rows(store: MemoryStore, tenant: str) -> list[Memory]:
     view = TemporalView(as_of=OPEN - 1, include_closed=True)
     return list(all_memories(store, Scope(tenant), MemoryFilter(), view))
 
 
-def check_rows(store: Store, tenant: str, ledger: RowLedger) -> list[tuple[str, str]]:
+def check_rows(store: MemoryStore, tenant: str, ledger: RowLedger) -> list[tuple[str, str]]:
     """(kind, message) for every row that disagrees with the chain."""
     problems: list[tuple[str, str]] = []
     held = {m.id: m for m in _all_rows(store, tenant)}

@@ -34,7 +34,7 @@ from attestor_arango.errors import ValidationError
 from attestor_arango.ids import IdSource
 from attestor_arango.models import Memory, Relation
 from attestor_arango.scope import TemporalView
-from attestor_arango.store.protocol import MemoryFilter, Store
+from attestor_arango.store.protocol import GraphStore, MemoryFilter, MemoryStore
 from attestor_arango.validation import (
     check_content,
     check_label,
@@ -121,7 +121,7 @@ def turn_text(turn: ConversationTurn, at_us: int, previous: Memory | None) -> st
     return text
 
 
-def last_turn(store: Store, ctx: AgentContext, session_id: str, now_us: int) -> Memory | None:
+def last_turn(store: MemoryStore, ctx: AgentContext, session_id: str, now_us: int) -> Memory | None:
     """The latest stored turn of a session (by message time), if any."""
     rows = store.list_memories(
         ctx.scope,
@@ -136,7 +136,7 @@ def last_turn(store: Store, ctx: AgentContext, session_id: str, now_us: int) -> 
 
 
 def link_speakers(
-    store: Store, ctx: AgentContext, ids: IdSource, clock: Clock, a: str, b: str
+    store: GraphStore, ctx: AgentContext, ids: IdSource, clock: Clock, a: str, b: str
 ) -> None:
     """A ``talks_with`` edge between two speakers, once per pair and direction-free."""
     src, dst = sorted((entity_key(a), entity_key(b)))

@@ -26,10 +26,12 @@ import numpy as np
 
 from attestor_arango.models import Memory
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import Hit, Store, TextHit
+from attestor_arango.store.protocol import Hit, MemoryStore, TextHit
 
 
-def exact_cosine(store: Store, scope: Scope, qvec: np.ndarray, hits: Sequence[Hit]) -> list[Hit]:
+def exact_cosine(
+    store: MemoryStore, scope: Scope, qvec: np.ndarray, hits: Sequence[Hit]
+) -> list[Hit]:
     """The vector lane re-scored in float64 from the stored vectors, re-ordered by the tie rule.
 
     An index's float32 scores can differ in the last bits with the shape of the
@@ -85,7 +87,7 @@ def complete(hits: Sequence[Hit], tail: Sequence[Hit], union: dict[str, Memory])
 
 
 def complete_lanes(
-    store: Store,
+    store: MemoryStore,
     scope: Scope,
     qvec: np.ndarray | None,
     lanes: Sequence[tuple[str, Sequence[Hit]]],

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Store
+from attestor_arango.store.protocol import MemoryStore
 
 
 def replies_to(c: Candidate) -> str | None:
@@ -30,7 +30,9 @@ def replies_to(c: Candidate) -> str | None:
     return target if isinstance(target, str) else None
 
 
-def _visible(store: Store, scope: Scope, view: TemporalView, ids: Sequence[str]) -> list[Candidate]:
+def _visible(
+    store: MemoryStore, scope: Scope, view: TemporalView, ids: Sequence[str]
+) -> list[Candidate]:
     found = store.get_memories(scope, ids)
     out: list[Candidate] = []
     for i in sorted(found):
@@ -46,7 +48,7 @@ def _visible(store: Store, scope: Scope, view: TemporalView, ids: Sequence[str])
 
 
 def add_neighbours(
-    store: Store, scope: Scope, view: TemporalView, cands: list[Candidate], fetch_top: int
+    store: MemoryStore, scope: Scope, view: TemporalView, cands: list[Candidate], fetch_top: int
 ) -> list[Candidate]:
     """``cands`` plus the turns the ``fetch_top`` best candidates reply to, when missing."""
     have = {c.id for c in cands}

@@ -48,7 +48,7 @@ from attestor_arango.retrieval.text_lane import text_lane
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, Store, TextHit
+from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit
 from attestor_arango.validation import entity_key
 
 
@@ -131,7 +131,7 @@ def _lanes(
 
 
 def _complete(
-    store: Store,
+    store: MemoryStore,
     scope: Scope,
     qvec: np.ndarray | None,
     lanes: list[tuple[str, Sequence[Hit]]],
@@ -163,7 +163,7 @@ def _weights(
 
 
 def _backed_relations(
-    store: Store, scope: Scope, view: TemporalView, rels: Sequence[Relation]
+    store: MemoryStore, scope: Scope, view: TemporalView, rels: Sequence[Relation]
 ) -> list[Relation]:
     """Relations whose backing memory (when they name one) is visible in the view.
 
@@ -227,7 +227,7 @@ def _graph(
 
 
 def _vectors(
-    store: Store,
+    store: MemoryStore,
     embedder: Embedder,
     scope: Scope,
     cands: Sequence[Candidate],

@@ -11,7 +11,7 @@ from __future__ import annotations
 from attestor_arango.embeddings import Embedder
 from attestor_arango.embeddings.base import fallback_reason
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import Store
+from attestor_arango.store.protocol import MemoryStore
 
 REEMBED_HINT = (
     "run `attestor-arango reembed` (AgentMemory.reembed()) to move the tenant to the "
@@ -19,7 +19,7 @@ REEMBED_HINT = (
 )
 
 
-def space_mismatch(store: Store, scope: Scope, embedder: Embedder) -> str | None:
+def space_mismatch(store: MemoryStore, scope: Scope, embedder: Embedder) -> str | None:
     """None when the tenant has no vectors yet or they are the embedder's; else why not."""
     space = store.get_embedding_space(scope)
     if space is None or (space.name, space.dimension) == (embedder.name, embedder.dimension):
@@ -31,7 +31,7 @@ def space_mismatch(store: Store, scope: Scope, embedder: Embedder) -> str | None
     )
 
 
-def embedder_warnings(store: Store, scope: Scope, embedder: Embedder) -> dict[str, str]:
+def embedder_warnings(store: MemoryStore, scope: Scope, embedder: Embedder) -> dict[str, str]:
     """The ``errors`` entries a recall starts with: a hashing fallback, a space mismatch."""
     out: dict[str, str] = {}
     reason = fallback_reason(embedder)
