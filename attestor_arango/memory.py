@@ -553,11 +553,13 @@ class AgentMemory:
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
         """The active facts (optionally of one entity and category) at ``as_of``; with
-        ``time_window`` only those whose event interval overlaps it.
+        ``time_window`` only those whose event interval overlaps it. The verbatim rounds
+        ``ingest_round`` keeps (category ``episode``) are records, not facts: ``list`` and
+        ``recall`` show them, this leaves them out unless ``category="episode"`` asks.
 
         Raises what ``list`` raises (``ValidationError``, ``AccessDenied``).
         """
-        return self.list(
+        rows = self.list(
             entity=entity,
             category=category,
             as_of=as_of,
@@ -565,6 +567,9 @@ class AgentMemory:
             limit=reads.TIMELINE_LIMIT,
             context=context,
         )
+        if category is not None:
+            return rows
+        return [m for m in rows if not (m.category == "episode" and "episode" in m.tags)]
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
         """Row counts of the context's scope and the tenant's embedding space.

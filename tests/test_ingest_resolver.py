@@ -15,7 +15,8 @@ from attestor_arango.models import Memory, Provenance, content_hash
 from tests.support.scripted_llm import ScriptedProvider
 
 ANCHOR = parse_time("2026-03-01T12:00:00Z")
-T0 = datetime(2026, 1, 1, tzinfo=UTC)
+T0 = datetime(2026, 3, 1, 9, tzinfo=UTC)  # stored earlier the same day: a repeat is no news
+LATER = datetime(2026, 4, 1, 9, tzinfo=UTC)
 
 
 def fact_of(text: str, speaker: Speaker = "user") -> Fact:
@@ -24,7 +25,7 @@ def fact_of(text: str, speaker: Speaker = "user") -> Fact:
     return found[0]
 
 
-def stored(text: str, mid: str, speaker: Speaker | None = "user") -> Memory:
+def stored(text: str, mid: str, speaker: Speaker | None = "user", at: datetime = T0) -> Memory:
     """A memory as ingest writes it (structured reading in metadata), or as add() writes it."""
     metadata = {} if speaker is None else {"ingest": fact_of(text, speaker).describe()}
     return Memory(
@@ -33,8 +34,8 @@ def stored(text: str, mid: str, speaker: Speaker | None = "user") -> Memory:
         namespace="n",
         content=text,
         entity="user",
-        valid_from=T0,
-        t_created=T0,
+        valid_from=at,
+        t_created=at,
         provenance=Provenance(agent_id="a", role="executor"),
         content_hash=content_hash(text),
         metadata=metadata,
@@ -74,6 +75,46 @@ def test_rule_resolver_reads_memories_written_without_ingest_metadata() -> None:
         fact_of("I moved to Lyon."), [stored("I live in Paris.", "m0", None)], "e"
     )
     assert (d.action, d.target_id) == (Action.INVALIDATE, "m0")
+
+
+def test_the_same_claim_said_again_in_a_later_month_is_news_again() -> None:
+    # "by train" -> "by car" -> "by train": the third statement must become the current
+    # version (the write path treats the same words at a later event time the same way)
+    train = stored("I commute by train.", "m0", at=datetime(2026, 1, 5, tzinfo=UTC))
+    car = stored("I commute by car.", "m1", at=datetime(2026, 2, 5, tzinfo=UTC))
+    d = RuleResolver().decide(fact_of("I commute by train."), [train, car], "e")
+    assert (d.action, d.target_id) == (Action.UPDATE, "m0"), d.reason
+    again = RuleResolver().decide(fact_of("I'm employed at the council again."),
+                                  [stored("I'm employed at the council.", "m0",
+                                          at=datetime(2026, 1, 5, tzinfo=UTC))], "e")  # fmt: skip
+    assert (again.action, again.target_id) == (Action.UPDATE, "m0"), again.reason
+
+
+def test_an_assistant_report_of_a_change_acts_on_the_users_memory() -> None:
+    mine = stored("My flight is in economy.", "m0")
+    said = "You've been upgraded: your flight is now in business class."
+    found, _ = RuleExtractor().extract(said, speaker="assistant", subject="user", anchor_us=ANCHOR)
+    [report] = [f for f in found if f.attribute == "flight"]
+    assert report.speaker == "assistant" and report.owner == "user"
+    d = RuleResolver().decide(report, [mine], "e")
+    assert (d.action, d.target_id) == (Action.INVALIDATE, "m0"), d.reason
+    # and the user's later word acts on the assistant's report in turn
+    reported = Memory(**{**mine.model_dump(), "id": "m1", "content": report.text,
+                         "metadata": {"ingest": report.describe()}})  # fmt: skip
+    d = RuleResolver().decide(fact_of("My flight is in premium economy."), [reported], "e")
+    assert d.target_id == "m1" and d.action in {Action.INVALIDATE, Action.UPDATE}, d.reason
+
+
+def test_an_assistant_restating_or_guessing_about_the_user_states_nothing() -> None:
+    for said in (
+        "You live in Munich.",
+        "Your flight might be moved to business class.",
+        "Is your flight now in business class?",
+        "If you want, I can switch your flight to business class.",
+    ):
+        found, _ = RuleExtractor().extract(said, speaker="assistant", subject="user",
+                                           anchor_us=ANCHOR)  # fmt: skip
+        assert found == [], said
 
 
 def test_user_fact_never_acts_on_an_assistant_memory() -> None:

@@ -49,7 +49,11 @@ def _graph(rt: Runtime, ctx: AgentContext, memory: Memory, fact: Fact,
     for name in names:
         key = entity_key(name)
         if key:
-            kind = "person" if fact.speaker == "user" and name == fact.subject else None
+            kind = (
+                "person"
+                if name == fact.owner or (fact.speaker == "user" and name == fact.subject)
+                else None
+            )
             rt.store.upsert_entity(
                 scope,
                 Entity(tenant=scope.tenant, namespace=namespace, key=key, name=name, kind=kind),
@@ -92,7 +96,7 @@ def apply_decisions(
     with rt.store.transaction():
         for d in decisions:
             fact = d.fact
-            key = (fact.speaker, entity_key(fact.subject), fact.attribute or "")
+            key = (fact.owner or fact.speaker, entity_key(fact.subject), fact.attribute or "")
             earlier = by_attribute.get(key) if fact.attribute else None
             if d.target_id in closed:
                 d = replace(d, target_id=closed[d.target_id])
@@ -119,7 +123,7 @@ def apply_decisions(
             memory = writer.write(
                 ctx,
                 content=fact.text,
-                entity=fact.subject,
+                entity=fact.entity,
                 category=fact.category,
                 tags=("ingest", f"speaker:{fact.speaker}"),
                 confidence=1.0,

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from attestor_arango.clock import OPEN, iso
 from attestor_arango.ingest.frames import Reading, read_clause
+from attestor_arango.ingest.lexicon import MY_KEYS
 from attestor_arango.ingest.model import Fact, Speaker
 from attestor_arango.ingest.text import content_stems, expand, names, sentences
 from attestor_arango.ingest.timeexpr import TimeSpan, find_time
@@ -57,6 +58,72 @@ _CHANGE = re.compile(
 )
 
 
+# an assistant sentence about the user's things counts as news only when it reports a change
+# or relays one ("I've rebooked your appointment", "the courier says your parcel ..."), never
+# when it restates, guesses, asks or advises ("You live in Munich", "you might like McFit")
+_REPORTS = re.compile(
+    r"\b(?:now|instead|no\s+longer|changed|moved|rebooked|rescheduled|switched|upgraded|"
+    r"downgraded|replaced|reassigned|assigned|updated|set|put|cancell?ed|transferred|"
+    r"renewed|extended|postponed|says|said|confirmed|told)\b",
+    re.I,
+)
+_HEDGED = re.compile(
+    r"\b(?:might|could|should|may|would|can|maybe|perhaps|probably|if|unless|whether|"
+    r"recommend|suggest|consider|try|want|wish|hope|think|believe|guess|remember|right)\b",
+    re.I,
+)
+_TO_FIRST = [
+    (r"\byou(?:'re| are)\b", "I am"),
+    (r"\byou(?:'ve| have)\b", "I have"),
+    (r"\byou(?:'ll| will)\b", "I will"),
+    (r"\byou(?:'d| would)\b", "I would"),
+    (r"\byourself\b", "myself"),
+    (r"\byours\b", "mine"),
+    (r"\byour\b", "my"),
+    (r"(?:^|(?<=[:;,] ))you\b", "I"),
+    (r"\byou\b", "me"),
+]
+
+
+def reported_change(sentence: str) -> bool:
+    """An assistant sentence that reports a change to the user's things, stated as fact."""
+    s = _DISCOURSE.sub("", sentence.strip())
+    if not _SECOND_PERSON.search(s) or s.endswith("?") or _QUESTION_START.match(s):
+        return False
+    return bool(_REPORTS.search(s)) and not _HEDGED.search(s)
+
+
+def as_users_words(sentence: str) -> str:
+    """The sentence as the user would say it: "your flight is in business" -> "my flight ..."
+    (the assistant's own "I"/"we" become "the assistant", so they are never read as the user)."""
+    out = re.sub(r"\b(?:I|we)(?:'ve| have)\b", "the assistant has", expand(sentence))
+    out = re.sub(r"\b(?:I|We|we)\b(?!')", "the assistant", out)
+    for pattern, repl in _TO_FIRST:
+        out = re.sub(pattern, repl, out, flags=re.I)
+    out = re.sub(r":\s+", "; ", out)  # "Done: my plan is ..." reads as its own clause
+    return out[:1].upper() + out[1:]
+
+
+_CHANGED_MINE = re.compile(
+    r"\b(?:changed|moved|switched|set|rebooked|rescheduled|updated|upgraded|put|transferred|"
+    r"reassigned|assigned|raised|lowered|cut|increased|reduced)\s+my\s+"
+    r"(?P<x>[a-z]+(?:\s+[a-z]+){0,2}?)\s+(?:to|for|into)\s+(?P<v>[^,;]+)",
+    re.I,
+)
+
+
+def _changed_mine(text: str, label: str) -> Reading | None:
+    """ "... has changed my delivery address to 27 Harbour Street": my delivery address's
+    new value, whoever changed it."""
+    m = _CHANGED_MINE.search(text)
+    if m is None:
+        return None
+    x = m.group("x").lower()
+    value = m.group("v").strip().rstrip(".!")
+    key = MY_KEYS.get(x, "_".join(x.split()))
+    return Reading(label, key, value, True) if value else None
+
+
 class Extractor(Protocol):
     name: str
 
@@ -72,6 +139,12 @@ def _is_reaction(s: str) -> bool:
     if not _REACTION.match(s) or _FIRST_PERSON.search(s) or re.search(r"\d", s):
         return False
     return s.rstrip().endswith("!") or len(s.split()) <= 4
+
+
+def carries_nothing(sentence: str) -> bool:
+    """Small talk or a fragment: nothing to find later ("Thanks!", "Ok", "Sounds fun!")."""
+    s = _DISCOURSE.sub("", sentence.strip()).strip(" .!,")
+    return len(s.split()) < 2 or _is_reaction(s)
 
 
 def keep_sentence(sentence: str, speaker: Speaker) -> bool:
@@ -169,9 +242,10 @@ def _topic(sentence: str, speaker: Speaker, label: str) -> str:
 
 
 def _fact(sentence: str, speaker: Speaker, r: Reading | None, subject: str, anchor: int,
-          readings: list[Reading]) -> Fact:  # fmt: skip
+          readings: list[Reading], owner: str | None = None) -> Fact:  # fmt: skip
     span = find_time(sentence, anchor)
     start, end = validity(span, sentence, anchor)
+    mentioned = subject if speaker == "user" or owner else "assistant"
     relations: list[tuple[str, str, str]] = []
     if r is not None and r.relation and not r.negated and len(r.value.split()) <= 5:
         relations.append((r.subject, r.relation, r.value))
@@ -180,18 +254,24 @@ def _fact(sentence: str, speaker: Speaker, r: Reading | None, subject: str, anch
     return Fact(
         text=sentence,
         speaker=speaker,
-        subject=r.subject if r is not None else _topic(sentence, speaker, subject),
+        subject=r.subject if r is not None else (owner or _topic(sentence, speaker, subject)),
         attribute=None if r is None else r.attribute,
         value=None if r is None else r.value,
         single_valued=False if r is None else r.single_valued,
         negated=False if r is None else r.negated,
         time=span,
-        entities=_entities(sentence, subject if speaker == "user" else "assistant", readings),
+        entities=_entities(sentence, mentioned, readings),
         relations=tuple(relations),
         replaces=None if r is None else r.replaces,
         valid_from=start,
         valid_until=end,
+        owner=owner,
     )
+
+
+def _owner(sentence: str, speaker: Speaker, label: str) -> str | None:
+    """The user owns what they say of themselves ("I", "my"); the assistant owns nothing."""
+    return label if speaker == "user" and _FIRST_PERSON.search(sentence) else None
 
 
 class RuleExtractor:
@@ -204,9 +284,14 @@ class RuleExtractor:
     ) -> tuple[list[Fact], list[str]]:
         facts: list[Fact] = []
         for sentence in sentences(text):
-            if not keep_sentence(sentence, speaker):
-                continue
+            owner = _owner(sentence, speaker, subject)
             plain = expand(sentence)
+            if speaker == "assistant" and reported_change(sentence):
+                # news about the user's things: read as the user would say it, kept as the
+                # assistant's statement (speaker, tags) but owned by the user
+                owner, plain = subject, as_users_words(sentence)
+            elif not keep_sentence(sentence, speaker):
+                continue
             span = find_time(plain, anchor_us)
             reading_text = plain.replace(span.expression, " ") if span else plain
             reading_text = " ".join(reading_text.split())
@@ -217,11 +302,14 @@ class RuleExtractor:
                 dangling = any(_DANGLING.search(r.value) for r in readings)
                 if any(r.attribute == "when" for r in whole) or not readings or dangling:
                     readings = whole or readings
-            if speaker == "assistant":
+            if speaker == "assistant" and owner is None:
                 readings = [r for r in readings if r.subject != subject]
+            elif speaker == "assistant":
+                mine = _changed_mine(plain, subject)
+                readings = [mine] if mine is not None else readings
             chosen: list[Reading | None] = list(readings) or [None]
             for r in chosen:
-                facts.append(_fact(sentence, speaker, r, subject, anchor_us, readings))
+                facts.append(_fact(sentence, speaker, r, subject, anchor_us, readings, owner))
         return facts, []
 
 

@@ -90,6 +90,16 @@ class Fact:
     replaces: str | None = None  # an old value the sentence names ("from X to Y")
     valid_from: int = 0
     valid_until: int = OPEN
+    # whose fact it is when that is the user rather than the subject ("my gym is X" is the
+    # user's fact about their gym); the memory's entity, so every statement a person makes
+    # about their own life shares one entity. An assistant sentence gets the user as owner
+    # only when it reports a change to the user's things ("your flight is now in business")
+    owner: str | None = None
+
+    @property
+    def entity(self) -> str:
+        """The entity the fact's memory is stored under: its owner, else its subject."""
+        return self.owner or self.subject
 
     @property
     def category(self) -> str | None:
@@ -105,6 +115,8 @@ class Fact:
             "single_valued": self.single_valued,
             "negated": self.negated,
         }
+        if self.owner is not None:
+            out["owner"] = self.owner
         if self.time is not None:
             out["time_expression"] = self.time.expression
             out["time_precision"] = self.time.precision
@@ -160,10 +172,14 @@ class IngestResult:
     memories: tuple[Memory, ...]  # written by ADD / UPDATE / INVALIDATE, in order
     warnings: tuple[str, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
+    # the round verbatim as a memory recall finds (ingest/verbatim.py); None when the
+    # round's facts already say all of it
+    verbatim: Memory | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "episode_id": self.episode.id,
+            "verbatim_id": None if self.verbatim is None else self.verbatim.id,
             "decisions": [d.to_dict() for d in self.decisions],
             "memory_ids": [m.id for m in self.memories],
             "warnings": list(self.warnings),

@@ -1,5 +1,8 @@
 """ingest_round: episode first, then speaker-locked extraction, resolution, atomic apply.
 
+What the facts do not say of the round is kept as one verbatim memory beside them
+(ingest/verbatim.py), so recall finds every round.
+
 The episode is committed on its own before anything is extracted, so the
 verbatim evidence survives even when a later step fails (and consolidation can
 re-read it). Extraction and resolution read committed state; the decisions are
@@ -22,6 +25,7 @@ from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.extract import Extractor, LLMExtractor, RuleExtractor
 from attestor_arango.ingest.model import Decision, Fact, IngestResult, Speaker, Turn
 from attestor_arango.ingest.resolve import LLMResolver, Resolver, RuleResolver
+from attestor_arango.ingest.verbatim import write_verbatim
 from attestor_arango.llm import LLMProvider, provider_from_settings
 from attestor_arango.models import Episode, Memory
 from attestor_arango.retrieval import recall
@@ -57,8 +61,9 @@ def candidates_for(rt: Runtime, scope: Scope, fact: Fact, view: TemporalView) ->
     """Active memories on the same subject and attribute, then the pipeline's nearest ones."""
     seen: dict[str, Memory] = {}
     if fact.category:
-        for m in rt.store.find_active(scope, fact.subject, fact.category, view):
-            seen.setdefault(m.id, m)
+        for entity in dict.fromkeys((fact.subject, fact.entity)):
+            for m in rt.store.find_active(scope, entity, fact.category, view):
+                seen.setdefault(m.id, m)
     response = recall(rt.store, rt.embedder, scope, fact.text, view, _BUDGET, rt.retrieval_config)
     for result in list(response.results)[:CANDIDATES]:
         seen.setdefault(result.memory.id, result.memory)
@@ -161,7 +166,10 @@ def ingest_round(
         if rt.store.audit_head(Scope(ctx.tenant)) != head:
             decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
         applied, written, notes = apply_decisions(rt, auditor, writer, run_ctx, episode, decisions)
+        verbatim = write_verbatim(writer, run_ctx, episode, facts, parsed.subject)
     counts: dict[str, int] = {}
     for d in applied:
         counts[d.action.value] = counts.get(d.action.value, 0) + 1
-    return IngestResult(episode, tuple(applied), tuple(written), (*warnings, *notes), counts)
+    return IngestResult(
+        episode, tuple(applied), tuple(written), (*warnings, *notes), counts, verbatim
+    )

@@ -122,6 +122,8 @@ def _changed(history: list[Memory], active_ids: set[str]) -> list[dict[str, Any]
         new = by_id.get(old.superseded_by or "")
         if new is None or old.category == "reflection":
             continue
+        if new.content_hash == old.content_hash:
+            continue  # the same words said again later: a restatement, not a change
         decision = (new.metadata.get("ingest") or {}).get("decision")
         out.append({"old": old.content, "new": new.content, "old_id": old.id, "new_id": new.id,
                     "decision": decision, "at": iso(to_us(new.t_created)),

@@ -26,6 +26,7 @@ from attestor_arango.validation import entity_key
 # Plans can coexist ("I want to help people" and "I want to help make that happen"):
 # a new plan replaces an old one only when the speaker says it changed.
 SOFT = frozenset({"intent"})
+RESTATED_AFTER_US = 86_400_000_000  # one day: a repeat within a conversation is no news
 CHANGE = re.compile(
     r"\b(?:instead|changed my mind|anymore|no longer|now|actually|rather|switched|decided|"
     r"after all|not any ?more|new plan|first)\b",
@@ -43,6 +44,7 @@ class Known:
     attribute: str | None
     value: str | None
     negated: bool = False
+    owner: str | None = None  # the user, for an assistant's report of a change to their things
 
 
 def known(memory: Memory, label: str = "user") -> Known:
@@ -55,6 +57,7 @@ def known(memory: Memory, label: str = "user") -> Known:
             info.get("attribute"),
             info.get("value"),
             bool(info.get("negated")),
+            info.get("owner"),
         )
     reading = read_clause(expand(memory.content), memory.entity or label)
     if reading is None:
@@ -63,10 +66,20 @@ def known(memory: Memory, label: str = "user") -> Known:
 
 
 def eligible(fact: Fact, k: Known) -> bool:
-    """Speaker lock: which memories a fact of this speaker may act on."""
-    if fact.speaker == "assistant":
-        return k.speaker == "assistant"
-    return k.speaker in {None, "user"}
+    """Speaker lock: which memories a fact of this speaker may act on. The user's side is
+    what the user said (or was written with ``add``) and the assistant's reports of changes
+    to the user's things (owned by the user); the assistant's own facts are the other side."""
+    return _users_side(fact.speaker, fact.owner) == _users_side(k.speaker, k.owner)
+
+
+def _users_side(speaker: str | None, owner: str | None) -> bool:
+    return speaker in {None, "user"} or owner is not None
+
+
+def restated_later(fact: Fact, k: Known) -> bool:
+    """The same claim said again at a later event time (a day or more on): news again, as
+    the write path treats the same words ("by train" -> "by car" -> "by train")."""
+    return fact.valid_from >= k.memory.us("valid_from") + RESTATED_AFTER_US
 
 
 def _same_subject(fact: Fact, k: Known) -> bool:
@@ -135,6 +148,8 @@ class RuleResolver:
         text = normalise(fact.text)
         for k in pool:
             if normalise(k.memory.content) == text:
+                if restated_later(fact, k):
+                    return out(Action.UPDATE, k, "the same statement again, later: news again")
                 return out(Action.NOOP, k, "the same statement is already stored")
         if fact.attribute:
             same = [k for k in pool if _same_subject(fact, k)]
@@ -151,6 +166,8 @@ class RuleResolver:
                         return out(Action.INVALIDATE, k, "the same claim with its polarity flipped")
                     if _more_detail(fact.text, k.memory.content):
                         return out(Action.UPDATE, k, "same attribute and value, more detail")
+                    if restated_later(fact, k):
+                        return out(Action.UPDATE, k, f"{fact.attribute} = {fact.value} again")
                     return out(Action.NOOP, k, f"{fact.attribute} = {fact.value} is known")
                 same_sign = k.negated == fact.negated
                 if k.value and fact.value and same_sign and _refines(fact.value, k.value):
@@ -167,6 +184,8 @@ class RuleResolver:
         for k in pool:
             theirs = content_stems(k.memory.content)
             if theirs and theirs == mine:
+                if restated_later(fact, k):
+                    return out(Action.UPDATE, k, "the same content again, later: news again")
                 return out(Action.NOOP, k, "the same content is already stored")
             if theirs and theirs < mine and len(theirs) >= 0.6 * len(mine) and k.attribute is None:
                 return out(Action.UPDATE, k, "the stored statement with more detail")
