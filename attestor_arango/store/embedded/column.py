@@ -71,6 +71,17 @@ def pack_strings(values: Sequence[Any], tuples: bool) -> tuple[np.ndarray, np.nd
     return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
 
 
+def packed(column: ObjectColumn | BlobColumn, tuples: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``pack_strings`` of a whole column; a ``BlobColumn``'s blob is reused, not decoded.
+
+    Saving a persisted index again (persisted.py) then costs its new rows only,
+    plus one copy of the bytes, instead of decoding and re-encoding every row.
+    """
+    if isinstance(column, ObjectColumn):
+        return pack_strings(list(column), tuples)
+    return column.packed()
+
+
 class BlobColumn:
     """An ``ObjectColumn`` whose first rows live in a read-only (memory-mapped) byte blob.
 
@@ -89,6 +100,21 @@ class BlobColumn:
 
     def __len__(self) -> int:
         return self._base + len(self._tail)
+
+    def appended(self) -> list[Any]:
+        """The rows appended since the blob (the ones not persisted yet)."""
+        return list(self._tail)
+
+    def packed(self) -> tuple[np.ndarray, np.ndarray]:
+        """The blob and offsets of every row (see ``packed``): base bytes, then the tail's."""
+        base = np.frombuffer(self._blob, dtype=np.uint8)[: int(self._offsets[-1])]
+        if not len(self._tail):
+            return base, np.asarray(self._offsets, dtype=np.int64)
+        blob, offsets = pack_strings(list(self._tail), self._tuples)
+        return (
+            np.concatenate([base, blob]),
+            np.concatenate([self._offsets[:-1], offsets + int(self._offsets[-1])]),
+        )
 
     def append(self, value: Any) -> None:
         self._tail.append(value)

@@ -86,24 +86,41 @@ class Generation:
         )
 
 
-def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, np.ndarray]) -> Path:
+Section = np.ndarray | tuple[np.ndarray, ...]
+
+
+def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Section]) -> Path:
     """Writes ``meta`` and ``sections`` to a fsynced temporary file beside ``path``.
 
-    ``install`` then renames it over ``path``; the caller unlinks it if it does not.
+    A section given as a tuple of arrays (same dtype and row shape) is written as
+    their concatenation without building it: saving an index again writes its
+    mapped persisted rows and its new rows one after the other, with no copy of
+    them in memory. ``install`` then renames the file over ``path``; the caller
+    unlinks it if it does not.
     """
-    arrays = {name: np.ascontiguousarray(a) for name, a in sections.items()}
+    parts = {
+        name: tuple(np.ascontiguousarray(p) for p in (a if isinstance(a, tuple) else (a,)))
+        for name, a in sections.items()
+    }
     # offsets are relative to the first section, which starts after the header (aligned)
     table: dict[str, dict[str, Any]] = {}
     offset = 0
-    for name, a in arrays.items():
+    for name, pieces in parts.items():
+        first = pieces[0]
+        if any(p.dtype != first.dtype or p.shape[1:] != first.shape[1:] for p in pieces):
+            raise ValueError(f"the parts of section {name} differ in dtype or row shape")
+        crc = 0
+        for p in pieces:
+            crc = zlib.crc32(memoryview(p).cast("B"), crc) if p.nbytes else crc  # type: ignore[arg-type]
+        nbytes = sum(p.nbytes for p in pieces)
         table[name] = {
             "offset": offset,
-            "dtype": a.dtype.str,
-            "shape": list(a.shape),
-            "crc32": crc32(a),
-            "nbytes": a.nbytes,
+            "dtype": first.dtype.str,
+            "shape": [sum(len(p) for p in pieces), *first.shape[1:]] if first.ndim else [],
+            "crc32": crc & 0xFFFFFFFF,
+            "nbytes": nbytes,
         }
-        offset = _aligned(offset + a.nbytes)
+        offset = _aligned(offset + nbytes)
     header = json.dumps({"meta": dict(meta), "sections": table}, sort_keys=True).encode()
     base = _aligned(_FIXED.size + len(header))
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,9 +129,10 @@ def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, np.nd
         with open(tmp, "wb") as f:
             f.write(_FIXED.pack(MAGIC, len(header), crc32(header)))
             f.write(header)
-            for name, a in arrays.items():
+            for name, pieces in parts.items():
                 f.seek(base + table[name]["offset"])
-                write_section(f, a)
+                for p in pieces:
+                    write_section(f, p)
             f.truncate()
             f.flush()
             os.fsync(f.fileno())

@@ -33,7 +33,6 @@ from attestor_arango.store.embedded import indexfile
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import EmbeddedBase
 from attestor_arango.store.embedded.indexfile import Generation, IndexFile, IndexFileError
-from attestor_arango.store.embedded.rowtable import times_of
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
@@ -142,34 +141,49 @@ class PersistedIndexes(EmbeddedBase):
         index.saved, index.saved_rows = saved, index.n
         return index
 
+    def _rows_after(self, sql: str, tenant: str, after: int) -> list[tuple[Any, ...]]:
+        """The tenant's rows past ``after`` as plain tuples (a ``sqlite3.Row`` per row of a
+        million-row rebuild cost more than reading them)."""
+        cur = self._exec(sql, {"tenant": tenant, "after": after})
+        cur.row_factory = None
+        rows: list[tuple[Any, ...]] = cur.fetchall()
+        return rows
+
+    @staticmethod
+    def _times(rows: list[tuple[Any, ...]], first: int) -> np.ndarray:
+        """Columns ``first..first+3`` of each row (the four times) as an (n, 4) array."""
+        flat = np.fromiter(
+            (t for r in rows for t in r[first : first + 4]), dtype=np.int64, count=4 * len(rows)
+        )
+        return flat.reshape(-1, 4)
+
     def _text_rows(self, index: TenantText, tenant: str, after: int) -> None:
-        rows = self._exec(q.LOAD_TEXTS, {"tenant": tenant, "after": after}).fetchall()
+        # rowid, id, namespace, content, t_created, t_expired, valid_from, valid_until
+        rows = self._rows_after(q.LOAD_TEXTS, tenant, after)
         if not rows:
             return
+        times = self._times(rows, 4)
         if index.n == 0:
-            index.load(
-                [r["id"] for r in rows],
-                [r["namespace"] for r in rows],
-                [r["content"] for r in rows],
-                times_of(rows),
-                [r["rowid"] for r in rows],
-            )
+            columns = list(zip(*[r[:4] for r in rows], strict=True))
+            rowids, ids, namespaces, contents = columns
+            index.load(ids, namespaces, contents, times, rowids)
             return
-        for r, times in zip(rows, times_of(rows).tolist(), strict=True):
-            index.add(r["id"], r["namespace"], r["content"], times, r["rowid"])
+        for r, t in zip(rows, times.tolist(), strict=True):
+            index.add(r[1], r[2], r[3], t, r[0])
 
     def _vector_rows(self, index: TenantVectors, tenant: str, after: int) -> None:
-        rows = self._exec(q.LOAD_VECTORS, {"tenant": tenant, "after": after}).fetchall()
+        # id, namespace, embedding, t_created, t_expired, valid_from, valid_until
+        rows = self._rows_after(q.LOAD_VECTORS, tenant, after)
         if not rows:
             return
-        matrix = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32)
         matrix = matrix.reshape(len(rows), index.dimension)
-        times = times_of(rows)
+        times = self._times(rows, 3)
         if index.n == 0 and index.n0 == 0:
-            index.load([r["id"] for r in rows], [r["namespace"] for r in rows], matrix, times)
+            index.load([r[0] for r in rows], [r[1] for r in rows], matrix, times)
             return
         for r, vector, t in zip(rows, matrix, times.tolist(), strict=True):
-            index.add(r["id"], r["namespace"], vector, *t)
+            index.add(r[0], r[1], vector, *t)
 
     def _catch_up(self, index: Index, tenant: str, gen: Generation) -> None:
         """Rows inserted and closed since the file was written, from the table."""

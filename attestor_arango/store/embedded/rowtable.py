@@ -7,8 +7,7 @@ with the same predicate the SQL views use; this table is that filter, once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -17,11 +16,6 @@ from attestor_arango.store.embedded.column import ObjectColumn
 
 GROW = 1.5
 TIMES = ("t_created", "t_expired", "valid_from", "valid_until")
-
-
-def times_of(rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
-    """Each row's t_created, t_expired, valid_from and valid_until, as an (n, 4) array."""
-    return np.array([[r[name] for name in TIMES] for r in rows], dtype=np.int64).reshape(-1, 4)
 
 
 class RowTable:

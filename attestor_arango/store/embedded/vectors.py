@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - a platform without its wheels uses num
 
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded.column import ObjectColumn
-from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, crc32
+from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
 from attestor_arango.store.embedded.rowtable import RowTable
 
 _SAMPLE_STEP = 32  # kth_largest: one value in 32 sets the threshold
@@ -314,24 +314,24 @@ class TenantVectors:
         return pairs[:take]
 
     # persistence (persisted.py) ----------------------------------------------------------
-    def sections(self) -> tuple[dict[str, np.ndarray], dict[str, object]]:
-        """The index as arrays and header values (persisted rows are read, not copied twice)."""
+    def sections(self) -> tuple[dict[str, Section], dict[str, object]]:
+        """The index as arrays and header values.
+
+        Persisted rows go out as they are mapped, with the CRC-32s they were written
+        with (a row corrupt in the old file stays detectably corrupt in the new one),
+        so saving again reads their bytes once and computes checksums of new rows only.
+        """
         n, n0 = self.n, self.n0
         rows, ns_names = self.rows.sections()
         if n and rows["ids"].tobytes().count(b"\n") != n - 1:
             raise ValueError("an id holds a newline")
-        if n0:
-            self._verify(np.arange(n0))
-            matrix = np.concatenate([self._base_matrix, self.matrix[: n - n0]])
-            codes = np.concatenate([self._base_codes, self.codes[: n - n0]])
-        else:
-            matrix, codes = self.matrix[:n], self.codes[:n]
-        row_crc = np.fromiter((crc32(row) for row in matrix), dtype=np.uint32, count=n)
-        arrays = {
+        tail = self.matrix[: n - n0]
+        tail_crc = np.fromiter((crc32(row) for row in tail), dtype=np.uint32, count=n - n0)
+        arrays: dict[str, Section] = {
             **{f"r.{k}": v for k, v in rows.items()},
-            "matrix": matrix,
-            "row_crc": row_crc,
-            "codes": codes,
+            "matrix": (self._base_matrix, tail) if n0 else tail,
+            "row_crc": (self._base_crc, tail_crc) if n0 else tail_crc,
+            "codes": (self._base_codes, self.codes[: n - n0]) if n0 else self.codes[:n],
             "scale": self.scale[:n],
             "err": self.err[:n],
             "rounding": self.rounding[:n],
