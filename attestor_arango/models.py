@@ -12,11 +12,33 @@ import hashlib
 from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from attestor_arango.clock import OPEN, from_us, to_us
+
+_M = TypeVar("_M", bound=BaseModel)
+_setattr = object.__setattr__  # frozen models refuse plain attribute assignment
+
+
+def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
+    """An instance of ``cls`` from values already of its fields' types, unvalidated.
+
+    The read path builds a few hundred frozen models per recall from rows validated
+    when written and from plain numbers it computed; pydantic's ``model_construct``
+    walks every field's aliases and defaults in Python, which cost as much as
+    validating. ``values`` must hold every field, in declaration order, each of the
+    type validation would produce (``tests/test_trusted_models.py`` compares the
+    result with validated construction): then the instance is the same, field for
+    field, as ``cls(**values)``.
+    """
+    m = cls.__new__(cls)
+    _setattr(m, "__dict__", values)
+    _setattr(m, "__pydantic_fields_set__", set(values))
+    _setattr(m, "__pydantic_extra__", None)
+    _setattr(m, "__pydantic_private__", None)
+    return m
 
 
 class MemoryStatus(StrEnum):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attestor_arango.models import Memory, ScoreBreakdown
+from attestor_arango.models import Memory, ScoreBreakdown, trusted
 from attestor_arango.text.stemming import scoring_terms
 
 
@@ -46,6 +46,15 @@ class Candidate:
             self._t_created = self.memory.us("t_created")
         return self._t_created
 
+    _valid_from: int | None = None
+
+    @property
+    def valid_from(self) -> int:
+        """The memory's event time in microseconds (read once: several steps compare it)."""
+        if self._valid_from is None:
+            self._valid_from = self.memory.us("valid_from")
+        return self._valid_from
+
     def content_terms(self) -> tuple[str, ...]:
         """The content's scoring terms: handed over by the text lane, else tokenised once."""
         if self.terms is None:
@@ -69,26 +78,33 @@ class Candidate:
         return self.relevance
 
     def breakdown(self) -> ScoreBreakdown:
-        return ScoreBreakdown(
-            vector_rank=self.lane_ranks.get("vector"),
-            vector_score=self.lane_scores.get("vector"),
-            bm25_rank=self.lane_ranks.get("bm25"),
-            bm25_score=self.lane_scores.get("bm25"),
-            lanes={k: self.lane_ranks[k] for k in sorted(self.lane_ranks)},
-            rrf=round(self.rrf, 12),
-            rrf_norm=round(self.rrf_norm, 12),
-            graph_hops=self.graph_hops,
-            graph_bonus=self.graph_bonus,
-            mmr=None if self.mmr is None else round(self.mmr, 12),
-            decay=round(self.decay, 12),
-            boost=round(self.boost, 12),
-            freshness=round(self.freshness, 12),
-            session=round(self.session, 12),
-            coverage=round(self.coverage, 12),
-            time_cue=round(self.time_cue, 12),
-            relevance=self.relevance,
-            synthetic=self.synthetic,
-            final=round(self.final, 12),
+        """The frozen breakdown of the response, built without re-validation: every
+        field is converted here to the type validation would give it (floats as floats)."""
+        ranks, scores = self.lane_ranks, self.lane_scores
+        vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
+        return trusted(
+            ScoreBreakdown,
+            {
+                "vector_rank": ranks.get("vector"),
+                "vector_score": None if vector_score is None else float(vector_score),
+                "bm25_rank": ranks.get("bm25"),
+                "bm25_score": None if bm25_score is None else float(bm25_score),
+                "lanes": {k: ranks[k] for k in sorted(ranks)},
+                "rrf": float(round(self.rrf, 12)),
+                "rrf_norm": float(round(self.rrf_norm, 12)),
+                "graph_hops": self.graph_hops,
+                "graph_bonus": float(self.graph_bonus),
+                "mmr": None if self.mmr is None else float(round(self.mmr, 12)),
+                "decay": float(round(self.decay, 12)),
+                "boost": float(round(self.boost, 12)),
+                "freshness": float(round(self.freshness, 12)),
+                "session": float(round(self.session, 12)),
+                "coverage": float(round(self.coverage, 12)),
+                "time_cue": float(round(self.time_cue, 12)),
+                "relevance": float(self.relevance),
+                "synthetic": bool(self.synthetic),
+                "final": float(round(self.final, 12)),
+            },
         )
 
 

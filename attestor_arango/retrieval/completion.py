@@ -29,18 +29,36 @@ from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit
 
 
+def cached_vectors(
+    store: MemoryStore, scope: Scope, ids: Sequence[str], cache: dict[str, np.ndarray] | None
+) -> dict[str, np.ndarray]:
+    """The stored vectors of ``ids``; through ``cache`` (one recall's reads) when given, so
+    the lanes, lane completion and MMR read each candidate's vector once."""
+    if cache is None:
+        return store.get_vectors(scope, ids)
+    wanted = [i for i in ids if i not in cache]
+    if wanted:
+        cache.update(store.get_vectors(scope, wanted))
+    return {i: cache[i] for i in ids if i in cache}
+
+
 def exact_cosine(
-    store: MemoryStore, scope: Scope, qvec: np.ndarray, hits: Sequence[Hit]
+    store: MemoryStore,
+    scope: Scope,
+    qvec: np.ndarray,
+    hits: Sequence[Hit],
+    cache: dict[str, np.ndarray] | None = None,
 ) -> list[Hit]:
     """The vector lane re-scored in float64 from the stored vectors, re-ordered by the tie rule.
 
     An index's float32 scores can differ in the last bits with the shape of the
     matrix it scanned (and so with rows added after a replay's as_of); exact
     float64 cosine over the candidates' own vectors depends on them alone.
+    ``cache``: see ``cached_vectors``.
     """
     if not hits:
         return []
-    vecs = store.get_vectors(scope, sorted({h.memory.id for h in hits}))
+    vecs = cached_vectors(store, scope, sorted({h.memory.id for h in hits}), cache)
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (float(np.linalg.norm(q)) or 1.0)
     found = [h for h in hits if h.memory.id in vecs]
@@ -92,6 +110,7 @@ def complete_lanes(
     qvec: np.ndarray | None,
     lanes: Sequence[tuple[str, Sequence[Hit]]],
     text_tail: Sequence[TextHit],
+    cache: dict[str, np.ndarray] | None = None,
 ) -> list[tuple[str, Sequence[Hit]]]:
     """The vector and text lanes ranked over their union; other lanes as they came.
 
@@ -103,7 +122,8 @@ def complete_lanes(
     out: list[tuple[str, Sequence[Hit]]] = []
     for name, hits in lanes:
         if name == "vector" and qvec is not None:
-            tail = exact_cosine(store, scope, qvec, [Hit(m, 0.0) for m in missing(hits, union)])
+            absent = [Hit(m, 0.0) for m in missing(hits, union)]
+            tail = exact_cosine(store, scope, qvec, absent, cache)
         elif name == "bm25":
             tail = [Hit(union[t.id], t.score, t.terms) for t in text_tail if t.id in union]
         else:

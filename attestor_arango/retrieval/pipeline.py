@@ -30,10 +30,15 @@ import numpy as np
 from attestor_arango.clock import from_us
 from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import TenantLeakError, ValidationError
-from attestor_arango.models import RecallResponse, RecallResult, Relation
+from attestor_arango.models import RecallResponse, RecallResult, Relation, trusted
 from attestor_arango.retrieval.budget import pack
 from attestor_arango.retrieval.candidates import Candidate, order
-from attestor_arango.retrieval.completion import complete_lanes, exact_cosine, lane_union
+from attestor_arango.retrieval.completion import (
+    cached_vectors,
+    complete_lanes,
+    exact_cosine,
+    lane_union,
+)
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage
 from attestor_arango.retrieval.entities import recognize
@@ -73,16 +78,17 @@ def _lanes(
     expanders: Mapping[str, QueryExpander] | None,
     errors: dict[str, str],
     tr: RecallTrace,
+    vcache: dict[str, np.ndarray],
 ) -> list[tuple[str, Sequence[Hit]]]:
+    """The lanes that ran, with their hits; ``vcache`` collects the stored vectors read."""
     lanes: list[tuple[str, Sequence[Hit]]] = []
     qvec: np.ndarray | None = None
     bm25_tail: list[TextHit] = []  # the re-scored text pool below the lane's cut
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
-            hits = exact_cosine(
-                store, scope, qvec, store.vector_candidates(scope, qvec, config.vector_k, view)
-            )
+            found = store.vector_candidates(scope, qvec, config.vector_k, view)
+            hits = exact_cosine(store, scope, qvec, found, vcache)
             lanes.append(("vector", hits))
             tr.step("vector", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:  # a lane failure degrades, it does not abort
@@ -100,15 +106,14 @@ def _lanes(
             errors["bm25_error"] = _err(exc)
             tr.step("bm25", 0, 0, error=errors["bm25_error"])
     if config.lane_completion and len(lanes) > 1:  # one lane has nothing to complete
-        lanes = _complete(store, scope, qvec, lanes, bm25_tail, errors, tr)
+        lanes = _complete(store, scope, qvec, lanes, bm25_tail, errors, tr, vcache)
     expanders = expanders or {}
     if config.hyde_enabled and "hyde" in expanders:
         try:
             for i, text in enumerate(expanders["hyde"](query)):
                 vec = embedder.embed([text])[0]
-                hits = exact_cosine(
-                    store, scope, vec, store.vector_candidates(scope, vec, config.vector_k, view)
-                )
+                found = store.vector_candidates(scope, vec, config.vector_k, view)
+                hits = exact_cosine(store, scope, vec, found, vcache)
                 lanes.append((f"hyde_{i + 1}", hits))
             tr.step("hyde", 0, sum(len(h) for n, h in lanes if n.startswith("hyde_")))
         except Exception as exc:
@@ -138,10 +143,11 @@ def _complete(
     bm25_tail: Sequence[TextHit],
     errors: dict[str, str],
     tr: RecallTrace,
+    vcache: dict[str, np.ndarray],
 ) -> list[tuple[str, Sequence[Hit]]]:
     """Lane completion (completion.py); if it fails, the lanes as they came still rank."""
     try:
-        out = complete_lanes(store, scope, qvec, lanes, bm25_tail)
+        out = complete_lanes(store, scope, qvec, lanes, bm25_tail, vcache)
         tr.step("complete", len(lane_union(lanes)), sum(len(h) for _, h in out))
         return out
     except Exception as exc:  # the lanes as they came are still a ranking
@@ -233,13 +239,14 @@ def _vectors(
     cands: Sequence[Candidate],
     errors: dict[str, str],
     embed_synthetic: bool = True,
+    vcache: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     real = sorted(c.id for c in cands if not c.synthetic)
     synth = [c for c in cands if c.synthetic] if embed_synthetic else []
     vectors: dict[str, np.ndarray] = {}
     try:
         if real:
-            vectors.update(store.get_vectors(scope, real))
+            vectors.update(cached_vectors(store, scope, real, vcache))
         if synth:
             mat = embedder.embed([c.memory.content for c in synth])
             vectors.update({c.id: mat[i] for i, c in enumerate(synth)})
@@ -286,7 +293,8 @@ def recall(
         config = replace(config, vector_enabled=False, hyde_enabled=False)
         tr.step("embedding_space", 0, 0, error=errors["embedding_space"])
 
-    lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr)
+    vcache: dict[str, np.ndarray] = {}  # stored vectors read by this recall, by id
+    lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr, vcache)
     weights = _weights(lanes, config)
     cands = fuse(lanes, config.rrf_k, weights=weights)
     tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)
@@ -305,7 +313,9 @@ def recall(
     need_vectors = (config.mmr_enabled or config.freshness_enabled) and bool(cands)
     # synthetic candidates are embedded now: only into the space the stored vectors share
     same_space = "embedding_space" not in errors
-    vectors = _vectors(store, embedder, scope, cands, errors, same_space) if need_vectors else {}
+    vectors = (
+        _vectors(store, embedder, scope, cands, errors, same_space, vcache) if need_vectors else {}
+    )
     if "mmr_error" in errors:
         tr.step("vectors", len(cands), len(cands), error=errors["mmr_error"])
 
@@ -331,12 +341,17 @@ def recall(
     kept, used = pack(ranked, budget)
     tr.step("budget", len(ranked), len(kept), tokens_used=used, token_budget=budget)
 
+    # built without re-validation: the memories are validated models, the rest plain
+    # numbers converted to the field types (RecallResult(...) would only check them)
     results = tuple(
-        RecallResult(
-            memory=c.memory.at(view.as_of),
-            score=round(c.final, 12),
-            tokens=tokens,
-            breakdown=c.breakdown(),
+        trusted(
+            RecallResult,
+            {
+                "memory": c.memory.at(view.as_of),
+                "score": float(round(c.final, 12)),
+                "tokens": int(tokens),
+                "breakdown": c.breakdown(),
+            },
         )
         for c, tokens in kept
     )

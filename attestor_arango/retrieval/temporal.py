@@ -38,7 +38,7 @@ FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates
 
 
 def age_days(candidate: Candidate, as_of: int) -> float:
-    return max(0, as_of - candidate.memory.us("valid_from")) / US_PER_DAY
+    return max(0, as_of - candidate.valid_from) / US_PER_DAY
 
 
 def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalConfig) -> None:
@@ -72,7 +72,25 @@ def announces_change(text_terms: tuple[str, ...]) -> bool:
 
 
 def _when(c: Candidate) -> tuple[int, int]:
-    return (c.memory.us("valid_from"), c.t_created)
+    return (c.valid_from, c.t_created)
+
+
+def _later_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
+    """Which rows of ``whens`` ((valid_from, t_created) per row) come after ``t``, as
+    tuples compare: a later valid_from, or the same one created later."""
+    vf, tc = whens[:, 0], whens[:, 1]
+    return (vf > t[0]) | ((vf == t[0]) & (tc > t[1]))
+
+
+def _earlier_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
+    vf, tc = whens[:, 0], whens[:, 1]
+    return (vf < t[0]) | ((vf == t[0]) & (tc < t[1]))
+
+
+def _best(values: np.ndarray, mask: np.ndarray) -> int:
+    """The row of the highest value among ``mask`` (the first such row on a tie), as
+    ``max(rows, key=lambda k: (values[k], -k))`` would pick it; ``mask`` is not empty."""
+    return int(np.argmax(np.where(mask, values, -np.inf)))
 
 
 def _mutual_nearest_later(
@@ -80,7 +98,7 @@ def _mutual_nearest_later(
     sims: np.ndarray,
     unit: np.ndarray,
     items: Sequence[Candidate],
-    whens: Sequence[tuple[int, int]],
+    whens: np.ndarray,
     floor: float,
 ) -> int | None:
     """The later candidate that is ``i``'s nearest, when ``i`` is also its nearest earlier one.
@@ -92,27 +110,26 @@ def _mutual_nearest_later(
     one embedder), with ``floor`` as the least similarity that counts. Said in the
     same session, or (without sessions) on the same day, they are one conversation
     going on, not an update. Among two candidates "nearest" says nothing: at least
-    three are needed.
+    three are needed. ``whens`` holds each candidate's (valid_from, t_created).
     """
     if len(items) < 3:
         return None
-    t_i = whens[i]
-    later = [k for k in range(len(items)) if whens[k] > t_i]
-    if not later:
+    t_i = (int(whens[i, 0]), int(whens[i, 1]))
+    later = _later_mask(whens, t_i)
+    if not later.any():
         return None
-    j = max(later, key=lambda k: (sims[k], -k))
+    j = _best(sims, later)
     if sims[j] < floor:
         return None
     back = np.round(unit @ unit[j], 9)
-    t_j = whens[j]
-    earlier = [k for k in range(len(items)) if whens[k] < t_j]
-    if max(earlier, key=lambda k: (back[k], -k)) != i:
+    t_j = (int(whens[j, 0]), int(whens[j, 1]))
+    if _best(back, _earlier_mask(whens, t_j)) != i:
         return None
     a, b = items[i].memory, items[j].memory
     sa, sb = a.provenance.session_id, b.provenance.session_id
     if sa is not None and sb is not None:
         return j if sa != sb else None
-    return j if b.us("valid_from") - a.us("valid_from") >= US_PER_DAY else None
+    return j if items[j].valid_from - items[i].valid_from >= US_PER_DAY else None
 
 
 def apply_freshness(
@@ -128,7 +145,8 @@ def apply_freshness(
     unit = unit_rows(items, vectors)
     cued = np.array([announces_change(c.content_terms()) for c in items], dtype=bool)
     before = [c.relevance for c in items]
-    whens = [_when(c) for c in items]  # once: the nearest-update test reads them per pair
+    # once: the nearest-update test compares them for every candidate
+    whens = np.array([_when(c) for c in items], dtype=np.int64).reshape(-1, 2)
     top = sorted(range(len(items)), key=lambda k: tie_key(before[k], items[k]))
     for i in top[: config.freshness_top_n]:
         # close[j]: j may restate i; a change-announcing j needs less similarity
@@ -141,7 +159,7 @@ def apply_freshness(
         if mate is not None:
             close[mate] = True
         older = items[i]
-        t_old = (older.memory.us("valid_from"), older.t_created)
+        t_old = _when(older)
         s_old = older.memory.provenance.session_id
         updates: list[int] = []
         for j in (int(x) for x in np.flatnonzero(close)):
@@ -150,7 +168,7 @@ def apply_freshness(
                 continue
             if s_old is not None and s_old == newer.memory.provenance.session_id:
                 continue  # one conversation going on, not a later update
-            if (newer.memory.us("valid_from"), newer.t_created) <= t_old:
+            if _when(newer) <= t_old:
                 continue
             if newer.rrf_norm < config.freshness_min_ratio * older.rrf_norm:
                 continue  # not an answer to this query, whatever it restates

@@ -15,8 +15,10 @@ from attestor_arango.models import (
     Entity,
     Episode,
     Memory,
+    MemoryStatus,
     Provenance,
     Relation,
+    trusted,
     us_or_none,
 )
 
@@ -56,33 +58,47 @@ def memory_to_doc(m: Memory) -> dict[str, Any]:
 
 
 def memory_from_doc(d: dict[str, Any]) -> Memory:
-    return Memory(
-        id=d["id"],
-        tenant=d["tenant"],
-        namespace=d["namespace"],
-        content=d["content"],
-        entity=d.get("entity"),
-        category=d.get("category"),
-        tags=tuple(d.get("tags") or ()),
-        confidence=float(d.get("confidence", 1.0)),
-        valid_from=from_us(int(d["valid_from"])),
-        valid_until=us_or_none(int(d["valid_until"])),
-        t_created=from_us(int(d["t_created"])),
-        t_expired=us_or_none(int(d["t_expired"])),
-        superseded_by=d.get("superseded_by"),
-        supersedes=d.get("supersedes"),
-        status=d.get("status", "active"),
-        provenance=Provenance(
-            agent_id=d["agent_id"],
-            role=d["role"],
-            session_id=d.get("session_id"),
-            source_episode_id=d.get("source_episode_id"),
-            agent_trail=tuple(d.get("agent_trail") or ()),
-            parent_agent_id=d.get("parent_agent_id"),
-        ),
-        content_hash=d["content_hash"],
-        signature=d.get("signature"),
-        metadata=dict(d.get("metadata") or {}),
+    """A stored document as a ``Memory``, built without re-running validation.
+
+    Every row was validated when it was written, and recall decodes about a hundred
+    rows per query, so the read path converts each field to exactly the type
+    validation would produce (floats, tuples, the status enum, aware datetimes) and
+    constructs the frozen model directly: the same object, field for field.
+    """
+    provenance = trusted(
+        Provenance,
+        {
+            "agent_id": d["agent_id"],
+            "role": d["role"],
+            "session_id": d.get("session_id"),
+            "source_episode_id": d.get("source_episode_id"),
+            "agent_trail": tuple(d.get("agent_trail") or ()),
+            "parent_agent_id": d.get("parent_agent_id"),
+        },
+    )
+    return trusted(
+        Memory,
+        {
+            "id": d["id"],
+            "tenant": d["tenant"],
+            "namespace": d["namespace"],
+            "content": d["content"],
+            "entity": d.get("entity"),
+            "category": d.get("category"),
+            "tags": tuple(d.get("tags") or ()),
+            "confidence": float(d.get("confidence", 1.0)),
+            "valid_from": from_us(int(d["valid_from"])),
+            "valid_until": us_or_none(int(d["valid_until"])),
+            "t_created": from_us(int(d["t_created"])),
+            "t_expired": us_or_none(int(d["t_expired"])),
+            "superseded_by": d.get("superseded_by"),
+            "supersedes": d.get("supersedes"),
+            "status": MemoryStatus(d.get("status", "active")),
+            "provenance": provenance,
+            "content_hash": d["content_hash"],
+            "signature": d.get("signature"),
+            "metadata": dict(d.get("metadata") or {}),
+        },
     )
 
 

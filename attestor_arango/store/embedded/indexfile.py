@@ -240,6 +240,20 @@ class IndexFile:
         flat = np.frombuffer(self._map, dtype, s["nbytes"] // dtype.itemsize, s["offset"])
         return flat.reshape(s["shape"])
 
+    def release(self, name: str) -> None:
+        """Unmaps the resident pages of a section from this process (MADV_DONTNEED).
+
+        The mapping is read-only and its file is never changed in place, so the next read
+        of those pages faults them back in from the page cache with the same bytes; the
+        process's resident set no longer counts them. Readers that touch a few scattered
+        rows of a large section (re-scoring candidates) call it after copying them out.
+        """
+        s = self._table[name]
+        if self._map is None or s["nbytes"] == 0:
+            return
+        start = s["offset"] - s["offset"] % mmap.PAGESIZE  # madvise wants a page boundary
+        self._map.madvise(mmap.MADV_DONTNEED, start, s["offset"] + s["nbytes"] - start)
+
 
 def _file_crc(f: Any, offset: int, nbytes: int) -> int:
     f.seek(offset)

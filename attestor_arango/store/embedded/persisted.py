@@ -20,6 +20,7 @@ the write lock), and a tenant's files go when its rows are purged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -136,6 +137,8 @@ class PersistedIndexes(EmbeddedBase):
             sections = {name: file.section(name) for name in file.names()}
             cls = TenantText if kind == "text" else TenantVectors
             index: Index = cls.from_sections(sections, meta)
+            if isinstance(index, TenantVectors):
+                index.release_rows = functools.partial(file.release, "matrix")
         except (IndexFileError, ValueError, KeyError, TypeError, AssertionError):
             return None  # rebuilt from the rows, and the file rewritten
         index.saved, index.saved_rows = saved, index.n

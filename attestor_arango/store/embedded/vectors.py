@@ -15,7 +15,7 @@ checks it against a brute-force scan.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -137,6 +137,10 @@ class TenantVectors:
         self._base_crc = np.zeros(0, dtype=np.uint32)
         self._checked = np.zeros(0, dtype=bool)
         self._all_checked = False
+        # unmaps the persisted float rows' pages once read (IndexFile.release): a large
+        # index reads a few scattered rows per query, which would otherwise stay resident
+        # and, with the kernel's read-ahead, add up to the whole matrix within a few hundred
+        self.release_rows: Callable[[], None] | None = None
 
     @property
     def n(self) -> int:
@@ -209,8 +213,8 @@ class TenantVectors:
                 found.append((memory_id, i))
         if not found:
             return {}
-        rows = self.float_rows(np.array([i for _, i in found], dtype=np.intp))
-        return {memory_id: rows[j].astype(np.float32) for j, (memory_id, _) in enumerate(found)}
+        rows = self.float_rows(np.array([i for _, i in found], dtype=np.intp)).astype(np.float32)
+        return {memory_id: rows[j] for j, (memory_id, _) in enumerate(found)}
 
     def float_rows(self, rows: np.ndarray) -> np.ndarray:
         """The float32 vectors of some rows, as float64; IndexFileError if one is corrupt."""
@@ -220,6 +224,8 @@ class TenantVectors:
             picked = rows[base]
             self._verify(picked)
             out[base] = self._base_matrix[picked]
+            if self.release_rows is not None and self.n >= _INT8_ROWS:  # small: scanned whole
+                self.release_rows()
         if not base.all():
             out[~base] = self.matrix[rows[~base] - self.n0]
         return out

@@ -1,0 +1,123 @@
+"""The read path's unvalidated models are the validated ones, field for field.
+
+``models.trusted`` builds memories (store/codec.py), score breakdowns
+(retrieval/candidates.py) and recall results (retrieval/pipeline.py) without
+running pydantic's validation. These tests build each of them both ways and
+compare everything a caller can observe: equality, the JSON bytes, repr (field
+order) and the set of fields given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from attestor_arango import AgentContext
+from attestor_arango.clock import ManualClock, from_us
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.memory import AgentMemory
+from attestor_arango.models import (
+    Memory,
+    MemoryStatus,
+    Provenance,
+    RecallResult,
+    ScoreBreakdown,
+    content_hash,
+)
+from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.store.codec import memory_from_doc, memory_to_doc
+
+T0 = 1_767_225_600_000_000
+
+
+def same(a: BaseModel, b: BaseModel) -> None:
+    assert type(a) is type(b)
+    assert a == b
+    assert a.model_dump_json() == b.model_dump_json()
+    assert repr(a) == repr(b)
+    assert a.model_fields_set == b.model_fields_set
+    assert list(a.__dict__) == list(b.__dict__)
+    assert [type(v) for v in a.__dict__.values()] == [type(v) for v in b.__dict__.values()]
+
+
+def a_memory(**extra: Any) -> Memory:
+    fields: dict[str, Any] = {
+        "id": "m1",
+        "tenant": "t",
+        "namespace": "n",
+        "content": "I moved to Berlin",
+        "valid_from": from_us(T0),
+        "t_created": from_us(T0 + 5),
+        "provenance": Provenance(agent_id="a", role="writer"),
+        "content_hash": content_hash("I moved to Berlin"),
+        **extra,
+    }
+    return Memory(**fields)
+
+
+def test_a_decoded_memory_is_the_validated_one() -> None:
+    full = a_memory(
+        entity="Berlin",
+        category="home",
+        tags=("verbatim", "x"),
+        confidence=1,  # an int: validation makes it 1.0, and so must decoding
+        valid_until=from_us(T0 + 10),
+        t_expired=from_us(T0 + 20),
+        superseded_by="m2",
+        supersedes="m0",
+        status=MemoryStatus.SUPERSEDED,
+        provenance=Provenance(
+            agent_id="a",
+            role="writer",
+            session_id="s",
+            source_episode_id="e",
+            agent_trail=("p", "a"),
+            parent_agent_id="p",
+        ),
+        signature="sig",
+        metadata={"turn": {"replies_to": "m0"}, "k": [1, 2]},
+    )
+    for memory in (a_memory(), full):
+        doc = memory_to_doc(memory)
+        doc["tags"] = list(doc["tags"])  # as a store hands them back: lists, not tuples
+        doc["confidence"] = int(doc["confidence"])  # JSON may hand back 1 for 1.0
+        # every field given, as the codec always did before it stopped validating
+        validated = Memory(**{**dict(memory), "provenance": Provenance(**dict(memory.provenance))})
+        same(memory_from_doc(doc), validated)
+        same(memory_from_doc(doc).provenance, validated.provenance)
+
+
+def test_a_breakdown_is_the_validated_one_with_int_inputs() -> None:
+    c = Candidate(memory=a_memory())
+    c.lane_ranks = {"vector": 2, "bm25": 1, "mq_1": 3}
+    c.lane_scores = {"vector": 0.5, "bm25": 3}  # an int score: validation gives 3.0
+    c.rrf, c.rrf_norm, c.graph_hops, c.graph_bonus = 1 / 61 + 1 / 62, 0.75, 1, 0
+    c.decay, c.boost, c.freshness, c.mmr, c.final = 0.95, 0.01, -0.15, 0.3, 0.3
+    c.compute_relevance()
+    got = c.breakdown()
+    want = ScoreBreakdown(**got.model_dump())
+    same(got, want)
+    assert got.model_dump_json().count('"graph_bonus":0.0') == 1
+    assert got.bm25_score == 3.0 and isinstance(got.bm25_score, float)
+
+
+def test_recall_results_are_the_validated_ones(tmp_path: Any) -> None:
+    clock = ManualClock(T0)
+    mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(), clock=clock)
+    ctx = AgentContext(agent_id="a", tenant="t", namespace="n")
+    for i, text in enumerate(["Jon went to the fair", "the fair was in June", "Jon likes tea"]):
+        clock.set(T0 + i * 1_000_000)
+        mem.add(text, context=ctx, entity="Jon" if i != 1 else None)
+    response = mem.recall("When did Jon go to the fair?", context=ctx)
+    assert len(response.results) == 3
+    for r in response.results:
+        validated = RecallResult(
+            memory=Memory(**dict(r.memory)),
+            score=r.score,
+            tokens=r.tokens,
+            breakdown=ScoreBreakdown(**r.breakdown.model_dump()),
+        )
+        same(r, validated)
+        same(r.memory, validated.memory)
+    mem.close()
