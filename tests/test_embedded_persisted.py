@@ -438,3 +438,59 @@ def test_writer_killed_while_writing_an_index_file(tmp_path: Path, stop_after: i
     assert got == _truth(path)
     reopened.close()
     assert not list(folder.glob("*.tmp.*"))  # the dead writer's temporary file is gone
+
+
+def _mapped_rss_kb(path: Path) -> int:
+    """Resident kB of this process's mappings of ``path`` (Linux /proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and len(head) >= 5:  # a mapping's first line
+            inside = line.endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            total += int(head[1])
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux smaps")
+def test_read_float_rows_do_not_stay_resident(tmp_path: Path) -> None:
+    """A large persisted index re-scores a few scattered float rows per query; with the
+    kernel's read-ahead those pages added up to the whole matrix in a few hundred
+    queries. Once read, they are unmapped again (still in the page cache), and the rows
+    read the same afterwards (fails without IndexFile.release: everything stays mapped)."""
+    rng = np.random.default_rng(13)
+    n, dim = 12_000, 96  # >= the int8 scan's threshold; the matrix is 4.6 MB
+    vectors = TenantVectors(dim)
+    matrix = rng.standard_normal((n, dim)).astype(np.float32)
+    times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
+    vectors.load([f"v{i:05d}" for i in range(n)], ["n"] * n, matrix, times)
+    arrays, meta = vectors.sections()
+    path = tmp_path / "v.idx"
+    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
+    f = IndexFile(path, lazy=("matrix",))
+    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped.release_rows = lambda: f.release("matrix")
+    baseline = _mapped_rss_kb(path)
+    rows = np.arange(0, n, 7)  # every seventh row: every page of the matrix
+    first = mapped.float_rows(rows)
+    np.testing.assert_array_equal(first, matrix[rows].astype(np.float64))
+    assert _mapped_rss_kb(path) < baseline + 1024  # the 4.6 MB read is not resident
+    again = mapped.float_rows(rows)
+    np.testing.assert_array_equal(again, first)
+    view = TemporalView(as_of=T0 + n)
+    q = rng.standard_normal(dim).astype(np.float32)
+    assert mapped.search(q, 10, None, view) == vectors.search(q, 10, None, view)
+
+
+def test_a_reopened_store_releases_its_float_rows(tmp_path: Path) -> None:
+    """The store wires the release into the vector index it maps (persisted.py)."""
+    db = tmp_path / "m.db"
+    store = _fresh(db)
+    _add(store, random.Random(1), np.random.default_rng(1), 0, 30)
+    _answers(store)  # builds the indexes
+    store.close()  # and saves them
+    reopened = SQLiteStore(db)
+    index = reopened._tenant_vectors("t")
+    assert index is not None and index.n0 > 0
+    assert index.release_rows is not None
+    reopened.close()
