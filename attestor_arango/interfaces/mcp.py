@@ -80,6 +80,12 @@ class _Server(MCPServer[Any]):
         finally:
             _HEADERS.reset(token)
 
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport behind a screen that answers every line (mcp_stdio)."""
+        from attestor_arango.interfaces import mcp_stdio
+
+        await mcp_stdio.serve(self)
+
     async def read_resource(self, uri: Any, context: Context[Any, Any] | None = None) -> Any:
         token = _HEADERS.set(_headers_of(context))
         try:

@@ -1,0 +1,124 @@
+"""The MCP server's stdio transport: the SDK's, with every line screened before it.
+
+The SDK's stdio reader hands a line its JSON reader refuses (nesting deeper than about
+200 levels, a lone UTF-16 surrogate escape such as ``"\\ud800"``) to the session as an
+exception, which answers nothing: the client waits for ever. Here each line is read
+first; one the SDK cannot read is answered at once with a JSON-RPC error carrying the
+request's id (found by a linear scan that never recurses), saying what to fix. Lines the
+SDK can read pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import AsyncIterator
+from io import TextIOWrapper
+from typing import Any, cast
+
+import anyio
+import mcp_types as types
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+MAX_DEPTH = 64  # nesting a request may have; tool arguments are flat or nearly so
+
+# JSON text between brackets: strings (with escapes) are skipped whole, brackets counted
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+RequestId = int | str | None
+
+
+def _scan(line: str) -> tuple[int, RequestId]:
+    """The deepest nesting of ``line`` and the id of its top-level object, if any."""
+    depth = deepest = 0
+    found: RequestId = None
+    for match in _TOKENS.finditer(line):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "}]":
+            depth -= 1
+        elif depth == 1 and found is None and token == '"id"':
+            value = _ID_VALUE.match(line, match.end())
+            if value is not None:
+                found = _id_of(value.group(1))
+    return deepest, found
+
+
+def _id_of(text: str) -> RequestId:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, int | str) and not isinstance(value, bool) else None
+
+
+def screen(line: str) -> types.JSONRPCError | None:
+    """None for a line the SDK reads; else the JSON-RPC error that answers it."""
+    if not line.strip():
+        return None
+    deepest, request_id = _scan(line)
+    if deepest > MAX_DEPTH:
+        return _error(
+            request_id,
+            types.INVALID_PARAMS,
+            f"the request nests {deepest} levels deep; at most {MAX_DEPTH} levels are "
+            "accepted: send flat arguments",
+        )
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError as exc:
+        return _explain(line, request_id, exc)
+    return None
+
+
+def _explain(line: str, request_id: RequestId, exc: ValueError) -> types.JSONRPCError:
+    try:
+        parsed = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error(request_id, types.PARSE_ERROR, "the request is not valid JSON")
+    if isinstance(parsed, dict):
+        request_id = _id_of(json.dumps(parsed.get("id")))
+    try:
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return _error(
+            request_id,
+            types.INVALID_PARAMS,
+            "text with a lone UTF-16 surrogate cannot be stored; send valid Unicode "
+            "(a surrogate escape such as \\ud800 must be half of a pair)",
+        )
+    first = str(exc).splitlines()[-1].strip()[:200]
+    return _error(request_id, types.INVALID_REQUEST, f"not a JSON-RPC message: {first}")
+
+
+def _error(request_id: RequestId, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
+
+
+async def serve(server: Any) -> None:
+    """Runs ``server`` (an ``MCPServer``) on stdin/stdout until the client closes stdin."""
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs
+    stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    ready = anyio.Event()
+    writer: list[Any] = []
+
+    async def lines() -> AsyncIterator[str]:
+        async for line in stdin:
+            error = screen(line)
+            if error is None:
+                yield line
+                continue
+            await ready.wait()
+            await writer[0].send(SessionMessage(error))
+
+    async with stdio_server(stdin=cast(Any, lines())) as (read_stream, write_stream):
+        writer.append(write_stream)
+        ready.set()
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
