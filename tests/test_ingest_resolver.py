@@ -105,6 +105,35 @@ def test_an_assistant_report_of_a_change_acts_on_the_users_memory() -> None:
     assert d.target_id == "m1" and d.action in {Action.INVALIDATE, Action.UPDATE}, d.reason
 
 
+def test_a_trade_replaces_what_was_owned() -> None:
+    yaris = stored("I bought a Toyota Yaris.", "m0")
+    d = RuleResolver().decide(fact_of("I traded the Yaris for a Kia EV6."), [yaris], "e")
+    assert (d.action, d.target_id) == (Action.INVALIDATE, "m0"), d.reason
+    bike = stored("I bought a road bike.", "m1")
+    d = RuleResolver().decide(fact_of("I traded the Yaris for a Kia EV6."), [bike], "e")
+    assert d.action is Action.ADD  # another thing owned is not what was traded
+
+
+def test_a_change_the_assistant_relays_acts_on_the_users_memory_of_that_subject() -> None:
+    plumber = stored("The plumber is coming in the morning.", "m0")
+    pets = stored("My neighbour has three parrots.", "m1")
+    relay = fact_of("The plumber rescheduled for the afternoon.", "assistant")
+    d = RuleResolver().decide(relay, [pets, plumber], "e")
+    assert (d.action, d.target_id) == (Action.INVALIDATE, "m0"), d.reason
+    # a news marker announces the change too
+    venue = stored("The wedding reception is in the ballroom.", "m2")
+    news = fact_of("Good news from the hotel: the reception will be held in the orangery.",
+                   "assistant")  # fmt: skip
+    d = RuleResolver().decide(news, [pets, venue], "e")
+    assert (d.action, d.target_id) == (Action.INVALIDATE, "m2"), d.reason
+    # a plain assistant fact (no change relayed) stays on its own side
+    plain = fact_of("The plumber is a friendly man.", "assistant")
+    assert RuleResolver().decide(plain, [plumber], "e").action is Action.ADD
+    # and a relayed change about another subject touches nothing of the user's
+    other = fact_of("The bakery moved to the high street.", "assistant")
+    assert RuleResolver().decide(other, [plumber, pets], "e").action is Action.ADD
+
+
 def test_an_assistant_restating_or_guessing_about_the_user_states_nothing() -> None:
     for said in (
         "You live in Munich.",

@@ -18,7 +18,7 @@ from attestor_arango.clock import OPEN, iso
 from attestor_arango.ingest.frames import Reading, read_clause
 from attestor_arango.ingest.lexicon import MY_KEYS
 from attestor_arango.ingest.model import Fact, Speaker
-from attestor_arango.ingest.text import content_stems, expand, names, sentences
+from attestor_arango.ingest.text import content_stems, expand, names, sentences, value_key
 from attestor_arango.ingest.timeexpr import TimeSpan, find_time
 from attestor_arango.llm import LLMError, LLMProvider, render
 
@@ -61,8 +61,8 @@ _CHANGE = re.compile(
 # an assistant sentence about the user's things counts as news only when it reports a change
 # or relays one ("I've rebooked your appointment", "the courier says your parcel ..."), never
 # when it restates, guesses, asks or advises ("You live in Munich", "you might like McFit")
-_REPORTS = re.compile(
-    r"\b(?:now|instead|no\s+longer|changed|moved|rebooked|rescheduled|switched|upgraded|"
+REPORTS = re.compile(
+    r"\b(?:now|instead|update|no\s+longer|changed|moved|rebooked|rescheduled|switched|upgraded|"
     r"downgraded|replaced|reassigned|assigned|updated|set|put|cancell?ed|transferred|"
     r"renewed|extended|postponed|says|said|confirmed|told)\b",
     re.I,
@@ -90,7 +90,20 @@ def reported_change(sentence: str) -> bool:
     s = _DISCOURSE.sub("", sentence.strip())
     if not _SECOND_PERSON.search(s) or s.endswith("?") or _QUESTION_START.match(s):
         return False
-    return bool(_REPORTS.search(s)) and not _HEDGED.search(s)
+    return bool(REPORTS.search(s)) and not _HEDGED.search(s)
+
+
+_NEWS = re.compile(r"^\s*(?:update|good news|bad news|fyi|quick update|heads up|news)\b", re.I)
+
+
+def relays_change(sentence: str) -> bool:
+    """An assistant sentence that passes on a change to something, stated as fact
+    ("the garage moved the service to the 19th"); what it is about the resolver finds."""
+    s = _DISCOURSE.sub("", sentence.strip())
+    if s.endswith("?") or _QUESTION_START.match(s):
+        return False
+    # the news marker itself ("Update:", "Good news:") counts, so read the whole sentence
+    return bool(REPORTS.search(sentence) or _NEWS.match(sentence)) and not _HEDGED.search(s)
 
 
 def as_users_words(sentence: str) -> str:
@@ -110,6 +123,22 @@ _CHANGED_MINE = re.compile(
     r"(?P<x>[a-z]+(?:\s+[a-z]+){0,2}?)\s+(?:to|for|into)\s+(?P<v>[^,;]+)",
     re.I,
 )
+
+
+_TRADED = re.compile(
+    r"^(?:I|We)\s+(?:have\s+)?(?:traded(?:\s+in)?|swapped|exchanged|replaced)\s+"
+    r"(?:my|our|the)\s+(?P<old>.+?)\s+(?:for|with)\s+(?:(?:a|an|the|my|our)\s+)?(?P<new>.+)$",
+    re.I,
+)
+
+
+def _traded(text: str, label: str) -> Reading | None:
+    """ "I traded the Yaris for a Kia EV6": what is owned now, and what it replaced."""
+    m = _TRADED.match(text.strip().rstrip(".!"))
+    if m is None:
+        return None
+    new, old = m.group("new").strip(), m.group("old").strip()
+    return Reading(label, f"owns:{value_key(new)}", new, False, relation="owns", replaces=old)
 
 
 def _changed_mine(text: str, label: str) -> Reading | None:
@@ -295,8 +324,9 @@ class RuleExtractor:
             span = find_time(plain, anchor_us)
             reading_text = plain.replace(span.expression, " ") if span else plain
             reading_text = " ".join(reading_text.split())
-            readings = _readings(reading_text, subject, speaker)
-            if span:
+            traded = _traded(reading_text, subject) if owner else None
+            readings = [traded] if traded else _readings(reading_text, subject, speaker)
+            if span and not traded:
                 # the time expression may be the value ("my appointment is on March 3")
                 whole = _readings(plain, subject, speaker)
                 dangling = any(_DANGLING.search(r.value) for r in readings)

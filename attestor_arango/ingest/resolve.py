@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from attestor_arango.ingest.extract import relays_change
 from attestor_arango.ingest.frames import read_clause
 from attestor_arango.ingest.model import Action, Decision, Fact
-from attestor_arango.ingest.text import content_stems, expand, normalise, value_key
+from attestor_arango.ingest.text import content_stems, expand, normalise, value_key, words
 from attestor_arango.llm import LLMError, LLMProvider, render
 from attestor_arango.models import Memory
 from attestor_arango.validation import entity_key
@@ -125,6 +126,39 @@ def _more_detail(new_text: str, old_text: str) -> bool:
     return bool(o) and o < n
 
 
+_MANY = frozenset({"likes", "owns", "uses", "does"})  # attributes that hold many values
+
+
+def _names_subject(text: str, subject: str | None, label: str) -> bool:
+    """Whether a sentence speaks of a stored subject: all its words, or "the <head noun>"
+    ("the offsite" for "team offsite"); never the user themselves."""
+    if not subject or entity_key(subject) == entity_key(label) or "'s" in subject:
+        return False
+    key = entity_key(subject).split()
+    said = words(text)
+    if not key or key[-1] not in said:
+        return False
+    return set(key) <= set(said) or f"the {key[-1]}" in " ".join(said)
+
+
+def relayed_target(fact: Fact, candidates: Sequence[Known], label: str) -> Known | None:
+    """The user's memory an assistant's relayed change is about ("the plumber rescheduled
+    for the afternoon" -> "The plumber is coming in the morning"): the most relevant
+    user-side memory of one value whose subject the sentence names."""
+    if fact.speaker != "assistant" or fact.owner is not None or not relays_change(fact.text):
+        return None
+    for k in candidates:
+        if not _users_side(k.speaker, k.owner) or k.attribute is None:
+            continue
+        if k.attribute.split(":", 1)[0] in _MANY:
+            continue
+        if k.memory.us("valid_from") < fact.valid_from and _names_subject(
+            fact.text, k.subject, label
+        ):
+            return k
+    return None
+
+
 class Resolver(Protocol):
     name: str
 
@@ -144,7 +178,12 @@ class RuleResolver:
             target = None if k is None else k.memory.id
             return Decision(action, fact, episode_id, target, reason, self.name)
 
-        pool = [k for k in (known(m, self.label) for m in candidates) if eligible(fact, k)]
+        every = [known(m, self.label) for m in candidates]
+        relayed = relayed_target(fact, every, self.label)
+        if relayed is not None:
+            return out(Action.INVALIDATE, relayed, f"the assistant relays a change of "
+                       f"{relayed.subject}")  # fmt: skip
+        pool = [k for k in every if eligible(fact, k)]
         text = normalise(fact.text)
         for k in pool:
             if normalise(k.memory.content) == text:
