@@ -1,9 +1,11 @@
 """What the parts of the embedded store share: the row codec and the connection's contract.
 
-``SQLiteStore`` (embedded.py) owns the connection, the transaction and the vector
-caches; its method groups in embedded_graph.py and embedded_governance.py are mixins
-over ``EmbeddedBase``, which only declares (for mypy) the members they use, so no
-part reaches into another's module and none of them imports embedded.py back.
+``SQLiteStore`` (store.py) owns the connection, the transaction and the vector
+caches. Its graph and episodes (graph.py) are a component it holds, handed only a
+``SQLiteAccess`` (transactions and the SQL runners). Its other method groups
+(caches.py with persisted.py, fts.py, governance.py) are still partial classes over
+``EmbeddedBase``, which only declares (for mypy) the members they use, so no part
+reaches into another's module and none of them imports store.py back.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
@@ -74,6 +76,14 @@ def list_params(scope: Scope, filters: MemoryFilter, view: TemporalView) -> dict
         "tags": json.dumps(list(filters.tags)) if filters.tags else None,
         "status": filters.status,
     }
+
+
+class SQLiteAccess(Protocol):
+    """What a component of ``SQLiteStore`` is handed: its transactions and SQL runners."""
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+    def _exec(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor: ...
+    def _read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]: ...
 
 
 class EmbeddedBase:

@@ -1,8 +1,9 @@
 """The embedded store's graph and episodes: entities, relations, hops, conversation rounds.
 
 Entities and relations are plain rows; ``hops`` is a breadth-first walk over
-``relations_touching``, one query per level. Mixed into ``SQLiteStore``; see
-embedded_base.py for what it relies on.
+``relations_touching``, one query per level. A component of ``SQLiteStore``, which
+holds one and hands it its connection (``SQLiteAccess``: transactions and the two
+ways to run SQL); it shares no other state with the store.
 """
 
 from __future__ import annotations
@@ -21,18 +22,21 @@ from attestor_arango.store.codec import (
     relation_to_doc,
 )
 from attestor_arango.store.embedded import sql as q
-from attestor_arango.store.embedded.base import EmbeddedBase, decode_row, encode_doc, scope_params
+from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode_doc, scope_params
 from attestor_arango.store.protocol import check_tenant
 
 
-class EmbeddedGraph(EmbeddedBase):
+class EmbeddedGraph:
     """Entities, relations and episodes of one SQLite file."""
+
+    def __init__(self, db: SQLiteAccess) -> None:
+        self._db = db
 
     # graph ------------------------------------------------------------------------------------
     def upsert_entity(self, scope: Scope, entity: Entity) -> None:
         check_tenant(scope, [entity])
-        with self.transaction():
-            rows = self._exec(
+        with self._db.transaction():
+            rows = self._db._exec(
                 q.GET_ENTITY,
                 {"tenant": entity.tenant, "namespace": entity.namespace, "key": entity.key},
             ).fetchall()
@@ -41,18 +45,18 @@ class EmbeddedGraph(EmbeddedBase):
                 aliases |= set(json.loads(rows[0]["aliases"]))
             doc = entity_to_doc(entity)
             doc["aliases"] = sorted(aliases)
-            self._exec(q.UPSERT_ENTITY, encode_doc(doc))
+            self._db._exec(q.UPSERT_ENTITY, encode_doc(doc))
 
     def list_entities(self, scope: Scope) -> list[Entity]:
-        rows = self._read(q.LIST_ENTITIES, scope_params(scope))
+        rows = self._db._read(q.LIST_ENTITIES, scope_params(scope))
         out = [entity_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope, out)
         return out
 
     def add_relation(self, scope: Scope, relation: Relation) -> None:
         check_tenant(scope, [relation])
-        with self.transaction():
-            self._exec(q.INSERT_RELATION, encode_doc(relation_to_doc(relation)))
+        with self._db.transaction():
+            self._db._exec(q.INSERT_RELATION, encode_doc(relation_to_doc(relation)))
 
     def relations_touching(
         self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
@@ -65,7 +69,8 @@ class EmbeddedGraph(EmbeddedBase):
             "expired_after": view.t_expired_after,
             "keys": json.dumps(sorted(set(entity_keys))),
         }
-        out = [relation_from_doc(decode_row(r)) for r in self._read(q.RELATIONS_TOUCHING, params)]
+        rows = self._db._read(q.RELATIONS_TOUCHING, params)
+        out = [relation_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope, out)
         return out
 
@@ -90,17 +95,17 @@ class EmbeddedGraph(EmbeddedBase):
     # episodes ---------------------------------------------------------------------------------
     def put_episode(self, scope: Scope, episode: Episode) -> None:
         check_tenant(scope, [episode])
-        with self.transaction():
-            self._exec(q.INSERT_EPISODE, encode_doc(episode_to_doc(episode)))
+        with self._db.transaction():
+            self._db._exec(q.INSERT_EPISODE, encode_doc(episode_to_doc(episode)))
 
     def get_episode(self, scope: Scope, episode_id: str) -> Episode | None:
-        rows = self._read(q.GET_EPISODE, {"id": episode_id, **scope_params(scope)})
+        rows = self._db._read(q.GET_EPISODE, {"id": episode_id, **scope_params(scope)})
         out = [episode_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope, out)
         return out[0] if out else None
 
     def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
         params = {**scope_params(scope), "limit": limit, "offset": offset}
-        out = [episode_from_doc(decode_row(r)) for r in self._read(q.LIST_EPISODES, params)]
+        out = [episode_from_doc(decode_row(r)) for r in self._db._read(q.LIST_EPISODES, params)]
         check_tenant(scope, out)
         return out

@@ -23,7 +23,7 @@ import numpy as np
 
 from attestor_arango.clock import OPEN
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
-from attestor_arango.models import Memory
+from attestor_arango.models import Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.codec import memory_from_doc, memory_to_doc
 from attestor_arango.store.embedded import sql as q
@@ -48,7 +48,7 @@ from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, ch
 CACHE_ROWS = 2_000_000
 
 
-class SQLiteStore(EmbeddedCaches, EmbeddedText, EmbeddedGraph, EmbeddedGovernance):
+class SQLiteStore(EmbeddedCaches, EmbeddedText, EmbeddedGovernance):
     """The Store protocol over one SQLite file."""
 
     backend = "embedded"
@@ -102,6 +102,7 @@ class SQLiteStore(EmbeddedCaches, EmbeddedText, EmbeddedGraph, EmbeddedGovernanc
         self._data_version = self._read_data_version()
         self._index_folder = index_folder(path) if persist_indexes else None
         self._written: set[str] = set()
+        self.graph = EmbeddedGraph(self)  # entities, relations, episodes (graph.py)
 
     # lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
@@ -368,6 +369,35 @@ class SQLiteStore(EmbeddedCaches, EmbeddedText, EmbeddedGraph, EmbeddedGovernanc
         return [Hit(found[i], s, terms.get(i)) for i, s in pairs if i in found]
 
     # introspection for tests and doctor ---------------------------------------------------------
+    # graph and episodes: the component's answers (graph.py) ---------------------------------
+    def upsert_entity(self, scope: Scope, entity: Entity) -> None:
+        self.graph.upsert_entity(scope, entity)
+
+    def list_entities(self, scope: Scope) -> list[Entity]:
+        return self.graph.list_entities(scope)
+
+    def add_relation(self, scope: Scope, relation: Relation) -> None:
+        self.graph.add_relation(scope, relation)
+
+    def relations_touching(
+        self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
+    ) -> list[Relation]:
+        return self.graph.relations_touching(scope, entity_keys, view)
+
+    def hops(
+        self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
+    ) -> dict[str, int]:
+        return self.graph.hops(scope, sources, max_depth, view)
+
+    def put_episode(self, scope: Scope, episode: Episode) -> None:
+        self.graph.put_episode(scope, episode)
+
+    def get_episode(self, scope: Scope, episode_id: str) -> Episode | None:
+        return self.graph.get_episode(scope, episode_id)
+
+    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
+        return self.graph.list_episodes(scope, limit, offset)
+
     def integrity_check(self) -> str:
         with self._lock:
             return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
