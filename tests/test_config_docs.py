@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from interface_support import PYTHON, ROOT, cli_env
 
-from attestor_arango.config import _ENV, Config
+from attestor_arango.config import _ENV, ENV_NAMES, Config
 from attestor_arango.interfaces.cli.config_docs import render
 
 CLI = [PYTHON, "-m", "attestor_arango.interfaces.cli.main"]
@@ -31,6 +31,8 @@ def test_docs_configuration_is_generated_from_the_model() -> None:
     text = DOC.read_text(encoding="utf-8")
     for name in _ENV:
         assert f"`{name}`" in text
+    for name in ENV_NAMES:  # every variable config.py reads is documented
+        assert name in text, name
     for key in Config.model_fields:
         assert f"| `{key}` |" in text
     assert "older_than" in text and "## Retention" in text

@@ -13,7 +13,16 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
-from attestor_arango.config import _ENV, CONFIG_FILENAME, TRACE_FILENAME, Config
+from attestor_arango.config import (
+    _ENV,
+    API_KEYS_ENV,
+    CONFIG_FILE_ENV,
+    CONFIG_FILENAME,
+    HOME_ENV,
+    IDENTITY_ENV,
+    TRACE_FILENAME,
+    Config,
+)
 from attestor_arango.retrieval.config import RetrievalConfig
 
 DESCRIPTIONS: dict[str, str] = {
@@ -58,14 +67,15 @@ DESCRIPTIONS: dict[str, str] = {
     "`model`, `base_url`, `api_key`, `timeout` (60 s), `retries` (3), `backoff` (0.5 s)",
 }
 
+_IDENTITY = [name for key, name in IDENTITY_ENV.items() if key != "token_budget"]
+# the variables config.py names beyond the settings' own (the names are config.py's)
 OTHER_ENV: dict[str, str] = {
-    "ATTESTOR_CONFIG": "the config file (else the platform config file, see above)",
-    "ATTESTOR_HOME": "directory of the embedded store when `path` is not set",
-    "ATTESTOR_AGENT_ID, ATTESTOR_ROLE, ATTESTOR_TENANT, ATTESTOR_NAMESPACE, "
-    "ATTESTOR_SESSION_ID, ATTESTOR_READ_ONLY": "the CLI's identity (default: SOLO, "
+    CONFIG_FILE_ENV: "the config file (else the platform config file, see above)",
+    HOME_ENV: "directory of the embedded store when `path` is not set",
+    ", ".join(_IDENTITY): "the CLI's identity (default: SOLO, "
     "orchestrator of tenant `local`, namespace `inbox`)",
-    "ATTESTOR_TOKEN_BUDGET": "default recall token budget of the CLI",
-    "ATTESTOR_API_KEYS": "API key file of `attestor-arango api` / `mcp --transport http`",
+    IDENTITY_ENV["token_budget"]: "default recall token budget of the CLI",
+    API_KEYS_ENV: "API key file of `attestor-arango api` / `mcp --transport http`",
     "ATTESTOR_BLAS_THREADS": "BLAS threads the CLI and servers set (`1`; `0` leaves BLAS alone)",
 }
 
