@@ -1,10 +1,12 @@
-"""A hypothesis state machine over three tenants (issue 16): random adds, ingests, exports
-and re-imports, retention runs and purges. After each purge no byte of the purged
-tenant's words is in any file of the store, and the other tenants' rows and chains are
+"""A hypothesis state machine over three tenants (issue 16): random adds, ingests, recalls,
+exports and re-imports, retention runs and purges, with recall tracing on (queries in the
+trace file). After each purge no byte of the purged tenant's words is in any file of the
+store or the trace file, and the other tenants' rows, trace events and chains are
 unchanged and verify."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -15,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from interface_support import fingerprint
 
 from attestor_arango.clock import ManualClock
+from attestor_arango.config import Config, TraceSettings
 from attestor_arango.context import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
@@ -33,7 +36,10 @@ class Tenants(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="h16-state-"))
-        self.mem = AgentMemory(self.dir / "memory.db", embedder=HashingEmbedder(32),
+        self.trace = self.dir / "traces" / "recall-trace.jsonl"
+        tracing = TraceSettings(enabled=True, path=str(self.trace), include_content=True)
+        config = Config(path=str(self.dir / "memory.db"), trace=tracing)
+        self.mem = AgentMemory(config=config, embedder=HashingEmbedder(32),
                                clock=ManualClock(), ids=SeededIdSource(1))  # fmt: skip
         self.n = 0
 
@@ -42,7 +48,18 @@ class Tenants(RuleBasedStateMachine):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def _others(self, tenant: str) -> dict[str, object]:
-        return {t: fingerprint(self.mem, t) for t in TENANTS if t != tenant}
+        return {t: (fingerprint(self.mem, t), self._events(t)) for t in TENANTS if t != tenant}
+
+    def _events(self, tenant: str) -> list[str]:
+        if not self.trace.exists():
+            return []
+        lines = self.trace.read_text(encoding="utf-8").splitlines()
+        return [line for line in lines if json.loads(line).get("tenant") == tenant]
+
+    @rule(tenant=tenants)
+    def recall(self, tenant: str) -> None:
+        word = WORDS[tenant]
+        self.mem.recall(f"where does {word} live?", context=ctx(tenant))
 
     @rule(tenant=tenants, n=st.integers(0, 3))
     def add(self, tenant: str, n: int) -> None:
@@ -83,6 +100,7 @@ class Tenants(RuleBasedStateMachine):
         for file in self.dir.rglob("*"):
             if file.is_file():
                 assert word not in file.read_bytes(), f"{WORDS[tenant]} left in {file.name}"
+        assert self._events(tenant) == []
 
     @invariant()
     def chains_verify(self) -> None:

@@ -7,8 +7,12 @@ Order of events, each durable before the next:
 2. one ``Store.purge_collection`` call per collection in
    ``Store.purge_collections()`` order, each its own commit, so progress made
    before a failure stays made and a re-run only removes what is left;
-3. a scan of what the tenant still holds (``Store.tenant_residue``);
-4. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
+3. a scan of what the tenant still holds (``Store.tenant_residue``), and the
+   write-ahead log flushed (a backend that has one);
+4. with recall tracing on, the tenant's events removed from the trace file
+   (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
+   attribute to a tenant, or a rewrite that failed, make the purge fail;
+5. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
@@ -24,6 +28,7 @@ from attestor_arango.core.audit import Auditor
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.reports import PurgeReport
+from attestor_arango.retrieval.trace import erase_tenant
 from attestor_arango.scope import Scope
 
 MAX_REASON = 2000
@@ -39,15 +44,27 @@ def check_reason(reason: object) -> str:
     return reason.strip()
 
 
-def outside_copies(rt: Runtime) -> list[str]:
-    """Places the store cannot erase per tenant that may still hold the subject's data."""
-    trace = rt.config.trace
-    if trace.enabled and trace.include_content:
-        return [
-            f"recall traces with content are written to {trace.path}; trace events are not "
-            "split by tenant and may hold the subject's queries: rotate or erase that file"
-        ]
-    return []
+def _erase_traces(rt: Runtime, user: str, report: PurgeReport) -> None:
+    """The tenant's recall-trace events out of the trace file, or what is left and why."""
+    erased = erase_tenant(rt.config.trace, user)
+    if erased is None:  # tracing is off: nothing was written
+        return
+    report.removed["trace_events"] = erased.removed
+    if report.remaining is None:
+        return
+    if erased.error is not None:
+        report.remaining["trace_events"] = erased.left
+        report.error = report.error or (
+            f"the tenant's recall-trace events are still in the trace file: {erased.error}; "
+            "fix the file's permissions (or erase it) and run purge_user again"
+        )
+    elif erased.unattributed:
+        report.remaining["trace_events_unattributed"] = erased.unattributed
+        report.error = report.error or (
+            f"{erased.unattributed} events in the recall-trace file name no tenant (written "
+            "by an older version, or unreadable) and may hold the subject's queries or ids: "
+            "rotate or erase the trace file (config trace.path), then run purge_user again"
+        )
 
 
 def purge_user(
@@ -67,7 +84,7 @@ def purge_user(
         user,
         {"reason": reason, "scope": {"tenant": user, "namespace": None}, "holding": before},
     )
-    report = PurgeReport(tenant=user, reason=reason, ok=False, warnings=outside_copies(rt))
+    report = PurgeReport(tenant=user, reason=reason, ok=False)
     report.attempted_audit_seq = attempted.seq
     for i, collection in enumerate(plan):
         try:  # each step commits on its own: progress before a failure stays made
@@ -92,6 +109,8 @@ def purge_user(
                 "connection (a second server or process on this file) holds a read "
                 "transaction; close it and run purge_user again to finish the erasure"
             )
+    if report.failed_collection is None:
+        _erase_traces(rt, user, report)
     left = report.remaining is None or any(report.remaining.values())
     report.ok = report.failed_collection is None and not left
     if report.ok is False and report.error is None:
@@ -101,7 +120,7 @@ def purge_user(
         "attempt_seq": attempted.seq,
         "removed": report.removed,
         "remaining": report.remaining,
-        "warnings": len(report.warnings),  # their text names server paths: kept in the report
+        "warnings": len(report.warnings),
     }
     if not report.ok:
         details.update(

@@ -286,7 +286,7 @@ def recall(
         budget,
         config.to_json(),
     )
-    tr = RecallTrace(tracer, rid)
+    tr = RecallTrace(tracer, rid, scope.tenant)
     tr.step("start", 0, 0, **({"query": query} if tr.include_content else {}))
     errors = embedder_warnings(store, scope, embedder)
     if "embedding_space" in errors:  # vectors of two spaces are never compared

@@ -5,6 +5,10 @@ always has the same id), a monotonic sequence number, the step name, how many
 candidates went in and came out, the step's duration and any lane error. Query
 text and memory content are left out unless ``include_content`` is set: a trace
 file must not become a second, unaudited copy of the memory.
+
+Every event names its tenant, so ``erase_tenant`` (called by ``purge_user``) can
+rewrite the file without the tenant's events: atomically (a new file replaces the
+old one), under the tracer's lock, so no recall of this process interleaves.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +52,18 @@ def recall_id(
     return "rc_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
+@dataclass
+class TraceErasure:
+    """What ``Tracer.erase_tenant`` did: events removed, events it could not attribute to
+    any tenant (written before events named one, or unreadable lines), and the tenant's
+    events left because the rewrite failed (``error`` says why)."""
+
+    removed: int = 0
+    unattributed: int = 0
+    left: int = 0
+    error: str | None = None
+
+
 class Tracer:
     """Appends events to a JSONL file; thread-safe; seq is monotonic per tracer."""
 
@@ -64,13 +82,74 @@ class Tracer:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record, sort_keys=True, default=str) + "\n")
 
+    def erase_tenant(self, tenant: str) -> TraceErasure:
+        """Rewrites the trace file without ``tenant``'s events (atomic replace, fsynced).
+
+        An append by another process between the read and the replace is lost with the
+        old file (one writer per trace file is the supported set-up). Never raises: a
+        failed rewrite is reported in ``TraceErasure.error`` with the events left.
+        """
+        report = TraceErasure()
+        with self._lock:
+            try:
+                lines = self.path.read_bytes().splitlines(keepends=True)
+            except FileNotFoundError:
+                return report
+            except OSError as exc:
+                report.error = f"reading the trace file failed: {exc.strerror or exc}"
+                report.left = -1  # unknown: the file could not be read
+                return report
+            kept: list[bytes] = []
+            for line in lines:
+                owner = _tenant_of(line)
+                if owner == tenant:
+                    report.removed += 1
+                    continue
+                if owner is None and line.strip():
+                    report.unattributed += 1
+                kept.append(line)
+            if report.removed:
+                try:
+                    _replace(self.path, kept)
+                except OSError as exc:
+                    report.error = f"rewriting the trace file failed: {exc.strerror or exc}"
+                    report.left, report.removed = report.removed, 0
+        return report
+
+
+def _tenant_of(line: bytes) -> str | None:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    owner = event.get("tenant") if isinstance(event, dict) else None
+    return owner if isinstance(owner, str) else None
+
+
+def _replace(path: Path, lines: list[bytes]) -> None:
+    tmp = path.with_name(f".{path.name}.erase-{os.getpid()}")
+    try:
+        with tmp.open("wb") as fh:
+            fh.writelines(lines)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
 
 class RecallTrace:
     """The per-recall view of a tracer; a no-op when the tracer is None."""
 
-    def __init__(self, tracer: Tracer | None, rid: str) -> None:
+    def __init__(self, tracer: Tracer | None, rid: str, tenant: str | None = None) -> None:
         self.tracer = tracer
         self.rid = rid
+        self.tenant = tenant
         self._t = time.perf_counter()
 
     @property
@@ -92,6 +171,7 @@ class RecallTrace:
         if self.tracer is None:
             return
         event: dict[str, Any] = {
+            "tenant": self.tenant,
             "recall_id": self.rid,
             "step": step,
             "candidates_in": n_in,
@@ -119,6 +199,12 @@ def tracer_from_settings(settings: Any) -> Tracer | None:
 
 _SHARED: dict[tuple[str, bool], Tracer] = {}
 _SHARED_LOCK = threading.Lock()
+
+
+def erase_tenant(settings: Any, tenant: str) -> TraceErasure | None:
+    """``tenant``'s events out of the configured trace file; None when tracing is off."""
+    tracer = shared_tracer(settings)
+    return None if tracer is None else tracer.erase_tenant(tenant)
 
 
 def shared_tracer(settings: Any) -> Tracer | None:
