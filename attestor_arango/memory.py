@@ -50,15 +50,18 @@ from attestor_arango.ingest.model import IngestResult, Turn
 from attestor_arango.ingest.pipeline import Backends
 from attestor_arango.models import (
     AuditEntry,
+    CutResult,
     Episode,
     Memory,
     MemoryPage,
     MemoryStatus,
+    RecallExplanation,
     RecallResponse,
+    RecordedRecall,
     Stats,
 )
 from attestor_arango.reports import ConsolidationReport, Reflection
-from attestor_arango.retrieval import RetrievalConfig
+from attestor_arango.retrieval import RetrievalConfig, trace_lookup
 from attestor_arango.retrieval import recall as run_recall
 from attestor_arango.retrieval.lanes import QueryExpander, expanders_from_settings
 from attestor_arango.retrieval.pack import ContextPack
@@ -631,7 +634,58 @@ class AgentMemory:
         Raises ``ValidationError`` for an empty query or a non-positive budget. A failing
         lane degrades the answer and is named in ``response.errors``.
         """
-        ctx = self._ctx(context, Permission.READ, "recall")
+        return self._recall("recall", query, as_of, time_window, token_budget, context, None)
+
+    def explain_recall(
+        self,
+        query: str,
+        *,
+        as_of: TimeInput | None = None,
+        time_window: Window = None,
+        token_budget: int | None = None,
+        context: AgentContext | None = None,
+    ) -> RecallExplanation:
+        """``recall`` plus what its token budget cut, from the same single ranking.
+
+        ``explanation.response`` is what ``recall`` returns for the same inputs (same
+        recall id, results and breakdowns); ``explanation.cut`` lists the ranked results
+        the budget left out with their places. Raises what ``recall`` raises
+        (``ValidationError``, ``AccessDenied``).
+        """
+        cut: builtins.list[CutResult] = []
+        response = self._recall(
+            "explain_recall", query, as_of, time_window, token_budget, context, cut
+        )
+        return RecallExplanation(response=response, cut=tuple(cut))
+
+    def recall_trace(
+        self, recall_id: str, *, context: AgentContext | None = None
+    ) -> RecordedRecall:
+        """A recorded recall by its recall id: its inputs (as_of, budget, window, and the
+        query if traces keep content), the result ids it returned and its pipeline steps.
+
+        Only the caller's tenant and namespace are searched. Replay it with ``recall`` at
+        the recorded ``as_of``. Raises ``ValidationError`` for a malformed id,
+        ``AccessDenied`` without READ and ``NotFoundError`` when tracing is off or no such
+        recall is recorded in the caller's scope.
+        """
+        ctx = self._ctx(context, Permission.READ, "recall_trace")
+        rid = trace_lookup.check_recall_id(recall_id)
+        trace = self.runtime.config.trace
+        path = trace.path if trace.enabled else None
+        return trace_lookup.find_recall(path, self.runtime.scope(ctx), rid)
+
+    def _recall(
+        self,
+        op: str,
+        query: str,
+        as_of: TimeInput | None,
+        time_window: Window,
+        token_budget: int | None,
+        context: AgentContext | None,
+        cut: builtins.list[CutResult] | None,
+    ) -> RecallResponse:
+        ctx = self._ctx(context, Permission.READ, op)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty; pass what you want to recall")
         budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
@@ -647,10 +701,11 @@ class AgentMemory:
                 rt.retrieval_config,
                 tracer=shared_tracer(rt.config.trace),
                 expanders=self._query_expanders(),
+                cut=cut,
             )
         except TenantLeakError:  # never a partial answer: the call fails, and is on record
             with contextlib.suppress(Exception):
-                self.auditor.record(ctx, "tenant_leak", None, {"operation": "recall"})
+                self.auditor.record(ctx, "tenant_leak", None, {"operation": op})
             raise
         ctx.usage.add_tokens(response.tokens_used)
         return response
@@ -782,6 +837,34 @@ class AgentMemory:
             audit_log.GENESIS,
             anchor=gov_audit.check_anchor(anchor),
             signatures=None if self.signer is None else self.signer.verify_audit,
+        )
+
+    def audit_page(
+        self,
+        *,
+        before_seq: int | None = None,
+        limit: int = 100,
+        context: AgentContext | None = None,
+    ) -> gov_audit.AuditPage:
+        """``limit`` chain entries before ``before_seq`` (the newest without it), newest first,
+        each checked against its hash and its link to the entry before it.
+
+        Costs the same at any chain length; ``verify_audit_chain`` checks the whole chain and
+        the rows. Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit
+        or a ``before_seq`` that is not a positive integer.
+        """
+        ctx = self._guarded(context, "audit_page")
+        if before_seq is not None and (
+            isinstance(before_seq, bool) or not isinstance(before_seq, int) or before_seq < 1
+        ):
+            raise ValidationError("before_seq must be a positive integer (an entry's seq), or None")
+        return gov_audit.chain_page(
+            self.store,
+            ctx.tenant,
+            lambda e: audit_log.entry_hash(audit_log.hash_fields(e)),
+            audit_log.GENESIS,
+            before_seq=before_seq,
+            limit=check_limit(limit, maximum=1000),
         )
 
     def deletion_audit_log(

@@ -236,6 +236,64 @@ class RecallResponse(BaseModel):
         return len(self.results)
 
 
+class CutResult(BaseModel):
+    """A ranked result the token budget left out, with its place in the whole ranking."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int  # 1-based place in the ranking before the budget fit
+    result: RecallResult
+
+
+class RecallExplanation(BaseModel):
+    """One recall's response as ``recall`` returns it, plus what its budget fit cut.
+
+    Both come from the same single ranking: the budget fit is the last step and never
+    reorders, so ``response`` is byte for byte what ``recall`` answers for these inputs.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    response: RecallResponse
+    cut: tuple[CutResult, ...] = ()
+
+
+class TraceStep(BaseModel):
+    """One pipeline step of a recorded recall, as its trace event says."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step: str
+    candidates_in: int
+    candidates_out: int
+    ms: float
+    error: str | None = None
+
+
+class RecordedRecall(BaseModel):
+    """A recall as its trace recorded it: the inputs a replay needs and what it returned.
+
+    ``query`` is None unless the trace was written with ``trace.include_content`` (the
+    trace keeps no text by default); the recall id is a hash of every input, query
+    included, so a replay with the right query returns the same id.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    recall_id: str
+    tenant: str
+    namespace: str | None
+    query: str | None
+    as_of: datetime
+    time_window: tuple[datetime, datetime] | None = None
+    token_budget: int
+    result_ids: tuple[str, ...]
+    tokens_used: int
+    errors: dict[str, str] = Field(default_factory=dict)
+    steps: tuple[TraceStep, ...] = ()
+    runs: int = 1  # how many times the trace recorded this very recall
+
+
 class MemoryPage(BaseModel):
     """One page of ``AgentMemory.list_page``: rows, the total, and where the next starts."""
 

@@ -54,6 +54,30 @@ class ChainReport:
 
 
 @dataclass
+class AuditPage:
+    """One page of a tenant's audit chain, newest first, with the checks a page can make.
+
+    ``problems`` come from these entries alone: each entry's own hash, its link to the
+    entry before it (also for the oldest shown, whose predecessor is read too), and on
+    the newest page the head record. Whether the rest of the chain and the memory rows
+    agree is what ``verify_audit_chain`` answers. ``older`` is the ``before_seq`` of the
+    next older page (None at the start of the chain).
+    """
+
+    tenant: str
+    entries: list[AuditEntry] = field(default_factory=list)
+    problems: list[ChainProblem] = field(default_factory=list)
+    head: tuple[int, str] | None = None
+    last_seq: int = 0
+    before_seq: int | None = None
+    older: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
 class PurgeReport:
     """What a purge removed and, when it failed part-way, what is left."""
 

@@ -122,6 +122,7 @@ def pages_of(s: Seed, base: str) -> dict[str, str]:
         "provenance": f"{base}/ui/memory/{s.ids['berlin']}",
         "provenance-episode": f"{base}/ui/memory/{s.ids['ingested']}",
         "audit": f"{base}/ui/audit",
+        "audit-verify": f"{base}/ui/audit/verify",
     }
 
 
@@ -136,6 +137,7 @@ def pages_of(s: Seed, base: str) -> dict[str, str]:
         "provenance",
         "provenance-episode",
         "audit",
+        "audit-verify",
     ],
 )
 def test_each_page_loads_against_the_seeded_store(
@@ -157,6 +159,7 @@ def test_each_page_loads_against_the_seeded_store(
             "provenance": "Alice lives in Berlin",
             "provenance-episode": "Bob",
             "audit": "purge_completed",
+            "audit-verify": "Full verification of the audit chain",
         }[name]
         assert expected in page.inner_text("main")
         shot(page, name)
@@ -273,6 +276,80 @@ def test_recall_explainer_breakdowns_match_the_api(chromium: Any, board: tuple[S
         page.close()
 
 
+def _starts(s: Seed) -> int:
+    """Recalls run so far: one trace "start" event per ranking."""
+    if not s.trace_path.exists():
+        return 0
+    lines = s.trace_path.read_text(encoding="utf-8").splitlines()
+    return sum(json.loads(line)["step"] == "start" for line in lines)
+
+
+def test_recall_explainer_ranks_once_per_page(chromium: Any, board: tuple[Seed, str]) -> None:
+    s, base = board
+    before = _starts(s)
+    page = open_page(chromium, f"{base}/ui/recall?q={quote('Orion milestone')}&budget=30", KEY_A)
+    try:
+        assert page.status == 200
+        assert page.locator("[data-testid=cuts] tbody tr").count() > 0  # the budget cut some
+    finally:
+        page.close()
+    assert _starts(s) == before + 1  # kept, cut and pack all come from one ranking
+
+
+def test_a_recorded_recall_is_replayed_by_its_trace_id(chromium: Any, tmp_path: Path) -> None:
+    s = seed(tmp_path)  # its own store: this test writes a newer belief
+    with running_server(s.memory, s.keys) as base:
+        _replay_by_trace_id(chromium, s, base)
+    s.memory.close()
+
+
+def _replay_by_trace_id(chromium: Any, s: Seed, base: str) -> None:
+    query = "where does Alice live"
+    auth = {"Authorization": f"Bearer {KEY_A}"}
+    api = httpx.post(f"{base}/v1/recall", json={"query": query, "token_budget": 40}, headers=auth)
+    assert api.status_code == 200, api.text
+    recorded = api.json()
+    rid = recorded["recall_id"]
+    want_ids = [r["memory"]["id"] for r in recorded["results"]]
+    assert want_ids
+    trace = httpx.get(f"{base}/v1/recall/traces/{rid}", headers=auth)
+    assert trace.status_code == 200, trace.text
+    assert trace.json()["result_ids"] == want_ids and trace.json()["query"] == query
+    # tenant B's key cannot look A's recall up, over REST nor in the board
+    other = httpx.get(
+        f"{base}/v1/recall/traces/{rid}", headers={"Authorization": f"Bearer {KEY_B}"}
+    )
+    assert other.status_code == 404 and "Alice" not in other.text
+    page = open_page(chromium, f"{base}/ui/recall?trace={rid}", KEY_B)
+    try:
+        assert page.status == 404 and "Alice" not in page.content()
+    finally:
+        page.close()
+    s.clock.advance(seconds=30)
+    s.memory.add(  # a newer belief: a replay must still show what was believed then
+        "Alice lives in Lisbon now",
+        entity="Alice",
+        category="residence",
+        context=_acme_writer(),
+    )
+    page = open_page(chromium, f"{base}/ui/recall", KEY_A)
+    try:
+        page.fill("input[name=trace]", rid)
+        page.click("button:has-text('Replay')")
+        page.wait_for_load_state()
+        assert page.get_by_test_id("recorded-id").inner_text() == rid
+        assert "The replay matches" in page.get_by_test_id("replay-status").inner_text()
+        shown = page.locator("[data-testid=breakdown] tbody tr").evaluate_all(
+            "rows => rows.map(r => r.getAttribute('data-id'))"
+        )
+        assert shown == want_ids and "Lisbon" not in page.inner_text("main")
+        assert page.get_by_test_id("recall-id").inner_text() == rid
+        assert page.errors == []
+        shot(page, "recall-replay")
+    finally:
+        page.close()
+
+
 def test_provenance_shows_trail_episode_and_signature(
     chromium: Any, board: tuple[Seed, str]
 ) -> None:
@@ -295,17 +372,67 @@ def test_provenance_shows_trail_episode_and_signature(
         page.close()
 
 
-def test_audit_page_verifies_every_entry_and_shows_purge_counts(
+def _verify_whole_chain(page: Any) -> str:
+    """Follows the audit page's verify link and waits for the background run's result."""
+    page.get_by_test_id("verify-link").click()
+    page.wait_for_load_state()
+    page.get_by_test_id("verify-done").wait_for(timeout=60_000)  # refreshes until done
+    return page.get_by_test_id("verify-status").inner_text()
+
+
+def test_audit_page_checks_its_entries_and_verifies_the_chain_on_request(
     chromium: Any, board: tuple[Seed, str]
 ) -> None:
     _, base = board
     page = open_page(chromium, f"{base}/ui/audit", KEY_A)
     try:
-        assert "Intact." in page.get_by_test_id("chain-status").inner_text()
+        assert "check out" in page.get_by_test_id("page-status").inner_text()
         statuses = page.get_by_test_id("entry-status").all_inner_texts()
         assert statuses and all("ok" in t for t in statuses)
+        seqs = [
+            int(s)
+            for s in page.locator("[data-testid=audit] tbody tr").evaluate_all(
+                "rows => rows.map(r => r.getAttribute('data-seq'))"
+            )
+        ]
+        assert seqs == sorted(seqs, reverse=True) and seqs[-1] == 1  # newest first, all here
         purge = page.locator("[data-testid=purges] tbody tr", has_text="purge_completed")
         assert purge.locator("[data-store=memories] b").inner_text() == "3"
+        shot(page, "audit")
+        assert "Intact." in _verify_whole_chain(page)
+        assert page.errors == []
+        page.goto(f"{base}/ui/audit")  # the result is kept for this chain head
+        assert "Intact." in page.get_by_test_id("chain-status").inner_text()
+    finally:
+        page.close()
+
+
+def test_audit_page_pages_the_chain_newest_first_by_cursor(
+    chromium: Any, board: tuple[Seed, str]
+) -> None:
+    _, base = board
+    page = open_page(chromium, f"{base}/ui/audit?per=10", KEY_A)
+    try:
+
+        def shown() -> list[int]:
+            return [
+                int(s)
+                for s in page.locator("[data-testid=audit] tbody tr").evaluate_all(
+                    "rows => rows.map(r => r.getAttribute('data-seq'))"
+                )
+            ]
+
+        first = shown()
+        assert len(first) == 10 and first == list(range(first[0], first[0] - 10, -1))
+        page.click("a[rel=next]")  # older
+        page.wait_for_load_state()
+        second = shown()
+        assert second == list(range(first[-1] - 1, first[-1] - 11, -1))
+        assert "check out" in page.get_by_test_id("page-status").inner_text()
+        page.click("a[rel=prev]")  # newer: back to the head
+        page.wait_for_load_state()
+        assert shown() == first
+        assert page.locator("a[rel=prev]").count() == 0
     finally:
         page.close()
 
@@ -323,18 +450,35 @@ def test_audit_page_shows_where_the_chain_breaks(chromium: Any, tmp_path: Path) 
         )
     db.close()
     with running_server(s.memory, s.keys) as base:
-        page = open_page(chromium, f"{base}/ui/audit", KEY_A)
+        # a page far from the break checks out; the page holding it shows it on load
+        page = open_page(chromium, f"{base}/ui/audit?per=10", KEY_A)
         try:
-            status = page.get_by_test_id("chain-status").inner_text()
-            assert "Broken." in status and f"seq {victim}" in status
+            assert "check out" in page.get_by_test_id("page-status").inner_text()
+            page.goto(f"{base}/ui/audit?per=10&before={victim + 3}")
+            assert "Broken." in page.get_by_test_id("page-status").inner_text()
             row = page.locator(f"tr[data-seq='{victim}'] [data-testid=entry-status]")
             assert "modified" in row.inner_text()
             ok_row = page.locator(f"tr[data-seq='{victim - 1}'] [data-testid=entry-status]")
             assert "ok" in ok_row.inner_text()
+            # the full verification, asked for from the newest page, names the first break
+            page.goto(f"{base}/ui/audit")
+            status = _verify_whole_chain(page)
+            assert "Broken." in status and f"seq {victim}" in status
+            page.get_by_test_id("first-break").click()
+            page.wait_for_load_state()
+            row = page.locator(f"tr[data-seq='{victim}'] [data-testid=entry-status]")
+            assert "modified" in row.inner_text()
+            assert f"seq {victim}" in page.get_by_test_id("chain-status").inner_text()
             shot(page, "audit-broken")
         finally:
             page.close()
     s.memory.close()
+
+
+def _acme_writer() -> Any:
+    from attestor_arango.context import AgentContext
+
+    return AgentContext(agent_id="planner-1", role="planner", tenant="acme")
 
 
 def _acme_reader() -> Any:
@@ -366,6 +510,7 @@ def test_tenant_a_never_sees_tenant_b(chromium: Any, board: tuple[Seed, str]) ->
         f"{base}/ui/timeline?entity=Alice",
         f"{base}/ui/recall?q=Alice",
         f"{base}/ui/audit",
+        f"{base}/ui/audit/verify",
     ):
         page = open_page(chromium, url, KEY_B)
         try:
@@ -389,11 +534,12 @@ def test_tenant_a_never_sees_tenant_b(chromium: Any, board: tuple[Seed, str]) ->
     finally:
         page.close()
     # a namespace-limited key cannot open tenant-wide pages nor other namespaces
-    page = open_page(chromium, f"{base}/ui/audit", KEY_A_NS)
-    try:
-        assert page.status == 403
-    finally:
-        page.close()
+    for tenant_wide in ("audit", "audit/verify"):
+        page = open_page(chromium, f"{base}/ui/{tenant_wide}", KEY_A_NS)
+        try:
+            assert page.status == 403, tenant_wide
+        finally:
+            page.close()
     page = open_page(chromium, f"{base}/ui/memories?ns=other", KEY_A_NS)
     try:
         assert page.status == 403
@@ -444,7 +590,7 @@ def test_no_page_offers_a_write(chromium: Any, board: tuple[Seed, str]) -> None:
             assert page.locator("[formmethod]").count() == 0, name
             buttons = page.locator("button").all_inner_texts()
             assert all(
-                b.strip() in {"Filter", "Show as of", "Show timeline", "Explain recall"}
+                b.strip() in {"Filter", "Show as of", "Show timeline", "Explain recall", "Replay"}
                 for b in buttons
             ), (name, buttons)
         finally:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from attestor_arango.clock import ManualClock, iso, to_us
-from attestor_arango.config import Config, SigningSettings
+from attestor_arango.config import Config, SigningSettings, TraceSettings
 from attestor_arango.context import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
@@ -32,6 +32,10 @@ class Seed:
     before_move: str = ""
     after_move: str = ""
     ids: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def trace_path(self) -> Path:
+        return Path(str(self.memory.config.trace.path))
 
 
 def keyring() -> KeyRing:
@@ -58,7 +62,9 @@ def keyring() -> KeyRing:
 
 def seed(tmp: Path) -> Seed:
     clock = ManualClock(START)
-    config = Config(path=str(tmp / "board.db"), signing=SigningSettings(enabled=True))
+    # recall traces on, with the query text, so a recorded recall can be replayed exactly
+    trace = TraceSettings(enabled=True, path=str(tmp / "trace.jsonl"), include_content=True)
+    config = Config(path=str(tmp / "board.db"), signing=SigningSettings(enabled=True), trace=trace)
     mem = AgentMemory(
         config=config, embedder=HashingEmbedder(64), clock=clock, ids=SeededIdSource(3)
     )

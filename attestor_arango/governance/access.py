@@ -41,6 +41,7 @@ OPERATIONS: dict[str, Permission] = {
     "reembed": Permission.FORGET,
     "verify_audit_chain": Permission.READ,
     "deletion_audit_log": Permission.READ,
+    "audit_page": Permission.READ,
     "verify_memory": Permission.READ,
     "verify_all": Permission.READ,
     "quota_status": Permission.READ,

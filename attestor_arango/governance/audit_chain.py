@@ -30,7 +30,7 @@ from datetime import datetime
 from attestor_arango.errors import ValidationError
 from attestor_arango.governance.row_check import RowLedger, check_rows
 from attestor_arango.models import AuditEntry
-from attestor_arango.reports import AuditEntries, ChainProblem, ChainReport
+from attestor_arango.reports import AuditEntries, AuditPage, ChainProblem, ChainReport
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import AuditStore, Store
 
@@ -277,7 +277,115 @@ def _check_anchor(
 
 
 def deletion_log(store: AuditStore, tenant: str, limit: int) -> AuditEntries:
-    """The newest ``limit`` entries about removed or hidden data, newest first."""
-    found = [e for e in iter_chain(store, tenant) if e.action in DELETION_ACTIONS]
-    found.reverse()
-    return found[:limit]
+    """The newest ``limit`` entries about removed or hidden data, newest first.
+
+    One filtered read of the store, not a walk of the chain: a tenant whose every write
+    is an entry has as many entries as memories.
+    """
+    return store.read_audit_actions(Scope(tenant), sorted(DELETION_ACTIONS), limit)
+
+
+def chain_page(
+    store: AuditStore,
+    tenant: str,
+    hash_fn: HashFn,
+    genesis: str,
+    *,
+    before_seq: int | None,
+    limit: int,
+) -> AuditPage:
+    """``limit`` entries with ``seq < before_seq`` (the newest without it), newest first,
+    each checked against its own hash and linked to the entry before it.
+
+    Reads ``limit + 1`` entries by ``seq`` (the extra one is the oldest shown entry's
+    predecessor), so a page costs the same at any chain length. The newest page also
+    compares the newest entry with the head record (a truncated tail shows there). Rows
+    are not compared: that needs the whole chain (``verify_chain``).
+    """
+    scope = Scope(tenant)
+    head = store.audit_head(scope)
+    last = store.last_audit(scope)
+    last_seq = last.seq if last is not None else 0
+    top = last_seq if before_seq is None else min(before_seq - 1, last_seq)
+    page = AuditPage(tenant=tenant, head=head, last_seq=last_seq, before_seq=before_seq)
+    if top < 1:
+        page.problems.extend(_page_heads(before_seq, head, last))
+        return page
+    batch = [e for e in store.read_audit(scope, limit + 1, max(0, top - limit - 1)) if e.seq <= top]
+    shown = batch[-limit:]
+    problems: list[ChainProblem] = []
+    first = shown[0] if shown else None
+    pred = _predecessor(store, scope, batch, first)
+    if first is None or first.seq == 1:  # the chain's start links to the genesis hash
+        prev_hash, expected, last_ts = genesis, 1, None
+    elif pred is not None:
+        prev_hash, expected, last_ts = pred.hash, pred.seq + 1, pred.ts
+    else:
+        prev_hash, expected, last_ts = first.prev_hash, first.seq, None
+        problems.append(
+            ChainProblem(
+                "gap", first.seq, f"entry {first.seq - 1}, before entry {first.seq}, is missing"
+            )
+        )
+    for entry in shown:
+        problems.extend(_check_entry(entry, expected, prev_hash, last_ts, hash_fn))
+        prev_hash, expected, last_ts = entry.hash, entry.seq + 1, entry.ts
+    if before_seq is None:
+        problems.extend(_page_heads(before_seq, head, last))
+    page.entries = list(reversed(shown))
+    page.problems = problems
+    if first is not None:
+        page.older = first.seq if first.seq > 1 else None
+    else:  # nothing left in this window: the next older window may still hold entries
+        page.older = top - limit + 1 if top > limit else None
+    return page
+
+
+def _predecessor(
+    store: AuditStore, scope: Scope, batch: list[AuditEntry], first: AuditEntry | None
+) -> AuditEntry | None:
+    """The entry at ``first.seq - 1``: in the batch already, else one more read."""
+    if first is None or first.seq <= 1:
+        return None
+    want = first.seq - 1
+    for entry in batch:
+        if entry.seq == want:
+            return entry
+    found = store.read_audit(scope, 1, want - 1)
+    return found[0] if found and found[0].seq == want else None
+
+
+def _page_heads(
+    before_seq: int | None, head: tuple[int, str] | None, last: AuditEntry | None
+) -> list[ChainProblem]:
+    """The newest entry against the head record (only on the newest page)."""
+    if before_seq is not None:
+        return []
+    last_seq = last.seq if last is not None else 0
+    if head is not None and head[0] > last_seq:
+        return [
+            ChainProblem(
+                "truncated",
+                head[0],
+                f"the chain ends at seq {last_seq} but the store appended up to seq "
+                f"{head[0]}: the newest entries were removed",
+            )
+        ]
+    if last is not None and (head is None or head[0] < last.seq):
+        return [
+            ChainProblem(
+                "head_mismatch",
+                last.seq,
+                f"the chain holds entries up to seq {last.seq} that its head record "
+                f"({'none' if head is None else head[0]}) never recorded",
+            )
+        ]
+    if last is not None and head is not None and head[1] != last.hash:
+        return [
+            ChainProblem(
+                "head_mismatch",
+                last.seq,
+                f"entry {last.seq} does not carry the hash the chain head recorded for it",
+            )
+        ]
+    return []

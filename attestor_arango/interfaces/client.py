@@ -19,13 +19,21 @@ import httpx
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.model import IngestResult, Turn
+from attestor_arango.interfaces.client_inspect import InspectionCalls
 from attestor_arango.interfaces.wire import (
     build_request,
     open_http,
     read_response,
     transport_error,
 )
-from attestor_arango.models import AuditEntry, Episode, Memory, MemoryPage, RecallResponse, Stats
+from attestor_arango.models import (
+    AuditEntry,
+    Episode,
+    Memory,
+    MemoryPage,
+    RecallResponse,
+    Stats,
+)
 from attestor_arango.reports import (
     ChainReport,
     ConsolidationReport,
@@ -42,7 +50,7 @@ Memories = list[Memory]
 AuditEntries = list[AuditEntry]
 
 
-class MemoryClient:
+class MemoryClient(InspectionCalls):
     """A remote AgentMemory. ``base_url`` like ``http://127.0.0.1:8080``."""
 
     def __init__(

@@ -30,3 +30,15 @@ def pack(cands: Sequence[Candidate], budget: int) -> tuple[list[tuple[Candidate,
         used += tokens
         kept.append((c, tokens))
     return kept, used
+
+
+def left_out(
+    cands: Sequence[Candidate], kept: Sequence[tuple[Candidate, int]]
+) -> list[tuple[int, Candidate, int]]:
+    """(place in ``cands``, 1-based; candidate; its tokens) of what ``pack`` did not keep."""
+    kept_ids = {id(c) for c, _ in kept}
+    return [
+        (place, c, _tokens(c.memory.content))
+        for place, c in enumerate(cands, start=1)
+        if id(c) not in kept_ids
+    ]

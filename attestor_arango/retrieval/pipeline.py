@@ -24,14 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from attestor_arango.clock import from_us
 from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import TenantLeakError, ValidationError
-from attestor_arango.models import RecallResponse, RecallResult, Relation, trusted
-from attestor_arango.retrieval.budget import pack
+from attestor_arango.models import CutResult, RecallResponse, RecallResult, Relation, trusted
+from attestor_arango.retrieval.budget import left_out, pack
 from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.completion import (
     cached_vectors,
@@ -256,6 +257,33 @@ def _vectors(
     return vectors
 
 
+def _inputs(scope: Scope, view: TemporalView, budget: int, query: str | None) -> dict[str, Any]:
+    """What a trace's start event records so ``recall_trace`` can scope and replay it."""
+    out: dict[str, Any] = {  # every event names its tenant already (RecallTrace)
+        "namespace": scope.namespace,
+        "as_of": view.as_of,
+        "window": list(view.window) if view.window else None,
+        "budget": budget,
+    }
+    if query is not None:
+        out["query"] = query
+    return out
+
+
+def _result(c: Candidate, tokens: int, as_of: int) -> RecallResult:
+    # built without re-validation: the memories are validated models, the rest plain
+    # numbers converted to the field types (RecallResult(...) would only check them)
+    return trusted(
+        RecallResult,
+        {
+            "memory": c.memory.at(as_of),
+            "score": float(round(c.final, 12)),
+            "tokens": int(tokens),
+            "breakdown": c.breakdown(),
+        },
+    )
+
+
 def recall(
     store: Store,
     embedder: Embedder,
@@ -267,11 +295,13 @@ def recall(
     *,
     tracer: Tracer | None = None,
     expanders: Mapping[str, QueryExpander] | None = None,
+    cut: list[CutResult] | None = None,
 ) -> RecallResponse:
     """Ranks the memories of ``scope`` visible in ``view`` for ``query``.
 
     Same store state, view, query, budget, embedder and config -> the same
-    response, byte for byte.
+    response, byte for byte. ``cut``, when given, receives what the budget fit left
+    out of this very ranking (the recall explainer), without a second ranking run.
     """
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("recall needs a non-empty query string")
@@ -287,7 +317,8 @@ def recall(
         config.to_json(),
     )
     tr = RecallTrace(tracer, rid, scope.tenant)
-    tr.step("start", 0, 0, **({"query": query} if tr.include_content else {}))
+    # the inputs a replay needs (never the query text unless include_content is set)
+    tr.step("start", 0, 0, **_inputs(scope, view, budget, query if tr.include_content else None))
     errors = embedder_warnings(store, scope, embedder)
     if "embedding_space" in errors:  # vectors of two spaces are never compared
         config = replace(config, vector_enabled=False, hyde_enabled=False)
@@ -339,22 +370,21 @@ def recall(
     tr.step("rerank", len(cands), len(ranked))
 
     kept, used = pack(ranked, budget)
-    tr.step("budget", len(ranked), len(kept), tokens_used=used, token_budget=budget)
-
-    # built without re-validation: the memories are validated models, the rest plain
-    # numbers converted to the field types (RecallResult(...) would only check them)
-    results = tuple(
-        trusted(
-            RecallResult,
-            {
-                "memory": c.memory.at(view.as_of),
-                "score": float(round(c.final, 12)),
-                "tokens": int(tokens),
-                "breakdown": c.breakdown(),
-            },
-        )
-        for c, tokens in kept
+    tr.step(
+        "budget",
+        len(ranked),
+        len(kept),
+        tokens_used=used,
+        token_budget=budget,
+        ids=[c.id for c, _ in kept],
     )
+
+    results = tuple(_result(c, tokens, view.as_of) for c, tokens in kept)
+    if cut is not None:
+        cut.extend(
+            CutResult(rank=place, result=_result(c, tokens, view.as_of))
+            for place, c, tokens in left_out(ranked, kept)
+        )
     return RecallResponse(
         query=query,
         as_of=from_us(view.as_of),

@@ -177,6 +177,13 @@ class AuditStore(Protocol):
     def append_audit(self, scope: Scope, entry: AuditEntry) -> None: ...
     def read_audit(self, scope: Scope, limit: int, after_seq: int = 0) -> list[AuditEntry]: ...
 
+    def read_audit_actions(
+        self, scope: Scope, actions: Sequence[str], limit: int
+    ) -> list[AuditEntry]:
+        """The newest ``limit`` entries whose action is one of ``actions``, newest first
+        (the deletion trail, read without walking the whole chain)."""
+        ...
+
     def audit_head(self, scope: Scope) -> tuple[int, str] | None:
         """(seq, hash) of the newest audit entry ever appended for the tenant, kept apart
         from the entries and only moving forward, so a truncated chain is detectable."""

@@ -29,6 +29,7 @@ from attestor_arango.interfaces.ui import explain as X
 from attestor_arango.interfaces.ui import params as P
 from attestor_arango.interfaces.ui import views
 from attestor_arango.interfaces.ui.access import REALM, Gate, Reader
+from attestor_arango.interfaces.ui.verify import Verifications
 
 log = logging.getLogger("attestor_arango.interfaces.ui")
 HERE = Path(__file__).resolve().parent
@@ -173,6 +174,7 @@ def _slider(reader: Reader, request: Request) -> dict[str, Any] | None:
 def mount_ui(memory: Any, ring: KeyRing, fixed_key: ApiKey | None) -> Mount:
     """The board as one Mount at ``/ui`` (the REST app adds it to its routes)."""
     board = Board(Gate(memory, ring, fixed_key))
+    runs = Verifications()
 
     def memories(r: Reader, req: Request) -> dict[str, Any]:
         return views.memories(r, req.query_params)
@@ -187,7 +189,10 @@ def mount_ui(memory: Any, ring: KeyRing, fixed_key: ApiKey | None) -> Mount:
         return views.provenance(r, req.path_params["memory_id"], req.query_params)
 
     def audit(r: Reader, req: Request) -> dict[str, Any]:
-        return views.audit(r, req.query_params)
+        return views.audit(r, req.query_params, runs)
+
+    def verify(r: Reader, req: Request) -> dict[str, Any]:
+        return views.verify(r, req.query_params, runs)
 
     def home(request: Request) -> Response:
         suffix = f"?{request.url.query}" if request.url.query else ""
@@ -204,6 +209,7 @@ def mount_ui(memory: Any, ring: KeyRing, fixed_key: ApiKey | None) -> Mount:
             Route("/recall", board.page("recall", recall), methods=get),
             Route("/memory/{memory_id}", board.page("memory", provenance), methods=get),
             Route("/audit", board.page("audit", audit), methods=get),
+            Route("/audit/verify", board.page("verify", verify), methods=get),
             Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
     )

@@ -16,7 +16,9 @@ from attestor_arango.errors import AttestorError, ValidationError
 from attestor_arango.interfaces.ui import params as P
 from attestor_arango.interfaces.ui.access import Reader
 from attestor_arango.interfaces.ui.timeline import timeline_chart
+from attestor_arango.interfaces.ui.verify import Verifications
 from attestor_arango.models import AuditEntry, Memory, content_hash
+from attestor_arango.reports import AuditPage
 
 SEARCH_MAX = 1000  # AgentMemory.search's own limit
 
@@ -121,34 +123,81 @@ def provenance(r: Reader, memory_id: str, q: Mapping[str, str]) -> dict[str, Any
     }
 
 
-def audit(r: Reader, q: Mapping[str, str]) -> dict[str, Any]:
-    """A page of the tenant's hash chain with each entry's verification, and deletions."""
+def audit(r: Reader, q: Mapping[str, str], runs: Verifications) -> dict[str, Any]:
+    """A page of the tenant's hash chain, newest first, each shown entry's links checked;
+    the latest full verification of this head if one was run; the deletion trail."""
     if not r.tenant_wide:
         raise _namespace_limited("the audit chain")
     per = P.number(q, "per", 100, 1, P.MAX_PER_PAGE)
-    after = P.number(q, "after", 0, 0, 2**62)
-    entries: list[AuditEntry] = r.call("audit_log", limit=per + 1, after_seq=after)
-    has_next = len(entries) > per
-    entries = entries[:per]
-    report = r.call("verify_audit_chain")
+    raw_before = P.text(q, "before")
+    before = None if raw_before is None else P.number(q, "before", 1, 1, 2**62)
+    page: AuditPage = r.call("audit_page", before_seq=before, limit=per)
     problems: dict[int | None, list[Any]] = {}
-    for problem in report.problems:
+    for problem in page.problems:
         problems.setdefault(problem.seq, []).append(problem)
-    first_break = min((p.seq for p in report.problems if p.seq is not None), default=None)
+    run = runs.latest(r.context.tenant)
+    full = run if run is not None and run.done and run.report is not None else None
+    first_break = None
+    if full is not None:
+        first_break = min((p.seq for p in full.report.problems if p.seq is not None), default=None)
     deletions: list[AuditEntry] = r.call("deletion_audit_log", limit=50)
+    newest = page.before_seq is None or page.before_seq > page.last_seq
     return {
-        "entries": entries,
-        "has_next": has_next,
-        "after": after,
-        "per": per,
-        "next_after": entries[-1].seq if entries else after,
-        "prev_after": max(0, after - per),
-        "report": report,
+        "chain": page,
+        "entries": page.entries,
         "problems": problems,
+        "per": per,
+        "newest": newest,
+        "newer_before": _page_with(page.entries[0].seq + per, page.last_seq)
+        if page.entries
+        else None,
+        "run": run,
+        "full": full,
+        "current": full is not None and full.head == page.head,
         "first_break": first_break,
-        "break_after": max(0, (first_break or 1) - 1),
+        "break_before": None
+        if first_break is None
+        else _page_with(first_break, page.last_seq, per),
         "purges": [e for e in deletions if e.action.startswith("purge_")],
         "deletions": [e for e in deletions if not e.action.startswith("purge_")],
+        "short": _short,
+    }
+
+
+def _page_with(seq: int, last_seq: int, per: int = 0) -> int | None:
+    """The ``before`` cursor of a page showing ``seq`` near its middle (None: the newest)."""
+    before = seq + per // 2 + 1
+    return None if before > last_seq else before
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    """An audit detail as JSON, cut to ``limit`` characters (an import lists every row)."""
+    import json
+
+    if isinstance(value, list) and len(value) > 8:
+        return f"[{len(value)} items]"
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def verify(r: Reader, q: Mapping[str, str], runs: Verifications) -> dict[str, Any]:
+    """Starts (or shows) the full verification of the chain and every row."""
+    if not r.tenant_wide:
+        raise _namespace_limited("the audit chain")
+    head = r.call("audit_page", limit=1).head
+    run = runs.start(r, head, again=P.text(q, "again") == "1")
+    done = run.done  # once: the run may finish while this page renders
+    first_break = None
+    if done and run.report is not None:
+        first_break = min((p.seq for p in run.report.problems if p.seq is not None), default=None)
+    last_seq = head[0] if head else 0
+    return {
+        "run": run,
+        "done": done,
+        "head": head,
+        "current": run.head == head,
+        "first_break": first_break,
+        "break_before": None if first_break is None else _page_with(first_break, last_seq, 100),
     }
 
 

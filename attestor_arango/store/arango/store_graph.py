@@ -185,6 +185,16 @@ class GraphAndGovernance(ArangoBase):
         )
         return [audit_from_arango(r) for r in rows]
 
+    def read_audit_actions(
+        self, scope: Scope, actions: Sequence[str], limit: int
+    ) -> list[AuditEntry]:
+        rows = self._run(
+            "audit_actions",
+            scope.tenant_wide(),
+            {"actions": list(actions), "limit": max(0, limit)},
+        )
+        return [audit_from_arango(r) for r in rows]
+
     def audit_head(self, scope: Scope) -> tuple[int, str] | None:
         rows = self._run("audit_head_get", scope.tenant_wide(), {})
         return (int(rows[0]["seq"]), str(rows[0]["hash"])) if rows else None

@@ -72,6 +72,15 @@ class EmbeddedGovernance(EmbeddedBase):
         check_tenant(scope.tenant_wide(), out)
         return out
 
+    def read_audit_actions(
+        self, scope: Scope, actions: Sequence[str], limit: int
+    ) -> list[AuditEntry]:
+        params = {"tenant": scope.tenant, "actions": json.dumps(list(actions)), "limit": limit}
+        rows = self._read(q.READ_AUDIT_ACTIONS, params)
+        out = [audit_from_doc(decode_row(r)) for r in rows]
+        check_tenant(scope.tenant_wide(), out)
+        return out
+
     # quotas -----------------------------------------------------------------------------------
     def get_quota(self, scope: Scope) -> int | None:
         rows = self._read(q.GET_QUOTA, {"tenant": scope.tenant})

@@ -256,6 +256,11 @@ READ_AUDIT = f"""
 SELECT {AUDIT_COLUMNS} FROM audit WHERE tenant = :tenant AND seq > :after_seq
 ORDER BY seq LIMIT :limit
 """
+READ_AUDIT_ACTIONS = f"""
+SELECT {AUDIT_COLUMNS} FROM audit WHERE tenant = :tenant
+AND action IN (SELECT value FROM json_each(:actions))
+ORDER BY seq DESC LIMIT :limit
+"""
 
 GET_QUOTA = "SELECT daily_writes FROM quotas WHERE tenant = :tenant"
 SET_QUOTA = """
