@@ -376,7 +376,7 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=2000, help="adds timed per checkpoint")
     parser.add_argument("--batch", type=int, default=5000, help="rows per bulk transaction")
     parser.add_argument("--folder", default=None, help="where the stores go (default: a temp dir)")
-    parser.add_argument("--keep", action="store_true", help="keep the stores")
+    parser.add_argument("--keep", action="store_true", help="keep the stores (in --folder)")
     parser.add_argument("--out", default="benchmarks/results/scale.json")
     parser.add_argument("--data", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--probe", default=None, help=argparse.SUPPRESS)
@@ -402,10 +402,11 @@ def main() -> None:
         "many_tenants": None,
     }
     with tempfile.TemporaryDirectory(dir=args.folder) as tmp:
+        folder = Path(args.folder) if args.keep and args.folder else Path(tmp)
         if args.checkpoints:
-            single_tenant(args, data, Path(tmp), console, report)
+            single_tenant(args, data, folder, console, report)
         if args.tenants:
-            report["many_tenants"] = many_tenants(args, data, Path(tmp), console)
+            report["many_tenants"] = many_tenants(args, data, folder, console)
             write(Path(args.out), report)
     report["load_end"] = uptime()
     write(Path(args.out), report)

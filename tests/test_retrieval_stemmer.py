@@ -129,3 +129,24 @@ def test_no_token_is_empty() -> None:
 
     assert terms("Ana's dog isn't here") == ("ana", "s", "dog", "isn", "t")  # "here": a stop word
     assert "" not in query_terms("Caroline's s")
+
+
+def test_the_bulk_vocabulary_reads_texts_as_stems_and_terms_does() -> None:
+    """The text index's bulk load numbers stems with ``Vocabulary``: same stems, same terms."""
+    from attestor_arango.text.stemming import Vocabulary, stems_and_terms
+
+    texts = [
+        "The runners were running; Ana's ﬁle runs!",
+        "",
+        "the and of",
+        "Über 42 café CAFÉ running runs",
+        "The runners were running; Ana's ﬁle runs!",
+    ]
+    vocabulary = Vocabulary()
+    for text in texts:
+        numbers, terms = vocabulary.read(text)
+        stems, expected = stems_and_terms(text)
+        names = {n: s for s, n in vocabulary.numbers.items()}
+        assert [names[n] for n in numbers] == stems
+        assert terms == expected
+    assert len(set(vocabulary.numbers.values())) == len(vocabulary.numbers)

@@ -45,3 +45,29 @@ def stems_and_terms(text: str) -> tuple[list[str], tuple[str, ...]]:
 def scoring_terms(text: str) -> tuple[str, ...]:
     """The stems BM25 scoring counts: every word's stem but the stop words'."""
     return stems_and_terms(text)[1]
+
+
+class Vocabulary:
+    """Numbers the stems of many texts at once: the text index's bulk load.
+
+    ``read(text)`` gives what ``stems_and_terms`` gives (each word's stem, as the
+    number of that stem here, and the text's scoring terms), with what is known of
+    each distinct word looked up once: rebuilding a million-row index called the
+    stem memo and tested the stop words for every word of every row.
+    """
+
+    def __init__(self) -> None:
+        self.numbers: dict[str, int] = {}  # stem -> its number, in order of first sight
+        self._words: dict[str, tuple[int, str | None]] = {}  # word -> number, scoring stem
+
+    def _learn(self, word: str) -> tuple[int, str | None]:
+        s = stem(word)
+        number = self.numbers.setdefault(s, len(self.numbers))
+        known = self._words[word] = (number, None if word in STOPWORDS else s)
+        return known
+
+    def read(self, text: str) -> tuple[list[int], tuple[str, ...]]:
+        """The number of every word's stem, in order, and the text's scoring terms."""
+        seen = self._words
+        found = [seen[w] if w in seen else self._learn(w) for w in words(text)]
+        return [k for k, _ in found], tuple([s for _, s in found if s is not None])

@@ -35,7 +35,7 @@ from attestor_arango.store.embedded.indexfile import Generation
 from attestor_arango.store.embedded.rowtable import RowTable
 from attestor_arango.store.protocol import TextHit
 from attestor_arango.text import bm25
-from attestor_arango.text.stemming import stem, stems_and_terms, words
+from attestor_arango.text.stemming import Vocabulary, stem, stems_and_terms, words
 from attestor_arango.text.stopwords import CANDIDATE_STOPWORDS
 
 _PAIR = struct.Struct("=ii")  # row, frequency: native int32s, as numpy reads them
@@ -121,15 +121,16 @@ class TenantText:
         if self.n:
             raise RuntimeError("load() fills an empty index; use add() afterwards")
         n = len(ids)
-        number: dict[str, int] = {}
+        vocabulary = Vocabulary()
         occurrences = array("i")  # the term number of every word of every row, in order
         lengths = array("i")
         row_terms: list[tuple[str, ...]] = []
         for content in contents:
-            stems, terms = stems_and_terms(content)
-            occurrences.extend([number.setdefault(s, len(number)) for s in stems])
-            lengths.append(len(stems))
+            numbers, terms = vocabulary.read(content)
+            occurrences.extend(numbers)
+            lengths.append(len(numbers))
             row_terms.append(terms)
+        number = vocabulary.numbers
         contents_blob, contents_off = pack_strings(contents, tuples=False)
         terms_blob, terms_off = pack_strings(row_terms, tuples=True)
         if any(t == ("",) for t in row_terms) or int(
