@@ -143,9 +143,9 @@ def test_the_bulk_vocabulary_reads_texts_as_stems_and_terms_does() -> None:
         "The runners were running; Ana's ﬁle runs!",
     ]
     vocabulary = Vocabulary()
-    for text in texts:
-        numbers, terms = vocabulary.read(text)
-        stems, expected = stems_and_terms(text)
+    for sample in texts:
+        numbers, terms = vocabulary.read(sample)
+        stems, expected = stems_and_terms(sample)
         names = {n: s for s, n in vocabulary.numbers.items()}
         assert [names[n] for n in numbers] == stems
         assert terms == expected
