@@ -39,7 +39,7 @@ SAMPLE: dict[str, Any] = {
     "query_vector": [0.5] * DIM, "n_probe": 4, "max_depth": 2, "sources": ["alice"],
     "from_vertex": "graph_nodes/x", "to_vertex": "graph_nodes/y", "batch": 10,
     "fragment": "m-", "@collection": "episodes", "items": [{"id": "m-1", "vector": [0.5] * DIM}],
-    "doc": {"tenant": "acme", "namespace": "ns1", "id": "m-1"},
+    "doc": {"tenant": "acme", "namespace": "ns1", "id": "m-1"}, "actions": ["forget"],
 }  # fmt: skip
 
 
