@@ -108,6 +108,12 @@ ROWS = (
         _ku_suite,
     ),
     Row(
+        "knowledge updates (ku_suite) through ingest_round, test split",
+        "ku_suite-ingest-minilm*-test.json",
+        "benchmarks/ku_suite/run.py",
+        _ku_suite,
+    ),
+    Row(
         "knowledge updates, test split",
         "knowledge_updates*test*.json",
         "benchmarks/knowledge_updates/run.py",
