@@ -341,6 +341,40 @@ def test_freshness_ignores_same_session_and_uses_change_cues() -> None:
     assert (s1.freshness, s2.freshness) == (0.0, 0.0)
 
 
+def test_freshness_needs_an_update_that_answers_the_query() -> None:
+    # b restates a (cosine 1) and is newer, but four candidates answer the query better
+    # than b: with freshness_update_rank 5 it is the 6th, so a keeps its rank
+    a = cand("a", 1.0, day=1)
+    others = [cand(f"o{i}", 0.9 - i * 0.01, day=0) for i in range(4)]
+    b = cand("b", 0.5, day=9)
+    vecs = {"a": np.array([1.0, 0.0]), "b": np.array([1.0, 0.0])}
+    vecs |= {o.id: np.array([0.0, 1.0]) for o in others}
+    apply_freshness([a, *others, b], vecs, CFG.replace(freshness_update_rank=5))
+    assert (a.freshness, b.freshness) == (0.0, 0.0)
+    apply_freshness([a, *others, b], vecs, CFG.replace(freshness_update_rank=6))
+    assert a.freshness == -0.15 and b.relevance > a.relevance
+
+
+def test_past_tense_questions_skip_freshness() -> None:
+    from attestor_arango.retrieval.temporal import asks_past
+
+    for q in (
+        "What did Melanie paint?",
+        "Where was the party?",
+        "Which car did I use to drive?",
+        "What was my salary originally?",
+        "Where didn’t they go?",
+    ):
+        assert asks_past(q), q
+    for q in (
+        "Where do I work?",
+        "What is my diet?",
+        "Which car do I have?",
+        "Who is Ida marrying?",
+    ):
+        assert not asks_past(q), q
+
+
 # -- budget -------------------------------------------------------------------------------
 
 

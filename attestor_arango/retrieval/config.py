@@ -68,6 +68,10 @@ class RetrievalConfig:
     # whose lane relevance (normalised RRF) is at least this fraction of its own
     freshness_top_n: int = 3
     freshness_min_ratio: float = 0.4
+    # ... and only to an update that is itself among the n most relevant candidates:
+    # in a chat stored with plain add, some later turn is always "near" a good
+    # answer; only an update that answers the query too may take its rank (0: any)
+    freshness_update_rank: int = 5
     # verbatim records (e.g. conversation turns) say what was said when; they never
     # update one another, so memories tagged so are left out of freshness
     freshness_exempt_tags: tuple[str, ...] = ("verbatim",)
@@ -108,6 +112,8 @@ class RetrievalConfig:
         ):
             if getattr(self, name) < 1:
                 raise ValidationError(f"retrieval.{name} must be >= 1")
+        if self.freshness_update_rank < 0:
+            raise ValidationError("retrieval.freshness_update_rank must be >= 0 (0: any rank)")
         if not 0 <= self.graph_max_depth <= 6:
             raise ValidationError("retrieval.graph_max_depth must be between 0 and 6")
         if not 0.0 <= self.mmr_lambda <= 1.0:

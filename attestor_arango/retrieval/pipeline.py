@@ -49,7 +49,7 @@ from attestor_arango.retrieval.lanes import QueryExpander
 from attestor_arango.retrieval.mmr import mmr_rerank
 from attestor_arango.retrieval.neighbours import add_neighbours, apply_neighbours
 from attestor_arango.retrieval.space import embedder_warnings
-from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
+from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness, asks_past
 from attestor_arango.retrieval.text_lane import text_lane
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
@@ -357,7 +357,7 @@ def recall(
         apply_neighbours(cands, config.neighbour_weight)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
-    if config.freshness_enabled:
+    if config.freshness_enabled and not asks_past(query):
         apply_freshness(cands, vectors, config)
     tr.step("time", len(cands), len(cands))
 

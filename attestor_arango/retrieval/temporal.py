@@ -18,12 +18,20 @@ that), never the wall clock, and measure a memory's age on the event-time axis
   ``freshness_top_n`` most relevant candidates can yield, each to one newer
   candidate whose lane relevance (normalised RRF) is at least
   ``freshness_min_ratio`` of its own: freshness decides
-  between answers, it does not promote a restatement from deep in the list.
+  between answers, it does not promote a restatement from deep in the list;
+  and the update must itself be among the ``freshness_update_rank`` most
+  relevant candidates (in a chat stored turn by turn, some later turn is always
+  "near" a good answer, and lifting it to rank 1 loses the answer).
+  Freshness answers "what holds now"; a question in the past tense ("What did
+  Mel paint?", "Where was the party?", "Which car did I use to drive?") asks
+  about an event or an earlier state, which a later statement does not replace,
+  so such a query skips freshness (``asks_past``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -69,6 +77,18 @@ def announces_change(text_terms: tuple[str, ...]) -> bool:
     """Whether a statement, given its scoring terms, says that something changed
     ("I moved to Berlin")."""
     return not CHANGE_CUES.isdisjoint(text_terms)
+
+
+# the past-tense auxiliaries and the words that ask for an earlier state, in English
+_ASKS_PAST = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|used to|ago|originally|previously|"
+    r"formerly|at first)\b"
+)
+
+
+def asks_past(query: str) -> bool:
+    """Whether a query asks about the past (an event, an earlier state), not the present."""
+    return _ASKS_PAST.search(query.lower().replace("\u2019", "'")) is not None
 
 
 def _when(c: Candidate) -> tuple[int, int]:
@@ -148,6 +168,8 @@ def apply_freshness(
     # once: the nearest-update test compares them for every candidate
     whens = np.array([_when(c) for c in items], dtype=np.int64).reshape(-1, 2)
     top = sorted(range(len(items)), key=lambda k: tie_key(before[k], items[k]))
+    rank = {k: r for r, k in enumerate(top)}
+    n_up = config.freshness_update_rank or len(items)
     for i in top[: config.freshness_top_n]:
         # close[j]: j may restate i; a change-announcing j needs less similarity
         sims = np.round(unit @ unit[i], 9)
@@ -172,6 +194,8 @@ def apply_freshness(
                 continue
             if newer.rrf_norm < config.freshness_min_ratio * older.rrf_norm:
                 continue  # not an answer to this query, whatever it restates
+            if rank[j] >= n_up:
+                continue
             updates.append(j)
         if not updates:
             continue
