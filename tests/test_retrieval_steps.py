@@ -401,7 +401,13 @@ def test_config_rejects_unknown_and_mistyped_settings() -> None:
         RetrievalConfig.from_dict({"mmr_enabled": "yes"})
     with pytest.raises(ValidationError, match="between 0 and 1"):
         RetrievalConfig.from_dict({"mmr_lambda": 1.5})
-    for gone in ("llm_temperature", "prf_enabled", "adaptive_weights", "session_vector_k"):
+    for gone in (
+        "llm_temperature",
+        "prf_enabled",
+        "adaptive_weights",
+        "session_vector_k",
+        "freshness_min_ratio",
+    ):
         with pytest.raises(ValidationError, match="unknown retrieval settings"):
             RetrievalConfig.from_dict({gone: 1})
     cfg = RetrievalConfig.from_dict({"mmr_lambda": 1, "vector_k": 10})

@@ -65,12 +65,10 @@ class RetrievalConfig:
     # needs less similarity to the older one to count as its update
     freshness_cue_similarity: float = 0.35
     # only the top-n candidates by relevance can yield to an update, and only to one
-    # whose lane relevance (normalised RRF) is at least this fraction of its own
+    # that is itself among the freshness_update_rank most relevant: in a chat stored
+    # with plain add some later turn is always "near" a good answer; only an update
+    # that answers the query too may take its rank
     freshness_top_n: int = 3
-    freshness_min_ratio: float = 0.4
-    # ... and only to an update that is itself among the n most relevant candidates:
-    # in a chat stored with plain add, some later turn is always "near" a good
-    # answer; only an update that answers the query too may take its rank (0: any)
     freshness_update_rank: int = 5
     # verbatim records (e.g. conversation turns) say what was said when; they never
     # update one another, so memories tagged so are left out of freshness
@@ -109,11 +107,10 @@ class RetrievalConfig:
             "relation_limit",
             "multi_query_n",
             "neighbour_fetch",
+            "freshness_update_rank",
         ):
             if getattr(self, name) < 1:
                 raise ValidationError(f"retrieval.{name} must be >= 1")
-        if self.freshness_update_rank < 0:
-            raise ValidationError("retrieval.freshness_update_rank must be >= 0 (0: any rank)")
         if not 0 <= self.graph_max_depth <= 6:
             raise ValidationError("retrieval.graph_max_depth must be between 0 and 6")
         if not 0.0 <= self.mmr_lambda <= 1.0:

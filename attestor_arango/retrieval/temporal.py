@@ -16,11 +16,9 @@ that), never the wall clock, and measure a memory's age on the event-time axis
   longer") needs only ``freshness_cue_similarity``. Within one session, similar
   statements are a conversation going on, not an update. Only the
   ``freshness_top_n`` most relevant candidates can yield, each to one newer
-  candidate whose lane relevance (normalised RRF) is at least
-  ``freshness_min_ratio`` of its own: freshness decides
-  between answers, it does not promote a restatement from deep in the list;
-  and the update must itself be among the ``freshness_update_rank`` most
-  relevant candidates (in a chat stored turn by turn, some later turn is always
+  candidate that is itself among the ``freshness_update_rank`` most relevant:
+  freshness decides between answers, it does not promote a restatement from
+  deep in the list (in a chat stored turn by turn, some later turn is always
   "near" a good answer, and lifting it to rank 1 loses the answer).
   Freshness answers "what holds now"; a question in the past tense ("What did
   Mel paint?", "Where was the party?", "Which car did I use to drive?") asks
@@ -169,7 +167,6 @@ def apply_freshness(
     whens = np.array([_when(c) for c in items], dtype=np.int64).reshape(-1, 2)
     top = sorted(range(len(items)), key=lambda k: tie_key(before[k], items[k]))
     rank = {k: r for r, k in enumerate(top)}
-    n_up = config.freshness_update_rank or len(items)
     for i in top[: config.freshness_top_n]:
         # close[j]: j may restate i; a change-announcing j needs less similarity
         sims = np.round(unit @ unit[i], 9)
@@ -192,10 +189,8 @@ def apply_freshness(
                 continue  # one conversation going on, not a later update
             if _when(newer) <= t_old:
                 continue
-            if newer.rrf_norm < config.freshness_min_ratio * older.rrf_norm:
+            if rank[j] >= config.freshness_update_rank:
                 continue  # not an answer to this query, whatever it restates
-            if rank[j] >= n_up:
-                continue
             updates.append(j)
         if not updates:
             continue
