@@ -77,6 +77,8 @@ def _latency(d: dict[str, Any]) -> tuple[str, str]:
     parts = []
     for r in rows:
         part = f"{r['memories'] // 1000}k: {r['recall_p50_ms']:.1f}/{r['recall_p95_ms']:.1f} ms"
+        if "recall_cpu_p50_ms" in r:  # CPU time: what load inflates least
+            part += f" (CPU p50 {r['recall_cpu_p50_ms']:.1f} ms)"
         if "first_recall_ms" in r:
             part += f", first recall {r['first_recall_ms']:.0f} ms, RSS {r['rss_mb']:.0f} MB"
         parts.append(part)
