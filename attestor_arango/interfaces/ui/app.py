@@ -137,9 +137,14 @@ class Board:
 
     # pages -------------------------------------------------------------------------------
     def page(
-        self, name: str, build: Callable[[Reader, Request], dict[str, Any]]
+        self,
+        name: str,
+        build: Callable[[Reader, Request], dict[str, Any]],
+        nav: str | None = None,
     ) -> Callable[[Request], Response]:
+        """``name``.html filled by ``build``; ``nav`` is the menu entry it belongs to."""
         template = f"{name}.html"
+        current = nav or name
 
         def endpoint(request: Request) -> Response:
             try:
@@ -147,7 +152,7 @@ class Board:
                 data = build(reader, request)
                 slider = _slider(reader, request)
                 return self.render(
-                    request, template, page=name, reader=reader, slider=slider, **data
+                    request, template, page=current, reader=reader, slider=slider, **data
                 )
             except AttestorError as err:
                 return self.error(request, err)
@@ -209,7 +214,7 @@ def mount_ui(memory: Any, ring: KeyRing, fixed_key: ApiKey | None) -> Mount:
             Route("/recall", board.page("recall", recall), methods=get),
             Route("/memory/{memory_id}", board.page("memory", provenance), methods=get),
             Route("/audit", board.page("audit", audit), methods=get),
-            Route("/audit/verify", board.page("verify", verify), methods=get),
+            Route("/audit/verify", board.page("verify", verify, nav="audit"), methods=get),
             Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
         ],
     )
