@@ -146,7 +146,6 @@ def test_page_loads_at_100k_memories(chromium: Any, big: tuple[AgentMemory, str,
         "recall replay (trace id)": f"{base}/ui/recall?trace={recorded}",
         "audit (newest page)": f"{base}/ui/audit",
         "audit (page at seq 1000)": f"{base}/ui/audit?before=1001",
-        "audit verify (starts or shows the run)": f"{base}/ui/audit/verify",
     }
     page = chromium.new_page()
     page.set_extra_http_headers({"Authorization": f"Bearer {KEY_A}"})
@@ -178,9 +177,21 @@ def test_page_loads_at_100k_memories(chromium: Any, big: tuple[AgentMemory, str,
             if name.startswith("audit ("):
                 assert page.locator("[data-testid=audit] tbody tr").count() == 100
                 assert "check out" in page.get_by_test_id("page-status").inner_text()
-        # the full verification (every entry and row), as a user waits for it
+        # the full verification (every entry and row), as a user waits for it: one load
+        # (it starts the run and refreshes itself, so it is not loaded repeatedly)
         began = time.perf_counter()
-        page.goto(f"{base}/ui/audit/verify")
+        response = page.goto(f"{base}/ui/audit/verify")
+        assert response is not None and response.status == 200
+        first = _timings(page)
+        results.append(
+            {
+                "page": "audit verify (starts the background run)",
+                "response_ms_median": round(first["response"], 1),
+                "load_ms_median": round(first["load"], 1),
+                "load_ms_max": round(first["load"], 1),
+                "loads": 1,
+            }
+        )
         page.get_by_test_id("verify-done").wait_for(timeout=1_800_000)
         verify_s = time.perf_counter() - began
         assert "Intact." in page.get_by_test_id("verify-status").inner_text()
