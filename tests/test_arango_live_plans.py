@@ -30,7 +30,6 @@ A, B = Scope("acme", "ns1"), Scope("beta", "ns1")
 DIM = 8
 # one legal value per bind parameter name used in aql/ (tenant comes from the Scope)
 SAMPLE: dict[str, Any] = {
-    "actions": ["forget", "purge_completed"],
     "namespace": "ns1", "id": "m-1", "ids": ["m-1"], "keys": ["alice"], "key": "alice",
     "entity": "alice", "category": "fact", "status": None, "content_hash": None, "tags": None,
     "as_of": T0 + 10, "t_expired_after": T0 + 10, "window_start": 0, "window_end": OPEN,
