@@ -60,6 +60,7 @@ from latency import CACHE, _sentences, locomo_turns_and_questions, synthetic_tur
 from attestor_arango import AgentContext
 from attestor_arango.clock import ManualClock, from_us
 from attestor_arango.core.blas import limit_blas_threads
+from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Memory, Provenance, content_hash
@@ -71,12 +72,29 @@ EMBEDDER = "minilm-l6-v2-int8-onnx"
 
 
 # data -------------------------------------------------------------------------------------
-def scale_data(size: int, console: Console) -> Path:
-    """Texts, vectors (float32 .npy) and questions of ``size`` rows, built once and cached."""
-    folder = CACHE / f"scale-{size}-v1"
+def scale_data(size: int, console: Console, vectors: str = "minilm") -> Path:
+    """Texts, vectors (float32 .npy) and questions of ``size`` rows, built once and cached.
+
+    ``vectors="hashing"``: the hashing embedder's vectors of the same texts (no model;
+    for tiny runs such as the test that keeps this script working).
+    """
+    folder = CACHE / (f"scale-{size}-v1" if vectors == "minilm" else f"scale-{size}-{vectors}")
     if (folder / "meta.json").exists():
         return folder
     real, questions = locomo_turns_and_questions()
+    if vectors == "hashing":
+        rng = random.Random(42)
+        texts = real[:size] + [t for t, _ in synthetic_turns_with_parts(real, size - 788, rng)]
+        texts = texts[:size]
+        embedder = HashingEmbedder()
+        folder.mkdir(parents=True, exist_ok=True)
+        np.save(folder / "vectors.npy", np.asarray(embedder.embed(texts), dtype=np.float32))
+        np.save(folder / "questions.npy", np.asarray(embedder.embed(questions), np.float32))
+        (folder / "texts.json").write_text(json.dumps(texts))
+        (folder / "questions.json").write_text(json.dumps(questions))
+        meta = {"embedder": embedder.name, "texts": len(texts), "questions": len(questions)}
+        (folder / "meta.json").write_text(json.dumps(meta))
+        return folder
     sentences = _sentences(real)
     known = CACHE / "scale-minilm-v1"
     if not (known / "meta.json").exists():
@@ -119,8 +137,8 @@ def scale_data(size: int, console: Console) -> Path:
 class CachedVectors:
     """Serves precomputed vectors by text (as the write path stores it: stripped)."""
 
-    def __init__(self, texts: list[str], vectors: np.ndarray) -> None:
-        self.name = EMBEDDER
+    def __init__(self, texts: list[str], vectors: np.ndarray, name: str = EMBEDDER) -> None:
+        self.name = name
         self.dimension = int(vectors.shape[1])
         self._rows = {t.strip(): i for i, t in enumerate(texts)}
         self._vectors = vectors
@@ -170,7 +188,8 @@ def probe(data: str, db: str, tenants: list[str], queries: int) -> dict[str, Any
     """In a fresh process: open, first recall per tenant, then steady recalls."""
     limit_blas_threads()
     questions = json.loads((Path(data) / "questions.json").read_text())[:queries]
-    embedder = CachedVectors(questions, np.load(Path(data) / "questions.npy")[:queries])
+    name = json.loads((Path(data) / "meta.json").read_text())["embedder"]
+    embedder = CachedVectors(questions, np.load(Path(data) / "questions.npy")[:queries], name)
     as_of = from_us(START + 10**8 * STEP)
     t0 = time.perf_counter()
     mem = AgentMemory(db, embedder=embedder, clock=ManualClock(START + 10**8 * STEP + STEP))
@@ -221,9 +240,11 @@ def run_probe(data: Path, db: Path, tenants: list[str], queries: int) -> dict[st
 class Grower:
     """Writes rows ``lo..hi`` of the corpus into one store, in bulk or one add at a time."""
 
-    def __init__(self, db: Path, texts: list[str], vectors: np.ndarray, seed: int) -> None:
+    def __init__(
+        self, db: Path, texts: list[str], vectors: np.ndarray, seed: int, name: str = EMBEDDER
+    ) -> None:
         self.db, self.texts, self.vectors, self.seed = db, texts, vectors, seed
-        self.embedder = CachedVectors(texts, vectors)
+        self.embedder = CachedVectors(texts, vectors, name)
         self.clock = ManualClock(START)
         self.ids = SeededIdSource(seed)
         self.mem = self._open()
@@ -236,7 +257,8 @@ class Grower:
         store = self.mem.store
         scope = self.mem.runtime.scope(ctx)
         if store.get_embedding_space(scope) is None:
-            store.set_embedding_space(scope, EmbeddingSpace(EMBEDDER, 384))
+            space = EmbeddingSpace(self.embedder.name, self.embedder.dimension)
+            store.set_embedding_space(scope, space)
         provenance = Provenance(agent_id=ctx.agent_id, role=ctx.role.value)
         for start in range(lo, hi, batch):
             end = min(start + batch, hi)
@@ -301,7 +323,7 @@ def single_tenant(
 ) -> None:
     texts, vectors, _, _ = load_data(data)
     db = folder / "one.db"
-    grower = Grower(db, texts, vectors, 3)
+    grower = Grower(db, texts, vectors, 3, json.loads((data / "meta.json").read_text())["embedder"])
     ctx = AgentContext(agent_id="bench", tenant="bench", namespace="n")
     count = 0
     for size in sorted(args.checkpoints):
@@ -336,10 +358,10 @@ def many_tenants(
 ) -> dict[str, Any]:
     texts, vectors, _, _ = load_data(data)
     db = folder / "many.db"
-    grower = Grower(db, texts, vectors, 5)
+    grower = Grower(db, texts, vectors, 5, json.loads((data / "meta.json").read_text())["embedder"])
     names = [f"tenant{i:03d}" for i in range(args.tenants)]
     per = args.per_tenant
-    timed = max(1, args.window // args.tenants)  # adds timed per tenant, at its end
+    timed = min(per, max(1, args.window // args.tenants))  # adds timed per tenant, at its end
     wall: list[float] = []
     cpu: list[float] = []
     load_before = uptime()
@@ -409,6 +431,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the stores (in --folder)")
     parser.add_argument("--out", default="benchmarks/results/scale.json")
     parser.add_argument("--finish-many", default=None, help="a stopped many-tenant store")
+    parser.add_argument("--vectors", choices=["minilm", "hashing"], default="minilm")
     parser.add_argument("--corpus", type=int, default=None, help="rows of the corpus built")
     parser.add_argument("--data", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--probe", default=None, help=argparse.SUPPRESS)
@@ -420,7 +443,7 @@ def main() -> None:
     limit_blas_threads()
     console = Console()
     largest = max([*args.checkpoints, args.tenants * args.per_tenant if args.tenants else 0])
-    data = scale_data(args.corpus or largest, console)
+    data = scale_data(args.corpus or largest, console, args.vectors)
     report: dict[str, Any] = {
         "data": "LoCoMo 26+30 turns, then synthetic turns of their sentences; MiniLM vectors "
         "(a synthetic turn: normalised mean of its sentences' MiniLM vectors)",

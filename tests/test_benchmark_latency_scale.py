@@ -47,6 +47,7 @@ def test_latency_reports_first_recall_rss_and_a_recall_hash(tmp_path: Path) -> N
 def test_scale_reports_files_and_recalls_per_checkpoint(tmp_path: Path) -> None:
     out = tmp_path / "scale.json"
     args = ["--checkpoints", "120", "250", "--tenants", "2", "--per-tenant", "60"]
+    args += ["--vectors", "hashing", "--window", "50"]  # no model to load; 50 adds timed
     _run("scale.py", [*args, "--queries", "5", "--out", str(out)], tmp_path)
     report = json.loads(out.read_text())
     single = report["single_tenant"]
