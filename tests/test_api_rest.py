@@ -576,3 +576,18 @@ def test_add_turns_over_rest_stores_what_the_library_would(
         assert [memory.get(m.id, context=ctx) for m in stored] == stored
     with client(url, plain, "acme-reviewer") as c, pytest.raises(AccessDenied):
         c.add_turns(turns)
+
+
+def test_reports_carry_their_verdicts_on_the_wire(served: tuple[AgentMemory, str, dict]) -> None:
+    """A REST caller without our client reads ``ok`` (and ``status``) from the JSON itself:
+    they are properties of the report types, which a field-by-field dump would drop."""
+    _, url, plain = served
+    headers = {"authorization": f"Bearer {plain['acme-reviewer']}"}
+    raw = httpx.post(f"{url}/v1/audit/verify", json={}, headers=headers)
+    assert raw.status_code == 200, raw.text
+    body = raw.json()
+    assert body["ok"] is True and body["problems"] == []
+    raw = httpx.get(f"{url}/v1/audit/page", params={"limit": 2}, headers=headers)
+    assert raw.status_code == 200 and raw.json()["ok"] is True
+    with client(url, plain, "acme-reviewer") as c:
+        assert c.verify_audit_chain().ok  # the client still decodes the report

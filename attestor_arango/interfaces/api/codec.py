@@ -116,9 +116,24 @@ def call_kwargs(fn: Callable[..., Any], title: str, raw: Mapping[str, Any]) -> d
 def dump_result(fn: Callable[..., Any], value: Any) -> Any:
     """A method's result as JSON-ready data (by its annotation, else structurally)."""
     try:
-        return return_adapter(fn).dump_python(value, mode="json", warnings=False)
+        dumped = return_adapter(fn).dump_python(value, mode="json", warnings=False)
     except Exception:
         return jsonable(value)
+    if isinstance(dumped, dict) and dataclasses.is_dataclass(value):
+        dumped.update(verdicts(value))
+    return dumped
+
+
+def verdicts(value: Any) -> dict[str, Any]:
+    """A report's scalar properties (``ok``, ``status``): a field-wise dump drops them, yet a
+    REST caller without our client reads them from the JSON. The client ignores them."""
+    found: dict[str, Any] = {}
+    for name, attr in inspect.getmembers(type(value), lambda a: isinstance(a, property)):
+        if not name.startswith("_"):
+            result = getattr(value, name)
+            if isinstance(result, bool | int | str):
+                found[name] = result
+    return found
 
 
 def load_result(fn: Callable[..., Any], payload: Any) -> Any:
