@@ -128,7 +128,7 @@ def verdicts(value: Any) -> dict[str, Any]:
     """A report's scalar properties (``ok``, ``status``): a field-wise dump drops them, yet a
     REST caller without our client reads them from the JSON. The client ignores them."""
     found: dict[str, Any] = {}
-    for name, attr in inspect.getmembers(type(value), lambda a: isinstance(a, property)):
+    for name, _prop in inspect.getmembers(type(value), lambda a: isinstance(a, property)):
         if not name.startswith("_"):
             result = getattr(value, name)
             if isinstance(result, bool | int | str):
