@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
+from attestor_arango.text import stemming
 
 T0 = 1_767_225_600_000_000
 DIM = 16
@@ -494,3 +496,33 @@ def test_a_reopened_store_releases_its_float_rows(tmp_path: Path) -> None:
     assert index is not None and index.n0 > 0
     assert index.release_rows is not None
     reopened.close()
+
+
+def test_a_text_file_made_by_another_tokeniser_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text index files hold stems: after the stemmer, word pattern or stop words change
+    (a new ``stemming.fingerprint``) they are rebuilt from the rows, not reused."""
+    path = tmp_path / "s.db"
+    store = _fresh(path)
+    _add(store, random.Random(9), np.random.default_rng(9), 0, 150)
+    _answers(store)
+    store.close()
+    mapped: list[int] = []
+    original = TenantText.from_sections.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[TenantText], *args: Any, **kwargs: Any) -> TenantText:
+        mapped.append(1)
+        return original(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(TenantText, "from_sections", classmethod(counting))
+    got, reopened = _reopened(path)
+    reopened.close()
+    assert mapped and got == _truth(path)  # same tokeniser: the files are used
+    mapped.clear()
+    monkeypatch.setattr(stemming, "fingerprint", lambda: "another-stemmer")
+    got, reopened = _reopened(path)
+    reopened.close()
+    assert not mapped and got == _truth(path)  # rebuilt from the rows, same answers
+    meta = [IndexFile(f).meta for f in _files(path)]
+    assert {m.get("tokeniser") for m in meta if m["kind"] == "text"} == {"another-stemmer"}

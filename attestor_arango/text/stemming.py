@@ -8,8 +8,10 @@ index matched would score nothing.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
+from functools import cache
 
 import snowballstemmer
 
@@ -45,6 +47,34 @@ def stems_and_terms(text: str) -> tuple[list[str], tuple[str, ...]]:
 def scoring_terms(text: str) -> tuple[str, ...]:
     """The stems BM25 scoring counts: every word's stem but the stop words'."""
     return stems_and_terms(text)[1]
+
+
+# words whose stems exercise every step of Porter's algorithm, NFKC folding and the
+# word pattern: what ``fingerprint`` hashes the output of
+_PROBE = (
+    "caresses ponies ties cats feed agreed plastered motoring sing conflated troubled "
+    "sized hopping falling hissing filing happy sky relational conditional rational "
+    "valenci hesitanci digitizer conformabli radicalli differentli vileli analogousli "
+    "vietnamization predication operator feudalism decisiveness hopefulness callousness "
+    "formaliti sensitiviti sensibiliti triplicate formative formalize electriciti "
+    "electrical hopeful goodness revival allowance inference airliner gyroscopic "
+    "adjustable defensible irritant replacement adjustment dependent adoption homologou "
+    "communism activate angulariti homologous effective bowdlerize probate rate cease "
+    "controll roll generous generously Ana's ﬁle naïve 2019 x86_64 don't"
+)
+
+
+@cache
+def fingerprint() -> str:
+    """What this tokeniser and stemmer produce, as a short hash: a derived index that
+    stores stems (the embedded text index's files) keeps it and is rebuilt when it
+    differs, so tuning the stemmer, the word pattern or the stop words can never leave
+    an index of old stems in use. Stored keys do not depend on it (``text/keys.py``)."""
+    digest = hashlib.sha256(WORD.pattern.encode())
+    digest.update("\n".join(sorted(STOPWORDS)).encode())
+    for word in words(_PROBE):
+        digest.update(word.encode() + b"\0" + stem(word).encode() + b"\n")
+    return digest.hexdigest()[:16]
 
 
 class Vocabulary:

@@ -37,6 +37,7 @@ from attestor_arango.store.embedded.indexfile import Generation, IndexFile, Inde
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
+from attestor_arango.text import stemming
 
 FORMAT = 1
 KINDS = ("text", "vectors")
@@ -115,6 +116,12 @@ class PersistedIndexes(EmbeddedBase):
     def _space_meta(space: EmbeddingSpace) -> dict[str, Any]:
         return {"space": [space.name, space.dimension]}
 
+    @staticmethod
+    def _kind_meta(kind: str, extra: dict[str, Any]) -> dict[str, Any]:
+        """What a file of ``kind`` must match besides its format: a text index holds
+        stems, so it is only reused under the tokeniser that made them."""
+        return {**extra, "tokeniser": stemming.fingerprint()} if kind == "text" else extra
+
     def _from_file(
         self, tenant: str, kind: str, gen: Generation, extra: dict[str, Any]
     ) -> Index | None:
@@ -127,7 +134,7 @@ class PersistedIndexes(EmbeddedBase):
             meta = file.meta
             if (meta.get("format"), meta.get("kind"), meta.get("tenant")) != (FORMAT, kind, tenant):
                 return None
-            if any(meta.get(k) != v for k, v in extra.items()):
+            if any(meta.get(k) != v for k, v in self._kind_meta(kind, extra).items()):
                 return None
             saved = Generation.from_meta(meta.get("generation"))
             if not saved.can_catch_up_to(gen):
@@ -224,7 +231,13 @@ class PersistedIndexes(EmbeddedBase):
             arrays, meta = index.sections()
         except ValueError:
             return  # a value the format cannot hold: this index stays in memory only
-        meta.update(extra, format=FORMAT, kind=kind, tenant=tenant, generation=gen.as_meta())
+        meta.update(
+            self._kind_meta(kind, extra),
+            format=FORMAT,
+            kind=kind,
+            tenant=tenant,
+            generation=gen.as_meta(),
+        )
         try:
             indexfile.remove_stale_temps(path.parent)
             tmp = indexfile.write_temp(path, meta, arrays)
