@@ -589,5 +589,8 @@ def test_reports_carry_their_verdicts_on_the_wire(served: tuple[AgentMemory, str
     assert body["ok"] is True and body["problems"] == []
     raw = httpx.get(f"{url}/v1/audit/page", params={"limit": 2}, headers=headers)
     assert raw.status_code == 200 and raw.json()["ok"] is True
+    pack = httpx.post(f"{url}/v1/recall/pack", json={"query": "Alice"}, headers=headers)
+    assert pack.status_code == 200, pack.text
+    assert "prompt" not in pack.json()  # only verdicts are added, not derived text
     with client(url, plain, "acme-reviewer") as c:
         assert c.verify_audit_chain().ok  # the client still decodes the report

@@ -113,6 +113,9 @@ def call_kwargs(fn: Callable[..., Any], title: str, raw: Mapping[str, Any]) -> d
     return {name: getattr(parsed, name) for name in parsed.model_fields_set}
 
 
+VERDICTS = ("ok", "status")
+
+
 def dump_result(fn: Callable[..., Any], value: Any) -> Any:
     """A method's result as JSON-ready data (by its annotation, else structurally)."""
     try:
@@ -125,14 +128,13 @@ def dump_result(fn: Callable[..., Any], value: Any) -> Any:
 
 
 def verdicts(value: Any) -> dict[str, Any]:
-    """A report's scalar properties (``ok``, ``status``): a field-wise dump drops them, yet a
-    REST caller without our client reads them from the JSON. The client ignores them."""
+    """A report's verdict properties (``ok``, ``status``): a field-wise dump drops them, yet a
+    REST caller without our client reads them from the JSON. The client ignores them. Only
+    these names: other properties (a pack's ``prompt``) would repeat what the fields hold."""
     found: dict[str, Any] = {}
-    for name, _prop in inspect.getmembers(type(value), lambda a: isinstance(a, property)):
-        if not name.startswith("_"):
-            result = getattr(value, name)
-            if isinstance(result, bool | int | str):
-                found[name] = result
+    for name in VERDICTS:
+        if isinstance(getattr(type(value), name, None), property):
+            found[name] = getattr(value, name)
     return found
 
 
