@@ -174,6 +174,53 @@ def test_imports_point_down_only() -> None:
     assert upward == []
 
 
+# Inside the services layer, lowest first: the model adapters, the recall pipeline (pure
+# functions over a store), the core every operation shares (runtime, auditor, the one write
+# path), then the services built on it. A package may import its own tier and those below.
+SERVICE_TIERS: list[tuple[str, ...]] = [
+    ("embeddings", "llm"),
+    ("retrieval",),
+    ("core",),
+    ("ingest", "governance"),
+]
+
+
+def service_tier(module: str) -> int | None:
+    """The index in SERVICE_TIERS of a service module (None outside the services layer)."""
+    parts = module.split(".")
+    for index, packages in enumerate(SERVICE_TIERS):
+        if len(parts) > 1 and parts[1] in packages:
+            return index
+    return None
+
+
+def upward_service_imports(graph: dict[str, set[str]]) -> list[str]:
+    out = []
+    for module, targets in sorted(graph.items()):
+        tier = service_tier(module)
+        for target in sorted(targets):
+            to = service_tier(target)
+            if tier is not None and to is not None and to > tier:
+                out.append(f"{module} imports {target}")
+    return out
+
+
+def test_service_tiers_cover_the_services_layer() -> None:
+    services = dict(LAYERS)["services"]
+    assert sorted(p for tier in SERVICE_TIERS for p in tier) == sorted(services)
+
+
+def test_the_tier_check_sees_an_upward_import() -> None:
+    probe = {f"{TOP}.core.writes": {f"{TOP}.governance.quotas", f"{TOP}.retrieval.config"}}
+    assert upward_service_imports(probe) == [f"{TOP}.core.writes imports {TOP}.governance.quotas"]
+
+
+def test_services_import_their_own_tier_and_below_only() -> None:
+    """core is below governance and ingest: an arrow from core up to them is a circle in
+    the design (governance's quota functions take core's Runtime and Auditor)."""
+    assert upward_service_imports(GRAPH) == []
+
+
 @pytest.mark.parametrize("service", ["core", "retrieval", "ingest", "governance"])
 def test_services_never_import_the_facade_or_an_interface(service: str) -> None:
     offenders = [

@@ -11,18 +11,17 @@ from typing import Any
 
 import numpy as np
 
-from attestor_arango.clock import OPEN, from_us, iso
+from attestor_arango.clock import OPEN, from_us
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor, row_digest
+from attestor_arango.core.quota import check_quota
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import (
     ConflictError,
     EmbeddingMismatchError,
     NotFoundError,
-    QuotaExceededError,
     ValidationError,
 )
-from attestor_arango.governance import quotas as gov_quotas
 from attestor_arango.models import Entity, Memory, MemoryStatus, Provenance
 from attestor_arango.models import content_hash as hash_content
 from attestor_arango.scope import Scope, TemporalView
@@ -49,30 +48,6 @@ def embed(rt: Runtime, scope: Scope, texts: list[str]) -> tuple[np.ndarray, Embe
             configured=mine.name,
         )
     return rt.embedder.embed(texts), (mine if space is None else None)
-
-
-def check_quota(rt: Runtime, ctx: AgentContext, scope: Scope, now: int) -> str:
-    """The agent's write budget, then the tenant's daily quota; returns the UTC day counted.
-
-    Called inside the write transaction, so two writers cannot both pass a full quota.
-    """
-    if ctx.max_writes_per_agent is not None and ctx.writes_made >= ctx.max_writes_per_agent:
-        raise QuotaExceededError(
-            f"agent {ctx.agent_id} has used its {ctx.max_writes_per_agent} writes; "
-            "start a new context or raise max_writes_per_agent",
-            limit=ctx.max_writes_per_agent,
-        )
-    day = from_us(now).date().isoformat()
-    quota = rt.store.get_quota(scope)
-    if quota is not None and rt.store.count_writes(scope, day) >= quota:
-        raise QuotaExceededError(
-            f"tenant {scope.tenant!r} has used its daily quota of {quota} writes for {day} "
-            "(UTC); it resets at 00:00 UTC",
-            limit=quota,
-            day=day,
-            resets_at=iso(gov_quotas.next_reset_us(now)),
-        )
-    return day
 
 
 class Writer:

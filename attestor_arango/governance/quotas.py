@@ -2,35 +2,25 @@
 
 Days are UTC calendar days named ``YYYY-MM-DD``; a counter exists per day, so
 a quota resets by construction at 00:00 UTC (no reset job that can fail to
-run). Enforcement happens in ``AgentMemory._write_memory`` inside the write's
-transaction; this module owns changing the limit and reporting usage.
+run). Enforcement happens in ``core/quota.py`` inside every write's transaction
+(core sits below governance); this module owns changing the limit and reporting usage.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from attestor_arango.clock import from_us, iso, to_us
+from attestor_arango.clock import iso
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.quota import next_reset_us, utc_day
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.scope import Scope
 
+__all__ = ["check_limit", "next_reset_us", "quota_status", "set_quota", "utc_day"]
+
 MAX_DAILY_WRITES = 10_000_000
-
-
-def utc_day(now_us: int) -> str:
-    """The UTC calendar day of an instant, as the write counters name it."""
-    return from_us(now_us).strftime("%Y-%m-%d")
-
-
-def next_reset_us(now_us: int) -> int:
-    """The next 00:00 UTC after ``now_us``: when today's counter stops counting."""
-    day = from_us(now_us).date()
-    midnight = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)
-    return to_us(midnight)
 
 
 def check_limit(daily_writes: object) -> int | None:

@@ -19,8 +19,9 @@ from attestor_arango.clock import check_not_ahead, from_us, to_us
 from attestor_arango.config import Config
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.quota import check_quota
 from attestor_arango.core.runtime import Runtime
-from attestor_arango.core.writes import Writer, check_quota
+from attestor_arango.core.writes import Writer
 from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.extract import Extractor, LLMExtractor, RuleExtractor
 from attestor_arango.ingest.model import Decision, Fact, IngestResult, Speaker, Turn
