@@ -35,7 +35,7 @@ from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.signing import Signer
 from attestor_arango.core.writes import Writer
 from attestor_arango.embeddings import Embedder
-from attestor_arango.errors import ConflictError, NotFoundError, TenantLeakError, ValidationError
+from attestor_arango.errors import ConflictError, TenantLeakError, ValidationError
 from attestor_arango.governance import audit_chain as gov_audit
 from attestor_arango.governance import compact as gov_compact
 from attestor_arango.governance import export as gov_export
@@ -54,7 +54,6 @@ from attestor_arango.models import (
     Episode,
     Memory,
     MemoryPage,
-    MemoryStatus,
     RecallExplanation,
     RecallResponse,
     RecordedRecall,
@@ -355,21 +354,8 @@ class AgentMemory:
         ``ConflictError`` (it is already closed).
         """
         ctx = self._ctx(context, Permission.FORGET, "forget")
-        scope = self.runtime.scope(ctx)
-        memory_id = reads.resolve_id(self.runtime, scope, _check_id(memory_id))
-        with self.store.transaction():
-            old = self.store.get_memory(scope, memory_id)
-            if old is None:
-                raise NotFoundError(f"memory {memory_id} not found in this scope")
-            if not old.is_active:
-                raise ConflictError(f"memory {memory_id} is already {old.status.value}")
-            now = self.clock.now_us()
-            self.store.close_memory(scope, memory_id, now, MemoryStatus.ARCHIVED.value, None)
-            self.auditor.record(ctx, "forget", memory_id, {"reason": reason})
-            closed = self.store.get_memory(scope, memory_id)
-        if closed is None:  # the row was written in the same transaction
-            raise NotFoundError(f"memory {memory_id} vanished while it was being archived")
-        return closed
+        memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), _check_id(memory_id))
+        return self.writer.forget(ctx, memory_id, reason)
 
     # reads ------------------------------------------------------------------------------------
     def get(
@@ -580,23 +566,7 @@ class AgentMemory:
         Raises ``AccessDenied`` without READ and ``StoreError`` when the store fails.
         """
         ctx = self._ctx(context, Permission.READ, "stats")
-        scope = self.runtime.scope(ctx)
-        counts = self.store.count_rows(scope)
-        space = self.store.get_embedding_space(scope)
-        return Stats(
-            tenant=scope.tenant,
-            namespace=scope.namespace,
-            total=counts["total"],
-            active=counts["active"],
-            superseded=counts["superseded"],
-            archived=counts["archived"],
-            episodes=counts["episodes"],
-            entities=counts["entities"],
-            relations=counts["relations"],
-            audit_entries=counts["audit"],
-            embedder=space.name if space else None,
-            dimension=space.dimension if space else None,
-        )
+        return reads.stats(self.runtime, self.runtime.scope(ctx))
 
     def health(self) -> dict[str, Any]:
         """The store's health report plus the embedder in use; needs no context.

@@ -30,10 +30,14 @@ import numpy as np  # noqa: E402
 
 from attestor_arango import AgentContext  # noqa: E402
 from attestor_arango.clock import ManualClock, from_us  # noqa: E402
-from attestor_arango.core.blas import limit_blas_threads  # noqa: E402
 from attestor_arango.ids import SeededIdSource  # noqa: E402
 from attestor_arango.memory import AgentMemory  # noqa: E402
 from attestor_arango.retrieval import RetrievalConfig  # noqa: E402
+
+try:  # the layout since session 6
+    from attestor_arango.core.blas import limit_blas_threads
+except ImportError:  # code from before it (--compare 6b1b05c): the same function, flat
+    from attestor_arango.blas import limit_blas_threads  # type: ignore[no-redef]
 
 START = 1_767_225_600_000_000
 STEP = 1_000_000  # one second between adds: row i is written at START + i * STEP

@@ -12,7 +12,7 @@ import re
 from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import NotFoundError, ValidationError
-from attestor_arango.models import Episode, Memory
+from attestor_arango.models import Episode, Memory, Stats
 from attestor_arango.retrieval.text_lane import rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, TextHit
@@ -117,3 +117,23 @@ def search_memories(
         pool.append(TextHit(m.id, m.content, m.us("t_created"), 0.0))
     ranked = rescore_pool(pool, query)[:limit]
     return [rows[t.id].at(view.as_of) for t in ranked]
+
+
+def stats(rt: Runtime, scope: Scope) -> Stats:
+    """Row counts of a scope and its tenant's embedding space; raises ``StoreError``."""
+    counts = rt.store.count_rows(scope)
+    space = rt.store.get_embedding_space(scope)
+    return Stats(
+        tenant=scope.tenant,
+        namespace=scope.namespace,
+        total=counts["total"],
+        active=counts["active"],
+        superseded=counts["superseded"],
+        archived=counts["archived"],
+        episodes=counts["episodes"],
+        entities=counts["entities"],
+        relations=counts["relations"],
+        audit_entries=counts["audit"],
+        embedder=space.name if space else None,
+        dimension=space.dimension if space else None,
+    )

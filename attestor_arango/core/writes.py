@@ -172,3 +172,26 @@ class Writer:
             rt.store.add_writes(scope, day, 1)
         ctx.usage.add_write()
         return memory
+
+    def forget(self, ctx: AgentContext, memory_id: str, reason: str | None) -> Memory:
+        """Archives a current memory: closes it in transaction time, the row stays.
+
+        ``memory_id`` is a full id of the context's scope. Raises ``NotFoundError`` for an
+        unknown id and ``ConflictError`` when the memory is already closed; nothing is
+        changed when it raises.
+        """
+        rt = self.runtime
+        scope = rt.scope(ctx)
+        with rt.store.transaction():
+            old = rt.store.get_memory(scope, memory_id)
+            if old is None:
+                raise NotFoundError(f"memory {memory_id} not found in this scope")
+            if not old.is_active:
+                raise ConflictError(f"memory {memory_id} is already {old.status.value}")
+            now = rt.clock.now_us()
+            rt.store.close_memory(scope, memory_id, now, MemoryStatus.ARCHIVED.value, None)
+            self.auditor.record(ctx, "forget", memory_id, {"reason": reason})
+            closed = rt.store.get_memory(scope, memory_id)
+        if closed is None:  # the row was written in the same transaction
+            raise NotFoundError(f"memory {memory_id} vanished while it was being archived")
+        return closed
