@@ -72,7 +72,7 @@ class Config(BaseModel):
     backend: Literal["embedded", "arangodb"] = "embedded"
     path: str | None = None  # embedded: the SQLite file, or a directory to hold memory.db
     # embedded text lane: "memory" (BM25 over exactly the view; holds each tenant's
-    # words in memory once it is read) or "fts5" (no memory cost; see embedded_fts.py)
+    # words in memory once it is read) or "fts5" (no memory cost; see store/embedded/fts.py)
     text_index: Literal["memory", "fts5"] = "memory"
     # embedded: rows each in-memory cache (vectors, text) may hold over all tenants;
     # the least recently read tenants are dropped past it (loaded again when read)

@@ -401,7 +401,7 @@ def finish_many(args: argparse.Namespace, data: Path, console: Console) -> dict[
     db = Path(args.finish_many)
     names = [f"tenant{i:03d}" for i in range(args.tenants)]
     store = SQLiteStore(db)
-    store._written.update(names)  # the stopped writer's close, replayed
+    store.persisted.written.update(names)  # the stopped writer's close, replayed
     load_before = uptime()
     t0 = time.perf_counter()
     store.close()

@@ -134,8 +134,8 @@ def test_reopened_store_maps_its_files_and_answers_the_same(tmp_path: Path) -> N
     got, reopened = _reopened(path)
     assert got == before == _truth(path)
     # the indexes came from the files, not from the rows
-    assert reopened._vectors["t"].n0 == reopened._vectors["t"].n > 0
-    assert reopened._texts["t"]._base_terms
+    assert reopened.caches.vectors["t"].n0 == reopened.caches.vectors["t"].n > 0
+    assert reopened.caches.texts["t"]._base_terms
     reopened.close()
 
 
@@ -153,7 +153,7 @@ def test_rows_inserted_and_closed_elsewhere_are_caught_up(tmp_path: Path) -> Non
     other.close()
     got, reopened = _reopened(path)
     assert got == _truth(path)
-    assert reopened._vectors["t"].n0 > 0  # caught up, not rebuilt
+    assert reopened.caches.vectors["t"].n0 > 0  # caught up, not rebuilt
     reopened.close()
 
 
@@ -165,14 +165,14 @@ def test_a_changed_or_deleted_row_rebuilds(tmp_path: Path) -> None:
     store.close()
     other = SQLiteStore(path, persist_indexes=False)
     other.delete_memories(SCOPES[0], [i for s, i in ids[:30] if s == SCOPES[0]])
-    other._conn.execute("UPDATE memories SET content = 'garden garden' WHERE id = 'm000031'")
+    other.db.conn.execute("UPDATE memories SET content = 'garden garden' WHERE id = 'm000031'")
     other.close()
     got, reopened = _reopened(path)
     assert got == _truth(path)
-    assert reopened._vectors["t"].n0 == 0  # rebuilt from the rows
+    assert reopened.caches.vectors["t"].n0 == 0  # rebuilt from the rows
     reopened.close()
     got, again = _reopened(path)  # and the rewritten file is used next time
-    assert got == _truth(path) and again._vectors["t"].n0 > 0
+    assert got == _truth(path) and again.caches.vectors["t"].n0 > 0
     again.close()
 
 
@@ -243,7 +243,7 @@ def test_purge_removes_the_tenants_files(tmp_path: Path) -> None:
     left = {p.stem for p in _files(path)}
     assert len(left) == 1
     # the purged tenant's generation row went with its rows: nothing names it any more
-    conn = store._conn = None  # noqa: F841 - closed
+    conn = store.db.conn = None  # noqa: F841 - closed
     import sqlite3
 
     raw = sqlite3.connect(path)
@@ -492,7 +492,7 @@ def test_a_reopened_store_releases_its_float_rows(tmp_path: Path) -> None:
     _answers(store)  # builds the indexes
     store.close()  # and saves them
     reopened = SQLiteStore(db)
-    index = reopened._tenant_vectors("t")
+    index = reopened.caches.tenant_vectors("t")
     assert index is not None and index.n0 > 0
     assert index.release_rows is not None
     reopened.close()

@@ -350,14 +350,14 @@ def test_rows_are_read_by_rowid_once_known_and_a_wrong_rowid_cannot_mislead(
     store.text_pool(a, "alpha", 5, VIEWS[0])  # loads a's index (rowids from the file)
     store.insert_memory(a, _memory(a, 6, "alpha late", T0 + 6), None)  # rowid from the insert
     ids.append("m9993")
-    texts = store._texts["a"]
-    on_file = dict(store._conn.execute("SELECT id, rowid FROM memories WHERE tenant = 'a'"))
+    texts = store.caches.texts["a"]
+    on_file = dict(store.db.conn.execute("SELECT id, rowid FROM memories WHERE tenant = 'a'"))
     assert texts.rowids_of(ids) == {i: on_file[i] for i in ids}
     warm = store.get_memories(a, ids)
     assert {i: warm[i] for i in cold} == cold and set(warm) == set(ids)
     # point every row at another tenant's row, or at another row of its own tenant
     foreign = list(
-        dict(store._conn.execute("SELECT id, rowid FROM memories WHERE tenant = 'b'")).values()
+        dict(store.db.conn.execute("SELECT id, rowid FROM memories WHERE tenant = 'b'")).values()
     )
     for wrong in (
         [foreign[k % 6] for k in range(7)],

@@ -68,7 +68,7 @@ def test_two_step_lane_equals_full_join(
                         "match": fts_match(query),
                         "k": k,
                     }
-                    want = store._conn.execute(q.TEXT_CANDIDATES, params).fetchall()
+                    want = store.db.conn.execute(q.TEXT_CANDIDATES, params).fetchall()
                     assert [(h.memory.id, h.score) for h in got] == [
                         (r["id"], pytest.approx(r["score"], rel=1e-12)) for r in want
                     ], (scope, view, query, k)
@@ -83,14 +83,14 @@ def test_first_cut_follows_the_scopes_share_of_the_index(tmp_path: Path) -> None
         scope = small if i % 20 == 0 else big  # small holds 1 row in 20
         store.insert_memory(scope, _memory(scope, i, f"alpha beta {WORDS[i % 8]}", T0 + i), None)
     ranked_queries: list[int] = []
-    execute = store._exec
+    execute = store.db.execute
 
     def counting(sql: str, params: dict[str, object]) -> object:
         if sql == q.TEXT_TOP_RANKED:
             ranked_queries.append(int(params["n"]))  # type: ignore[call-overload]
         return execute(sql, params)
 
-    store._exec = counting  # type: ignore[method-assign]
+    store.db.execute = counting  # type: ignore[method-assign]
     view = TemporalView(as_of=T0 + 10_000)
     first = store.text_pool(small, "alpha", 10, view)
     widened = len(ranked_queries)

@@ -1,11 +1,11 @@
 """What the parts of the embedded store share: the row codec and the connection's contract.
 
-``SQLiteStore`` (store.py) owns the connection, the transaction and the vector
-caches. Its graph and episodes (graph.py) are a component it holds, handed only a
-``SQLiteAccess`` (transactions and the SQL runners). Its other method groups
-(caches.py with persisted.py, fts.py, governance.py) are still partial classes over
-``EmbeddedBase``, which only declares (for mypy) the members they use, so no part
-reaches into another's module and none of them imports store.py back.
+``SQLiteStore`` (store.py) only assembles components and forwards the Store protocol
+to them: the connection (connection.py), the caches (caches.py, with the index files of
+persisted.py), memories and the vector lane (memories.py), the text lane (fts.py), the
+graph and episodes (graph.py) and governance (governance.py). Each is handed a
+``SQLiteAccess`` (the connection, as the protocol below draws it) and the other
+components it needs, never the store; none of them imports store.py.
 """
 
 from __future__ import annotations
@@ -13,18 +13,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections import OrderedDict
-from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
-
-if TYPE_CHECKING:
-    from attestor_arango.models import Memory
-    from attestor_arango.store.embedded.text_index import TenantText
-    from attestor_arango.store.embedded.vectors import TenantVectors
 
 _JSON_FIELDS = ("tags", "agent_trail", "metadata", "details", "aliases", "properties")
 
@@ -79,29 +72,17 @@ def list_params(scope: Scope, filters: MemoryFilter, view: TemporalView) -> dict
 
 
 class SQLiteAccess(Protocol):
-    """What a component of ``SQLiteStore`` is handed: its transactions and SQL runners."""
+    """What a component of ``SQLiteStore`` is handed (``SQLiteConnection``, connection.py):
+    the lock, transactions, the SQL runners, and the queue of what a commit did."""
 
+    lock: threading.RLock
+
+    @property
+    def in_transaction(self) -> bool: ...
     def transaction(self) -> AbstractContextManager[None]: ...
-    def _exec(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor: ...
-    def _read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]: ...
-
-
-class EmbeddedBase:
-    """The members of ``SQLiteStore`` that its mixins use; declared here, defined there."""
-
-    _conn: sqlite3.Connection
-    _lock: threading.RLock
-    _depth: int
-    _vectors: dict[str, TenantVectors]
-    _texts: dict[str, TenantText]
-    _cache_use: OrderedDict[str, None]
-
-    if TYPE_CHECKING:
-
-        def transaction(self) -> AbstractContextManager[None]: ...
-        def _exec(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor: ...
-        def _read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]: ...
-        def _refresh_caches(self) -> None: ...
-        def _used(self, tenant: str) -> None: ...
-        def _after_commit(self, op: str, payload: Any) -> None: ...
-        def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]: ...
+    def snapshot(self) -> AbstractContextManager[None]: ...
+    def write_lock(self) -> AbstractContextManager[None]: ...
+    def checkpoint(self, wait_s: float) -> tuple[int, int, int]: ...
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor: ...
+    def read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]: ...
+    def after_commit(self, op: str, payload: Any) -> None: ...

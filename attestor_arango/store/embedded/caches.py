@@ -2,119 +2,78 @@
 
 Each tenant's vector index and text index live in memory once read (mapped from
 their files where persisted.py has them). They are updated only after a commit
-(``_after_commit`` queues what a transaction did), dropped when another process
-commits (``PRAGMA data_version``) and, past ``cache_rows`` rows over all tenants,
-for the least recently read tenants. Mixed into ``SQLiteStore``.
+(the connection hands over what a transaction did: ``CommitListener``), dropped when
+another process commits (``PRAGMA data_version``) and, past ``cache_rows`` rows over
+all tenants, for the least recently read tenants. A component of ``SQLiteStore``;
+the memories, text and governance components ask it for a tenant's indexes.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from attestor_arango.scope import Scope
-from attestor_arango.store.embedded.indexfile import IndexFileError
+from attestor_arango.store.embedded import sql as q
+from attestor_arango.store.embedded.base import SQLiteAccess
+from attestor_arango.store.embedded.indexfile import Generation, IndexFileError
 from attestor_arango.store.embedded.persisted import PersistedIndexes
+from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
 
 T = TypeVar("T")
+Op = tuple[str, Any]
 
 
-class EmbeddedCaches(PersistedIndexes):
+class TenantCaches:
     """Loading and keeping the per-tenant caches; see the module docstring."""
 
-    cache_rows: int
-    _data_version: int
-    _cache_use: OrderedDict[str, None]
+    def __init__(
+        self,
+        db: SQLiteAccess,
+        persisted: PersistedIndexes,
+        cache_rows: int,
+        data_version: Callable[[], int],
+    ) -> None:
+        self._db = db
+        self.persisted = persisted
+        self.cache_rows = cache_rows
+        self.vectors: dict[str, TenantVectors] = {}
+        self.texts: dict[str, TenantText] = {}
+        self._use: OrderedDict[str, None] = OrderedDict()  # tenants, least recent first
+        self._data_version_of = data_version
+        self._data_version = data_version()
 
-    if TYPE_CHECKING:
-
-        def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None: ...
-
-    def _read_data_version(self) -> int:
-        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
-
-    def _refresh_caches(self) -> None:
+    # following the commits (CommitListener) ---------------------------------------------
+    def refresh(self) -> None:
         """Another connection committed: our caches may be stale, reload lazily."""
-        version = self._read_data_version()
+        version = self._data_version_of()
         if version != self._data_version:
-            self._vectors.clear()
-            self._texts.clear()
+            self.vectors.clear()
+            self.texts.clear()
             self._data_version = version
 
-    def _used(self, tenant: str) -> None:
-        """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.
+    def prepare(self, ops: list[Op]) -> dict[str, Generation]:
+        loaded = set(self.texts) | set(self.vectors)
+        return self.persisted.pending_generations(ops, loaded)
 
-        Each cache (vectors, text) may hold ``cache_rows`` rows over all tenants; the
-        least recently read tenants go first, and are loaded again when next read.
-        The tenant being read is never dropped, however large. Checked on every read,
-        so rows written into cached tenants are counted too.
-        """
-        self._cache_use.pop(tenant, None)
-        self._cache_use[tenant] = None
-        for caches in (self._vectors, self._texts):
-            held = sum(c.n for c in caches.values())
-            for other in list(self._cache_use):
-                if held <= self.cache_rows:
-                    break
-                if other != tenant and other in caches:
-                    held -= caches.pop(other).n
-        for other in list(self._cache_use):
-            if other not in self._vectors and other not in self._texts:
-                del self._cache_use[other]
-
-    def _tenant_vectors(self, tenant: str) -> TenantVectors | None:
-        self._refresh_caches()
-        cached = self._vectors.get(tenant)
-        if cached is not None:
-            self._used(tenant)
-            return cached
-        space = self.get_embedding_space(Scope(tenant))
-        if space is None:
-            return None
-        index = self._load_vectors(tenant, space)
-        self._vectors[tenant] = index
-        self._used(tenant)
-        return index
-
-    def _vector_read(self, tenant: str, read: Callable[[TenantVectors], T]) -> T:
-        """``read`` of the tenant's vector index; a persisted row found corrupt on the way
-        drops the file and the index, and the read runs again on one rebuilt from the rows."""
-        index = self._vectors[tenant]
-        try:
-            return read(index)
-        except IndexFileError:
-            self._vectors.pop(tenant, None)
-            path = self._index_path(tenant, "vectors")
-            if path is not None:
-                path.unlink(missing_ok=True)
-            rebuilt = self._tenant_vectors(tenant)
-            assert rebuilt is not None
-            return read(rebuilt)
-
-    def _after_commit(self, op: str, payload: Any) -> None:
-        if self._depth:
-            self._pending.append((op, payload))
-        else:
+    def committed(self, ops: list[Op], prepared: dict[str, Generation] | None) -> None:
+        for op, payload in ops:
             self._apply(op, payload)
-
-    def _apply_pending(self) -> None:
-        pending, self._pending = self._pending, []
-        for op, payload in pending:
-            self._apply(op, payload)
+        if prepared:
+            self.persisted.set_generations(prepared, ops, self.texts, self.vectors)
 
     def _apply(self, op: str, payload: Any) -> None:
         # a tenant's caches not loaded yet are loaded later, from the committed rows
         if op == "drop":
-            self._vectors.pop(payload, None)
-            self._texts.pop(payload, None)
-            self._remove_files(payload)
+            self.vectors.pop(payload, None)
+            self.texts.pop(payload, None)
+            self.persisted.remove_files(payload)
             return
-        vectors, texts = self._vectors.get(payload[0]), self._texts.get(payload[0])
+        vectors, texts = self.vectors.get(payload[0]), self.texts.get(payload[0])
         if op == "text":
-            self._written.add(payload[0])
+            self.persisted.written.add(payload[0])
         if op == "add" and vectors is not None:
             vectors.add(*payload[1:])
         elif op == "text" and texts is not None:
@@ -123,3 +82,87 @@ class EmbeddedCaches(PersistedIndexes):
             for index in (vectors, texts):
                 if index is not None:
                     index.set_expired(payload[1], payload[2])
+
+    # reading ----------------------------------------------------------------------------
+    def _used(self, tenant: str) -> None:
+        """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.
+
+        Each cache (vectors, text) may hold ``cache_rows`` rows over all tenants; the
+        least recently read tenants go first, and are loaded again when next read.
+        The tenant being read is never dropped, however large. Checked on every read,
+        so rows written into cached tenants are counted too.
+        """
+        self._use.pop(tenant, None)
+        self._use[tenant] = None
+        for caches in (self.vectors, self.texts):
+            held = sum(c.n for c in caches.values())
+            for other in list(self._use):
+                if held <= self.cache_rows:
+                    break
+                if other != tenant and other in caches:
+                    held -= caches.pop(other).n
+        for other in list(self._use):
+            if other not in self.vectors and other not in self.texts:
+                del self._use[other]
+
+    def tenant_vectors(self, tenant: str) -> TenantVectors | None:
+        """The tenant's vector index (loaded if needed); None before its first vector."""
+        self.refresh()
+        cached = self.vectors.get(tenant)
+        if cached is not None:
+            self._used(tenant)
+            return cached
+        rows = self._db.read(q.GET_SPACE, {"tenant": tenant})
+        if not rows:
+            return None
+        space = EmbeddingSpace(rows[0]["name"], rows[0]["dimension"])
+        index = self.persisted.load_vectors(tenant, space)
+        self.vectors[tenant] = index
+        self._used(tenant)
+        return index
+
+    def vector_read(self, tenant: str, read: Callable[[TenantVectors], T]) -> T:
+        """``read`` of the tenant's vector index; a persisted row found corrupt on the way
+        drops the file and the index, and the read runs again on one rebuilt from the rows."""
+        index = self.vectors[tenant]
+        try:
+            return read(index)
+        except IndexFileError:
+            self.vectors.pop(tenant, None)
+            path = self.persisted.index_path(tenant, "vectors")
+            if path is not None:
+                path.unlink(missing_ok=True)
+            rebuilt = self.tenant_vectors(tenant)
+            assert rebuilt is not None
+            return read(rebuilt)
+
+    def tenant_text(self, tenant: str) -> TenantText:
+        """The tenant's text index, loaded if needed."""
+        self.refresh()
+        cached = self.texts.get(tenant)
+        if cached is not None:
+            self._used(tenant)
+            return cached
+        index = self.persisted.load_text(tenant)
+        self.texts[tenant] = index
+        self._used(tenant)
+        return index
+
+    def residue(self, tenant: str) -> dict[str, int]:
+        """Rows of the tenant still held in memory (zero once its caches were dropped)."""
+        self.refresh()
+        cached, texts = self.vectors.get(tenant), self.texts.get(tenant)
+        return {
+            "vector_cache": 0 if cached is None else cached.n,
+            "text_cache": 0 if texts is None else texts.n,
+        }
+
+    def tenants(self) -> list[str]:
+        """Tenants with a vector or text cache in memory."""
+        return sorted(set(self.vectors) | set(self.texts))
+
+    def save(self) -> None:
+        """At close: the index files of what changed, and of tenants written to unread."""
+        self.refresh()
+        self.persisted.save_all(self.texts, self.vectors)
+        self.persisted.refresh_written(self.texts, self.vectors)

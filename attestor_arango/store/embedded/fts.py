@@ -10,21 +10,22 @@ it picks depends on other tenants' rows and on rows written after a replay's
 FTS5 queries OR the words (recall wants any overlap; BM25 ranks) and quote them,
 so nothing a user types is read as an FTS5 operator. Very common words are
 dropped on the query side only: OR-matching them scans most of the index for no
-ranking signal. Mixed into ``SQLiteStore``; see embedded_base.py for what it
-relies on.
+ranking signal. A component of ``SQLiteStore``, handed the connection and the
+caches (for the tenant's in-memory text index).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
+from attestor_arango.models import Memory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import sql as q
-from attestor_arango.store.embedded.base import EmbeddedBase, scope_params, view_params
-from attestor_arango.store.embedded.text_index import TenantText, query_terms, query_words
+from attestor_arango.store.embedded.base import SQLiteAccess, scope_params, view_params
+from attestor_arango.store.embedded.caches import TenantCaches
+from attestor_arango.store.embedded.text_index import query_terms, query_words
 from attestor_arango.store.protocol import Hit, TextHit, check_tenant
 
 TEXT_INDEXES = ("memory", "fts5")
@@ -51,16 +52,25 @@ def _text_hits(scope: Scope, scored: Sequence[tuple[float, sqlite3.Row]]) -> lis
     return [TextHit(r["id"], r["content"], r["t_created"], score) for score, r in scored]
 
 
-class EmbeddedText(EmbeddedBase):
+class EmbeddedText:
     """The Store protocol's text methods over the in-memory index or FTS5."""
 
-    text_index: str
-    _texts: dict[str, TenantText]
-    _text_share: dict[str, float]  # per tenant, see _TEXT_MIN_FACTOR
+    def __init__(
+        self,
+        db: SQLiteAccess,
+        caches: TenantCaches,
+        text_index: str,
+        get_memories: Callable[[Scope, Sequence[str]], dict[str, Memory]],
+    ) -> None:
+        self._db = db
+        self._caches = caches
+        self.text_index = text_index
+        self._get_memories = get_memories
+        self._text_share: dict[str, float] = {}  # per tenant, see _TEXT_MIN_FACTOR
 
     def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
         pool = self.text_pool(scope, query, k, view)
-        found = self.get_memories(scope, [t.id for t in pool])
+        found = self._get_memories(scope, [t.id for t in pool])
         return [Hit(found[t.id], t.score) for t in pool if t.id in found]
 
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
@@ -71,40 +81,25 @@ class EmbeddedText(EmbeddedBase):
         terms = query_terms(query)
         if not terms:
             return []
-        with self._lock:
-            found, namespaces = self._tenant_text(scope.tenant).search(
+        with self._db.lock:
+            found, namespaces = self._caches.tenant_text(scope.tenant).search(
                 terms, k, scope.namespace, view
             )
         check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
         return found
-
-    if TYPE_CHECKING:
-
-        def _load_text(self, tenant: str) -> TenantText: ...
-
-    def _tenant_text(self, tenant: str) -> TenantText:
-        self._refresh_caches()
-        cached = self._texts.get(tenant)
-        if cached is not None:
-            self._used(tenant)
-            return cached
-        index = self._load_text(tenant)
-        self._texts[tenant] = index
-        self._used(tenant)
-        return index
 
     def _fts_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         match = fts_match(query)
         if match is None:
             return []
         params = {**scope_params(scope), **view_params(view), "match": match}
-        with self._lock:
+        with self._db.lock:
             share = self._text_share.get(scope.tenant, 1.0)
             n = min(_TEXT_LAST_CUT, int(_TEXT_MIN_FACTOR * k / min(share, 1.0)))
             while n <= _TEXT_LAST_CUT:
-                ranked = self._exec(q.TEXT_TOP_RANKED, {"match": match, "n": n}).fetchall()
+                ranked = self._db.execute(q.TEXT_TOP_RANKED, {"match": match, "n": n}).fetchall()
                 scores = {int(r[0]): float(r[1]) for r in ranked}
-                rows = self._exec(
+                rows = self._db.execute(
                     q.TEXT_FILTER_ROWS, {**params, "rowids": json.dumps(list(scores))}
                 ).fetchall()
                 if len(ranked) == n:  # a full cut: what share of it the scope could see
@@ -117,5 +112,5 @@ class EmbeddedText(EmbeddedBase):
                 if len(ranked) < n or (len(hits) == k and hits[-1][0] > float(ranked[-1][1])):
                     return _text_hits(scope, hits)
                 n *= 4
-            rows = self._exec(q.TEXT_CANDIDATES, {**params, "k": k}).fetchall()
+            rows = self._db.execute(q.TEXT_CANDIDATES, {**params, "k": k}).fetchall()
         return _text_hits(scope, [(float(r["score"]), r) for r in rows])

@@ -2,7 +2,8 @@
 
 Erasure is thorough because a GDPR purge must leave nothing readable: FTS segments
 are merged and the WAL is checkpointed, so no old page image of an erased row stays
-in the file. Mixed into ``SQLiteStore``; see embedded_base.py for what it relies on.
+in the file. A component of ``SQLiteStore``, handed the connection and the caches (an
+erasure drops the tenant's caches and index files with its rows).
 """
 
 from __future__ import annotations
@@ -18,12 +19,17 @@ from attestor_arango.models import AuditEntry
 from attestor_arango.scope import Scope
 from attestor_arango.store.codec import audit_from_doc, audit_to_doc
 from attestor_arango.store.embedded import sql as q
-from attestor_arango.store.embedded.base import EmbeddedBase, decode_row, encode_doc, scope_params
+from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode_doc, scope_params
+from attestor_arango.store.embedded.caches import TenantCaches
 from attestor_arango.store.protocol import EmbeddingSpace, check_tenant
 
 
-class EmbeddedGovernance(EmbeddedBase):
+class EmbeddedGovernance:
     """Audit, quotas, tenant-wide deletion and re-embedding over one SQLite file."""
+
+    def __init__(self, db: SQLiteAccess, caches: TenantCaches) -> None:
+        self._db = db
+        self._caches = caches
 
     # re-embedding -----------------------------------------------------------------------------
     def replace_vectors(
@@ -39,36 +45,40 @@ class EmbeddedGovernance(EmbeddedBase):
                     f"{space.name} has dimension {space.dimension}"
                 )
             blobs[memory_id] = arr.tobytes()
-        with self.transaction():
-            held = int(self._exec(q.COUNT_VECTORS, tenant).fetchone()[0])
+        with self._db.transaction():
+            held = int(self._db.execute(q.COUNT_VECTORS, tenant).fetchone()[0])
             changed = 0
             for memory_id, blob in blobs.items():
-                cur = self._exec(q.REPLACE_VECTOR, {**tenant, "id": memory_id, "embedding": blob})
+                cur = self._db.execute(
+                    q.REPLACE_VECTOR, {**tenant, "id": memory_id, "embedding": blob}
+                )
                 changed += cur.rowcount
             if changed != held or changed != len(blobs):
                 raise ConflictError(
                     f"tenant {scope.tenant!r} holds {held} vectors and {changed} of the "
                     f"{len(blobs)} given matched; rows changed meanwhile, run reembed again"
                 )
-            self._exec(q.SET_SPACE, {**tenant, "name": space.name, "dimension": space.dimension})
-            self._after_commit("drop", scope.tenant)
+            self._db.execute(
+                q.SET_SPACE, {**tenant, "name": space.name, "dimension": space.dimension}
+            )
+            self._db.after_commit("drop", scope.tenant)
         return changed
 
     # audit ------------------------------------------------------------------------------------
     def last_audit(self, scope: Scope) -> AuditEntry | None:
-        rows = self._read(q.LAST_AUDIT, {"tenant": scope.tenant})
+        rows = self._db.read(q.LAST_AUDIT, {"tenant": scope.tenant})
         out = [audit_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope.tenant_wide(), out)
         return out[0] if out else None
 
     def append_audit(self, scope: Scope, entry: AuditEntry) -> None:
         check_tenant(scope.tenant_wide(), [entry])
-        with self.transaction():
-            self._exec(q.INSERT_AUDIT, encode_doc(audit_to_doc(entry)))
+        with self._db.transaction():
+            self._db.execute(q.INSERT_AUDIT, encode_doc(audit_to_doc(entry)))
 
     def read_audit(self, scope: Scope, limit: int, after_seq: int = 0) -> list[AuditEntry]:
         params = {"tenant": scope.tenant, "after_seq": after_seq, "limit": limit}
-        out = [audit_from_doc(decode_row(r)) for r in self._read(q.READ_AUDIT, params)]
+        out = [audit_from_doc(decode_row(r)) for r in self._db.read(q.READ_AUDIT, params)]
         check_tenant(scope.tenant_wide(), out)
         return out
 
@@ -76,39 +86,41 @@ class EmbeddedGovernance(EmbeddedBase):
         self, scope: Scope, actions: Sequence[str], limit: int
     ) -> list[AuditEntry]:
         params = {"tenant": scope.tenant, "actions": json.dumps(list(actions)), "limit": limit}
-        rows = self._read(q.READ_AUDIT_ACTIONS, params)
+        rows = self._db.read(q.READ_AUDIT_ACTIONS, params)
         out = [audit_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope.tenant_wide(), out)
         return out
 
     # quotas -----------------------------------------------------------------------------------
     def get_quota(self, scope: Scope) -> int | None:
-        rows = self._read(q.GET_QUOTA, {"tenant": scope.tenant})
+        rows = self._db.read(q.GET_QUOTA, {"tenant": scope.tenant})
         return rows[0]["daily_writes"] if rows else None
 
     def set_quota(self, scope: Scope, daily_writes: int | None) -> None:
-        with self.transaction():
-            self._exec(q.SET_QUOTA, {"tenant": scope.tenant, "daily_writes": daily_writes})
+        with self._db.transaction():
+            self._db.execute(q.SET_QUOTA, {"tenant": scope.tenant, "daily_writes": daily_writes})
 
     def count_writes(self, scope: Scope, day: str) -> int:
-        rows = self._read(q.COUNT_WRITES, {"tenant": scope.tenant, "day": day})
+        rows = self._db.read(q.COUNT_WRITES, {"tenant": scope.tenant, "day": day})
         return int(rows[0]["count"]) if rows else 0
 
     def add_writes(self, scope: Scope, day: str, n: int) -> int:
-        with self.transaction():
-            row = self._exec(q.ADD_WRITES, {"tenant": scope.tenant, "day": day, "n": n}).fetchone()
+        with self._db.transaction():
+            row = self._db.execute(
+                q.ADD_WRITES, {"tenant": scope.tenant, "day": day, "n": n}
+            ).fetchone()
         return int(row[0])
 
     # compliance -------------------------------------------------------------------------------
     def purge_tenant(self, scope: Scope) -> dict[str, int]:
         counts: dict[str, int] = {}
         params = {"tenant": scope.tenant}
-        with self.transaction():
-            counts["vectors"] = int(self._exec(q.COUNT_VECTORS, params).fetchone()[0])
-            self._exec(q.PURGE_FTS, params)
+        with self._db.transaction():
+            counts["vectors"] = int(self._db.execute(q.COUNT_VECTORS, params).fetchone()[0])
+            self._db.execute(q.PURGE_FTS, params)
             for table, sql in q.PURGE.items():
-                counts[table] = self._exec(sql, params).rowcount
-            self._after_commit("drop", scope.tenant)
+                counts[table] = self._db.execute(sql, params).rowcount
+            self._db.after_commit("drop", scope.tenant)
         return counts
 
     # governance -------------------------------------------------------------------------------
@@ -122,15 +134,15 @@ class EmbeddedGovernance(EmbeddedBase):
                 f"unknown purge collection {collection!r}; use one of {list(q.PURGE_STEPS)}"
             )
         params = {"tenant": scope.tenant}
-        with self._lock, self.transaction():
+        with self._db.lock, self._db.transaction():
             removed = 0
             for sql in steps:
-                removed = self._exec(sql, params).rowcount
+                removed = self._db.execute(sql, params).rowcount
             if collection == "memories":
                 # merge FTS segments so no deleted token survives in an old segment
-                self._exec(q.FTS_OPTIMIZE)
+                self._db.execute(q.FTS_OPTIMIZE)
             if collection in ("vectors", "memories"):
-                self._after_commit("drop", scope.tenant)
+                self._db.after_commit("drop", scope.tenant)
         # the WAL is emptied once, by flush_erasure, after the last step
         return max(removed, 0)
 
@@ -145,16 +157,10 @@ class EmbeddedGovernance(EmbeddedBase):
         """
         left = -1
         for attempt in range(attempts):
-            with self._lock:
-                if self._depth:  # inside a transaction nothing can be checkpointed
+            with self._db.lock:
+                if self._db.in_transaction:  # inside a transaction nothing can be checkpointed
                     return -1
-                self._conn.execute(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
-                try:
-                    busy, log, done = self._conn.execute(
-                        "PRAGMA wal_checkpoint(TRUNCATE)"
-                    ).fetchone()
-                finally:
-                    self._conn.execute("PRAGMA busy_timeout=30000")
+                busy, log, done = self._db.checkpoint(wait_s)
             left = 0 if busy == 0 and log <= 0 else max(int(log) - max(int(done), 0), 1)
             if left == 0:
                 return 0
@@ -164,26 +170,25 @@ class EmbeddedGovernance(EmbeddedBase):
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
         params = {"tenant": scope.tenant}
-        with self._lock:
-            self._refresh_caches()
-            counts = {k: int(self._exec(sql, params).fetchone()[0]) for k, sql in q.RESIDUE.items()}
-            cached = self._vectors.get(scope.tenant)
-            counts["vector_cache"] = 0 if cached is None else cached.n
-            texts = self._texts.get(scope.tenant)
-            counts["text_cache"] = 0 if texts is None else texts.n
+        with self._db.lock:
+            self._caches.refresh()
+            counts = {
+                k: int(self._db.execute(sql, params).fetchone()[0]) for k, sql in q.RESIDUE.items()
+            }
+            counts.update(self._caches.residue(scope.tenant))
         return counts
 
     def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:
         if not ids:
             return 0
         params = {**scope_params(scope), "ids": json.dumps(list(ids))}
-        with self.transaction():
+        with self._db.transaction():
             removed = 0
             for sql in q.DELETE_MEMORIES:
-                removed = self._exec(sql, params).rowcount
-            self._after_commit("drop", scope.tenant)
+                removed = self._db.execute(sql, params).rowcount
+            self._db.after_commit("drop", scope.tenant)
         return removed
 
     def audit_head(self, scope: Scope) -> tuple[int, str] | None:
-        rows = self._read(q.AUDIT_HEAD, {"tenant": scope.tenant})
+        rows = self._db.read(q.AUDIT_HEAD, {"tenant": scope.tenant})
         return (int(rows[0]["seq"]), str(rows[0]["hash"])) if rows else None

@@ -1,9 +1,8 @@
 """The embedded store's graph and episodes: entities, relations, hops, conversation rounds.
 
 Entities and relations are plain rows; ``hops`` is a breadth-first walk over
-``relations_touching``, one query per level. A component of ``SQLiteStore``, which
-holds one and hands it its connection (``SQLiteAccess``: transactions and the two
-ways to run SQL); it shares no other state with the store.
+``relations_touching``, one query per level. A component of ``SQLiteStore``, handed
+only the connection (``SQLiteAccess``); it keeps no cache, so no commit concerns it.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ class EmbeddedGraph:
     def upsert_entity(self, scope: Scope, entity: Entity) -> None:
         check_tenant(scope, [entity])
         with self._db.transaction():
-            rows = self._db._exec(
+            rows = self._db.execute(
                 q.GET_ENTITY,
                 {"tenant": entity.tenant, "namespace": entity.namespace, "key": entity.key},
             ).fetchall()
@@ -45,10 +44,10 @@ class EmbeddedGraph:
                 aliases |= set(json.loads(rows[0]["aliases"]))
             doc = entity_to_doc(entity)
             doc["aliases"] = sorted(aliases)
-            self._db._exec(q.UPSERT_ENTITY, encode_doc(doc))
+            self._db.execute(q.UPSERT_ENTITY, encode_doc(doc))
 
     def list_entities(self, scope: Scope) -> list[Entity]:
-        rows = self._db._read(q.LIST_ENTITIES, scope_params(scope))
+        rows = self._db.read(q.LIST_ENTITIES, scope_params(scope))
         out = [entity_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope, out)
         return out
@@ -56,7 +55,7 @@ class EmbeddedGraph:
     def add_relation(self, scope: Scope, relation: Relation) -> None:
         check_tenant(scope, [relation])
         with self._db.transaction():
-            self._db._exec(q.INSERT_RELATION, encode_doc(relation_to_doc(relation)))
+            self._db.execute(q.INSERT_RELATION, encode_doc(relation_to_doc(relation)))
 
     def relations_touching(
         self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
@@ -69,7 +68,7 @@ class EmbeddedGraph:
             "expired_after": view.t_expired_after,
             "keys": json.dumps(sorted(set(entity_keys))),
         }
-        rows = self._db._read(q.RELATIONS_TOUCHING, params)
+        rows = self._db.read(q.RELATIONS_TOUCHING, params)
         out = [relation_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope, out)
         return out
@@ -96,16 +95,16 @@ class EmbeddedGraph:
     def put_episode(self, scope: Scope, episode: Episode) -> None:
         check_tenant(scope, [episode])
         with self._db.transaction():
-            self._db._exec(q.INSERT_EPISODE, encode_doc(episode_to_doc(episode)))
+            self._db.execute(q.INSERT_EPISODE, encode_doc(episode_to_doc(episode)))
 
     def get_episode(self, scope: Scope, episode_id: str) -> Episode | None:
-        rows = self._db._read(q.GET_EPISODE, {"id": episode_id, **scope_params(scope)})
+        rows = self._db.read(q.GET_EPISODE, {"id": episode_id, **scope_params(scope)})
         out = [episode_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope, out)
         return out[0] if out else None
 
     def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
         params = {**scope_params(scope), "limit": limit, "offset": offset}
-        out = [episode_from_doc(decode_row(r)) for r in self._db._read(q.LIST_EPISODES, params)]
+        out = [episode_from_doc(decode_row(r)) for r in self._db.read(q.LIST_EPISODES, params)]
         check_tenant(scope, out)
         return out

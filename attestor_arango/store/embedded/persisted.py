@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ import numpy as np
 from attestor_arango.clock import OPEN
 from attestor_arango.store.embedded import indexfile
 from attestor_arango.store.embedded import sql as q
-from attestor_arango.store.embedded.base import EmbeddedBase
+from attestor_arango.store.embedded.base import SQLiteAccess
 from attestor_arango.store.embedded.indexfile import Generation, IndexFile, IndexFileError
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
@@ -56,38 +55,28 @@ def index_folder(db_path: str | Path) -> Path | None:
     return path.with_name(path.name + ".idx")
 
 
-class PersistedIndexes(EmbeddedBase):
-    """Loading, catching up and saving the per-tenant indexes; mixed into ``SQLiteStore``."""
+class PersistedIndexes:
+    """Loading, catching up and saving the per-tenant indexes; held by the caches
+    (caches.py), which decide when an index is loaded, kept or dropped."""
 
-    _index_folder: Path | None
-    _pending: list[tuple[str, Any]]
-    _written: set[str]  # tenants with rows inserted by this process (see _refresh_written)
+    def __init__(self, db: SQLiteAccess, folder: Path | None) -> None:
+        self._db = db
+        self.folder = folder
+        self.written: set[str] = set()  # tenants with rows inserted by this process
 
-    def _index_path(self, tenant: str, kind: str) -> Path | None:
-        if self._index_folder is None:
+    def index_path(self, tenant: str, kind: str) -> Path | None:
+        if self.folder is None:
             return None
         digest = hashlib.sha256(tenant.encode()).hexdigest()[:32]
-        return self._index_folder / f"{digest}.{kind}"
-
-    @contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """One read transaction, so the counters and the rows read agree."""
-        if self._depth:
-            yield
-            return
-        self._conn.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self._conn.execute("COMMIT")
+        return self.folder / f"{digest}.{kind}"
 
     def _generation(self, tenant: str) -> Generation:
-        row = self._exec(q.GET_GENERATION, {"tenant": tenant}).fetchone()
+        row = self._db.execute(q.GET_GENERATION, {"tenant": tenant}).fetchone()
         return Generation() if row is None else Generation(*row)
 
     # loading --------------------------------------------------------------------------------
-    def _load_text(self, tenant: str) -> TenantText:
-        with self._snapshot():
+    def load_text(self, tenant: str) -> TenantText:
+        with self._db.snapshot():
             gen = self._generation(tenant)
             index = self._from_file(tenant, "text", gen, {})
             if not isinstance(index, TenantText):
@@ -99,8 +88,8 @@ class PersistedIndexes(EmbeddedBase):
         self._save_if_due(tenant, "text", index)
         return index
 
-    def _load_vectors(self, tenant: str, space: EmbeddingSpace) -> TenantVectors:
-        with self._snapshot():
+    def load_vectors(self, tenant: str, space: EmbeddingSpace) -> TenantVectors:
+        with self._db.snapshot():
             gen = self._generation(tenant)
             index = self._from_file(tenant, "vectors", gen, self._space_meta(space))
             if not isinstance(index, TenantVectors) or index.dimension != space.dimension:
@@ -126,7 +115,7 @@ class PersistedIndexes(EmbeddedBase):
         self, tenant: str, kind: str, gen: Generation, extra: dict[str, Any]
     ) -> Index | None:
         """The persisted index when its file is whole, current enough and of this format."""
-        path = self._index_path(tenant, kind)
+        path = self.index_path(tenant, kind)
         if path is None or not path.exists():
             return None
         try:
@@ -154,7 +143,7 @@ class PersistedIndexes(EmbeddedBase):
     def _rows_after(self, sql: str, tenant: str, after: int) -> list[tuple[Any, ...]]:
         """The tenant's rows past ``after`` as plain tuples (a ``sqlite3.Row`` per row of a
         million-row rebuild cost more than reading them)."""
-        cur = self._exec(sql, {"tenant": tenant, "after": after})
+        cur = self._db.execute(sql, {"tenant": tenant, "after": after})
         cur.row_factory = None
         rows: list[tuple[Any, ...]] = cur.fetchall()
         return rows
@@ -206,7 +195,7 @@ class PersistedIndexes(EmbeddedBase):
                 self._vector_rows(index, tenant, saved.last_rowid)
         if saved.closes != gen.closes:
             params = {"tenant": tenant, "upto": saved.last_rowid, "open": OPEN}
-            for memory_id, t_expired in self._exec(q.CLOSED_ROWS, params).fetchall():
+            for memory_id, t_expired in self._db.execute(q.CLOSED_ROWS, params).fetchall():
                 index.set_expired(memory_id, t_expired)
 
     # saving ---------------------------------------------------------------------------------
@@ -221,9 +210,14 @@ class PersistedIndexes(EmbeddedBase):
 
     def _save(self, tenant: str, kind: str, index: Index, extra: dict[str, Any]) -> None:
         """Persists ``index`` if it still reflects the tenant's rows (best effort: a cache)."""
-        path = self._index_path(tenant, kind)
+        path = self.index_path(tenant, kind)
         gen = index.generation
-        if path is None or self._depth or index.n == 0 or not isinstance(gen, Generation):
+        if (
+            path is None
+            or self._db.in_transaction
+            or index.n == 0
+            or not isinstance(gen, Generation)
+        ):
             return
         if gen == index.saved:
             return
@@ -245,23 +239,20 @@ class PersistedIndexes(EmbeddedBase):
             return
         try:
             # installed under the write lock, only while the rows are still what it reflects
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
+            with self._db.write_lock():
                 if self._generation(tenant) == gen:
                     indexfile.install(tmp, path)
                     index.saved, index.saved_rows = gen, index.n
-            finally:
-                self._conn.execute("COMMIT")
         except OSError:
             pass
         finally:
             tmp.unlink(missing_ok=True)
 
-    def _save_all(self) -> None:
+    def save_all(self, texts: dict[str, TenantText], vectors: dict[str, TenantVectors]) -> None:
         """At close: every loaded index that changed since its file."""
         loaded: list[tuple[str, dict[str, Index]]] = [
-            ("text", dict(self._texts)),
-            ("vectors", dict(self._vectors)),
+            ("text", dict(texts)),
+            ("vectors", dict(vectors)),
         ]
         for kind, caches in loaded:
             for tenant, index in caches.items():
@@ -274,22 +265,22 @@ class PersistedIndexes(EmbeddedBase):
                         extra = self._space_meta(space)
                     self._save(tenant, kind, index, extra)
 
-    def _refresh_written(self) -> None:
+    def refresh_written(self, texts: Container[str], vectors: Container[str]) -> None:
         """At close: files of tenants this process wrote to without loading their index.
 
         A bulk writer (an import, a CLI session adding many memories) would otherwise
         leave the next reader to catch up every row it added. Rebuilt or caught up and
         saved here once as many rows were added as a loaded index waits for.
         """
-        if self._index_folder is None:
-            self._written.clear()
+        if self.folder is None:
+            self.written.clear()
             return
-        for tenant in sorted(self._written):
+        for tenant in sorted(self.written):
             gen = self._generation(tenant)
             for kind in KINDS:
-                if tenant in (self._texts if kind == "text" else self._vectors):
+                if tenant in (texts if kind == "text" else vectors):
                     continue
-                path = self._index_path(tenant, kind)
+                path = self.index_path(tenant, kind)
                 if path is None:
                     continue
                 saved, rows = Generation(), 0
@@ -302,30 +293,38 @@ class PersistedIndexes(EmbeddedBase):
                 if gen.inserts - saved.inserts < max(_RESAVE_ROWS, int(_RESAVE_SHARE * rows)):
                     continue
                 if kind == "text":
-                    self._load_text(tenant)
+                    self.load_text(tenant)
                 else:
                     space = self._space_of(tenant)
                     if space is not None:
-                        self._load_vectors(tenant, space)
-        self._written.clear()
+                        self.load_vectors(tenant, space)
+        self.written.clear()
 
     def _space_of(self, tenant: str) -> EmbeddingSpace | None:
-        row = self._exec(q.GET_SPACE, {"tenant": tenant}).fetchone()
+        row = self._db.execute(q.GET_SPACE, {"tenant": tenant}).fetchone()
         return EmbeddingSpace(row["name"], row["dimension"]) if row else None
 
-    def _remove_files(self, tenant: str) -> None:
+    def remove_files(self, tenant: str) -> None:
         """A purged tenant's files go with its rows (erasure)."""
         for kind in KINDS:
-            path = self._index_path(tenant, kind)
+            path = self.index_path(tenant, kind)
             if path is not None:
                 path.unlink(missing_ok=True)
 
-    def _pending_generations(self) -> dict[str, Generation]:
+    def pending_generations(
+        self, ops: list[tuple[str, Any]], loaded: Container[str]
+    ) -> dict[str, Generation]:
         """Inside a write transaction, before COMMIT: the counters its loaded tenants reach."""
-        tenants = {p[0] for op, p in self._pending if op != "drop"}
-        return {t: self._generation(t) for t in tenants if t in self._texts or t in self._vectors}
+        tenants = {p[0] for op, p in ops if op != "drop"}
+        return {t: self._generation(t) for t in tenants if t in loaded}
 
-    def _set_generations(self, gens: dict[str, Generation], ops: list[tuple[str, Any]]) -> None:
+    def set_generations(
+        self,
+        gens: dict[str, Generation],
+        ops: list[tuple[str, Any]],
+        texts: dict[str, TenantText],
+        vectors: dict[str, TenantVectors],
+    ) -> None:
         """After the pending ops were applied: each loaded index's new generation.
 
         Only when the counters moved exactly as the ops say (one insert per "text" op,
@@ -335,7 +334,7 @@ class PersistedIndexes(EmbeddedBase):
         for tenant, gen in gens.items():
             inserts = sum(1 for op, p in ops if op == "text" and p[0] == tenant)
             closes = sum(1 for op, p in ops if op == "expire" and p[0] == tenant)
-            for index in (self._texts.get(tenant), self._vectors.get(tenant)):
+            for index in (texts.get(tenant), vectors.get(tenant)):
                 if index is None:
                     continue
                 old = index.generation

@@ -1,0 +1,180 @@
+"""The embedded store's one SQLite connection: its lock, its transactions, its SQL runners.
+
+A single connection is shared behind a re-entrant lock; writes run in ``BEGIN
+IMMEDIATE`` transactions so check-then-write sequences (quotas, supersession) cannot
+race across threads or processes. What a transaction did to the in-memory caches is
+queued (``after_commit``) and handed to the ``CommitListener`` only once it committed;
+a rollback forgets it. The other components of ``SQLiteStore`` are handed this object
+(as ``SQLiteAccess``) and share nothing else.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from attestor_arango.errors import ConflictError, StoreError, ValidationError
+from attestor_arango.store.embedded.schema import migrate
+
+# what a transaction did, for the caches: ("text" | "add" | "expire" | "drop", payload)
+Op = tuple[str, Any]
+
+
+class CommitListener(Protocol):
+    """Who keeps state beside the rows (the caches) and must follow the commits."""
+
+    def refresh(self) -> None:
+        """Another connection may have committed: drop what may be stale."""
+        ...
+
+    def prepare(self, ops: list[Op]) -> Any:
+        """Inside the transaction, just before COMMIT: what ``committed`` will need."""
+        ...
+
+    def committed(self, ops: list[Op], prepared: Any) -> None:
+        """After COMMIT: the transaction's ops, in order, and what ``prepare`` returned."""
+        ...
+
+
+class _Nobody:
+    def refresh(self) -> None:
+        pass
+
+    def prepare(self, ops: list[Op]) -> Any:
+        return None
+
+    def committed(self, ops: list[Op], prepared: Any) -> None:
+        pass
+
+
+class SQLiteConnection:
+    """One SQLite file (WAL) opened and migrated; see the module docstring."""
+
+    def __init__(self, path: str | Path) -> None:
+        """Opens (creating if needed) and migrates the file; StoreError when it cannot."""
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(
+                str(path), check_same_thread=False, isolation_level=None, timeout=30.0
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the embedded store at {path}: {exc}") from exc
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=30000")
+        # erasure: deleted rows are overwritten in the file, not left in free pages
+        self.conn.execute("PRAGMA secure_delete=ON")
+        self.schema_version = migrate(self.conn)
+        self.lock = threading.RLock()
+        self._depth = 0
+        self._pending: list[Op] = []
+        self.listener: CommitListener = _Nobody()
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All writes inside commit together or not at all; nesting joins the outer one."""
+        with self.lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self.listener.refresh()
+            self.conn.execute("BEGIN IMMEDIATE")
+            # holding the write lock: a commit that landed since the check above is seen now
+            self.listener.refresh()
+            self._depth = 1
+            self._pending = []
+            try:
+                yield
+                prepared = self.listener.prepare(self._pending)
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                self._pending = []
+                raise
+            else:
+                self.conn.execute("COMMIT")
+                ops, self._pending = self._pending, []
+                self.listener.committed(ops, prepared)
+            finally:
+                self._depth = 0
+
+    def after_commit(self, op: str, payload: Any) -> None:
+        """Queues ``op`` for the listener until the transaction commits (now, outside one)."""
+        if self._depth:
+            self._pending.append((op, payload))
+        else:
+            self.listener.committed([(op, payload)], None)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction, so several reads agree (joins a write transaction)."""
+        if self._depth:
+            yield
+            return
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """SQLite's write lock with no transaction's queue: for work beside the rows (an
+        index file installed only while the rows still are what it reflects)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
+
+    def checkpoint(self, wait_s: float) -> tuple[int, int, int]:
+        """One ``wal_checkpoint(TRUNCATE)`` waiting at most ``wait_s`` for a reader:
+        (busy, WAL frames, frames checkpointed), as SQLite reports them."""
+        self.conn.execute(f"PRAGMA busy_timeout={int(wait_s * 1000)}")
+        try:
+            busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            self.conn.execute("PRAGMA busy_timeout=30000")
+        return int(busy), int(log), int(done)
+
+    def execute(self, sql: str, params: dict[str, Any] | None = None) -> sqlite3.Cursor:
+        """Runs one statement; SQLite's errors as the package's typed errors."""
+        try:
+            return self.conn.execute(sql, params or {})
+        except sqlite3.IntegrityError as exc:
+            raise ConflictError(f"the write conflicts with stored data: {exc}") from exc
+        except OverflowError:  # an integer argument past SQLite's 64 bits (offset 2**63...)
+            raise ValidationError(
+                "a number in the request is out of range (it must fit in 64 bits)"
+            ) from None
+        except UnicodeEncodeError:
+            raise ValidationError("text with a lone UTF-16 surrogate cannot be stored") from None
+        except sqlite3.Error as exc:
+            raise StoreError(f"embedded store error: {exc}") from exc
+
+    def read(self, sql: str, params: dict[str, Any]) -> list[sqlite3.Row]:
+        """Every row of one query, under the lock."""
+        with self.lock:
+            return self.execute(sql, params).fetchall()
+
+    def data_version(self) -> int:
+        """Moves when another connection commits (``PRAGMA data_version``)."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()

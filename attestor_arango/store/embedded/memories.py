@@ -1,0 +1,233 @@
+"""The embedded store's memories and their vectors, and the vector lane over them.
+
+Rows live in SQLite; reads by id use the rowids the tenant's text index knows (half
+the cost), and the vector lane answers from the tenant's in-memory vector index
+(caches.py). A write queues what it did on the connection (``after_commit``), so the
+caches follow it only once it committed. A component of ``SQLiteStore``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from attestor_arango.clock import OPEN
+from attestor_arango.errors import ConflictError, ValidationError
+from attestor_arango.models import Memory
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.codec import memory_from_doc, memory_to_doc
+from attestor_arango.store.embedded import sql as q
+from attestor_arango.store.embedded.base import SQLiteAccess
+from attestor_arango.store.embedded.base import decode_row as _decode
+from attestor_arango.store.embedded.base import encode_doc as _encode
+from attestor_arango.store.embedded.base import list_params as _list_params
+from attestor_arango.store.embedded.base import scope_params as _scope_params
+from attestor_arango.store.embedded.base import view_params as _view_params
+from attestor_arango.store.embedded.caches import TenantCaches
+from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
+
+
+class EmbeddedMemories:
+    """Memories, vectors, counts and the vector lane of one SQLite file."""
+
+    def __init__(self, db: SQLiteAccess, caches: TenantCaches) -> None:
+        self._db = db
+        self._caches = caches
+
+    # embedding space ------------------------------------------------------------------------
+    def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None:
+        rows = self._db.read(q.GET_SPACE, {"tenant": scope.tenant})
+        return EmbeddingSpace(rows[0]["name"], rows[0]["dimension"]) if rows else None
+
+    def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
+        with self._db.transaction():
+            params = {"tenant": scope.tenant, "name": space.name, "dimension": space.dimension}
+            self._db.execute(q.SET_SPACE, params)
+            self._db.after_commit("drop", scope.tenant)
+
+    # memories ------------------------------------------------------------------------------
+    def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None:
+        check_tenant(scope, [memory])
+        doc = _encode(memory_to_doc(memory))
+        blob = None
+        if vector is not None:
+            vector = np.asarray(vector, dtype=np.float32)
+            space = self.get_embedding_space(scope)
+            if space is None or vector.shape != (space.dimension,):
+                raise ValidationError(
+                    f"vector of shape {vector.shape} does not fit the tenant's embedding space "
+                    f"{space}; embed with the tenant's embedder",
+                )
+            blob = vector.tobytes()
+        with self._db.transaction():
+            cur = self._db.execute(q.INSERT_MEMORY, {**doc, "embedding": blob})
+            self._db.execute(q.INSERT_FTS, {"rowid": cur.lastrowid, "content": memory.content})
+            times = (doc["t_created"], doc["t_expired"], doc["valid_from"], doc["valid_until"])
+            self._db.after_commit(
+                "text",
+                (scope.tenant, memory.id, memory.namespace, memory.content, times, cur.lastrowid),
+            )
+            if blob is not None:
+                self._db.after_commit(
+                    "add",
+                    (
+                        scope.tenant,
+                        memory.id,
+                        memory.namespace,
+                        vector,
+                        doc["t_created"],
+                        doc["t_expired"],
+                        doc["valid_from"],
+                        doc["valid_until"],
+                    ),
+                )
+
+    def _memories(self, scope: Scope, rows: Sequence[sqlite3.Row]) -> list[Memory]:
+        out = [memory_from_doc(_decode(r)) for r in rows]
+        check_tenant(scope, out)
+        return out
+
+    def get_memory(self, scope: Scope, memory_id: str) -> Memory | None:
+        rows = self._db.read(q.GET_MEMORY, {"id": memory_id, **_scope_params(scope)})
+        found = self._memories(scope, rows)
+        return found[0] if found else None
+
+    def memory_ids_matching(self, scope: Scope, fragment: str, limit: int) -> list[str]:
+        params = {"fragment": fragment, "limit": limit, **_scope_params(scope)}
+        rows = [dict(r) for r in self._db.read(q.MEMORY_IDS_MATCHING, params)]
+        check_tenant(scope, rows)
+        return [str(r["id"]) for r in rows]
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]:
+        """By rowid where the tenant's text index knows it (half the cost), else by id.
+
+        The scope filter applies either way; a row read by rowid counts only if its
+        id was asked for, and an id not found by rowid is looked up by id.
+        """
+        if not ids:
+            return {}
+        wanted = list(dict.fromkeys(ids))
+        params = _scope_params(scope)
+        with self._db.lock:
+            texts = self._caches.texts.get(scope.tenant)
+            rowids = list(texts.rowids_of(wanted).values()) if texts is not None else []
+            rows: list[sqlite3.Row] = []
+            if rowids:
+                want = set(wanted)
+                by_rowid = self._db.read(
+                    q.GET_MEMORIES_BY_ROWID, {"rowids": json.dumps(rowids), **params}
+                )
+                rows = [r for r in by_rowid if r["id"] in want]
+            found = {r["id"] for r in rows}
+            rest = [i for i in wanted if i not in found]
+            if rest:
+                rows += self._db.read(q.GET_MEMORIES, {"ids": json.dumps(rest), **params})
+        return {m.id: m for m in self._memories(scope, rows)}
+
+    def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        with self._db.lock:
+            index = self._caches.tenant_vectors(scope.tenant)
+            if index is not None:
+                found = self._caches.vector_read(
+                    scope.tenant, lambda v: v.vectors(ids, scope.namespace)
+                )
+                if len(found) == len(set(ids)):
+                    return found
+            rows = self._db.execute(
+                q.GET_VECTORS, {"ids": json.dumps(list(ids)), **_scope_params(scope)}
+            ).fetchall()
+        check_tenant(scope, [dict(r) for r in rows])
+        return {r["id"]: np.frombuffer(r["embedding"], dtype=np.float32).copy() for r in rows}
+
+    def close_memory(
+        self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
+    ) -> None:
+        with self._db.transaction():
+            cur = self._db.execute(
+                q.CLOSE_MEMORY,
+                {
+                    "id": memory_id,
+                    "t_expired": t_expired,
+                    "status": status,
+                    "superseded_by": superseded_by,
+                    "open": OPEN,
+                    **_scope_params(scope),
+                },
+            )
+            if cur.rowcount != 1:
+                raise ConflictError(
+                    f"memory {memory_id} is not open in this scope (already closed or unknown)",
+                )
+            self._db.execute(
+                q.CLOSE_MEMORY_RELATIONS,
+                {"id": memory_id, "t_expired": t_expired, "open": OPEN, **_scope_params(scope)},
+            )
+            self._db.after_commit("expire", (scope.tenant, memory_id, t_expired))
+
+    def find_active(
+        self, scope: Scope, entity: str, category: str, view: TemporalView
+    ) -> list[Memory]:
+        params = {
+            **_scope_params(scope),
+            **_view_params(view),
+            "entity": entity,
+            "category": category,
+        }
+        return self._memories(scope, self._db.read(q.FIND_ACTIVE, params))
+
+    def list_memories(
+        self, scope: Scope, filters: MemoryFilter, view: TemporalView, limit: int, offset: int = 0
+    ) -> list[Memory]:
+        params = {**_list_params(scope, filters, view), "limit": limit, "offset": offset}
+        if filters.content_hash is not None:
+            sql = q.LIST_BY_HASH
+        elif filters.entity is not None:
+            sql = q.LIST_BY_ENTITY
+        else:
+            sql = q.LIST_MEMORIES
+        return self._memories(scope, self._db.read(sql, params))
+
+    def count_memories(self, scope: Scope, filters: MemoryFilter, view: TemporalView) -> int:
+        sql = q.COUNT_LISTED_BY_ENTITY if filters.entity is not None else q.COUNT_LISTED
+        return int(self._db.read(sql, _list_params(scope, filters, view))[0][0])
+
+    def count_rows(self, scope: Scope) -> dict[str, int]:
+        params = _scope_params(scope)
+        with self._db.lock:
+            row = self._db.execute(q.COUNT_MEMORIES, {**params, "open": OPEN}).fetchone()
+            counts = {k: int(row[k]) for k in ("total", "active", "superseded", "archived")}
+            counts["episodes"] = self._db.execute(q.COUNT_EPISODES, params).fetchone()[0]
+            counts["entities"] = self._db.execute(q.COUNT_ENTITIES, params).fetchone()[0]
+            counts["relations"] = self._db.execute(q.COUNT_RELATIONS, params).fetchone()[0]
+            counts["audit"] = self._db.execute(q.COUNT_AUDIT, {"tenant": scope.tenant}).fetchone()[
+                0
+            ]
+        return counts
+
+    # candidate lanes ---------------------------------------------------------------------------
+    def vector_candidates(
+        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
+    ) -> list[Hit]:
+        with self._db.lock:
+            index = self._caches.tenant_vectors(scope.tenant)
+            if index is None:
+                return []
+            query = np.asarray(vector, dtype=np.float32)
+            if query.shape != (index.dimension,):
+                raise ValidationError(
+                    f"query vector has shape {query.shape}, the tenant's space has dimension "
+                    f"{index.dimension}",
+                )
+            pairs = self._caches.vector_read(
+                scope.tenant, lambda v: v.search(query, k, scope.namespace, view)
+            )
+            texts = self._caches.texts.get(scope.tenant)
+            terms = {} if texts is None else texts.terms_of([i for i, _ in pairs])
+        found = self.get_memories(scope, [i for i, _ in pairs])
+        # the text index's scoring terms go along, so the pipeline need not tokenise again
+        return [Hit(found[i], s, terms.get(i)) for i, s in pairs if i in found]
