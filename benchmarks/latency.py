@@ -306,6 +306,7 @@ def measure_size(
         wall = [t["ms"] for t in times[label]]
         cpu = [t["cpu_ms"] for t in times[label]]
         digest = hashlib.sha256("".join(t["digest"] for t in times[label]).encode())
+        ranking = hashlib.sha256("".join(t["ranking_digest"] for t in times[label]).encode())
         rows[label].update(
             recall_p50_ms=pct(wall, 50),
             recall_p95_ms=pct(wall, 95),
@@ -315,6 +316,7 @@ def measure_size(
             **{k: round(v, 1) for k, v in w.send(cmd="rss").items()},
             full_gc_ms=round(w.send(cmd="gc")["gc_ms"], 2),
             recall_hash=digest.hexdigest()[:16],
+            ranking_hash=ranking.hexdigest()[:16],
             recalls_timed=len(wall),
         )
         w.close()
@@ -339,6 +341,7 @@ METRICS = [
     ("full_gc_ms", "full GC ms"),
     ("results_per_recall", "results per recall"),
     ("recall_hash", "recall hash"),
+    ("ranking_hash", "ranking hash (ids, scores, tokens)"),
 ]
 
 

@@ -119,11 +119,15 @@ def main() -> None:
             response = mem.recall(q, context=ctx, as_of=from_us(AS_OF))
             wall, cpu = time.perf_counter() - w, time.process_time() - c
             digest = hashlib.sha256(response.model_dump_json().encode()).hexdigest()
+            # the ranking alone (ids, scores, tokens in order): comparable across commits
+            # whose response models differ in fields that do not rank
+            ranked = "|".join(f"{r.memory.id}:{r.score!r}:{r.tokens}" for r in response.results)
             out = {
                 "ms": wall * 1000,
                 "cpu_ms": cpu * 1000,
                 "results": len(response.results),
                 "digest": digest,
+                "ranking_digest": hashlib.sha256(ranked.encode()).hexdigest(),
             }
         elif cmd["cmd"] == "rss":
             out = {

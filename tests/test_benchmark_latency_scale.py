@@ -38,8 +38,9 @@ def test_latency_reports_first_recall_rss_and_a_recall_hash(tmp_path: Path) -> N
     assert [r["memories"] for r in rows] == [150, 300]
     for r in rows:
         assert r["recalls_timed"] == 6 and r["first_recall_ms"] > 0 and r["rss_mb"] > 0
-        assert len(r["recall_hash"]) == 16
+        assert len(r["recall_hash"]) == 16 and len(r["ranking_hash"]) == 16
     assert rows[0]["recall_hash"] != rows[1]["recall_hash"]  # the answers changed with the rows
+    assert rows[0]["ranking_hash"] != rows[1]["ranking_hash"]
     assert rows[1]["adds_timed"] == 150
 
 
