@@ -134,10 +134,10 @@ class FakeStore:
         return scored[:k]
 
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
-        return pool_of(self.text_candidates(scope, query, k, view))
+        self._check("text_pool")
+        return pool_of(self._text_hits(query, k, view))
 
-    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
-        self._check("text_candidates")
+    def _text_hits(self, query: str, k: int, view: TemporalView) -> list[Hit]:
         if self.text_hits is not None:
             return self.text_hits[:k]
         docs = [m for m in self.memories.values() if _visible(m, view)]

@@ -373,12 +373,12 @@ def test_hops_validates_depth_and_picks_the_namespace_query() -> None:
 def test_text_lane_query_choice() -> None:
     db = RecordingDB()
     store = make_store(db, search_wait_for_sync=True)
-    assert store.text_candidates(A, "?!", 5, VIEW) == []
+    assert store.text_pool(A, "?!", 5, VIEW) == []
     assert db.log == []
     with pytest.raises(Sent):
-        store.text_candidates(A, "kubernetes", 5, VIEW)
+        store.text_pool(A, "kubernetes", 5, VIEW)
     with pytest.raises(Sent), store.transaction():
-        store.text_candidates(A, "kubernetes", 5, VIEW)  # waitForSync is banned in txns
+        store.text_pool(A, "kubernetes", 5, VIEW)  # waitForSync is banned in txns
     assert db.names() == ["text_bm25_wait", "text_bm25"]
     assert db.log[0][2]["window_end"] == OPEN  # OPEN + 1 would not be a double
 

@@ -57,7 +57,7 @@ def test_two_step_lane_equals_full_join(
         for view in views:
             for query in ("alpha", "gamma omega", "theta kappa sigma", "beta"):
                 for k in (1, 3, 10, 50):
-                    got = store.text_candidates(scope, query, k, view)
+                    got = store.text_pool(scope, query, k, view)
                     params = {
                         "tenant": scope.tenant,
                         "namespace": scope.namespace,
@@ -69,7 +69,7 @@ def test_two_step_lane_equals_full_join(
                         "k": k,
                     }
                     want = store.db.conn.execute(q.TEXT_CANDIDATES, params).fetchall()
-                    assert [(h.memory.id, h.score) for h in got] == [
+                    assert [(h.id, h.score) for h in got] == [
                         (r["id"], pytest.approx(r["score"], rel=1e-12)) for r in want
                     ], (scope, view, query, k)
     store.close()

@@ -154,7 +154,7 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
         )
         == []
     )
-    assert store.text_candidates(Scope(SUBJECT), MARK, 50, mem.runtime.view(None)) == []
+    assert store.text_pool(Scope(SUBJECT), MARK, 50, mem.runtime.view(None)) == []
     assert store.hops(Scope(SUBJECT), [MARK.lower()], 2, mem.runtime.view(None)) == {
         MARK.lower(): 0
     }

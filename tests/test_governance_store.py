@@ -95,7 +95,7 @@ def test_delete_memories_removes_rows_vectors_text_and_derived_edges(store: Stor
     assert [m.id for m in left] == ids[1:]
     hits = store.vector_candidates(scope, np.eye(DIM, dtype=np.float32)[0], 5, view)
     assert ids[0] not in {h.memory.id for h in hits}
-    assert all(h.memory.id != ids[0] for h in store.text_candidates(scope, "fact", 10, view))
+    assert all(t.id != ids[0] for t in store.text_pool(scope, "fact", 10, view))
     assert store.tenant_residue(scope)["relations"] == 0
     # another tenant's ids are out of reach
     bob = _seed(store, "bob")

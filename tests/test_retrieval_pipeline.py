@@ -77,7 +77,7 @@ def test_graph_affinity_only_when_the_query_names_entities() -> None:
 
 @pytest.mark.parametrize(
     ("broken", "error", "lane_left"),
-    [("vector_candidates", "vector_error", "bm25"), ("text_candidates", "bm25_error", "vector")],
+    [("vector_candidates", "vector_error", "bm25"), ("text_pool", "bm25_error", "vector")],
 )
 def test_a_failing_lane_degrades_and_says_so(broken: str, error: str, lane_left: str) -> None:
     store = corpus()
@@ -99,7 +99,7 @@ def test_a_failing_graph_degrades_to_lane_ranking() -> None:
 
 def test_every_lane_down_gives_an_empty_answer_with_both_errors() -> None:
     store = corpus()
-    store.fail |= {"vector_candidates", "text_candidates"}
+    store.fail |= {"vector_candidates", "text_pool"}
     resp = run(store)
     assert set(resp.errors) >= {"vector_error", "bm25_error"}
     assert [r for r in resp.results if not r.breakdown.synthetic] == []
@@ -111,7 +111,7 @@ def test_recall_only_reads() -> None:
     # FakeStore raises on any method it does not implement (every write is one of those)
     assert set(store.calls) <= {
         "vector_candidates",
-        "text_candidates",
+        "text_pool",
         "get_vectors",
         "list_entities",
         "hops",

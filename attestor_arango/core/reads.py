@@ -13,7 +13,7 @@ from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.models import Episode, Memory, Stats
-from attestor_arango.retrieval.text_lane import rescore_pool
+from attestor_arango.retrieval.text_lane import decoded, rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, TextHit
 
@@ -108,7 +108,9 @@ def search_memories(
     if query is None:
         return list_memories(rt, scope, filters, view, limit)
     if filters == MemoryFilter() or filters == MemoryFilter(status="active"):
-        hits = rt.store.text_candidates(scope, query, max(limit * 5, 50), view)
+        hits = decoded(
+            rt.store, scope, rt.store.text_pool(scope, query, max(limit * 5, 50), view), {}
+        )
         return [h.memory.at(view.as_of) for h in hits[:limit]]
     pool: list[TextHit] = []
     rows: dict[str, Memory] = {}

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from attestor_arango.models import Memory
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, Store, TextHit
+from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import STEMMER, scoring_terms
 
@@ -86,7 +86,7 @@ def text_lane(
     Also returns the re-scored pool below the cut (light rows, for lane completion).
     """
     if not config.bm25_rescore:
-        return store.text_candidates(scope, query, config.text_k, view), []
+        return decoded(store, scope, store.text_pool(scope, query, config.text_k, view), known), []
     fetch = max(config.text_k, config.text_fetch_k)
     return rescored_text(store, scope, query, view, fetch, config.text_k, known)
 
@@ -103,6 +103,13 @@ def rescored_text(
     """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest."""
     scored = rescore_pool(store.text_pool(scope, query, fetch, view), query)
     kept, tail = scored[:keep], scored[keep:]
-    missing = [t.id for t in kept if t.id not in known]
+    return decoded(store, scope, kept, known), tail
+
+
+def decoded(
+    store: MemoryStore, scope: Scope, pool: Sequence[TextHit], known: Mapping[str, Memory]
+) -> list[Hit]:
+    """The pool's rows as hits on whole memories, reading only those ``known`` lacks."""
+    missing = [t.id for t in pool if t.id not in known]
     found = {**known, **store.get_memories(scope, missing)} if missing else known
-    return [Hit(found[t.id], t.score, t.terms) for t in kept if t.id in found], tail
+    return [Hit(found[t.id], t.score, t.terms) for t in pool if t.id in found]

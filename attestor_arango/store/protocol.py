@@ -138,11 +138,10 @@ class LaneStore(Protocol):
     def vector_candidates(
         self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
     ) -> list[Hit]: ...
-    def text_candidates(
-        self, scope: Scope, query: str, k: int, view: TemporalView
-    ) -> list[Hit]: ...
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
-        """``text_candidates`` as light rows: same rows, order and scores, no decoding."""
+        """The ``k`` best BM25 matches of ``query`` the view sees, as light rows (no memory
+        decoded: the pipeline re-scores the pool and reads whole rows only for those it
+        keeps), score descending; empty when the query has no word to match."""
         ...
 
 

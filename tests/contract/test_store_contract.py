@@ -103,11 +103,11 @@ def test_other_tenant_sees_nothing(store: Store) -> None:
     assert store.get_memories(B, ["m1"]) == {}
     assert store.get_vectors(B, ["m1"]) == {}
     assert store.vector_candidates(B, vec(1, 0), 10, now()) == []
-    assert store.text_candidates(B, "secret plan", 10, now()) == []
+    assert store.text_pool(B, "secret plan", 10, now()) == []
     assert store.list_memories(B, MemoryFilter(), now(), 10) == []
 
 
-def test_text_pool_is_text_candidates_without_decoding(store: Store) -> None:
+def test_text_pool_rows_are_the_stored_memories(store: Store) -> None:
     setup(store, A, B)
     texts = ["alpha beta", "alpha alpha gamma", "beta gamma delta", "alpha", "gamma"]
     for i, text in enumerate(texts):
@@ -117,11 +117,12 @@ def test_text_pool_is_text_candidates_without_decoding(store: Store) -> None:
     for view in (now(), now(T0 + 2), TemporalView(as_of=T0 + 1_000_000, include_closed=True)):
         for query, k in (("alpha", 10), ("alpha gamma", 2), ("beta delta", 10), ("zeta", 5)):
             pool = store.text_pool(A, query, k, view)
-            hits = store.text_candidates(A, query, k, view)
+            found = store.get_memories(A, [t.id for t in pool])
             assert [(t.id, t.content, t.t_created) for t in pool] == [
-                (h.memory.id, h.memory.content, h.memory.us("t_created")) for h in hits
+                (m.id, m.content, m.us("t_created")) for m in (found[t.id] for t in pool)
             ]
-            assert [t.score for t in pool] == pytest.approx([h.score for h in hits], rel=1e-9)
+            assert len(pool) <= k and all(t.score > 0 for t in pool)
+            assert [t.score for t in pool] == sorted((t.score for t in pool), reverse=True)
     assert {t.id for t in store.text_pool(A, "alpha", 10, now())} == {"m0", "m1"}
     assert store.text_pool(B, "gamma", 10, now()) == []
 
@@ -132,7 +133,7 @@ def test_namespace_partitions_within_tenant(store: Store) -> None:
     store.insert_memory(A, mem(A, "m1", "alpha fact"), vec(1, 0))
     store.insert_memory(other, mem(other, "m2", "alpha fact two"), vec(1, 0.1))
     assert [h.memory.id for h in store.vector_candidates(A, vec(1, 0), 10, now())] == ["m1"]
-    assert [h.memory.id for h in store.text_candidates(other, "alpha", 10, now())] == ["m2"]
+    assert [t.id for t in store.text_pool(other, "alpha", 10, now())] == ["m2"]
     tenant_wide = A.tenant_wide()
     ids = {h.memory.id for h in store.vector_candidates(tenant_wide, vec(1, 0), 10, now())}
     assert ids == {"m1", "m2"}
@@ -154,8 +155,8 @@ def test_close_once_and_views(store: Store) -> None:
     assert [m.id for m in store.find_active(A, "e", "c", after)] == ["m2"]
     assert [h.memory.id for h in store.vector_candidates(A, vec(1, 0), 5, before)] == ["m1"]
     assert [h.memory.id for h in store.vector_candidates(A, vec(1, 0), 5, after)] == ["m2"]
-    assert [h.memory.id for h in store.text_candidates(A, "v1", 5, before)] == ["m1"]
-    assert store.text_candidates(A, "v1", 5, after) == []
+    assert [t.id for t in store.text_pool(A, "v1", 5, before)] == ["m1"]
+    assert store.text_pool(A, "v1", 5, after) == []
     history = TemporalView(as_of=T0 + 10, include_closed=True)
     assert [m.id for m in store.list_memories(A, MemoryFilter(), history, 10)] == ["m1", "m2"]
     superseded = store.list_memories(A, MemoryFilter(status="superseded"), history, 10)
@@ -277,10 +278,10 @@ def test_text_lane_bm25_prefers_rarer_matching_terms(store: Store) -> None:
     store.insert_memory(A, mem(A, "m1", "the deploy uses kubernetes clusters"), None)
     store.insert_memory(A, mem(A, "m2", "the lunch menu has pasta"), None)
     store.insert_memory(A, mem(A, "m3", "kubernetes kubernetes operator upgrade"), None)
-    hits = store.text_candidates(A, "Kubernetes upgrade?", 10, now())
-    assert [h.memory.id for h in hits] == ["m3", "m1"]
+    hits = store.text_pool(A, "Kubernetes upgrade?", 10, now())
+    assert [t.id for t in hits] == ["m3", "m1"]
     assert hits[0].score > hits[1].score > 0
-    assert store.text_candidates(A, "!!!", 10, now()) == []
+    assert store.text_pool(A, "!!!", 10, now()) == []
 
 
 def test_entities_upsert_merges_aliases(store: Store) -> None:
@@ -379,7 +380,7 @@ def test_transaction_rolls_back_everything(store: Store) -> None:
         raise RuntimeError("boom")
     assert store.get_memory(A, "m1") is None
     assert store.vector_candidates(A, vec(1, 0), 5, now()) == []
-    assert store.text_candidates(A, "rolled", 5, now()) == []
+    assert store.text_pool(A, "rolled", 5, now()) == []
 
 
 def test_purge_tenant_counts_and_leaves_others(store: Store) -> None:

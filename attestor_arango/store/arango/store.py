@@ -362,7 +362,13 @@ class ArangoStore(GraphAndGovernance):
         self._tenant_sizes[scope.tenant] = (size, now)
         return size
 
-    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
+    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+        # ArangoSearch returns whole documents anyway; a projected query would save
+        # decoding here but cost the lane a second round trip for the rows it keeps
+        return pool_of(self._text_hits(scope, query, k, view))
+
+    def _text_hits(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
+        """The BM25 query itself (ArangoSearch ``text_en``), as decoded hits."""
         if k <= 0 or not _WORD.search(query):
             return []  # no word characters: text_en yields no tokens, nothing can match
         vb = view_binds(view)
@@ -395,11 +401,6 @@ class ArangoStore(GraphAndGovernance):
                 },
             )
         return [hit_from_arango(r) for r in rows]
-
-    def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
-        # ArangoSearch returns whole documents anyway; a projected query would save
-        # decoding here but cost the lane a second round trip for the rows it keeps
-        return pool_of(self.text_candidates(scope, query, k, view))
 
 
 def _ranked(rows: list[dict[str, Any]]) -> list[Hit]:

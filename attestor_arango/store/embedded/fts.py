@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from attestor_arango.models import Memory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess, scope_params, view_params
 from attestor_arango.store.embedded.caches import TenantCaches
 from attestor_arango.store.embedded.text_index import query_terms, query_words
-from attestor_arango.store.protocol import Hit, TextHit, check_tenant
+from attestor_arango.store.protocol import TextHit, check_tenant
 
 TEXT_INDEXES = ("memory", "fts5")
 # The FTS5 lane first scores only the index's best rows (cheap), widening the cut while the
@@ -55,23 +54,11 @@ def _text_hits(scope: Scope, scored: Sequence[tuple[float, sqlite3.Row]]) -> lis
 class EmbeddedText:
     """The Store protocol's text methods over the in-memory index or FTS5."""
 
-    def __init__(
-        self,
-        db: SQLiteAccess,
-        caches: TenantCaches,
-        text_index: str,
-        get_memories: Callable[[Scope, Sequence[str]], dict[str, Memory]],
-    ) -> None:
+    def __init__(self, db: SQLiteAccess, caches: TenantCaches, text_index: str) -> None:
         self._db = db
         self._caches = caches
         self.text_index = text_index
-        self._get_memories = get_memories
         self._text_share: dict[str, float] = {}  # per tenant, see _TEXT_MIN_FACTOR
-
-    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
-        pool = self.text_pool(scope, query, k, view)
-        found = self._get_memories(scope, [t.id for t in pool])
-        return [Hit(found[t.id], t.score) for t in pool if t.id in found]
 
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         if k <= 0:

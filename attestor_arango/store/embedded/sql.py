@@ -137,7 +137,7 @@ LIMIT :k
 """
 
 # The two steps of the fast text lane: the index's best rows by rank alone, then the
-# scope and view filter on exactly those rows (see SQLiteStore.text_candidates).
+# scope and view filter on exactly those rows (see fts.py, EmbeddedText.text_pool).
 TEXT_TOP_RANKED = """
 SELECT rowid, -rank AS score FROM memories_fts WHERE memories_fts MATCH :match
 ORDER BY rank LIMIT :n

@@ -77,7 +77,7 @@ class SQLiteStore:
         self.caches = TenantCaches(self.db, self.persisted, cache_rows, self.db.data_version)
         self.db.listener = self.caches
         self.memories = EmbeddedMemories(self.db, self.caches)
-        self.text = EmbeddedText(self.db, self.caches, text_index, self.memories.get_memories)
+        self.text = EmbeddedText(self.db, self.caches, text_index)
         self.graph = EmbeddedGraph(self.db)
         self.governance = EmbeddedGovernance(self.db, self.caches)
 
@@ -161,9 +161,6 @@ class SQLiteStore:
         self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
     ) -> list[Hit]:
         return self.memories.vector_candidates(scope, vector, k, view)
-
-    def text_candidates(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[Hit]:
-        return self.text.text_candidates(scope, query, k, view)
 
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         return self.text.text_pool(scope, query, k, view)
