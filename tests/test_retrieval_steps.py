@@ -341,6 +341,42 @@ def test_freshness_ignores_same_session_and_uses_change_cues() -> None:
     assert (s1.freshness, s2.freshness) == (0.0, 0.0)
 
 
+def _scand(mid: str, relevance: float, day: float, session: str, created: float) -> Candidate:
+    c = Candidate(memory=mem(mid, f"statement {mid}", day=day, session=session,
+                             created_day=created))  # fmt: skip
+    c.rrf_norm = relevance
+    c.compute_relevance()
+    return c
+
+
+def test_an_update_is_found_past_a_twin_said_in_the_same_session() -> None:
+    # an ingest round keeps a fact and, beside it, the round's verbatim record: two near-equal
+    # statements of one session. The twin must not hide the update from the nearest test:
+    # old fact "i" (S1) with its twin "i2"; the update "j" (S2) shares no cue word
+    vecs = {
+        "i": np.array([1.0, 0.0, 0.0]),
+        "i2": np.array([0.99, math.sqrt(1 - 0.99**2), 0.0]),
+        "j": np.array([0.5, 0.0, math.sqrt(0.75)]),
+        "far": np.array([-1.0, 0.0, 0.0]),
+    }
+    i, i2 = _scand("i", 0.8, 1, "S1", 1.0), _scand("i2", 0.7, 1, "S1", 1.001)
+    j, far = _scand("j", 0.5, 9, "S2", 9.0), _scand("far", 0.3, 5, "S3", 5.0)
+    apply_freshness([i, i2, j, far], vecs, CFG)
+    assert i.freshness == -0.15 and j.relevance > i.relevance
+    # ... and the same on the new side: the update "n" (S2) and its twin "n2", which is
+    # nearer to the old fact but whose nearest earlier statement is "n" of its own session
+    vecs = {
+        "o": np.array([1.0, 0.0, 0.0]),
+        "n": np.array([0.45, 0.0, math.sqrt(1 - 0.45**2)]),
+        "n2": np.array([0.5, 0.1, math.sqrt(1 - 0.25 - 0.01)]),
+        "far": np.array([-1.0, 0.0, 0.0]),
+    }
+    o, far = _scand("o", 0.8, 1, "S1", 1.0), _scand("far", 0.3, 5, "S3", 5.0)
+    n, n2 = _scand("n", 0.5, 9, "S2", 9.0), _scand("n2", 0.45, 9, "S2", 9.001)
+    apply_freshness([o, n, n2, far], vecs, CFG)
+    assert o.freshness == -0.15 and n2.relevance > o.relevance
+
+
 def test_freshness_needs_an_update_that_answers_the_query() -> None:
     # b restates a (cosine 1) and is newer, but four candidates answer the query better
     # than b: with freshness_update_rank 5 it is the 6th, so a keeps its rank

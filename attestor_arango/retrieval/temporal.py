@@ -111,6 +111,17 @@ def _best(values: np.ndarray, mask: np.ndarray) -> int:
     return int(np.argmax(np.where(mask, values, -np.inf)))
 
 
+def _same_conversation(items: Sequence[Candidate], j: int, whens: np.ndarray) -> np.ndarray:
+    """Which candidates were said in ``j``'s conversation: its session when both name one,
+    else (a memory without a session) within a day of it."""
+    sj = items[j].memory.provenance.session_id
+    sessions = [c.memory.provenance.session_id for c in items]
+    near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
+    named = np.array([s is not None and sj is not None for s in sessions], dtype=bool)
+    same = np.array([s == sj for s in sessions], dtype=bool)
+    return np.where(named, same, near)
+
+
 def _mutual_nearest_later(
     i: int,
     sims: np.ndarray,
@@ -127,13 +138,16 @@ def _mutual_nearest_later(
     the later one is an update. Scale-free (ranks of cosines, not a threshold of
     one embedder), with ``floor`` as the least similarity that counts. Said in the
     same session, or (without sessions) on the same day, they are one conversation
-    going on, not an update. Among two candidates "nearest" says nothing: at least
-    three are needed. ``whens`` holds each candidate's (valid_from, t_created).
+    going on, not an update; so both searches look only at the other conversations'
+    statements (a statement's twin in its own session, such as an ingest round's
+    verbatim record beside the fact read from it, must not hide the update). Among two
+    candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
+    candidate's (valid_from, t_created).
     """
     if len(items) < 3:
         return None
     t_i = (int(whens[i, 0]), int(whens[i, 1]))
-    later = _later_mask(whens, t_i)
+    later = _later_mask(whens, t_i) & ~_same_conversation(items, i, whens)
     if not later.any():
         return None
     j = _best(sims, later)
@@ -141,13 +155,11 @@ def _mutual_nearest_later(
         return None
     back = np.round(unit @ unit[j], 9)
     t_j = (int(whens[j, 0]), int(whens[j, 1]))
-    if _best(back, _earlier_mask(whens, t_j)) != i:
-        return None
-    a, b = items[i].memory, items[j].memory
-    sa, sb = a.provenance.session_id, b.provenance.session_id
-    if sa is not None and sb is not None:
-        return j if sa != sb else None
-    return j if items[j].valid_from - items[i].valid_from >= US_PER_DAY else None
+    # j's nearest earlier statement among those it could update: one said in j's own
+    # session (or, without sessions, on j's day) is the same conversation, often the same
+    # words twice (a round's verbatim record beside the fact read from it), not a rival
+    rivals = _earlier_mask(whens, t_j) & ~_same_conversation(items, j, whens)
+    return j if _best(back, rivals) == i else None
 
 
 def apply_freshness(
