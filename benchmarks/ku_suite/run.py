@@ -44,6 +44,7 @@ from attestor_arango.config import load_config  # noqa: E402
 from attestor_arango.embeddings import Embedder, HashingEmbedder  # noqa: E402
 from attestor_arango.ids import SeededIdSource  # noqa: E402
 from attestor_arango.memory import AgentMemory  # noqa: E402
+from attestor_arango.models import RecallResponse  # noqa: E402
 from attestor_arango.retrieval import RetrievalConfig  # noqa: E402
 
 RESULTS_DIR = HERE.parent / "results"
@@ -71,47 +72,43 @@ def _write(mem: AgentMemory, mode: str, speaker: str, text: str, at: datetime, s
     return result.episode.id
 
 
-def run_case(
-    case: dict[str, Any],
-    index: int,
-    mode: str,
-    embedder: Embedder,
-    config: RetrievalConfig,
-    workdir: Path,
-) -> dict[str, Any]:
+def store_case(
+    mem: AgentMemory, clock: ManualClock, case: dict[str, Any], index: int, mode: str
+) -> dict[str, int]:
+    """Writes the case's sessions (with filler) and sets the clock to question time;
+    returns result id -> session index of each case statement."""
     sessions = case["sessions"]
-    clock = ManualClock(START)
     owner: dict[str, int] = {}  # result id -> session index of the case statement
     fill = iter(FILLER[(index * 7 + j) % len(FILLER)] for j in range(3 * len(sessions)))
-    with AgentMemory(
-        workdir / f"{case['id']}-{mode}.db",
-        embedder=embedder,
-        clock=clock,
-        ids=SeededIdSource(index),
-    ) as mem:
-        mem.retrieval_config = config
-        for k, statements in enumerate(sessions):
-            day = START + timedelta(days=30 * k)
-            items = [
-                ("user", next(fill), False),
-                *statements,
-                ("user", next(fill), False),
-                ("user", next(fill), False),
-            ]
-            for m, (speaker, text, is_case) in enumerate(items):
-                at = day + timedelta(minutes=2 * m)
-                clock.set(at)
-                rid = _write(mem, mode, speaker, text, at, f"s{k}")
-                if is_case:
-                    owner[rid] = k
-        clock.set(START + timedelta(days=30 * (len(sessions) - 1) + 10))
-        resp = mem.recall(case["question"])
+    for k, statements in enumerate(sessions):
+        day = START + timedelta(days=30 * k)
+        items = [
+            ("user", next(fill), False),
+            *statements,
+            ("user", next(fill), False),
+            ("user", next(fill), False),
+        ]
+        for m, (speaker, text, is_case) in enumerate(items):
+            at = day + timedelta(minutes=2 * m)
+            clock.set(at)
+            rid = _write(mem, mode, speaker, text, at, f"s{k}")
+            if is_case:
+                owner[rid] = k
+    clock.set(START + timedelta(days=30 * (len(sessions) - 1) + 10))
+    return owner
+
+
+def judge(
+    case: dict[str, Any], resp: RecallResponse, owner: dict[str, int], mode: str
+) -> dict[str, Any]:
+    """The case's outcome from the first top-5 result that is one of its statements."""
+    last = len(case["sessions"]) - 1
     outcome, top = "miss", []
     for r in resp.results[:TOP]:
         rid = r.memory.provenance.source_episode_id if mode == "ingest" else r.memory.id
         top.append(r.memory.content)
         if rid in owner:
-            outcome = "new_wins" if owner[rid] == len(sessions) - 1 else "stale_wins"
+            outcome = "new_wins" if owner[rid] == last else "stale_wins"
             break
     return {
         "id": case["id"],
@@ -120,6 +117,34 @@ def run_case(
         "outcome": outcome,
         "top": top,
     }
+
+
+def open_case(case: dict[str, Any], index: int, mode: str, embedder: Embedder,
+              workdir: Path) -> tuple[AgentMemory, ManualClock]:  # fmt: skip
+    clock = ManualClock(START)
+    mem = AgentMemory(
+        workdir / f"{case['id']}-{mode}.db",
+        embedder=embedder,
+        clock=clock,
+        ids=SeededIdSource(index),
+    )
+    return mem, clock
+
+
+def run_case(
+    case: dict[str, Any],
+    index: int,
+    mode: str,
+    embedder: Embedder,
+    config: RetrievalConfig,
+    workdir: Path,
+) -> dict[str, Any]:
+    mem, clock = open_case(case, index, mode, embedder, workdir)
+    with mem:
+        mem.retrieval_config = config
+        owner = store_case(mem, clock, case, index, mode)
+        resp = mem.recall(case["question"])
+    return judge(case, resp, owner, mode)
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
