@@ -137,6 +137,9 @@ class FakeStore:
         self._check("text_pool")
         return pool_of(self._text_hits(query, k, view))
 
+    def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        return {}  # keeps none, like a backend without a text index of its own: tokenised
+
     def _text_hits(self, query: str, k: int, view: TemporalView) -> list[Hit]:
         if self.text_hits is not None:
             return self.text_hits[:k]

@@ -432,3 +432,41 @@ def test_services_take_the_narrowest_store_role() -> None:
         for line in whole_store_params_that_fit_a_role(module)
     ]
     assert offenders == []
+
+
+def test_the_store_contract_carries_no_backend_detail() -> None:
+    """Lane rows carry what every backend returns; a backend's own extras (the embedded
+    text index's scoring terms, its cache names) stay in that backend."""
+    import dataclasses
+
+    from attestor_arango.store import protocol
+
+    assert [f.name for f in dataclasses.fields(protocol.Hit)] == ["memory", "score"]
+    fields = [f.name for f in dataclasses.fields(protocol.TextHit)]
+    assert fields == ["id", "content", "t_created", "score"]
+    lanes = {n for n in vars(protocol.LaneStore) if not n.startswith("_")}
+    assert lanes == {"vector_candidates", "text_pool"}  # one form per lane
+    source = (PACKAGE / "store" / "protocol.py").read_text(encoding="utf-8")
+    for embedded_only in ("vector_cache", "text_cache", "memories_fts", "sqlite", "SQLite"):
+        assert embedded_only not in source, embedded_only
+
+
+def _package_bases(folder: Path) -> list[str]:
+    """Classes of ``folder`` that inherit from a class defined in the package."""
+    defined: set[str] = set()
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in folder.glob("*.py")}
+    for tree in trees.values():
+        defined |= {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    return [
+        f"{path.name}: {node.name}({ast.unparse(base)})"
+        for path, tree in sorted(trees.items())
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for base in node.bases
+        if ast.unparse(base) in defined
+    ]
+
+
+def test_the_embedded_store_is_assembled_not_inherited() -> None:
+    """SQLiteStore holds components (docs/architecture.md); no chain of partial classes."""
+    assert _package_bases(PACKAGE / "store" / "embedded") == []

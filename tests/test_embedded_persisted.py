@@ -93,12 +93,9 @@ def _answers(store: SQLiteStore) -> list[object]:
     for scope in [*SCOPES, Scope("t"), Scope("u")]:
         for view in VIEWS:
             for q in ("alpha river", "paint camp n7", "stone"):
-                out.append(
-                    [
-                        (h.id, h.content, h.score, h.terms)
-                        for h in store.text_pool(scope, q, 20, view)
-                    ]
-                )
+                pool = store.text_pool(scope, q, 20, view)
+                out.append([(h.id, h.content, h.score) for h in pool])
+                out.append(store.scoring_terms(scope, [h.id for h in pool]))
             for _ in range(3):
                 hits = store.vector_candidates(scope, _vec(nrng), 15, view)
                 out.append([(h.memory.id, h.score) for h in hits])

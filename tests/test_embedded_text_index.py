@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
 from pathlib import Path
@@ -119,7 +118,7 @@ def test_pool_is_bm25_over_exactly_the_view(tmp_path: Path) -> None:
     store.close()
 
 
-def test_pool_rows_carry_their_scoring_terms_and_rescore_alike_without_them(
+def test_the_index_keeps_each_rows_scoring_terms_and_rescores_alike_without_them(
     tmp_path: Path,
 ) -> None:
     """The index hands each row's scoring terms to re-scoring; they must be the content's."""
@@ -138,9 +137,9 @@ def test_pool_rows_carry_their_scoring_terms_and_rescore_alike_without_them(
     for query in ("others", "run files", "doing others"):
         pool = store.text_pool(scope, query, 10, view)
         assert pool
-        assert all(t.terms == scoring_terms(t.content) for t in pool)
-        bare = [dataclasses.replace(t, terms=None) for t in pool]
-        assert rescore_pool(pool, query) == rescore_pool(bare, query)
+        held = store.scoring_terms(scope, [t.id for t in pool])
+        assert held == {t.id: scoring_terms(t.content) for t in pool}
+        assert rescore_pool(pool, query, held=held) == rescore_pool(pool, query)
     store.close()
 
 
@@ -368,4 +367,23 @@ def test_rows_are_read_by_rowid_once_known_and_a_wrong_rowid_cannot_mislead(
         assert store.get_memories(a, ids) == warm
         assert store.get_memories(a, ids[:3]) == {i: warm[i] for i in ids[:3]}
     assert store.get_memories(a, ["m9899"]) == {}  # b's row asked for by a: not found
+    store.close()
+
+
+def test_scoring_terms_stay_within_the_scope(tmp_path: Path) -> None:
+    """Beside the contract, but scoped like it: another namespace's or tenant's rows, and
+    rows of an index not loaded yet, give no terms."""
+    store = SQLiteStore(tmp_path / "m.db")
+    a, other_ns, b = Scope("a", "n"), Scope("a", "x"), Scope("b", "n")
+    store.insert_memory(a, _memory(a, 0, "alpha running", T0), None)
+    store.insert_memory(other_ns, _memory(other_ns, 1, "alpha runs", T0 + 1), None)
+    store.insert_memory(b, _memory(b, 2, "alpha beta", T0 + 2), None)
+    ids = ["m9999", "m9998", "m9997"]
+    assert store.scoring_terms(a, ids) == {}  # no text index loaded yet
+    store.text_pool(a, "alpha", 5, TemporalView(as_of=T0 + 10))
+    assert store.scoring_terms(a, ids) == {"m9999": scoring_terms("alpha running")}
+    assert set(store.scoring_terms(Scope("a"), ids)) == {"m9999", "m9998"}
+    assert store.scoring_terms(b, ids) == {}  # b's index is not loaded; a's never answers b
+    store.text_pool(b, "alpha", 5, TemporalView(as_of=T0 + 10))
+    assert store.scoring_terms(b, ids) == {"m9997": scoring_terms("alpha beta")}
     store.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +22,9 @@ from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates, synthetic_id
 from attestor_arango.retrieval.mmr import mmr_rerank, similarity_matrix
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
+from attestor_arango.retrieval.text_lane import rescore_pool, stored_terms
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import Hit
+from attestor_arango.store.protocol import Hit, TextHit
 from attestor_arango.text.stemming import scoring_terms
 from attestor_arango.text.tokens import count_tokens
 
@@ -104,12 +106,27 @@ def test_rrf_ties_break_on_t_created_desc_then_id_asc() -> None:
     assert [c.id for c in fuse([("vector", lane1), ("bm25", lane2)], 60)] == ["b", "c"]
 
 
-def test_fused_candidates_keep_the_terms_a_lane_handed_over() -> None:
-    """Terms the text lane already had are reused, not tokenised again; else tokenised once."""
+def test_rescoring_uses_the_terms_the_backend_held() -> None:
+    """Terms a backend already had are reused, not tokenised again; the rest tokenised."""
+    pool = [TextHit("a", "alpha beta", 2, 0.0), TextHit("b", "alpha", 1, 0.0)]
+    assert rescore_pool(pool, "gamma") == []
+    # deliberately not the content's terms: shows which are used
+    held = rescore_pool(pool, "gamma alpha", held={"a": ("gamma",)})
+    assert [(t.id, t.score > 0) for t in held] == [("a", True), ("b", True)]
+    assert rescore_pool(pool, "gamma alpha", held={}) == rescore_pool(pool, "gamma alpha")
+
+
+def test_stored_terms_asks_only_a_backend_that_keeps_them() -> None:
+    class Keeps:
+        def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+            return {i: ("kept",) for i in ids}
+
+    assert stored_terms(Keeps(), Scope("t"), ["a"]) == {"a": ("kept",)}
+    assert stored_terms(object(), Scope("t"), ["a"]) == {}
+
+
+def test_fused_candidates_tokenise_once() -> None:
     m = mem("a")
-    handed = ("handed", "over")  # deliberately not the content's: shows which is used
-    out = fuse([("vector", [Hit(m, 0.9)]), ("bm25", [Hit(m, 2.0, handed)])], 60)
-    assert out[0].terms == handed and out[0].content_terms() == handed
     plain = fuse([("vector", [Hit(m, 0.9)])], 60)[0]
     assert plain.terms is None
     assert plain.content_terms() == scoring_terms(m.content)

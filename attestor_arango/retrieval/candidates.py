@@ -56,7 +56,7 @@ class Candidate:
         return self._valid_from
 
     def content_terms(self) -> tuple[str, ...]:
-        """The content's scoring terms: handed over by the text lane, else tokenised once."""
+        """The content's scoring terms: the backend's (``stored_terms``), else tokenised once."""
         if self.terms is None:
             self.terms = scoring_terms(self.memory.content)
         return self.terms

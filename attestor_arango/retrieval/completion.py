@@ -62,9 +62,7 @@ def exact_cosine(
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (float(np.linalg.norm(q)) or 1.0)
     found = [h for h in hits if h.memory.id in vecs]
-    out = [
-        Hit(h.memory, round(float(h.score), 6), h.terms) for h in hits if h.memory.id not in vecs
-    ]
+    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in vecs]
     if found:
         # row by row, elementwise then summed: a row's cosine does not depend on the
         # other rows in the batch (a BLAS kernel's summation order may vary with shape)
@@ -72,7 +70,7 @@ def exact_cosine(
         norms = np.sqrt((mat * mat).sum(axis=1))
         dots = (mat * q).sum(axis=1)
         for h, dot, norm in zip(found, dots.tolist(), norms.tolist(), strict=True):
-            out.append(Hit(h.memory, round(dot / (norm or 1.0), 9), h.terms))
+            out.append(Hit(h.memory, round(dot / (norm or 1.0), 9)))
     out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
     return out
 
@@ -125,7 +123,7 @@ def complete_lanes(
             absent = [Hit(m, 0.0) for m in missing(hits, union)]
             tail = exact_cosine(store, scope, qvec, absent, cache)
         elif name == "bm25":
-            tail = [Hit(union[t.id], t.score, t.terms) for t in text_tail if t.id in union]
+            tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
         else:
             tail = []
         out.append((name, complete(hits, tail, union)))

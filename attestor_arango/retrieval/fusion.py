@@ -42,8 +42,6 @@ def fuse(
             cand = by_id.get(hit.memory.id)
             if cand is None:
                 cand = by_id[hit.memory.id] = Candidate(memory=hit.memory)
-            if cand.terms is None:
-                cand.terms = hit.terms
             cand.lane_ranks[lane] = rank
             cand.lane_scores[lane] = float(hit.score)
             cand.rrf += w / (rrf_k + rank)

@@ -50,7 +50,7 @@ from attestor_arango.retrieval.mmr import mmr_rerank
 from attestor_arango.retrieval.neighbours import add_neighbours, apply_neighbours
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness, asks_past
-from attestor_arango.retrieval.text_lane import text_lane
+from attestor_arango.retrieval.text_lane import stored_terms, text_lane
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
@@ -328,6 +328,10 @@ def recall(
     lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr, vcache)
     weights = _weights(lanes, config)
     cands = fuse(lanes, config.rrf_k, weights=weights)
+    # scoring terms the backend's text index kept, so coverage need not tokenise again
+    held = stored_terms(store, scope, [c.id for c in cands])
+    for cand in cands:
+        cand.terms = held.get(cand.id)
     tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)
 
     keys: list[str] = []

@@ -14,6 +14,7 @@ tokenizer, stop words dropped.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 from attestor_arango.models import Memory
 from attestor_arango.retrieval.config import RetrievalConfig
@@ -28,13 +29,37 @@ _STEMMER = STEMMER  # tests check which stemmer build is in use
 terms = scoring_terms
 
 
+@runtime_checkable
+class KeepsTerms(Protocol):
+    """A backend whose text index keeps each row's scoring terms (the embedded one).
+
+    Not part of the Store contract: a backend without it is tokenised here instead.
+    """
+
+    def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]: ...
+
+
+def stored_terms(store: object, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The scoring terms the backend already holds for ``ids`` (each is
+    ``scoring_terms(content)``); empty for a backend that keeps none."""
+    return store.scoring_terms(scope, ids) if isinstance(store, KeepsTerms) else {}
+
+
 def rescore_pool(
-    pool: Sequence[TextHit], query: str, k1: float = bm25.K1, b: float = bm25.B
+    pool: Sequence[TextHit],
+    query: str,
+    k1: float = bm25.K1,
+    b: float = bm25.B,
+    held: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[TextHit]:
-    """The pool re-scored and re-ordered (score desc, t_created desc, id asc); zero scores drop."""
+    """The pool re-scored and re-ordered (score desc, t_created desc, id asc); zero scores drop.
+
+    ``held``: rows' scoring terms the backend already had (``stored_terms``); the other
+    rows are tokenised here.
+    """
     out = [
-        TextHit(t.id, t.content, t.t_created, round(score, 9), toks)
-        for t, toks, score in raw_scores(pool, query, k1, b)
+        TextHit(t.id, t.content, t.t_created, round(score, 9))
+        for t, _, score in raw_scores(pool, query, k1, b, held)
         if score > 0
     ]
     out.sort(key=lambda t: (-t.score, -t.t_created, t.id))
@@ -42,7 +67,11 @@ def rescore_pool(
 
 
 def raw_scores(
-    pool: Sequence[TextHit], query: str, k1: float = bm25.K1, b: float = bm25.B
+    pool: Sequence[TextHit],
+    query: str,
+    k1: float = bm25.K1,
+    b: float = bm25.B,
+    held: Mapping[str, tuple[str, ...]] | None = None,
 ) -> list[tuple[TextHit, tuple[str, ...], float]]:
     """Each pool row holding a query term (once, at its first place), with its terms and its
     BM25 score before rounding; statistics from the pool alone."""
@@ -50,7 +79,8 @@ def raw_scores(
     if not q or not pool:
         return []
     # an index that kept each row's terms hands them over; otherwise tokenise here
-    docs = {t.id: terms(t.content) if t.terms is None else t.terms for t in pool}
+    held = held or {}
+    docs = {t.id: held[t.id] if t.id in held else terms(t.content) for t in pool}
     n = len(docs)
     avgdl = sum(map(len, docs.values())) / n or 1.0
     # each row's query terms with their counts, in order of first occurrence in the row
@@ -113,7 +143,8 @@ def rescored_text(
     known: Mapping[str, Memory],
 ) -> tuple[list[Hit], list[TextHit]]:
     """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest."""
-    scored = rescore_pool(store.text_pool(scope, query, fetch, view), query)
+    pool = store.text_pool(scope, query, fetch, view)
+    scored = rescore_pool(pool, query, held=stored_terms(store, scope, [t.id for t in pool]))
     kept, tail = scored[:keep], scored[keep:]
     return decoded(store, scope, kept, known), tail
 
@@ -124,4 +155,4 @@ def decoded(
     """The pool's rows as hits on whole memories, reading only those ``known`` lacks."""
     missing = [t.id for t in pool if t.id not in known]
     found = {**known, **store.get_memories(scope, missing)} if missing else known
-    return [Hit(found[t.id], t.score, t.terms) for t in pool if t.id in found]
+    return [Hit(found[t.id], t.score) for t in pool if t.id in found]

@@ -38,7 +38,6 @@ class Hit:
 
     memory: Memory
     score: float
-    terms: tuple[str, ...] | None = None  # the content's scoring terms, when a lane had them
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +52,6 @@ class TextHit:
     content: str
     t_created: int  # microseconds
     score: float
-    # the content's scoring terms (stemming.scoring_terms), when the index kept them:
-    # tokenising the pool was most of the re-scoring's cost
-    terms: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,9 +210,9 @@ class GovernanceStore(Protocol):
         ...
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
-        """Rows the tenant still holds per collection of ``purge_collections()``, plus its
-        index and cache entries (e.g. 'memories_fts', 'vector_cache', 'text_cache'); the
-        audit chain is not counted. Every value is zero after a complete purge."""
+        """Rows the tenant still holds per collection of ``purge_collections()``, plus any
+        index or cache entries the backend keeps for it, under names of the backend's own;
+        the audit chain is not counted. Every value is zero after a complete purge."""
         ...
 
     def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:

@@ -20,7 +20,6 @@ from attestor_arango.models import (
 )
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
-from attestor_arango.text.stemming import scoring_terms
 
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z
 A = Scope("acme", "ns1")
@@ -244,24 +243,6 @@ def test_vector_lane_orders_by_cosine_then_id(store: Store) -> None:
     assert [h.memory.id for h in hits] == ["a", "b", "c"]
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
     assert hits[2].score == pytest.approx(np.sqrt(0.5), abs=1e-5)
-
-
-def test_terms_a_lane_hands_over_are_the_contents_scoring_terms(store: Store) -> None:
-    """A backend may hand each hit's scoring terms to the pipeline (or None); never others."""
-    setup(store, A)
-    texts = ["The others ran to the other side", "doing what others did", "others, being ours"]
-    for i, text in enumerate(texts):
-        store.insert_memory(A, mem(A, f"m{i}", text), vec(1, i))
-    pool = store.text_pool(A, "others", 10, now())  # loads a text index, if the backend has one
-    hits = store.vector_candidates(A, vec(1, 0), 3, now())
-    assert len(pool) == 3 and len(hits) == 3
-    for t in pool:
-        assert t.terms is None or t.terms == scoring_terms(t.content)
-    for h in hits:
-        assert h.terms is None or h.terms == scoring_terms(h.memory.content)
-    if store.backend == "embedded":  # its text index keeps them: the re-scoring uses them
-        assert all(t.terms is not None for t in pool)
-        assert all(h.terms is not None for h in hits)
 
 
 def test_wrong_vector_dimension_is_refused_and_nothing_stored(store: Store) -> None:

@@ -75,6 +75,19 @@ class EmbeddedText:
         check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
         return found
 
+    def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The scoring terms the tenant's loaded text index keeps for those of ``ids`` in the
+        scope (none before it is loaded, none of another namespace): the pipeline's BM25
+        re-scoring and coverage reuse them instead of tokenising the rows again. Not part of
+        the Store contract (retrieval's ``KeepsTerms`` asks for it)."""
+        with self._db.lock:
+            texts = self._caches.texts.get(scope.tenant)
+            if texts is None:
+                return {}
+            pos, rows = texts.rows.pos, texts.rows
+            mine = [i for i in ids if i in pos and rows.in_namespace(pos[i], scope.namespace)]
+            return texts.terms_of(mine)
+
     def _fts_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         match = fts_match(query)
         if match is None:

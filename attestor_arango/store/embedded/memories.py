@@ -226,8 +226,5 @@ class EmbeddedMemories:
             pairs = self._caches.vector_read(
                 scope.tenant, lambda v: v.search(query, k, scope.namespace, view)
             )
-            texts = self._caches.texts.get(scope.tenant)
-            terms = {} if texts is None else texts.terms_of([i for i, _ in pairs])
         found = self.get_memories(scope, [i for i, _ in pairs])
-        # the text index's scoring terms go along, so the pipeline need not tokenise again
-        return [Hit(found[i], s, terms.get(i)) for i, s in pairs if i in found]
+        return [Hit(found[i], s) for i, s in pairs if i in found]

@@ -165,6 +165,10 @@ class SQLiteStore:
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         return self.text.text_pool(scope, query, k, view)
 
+    def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The text index's scoring terms of ``ids`` (fts.py); beside the Store contract."""
+        return self.text.scoring_terms(scope, ids)
+
     # graph and episodes (graph.py) ------------------------------------------------------
     def upsert_entity(self, scope: Scope, entity: Entity) -> None:
         self.graph.upsert_entity(scope, entity)

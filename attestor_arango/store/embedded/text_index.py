@@ -324,9 +324,6 @@ class TenantText:
         ranked = sorted(order)[:k]
         namespaces = self.rows.namespaces(rows)
         picked = [r for *_, r in ranked]
-        texts, row_terms = self.contents.take(picked), self.terms.take(picked)
-        hits = [
-            TextHit(i, text, -t, -s, found)
-            for (s, t, i, _), text, found in zip(ranked, texts, row_terms, strict=True)
-        ]
+        texts = self.contents.take(picked)
+        hits = [TextHit(i, text, -t, -s) for (s, t, i, _), text in zip(ranked, texts, strict=True)]
         return hits, namespaces
