@@ -93,18 +93,10 @@ def ku(embedder_name: str, split: str, mode: str, names: list[str]) -> dict[str,
     }
 
 
-def locomo_dev(embedder_name: str, names: list[str]) -> dict[str, Any]:
+def locomo_dev(embedder_name: str, names: list[str], data: str) -> dict[str, Any]:
     convs = [
-        c
-        for c in locomo.load_conversations(HERE.parents[1] / "shared" / "data" / "locomo")
-        if locomo.short_id(c.sample_id) in {"26", "30"}
+        c for c in locomo.load_conversations(data) if locomo.short_id(c.sample_id) in {"26", "30"}
     ]
-    if not convs:  # the data sits beside the clone in ../shared
-        convs = [
-            c
-            for c in locomo.load_conversations("/work/shared/data/locomo")
-            if locomo.short_id(c.sample_id) in {"26", "30"}
-        ]
     embedder = locomo.pick_embedder(embedder_name)
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, Progress(console=Console(stderr=True)) as bar:
@@ -127,6 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--skip-locomo", action="store_true")
     ap.add_argument("--skip-ku", action="store_true")
+    ap.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data" / "locomo"))
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     names = [n for n in args.variants.split(",") if n]
@@ -140,7 +133,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             report[f"ku_{mode}_{args.split}"] = ku(args.embedder, args.split, mode, names)
             Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     if not args.skip_locomo:
-        report["locomo_dev_add_turns"] = locomo_dev(args.embedder, names)
+        report["locomo_dev_add_turns"] = locomo_dev(args.embedder, names, args.data)
     report["load_after"] = os.getloadavg()
     report["generated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
