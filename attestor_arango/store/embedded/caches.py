@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess
+from attestor_arango.store.embedded.connection import Op
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError
 from attestor_arango.store.embedded.persisted import PersistedIndexes
 from attestor_arango.store.embedded.text_index import TenantText
@@ -23,7 +24,6 @@ from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
 
 T = TypeVar("T")
-Op = tuple[str, Any]
 
 
 class TenantCaches:
