@@ -312,6 +312,7 @@ def measure_size(
             recall_p95_ms=pct(wall, 95),
             recall_p99_ms=pct(wall, 99),
             recall_cpu_p50_ms=pct(cpu, 50),
+            recall_cpu_mean_ms=round(statistics.mean(cpu), 3),
             results_per_recall=round(statistics.mean(t["results"] for t in times[label]), 1),
             **{k: round(v, 1) for k, v in w.send(cmd="rss").items()},
             full_gc_ms=round(w.send(cmd="gc")["gc_ms"], 2),
@@ -320,6 +321,12 @@ def measure_size(
             recalls_timed=len(wall),
         )
         w.close()
+    if len(codes) == 2:
+        # the same query on both sides, one right after the other: the median of the
+        # per-query CPU ratios shrugs off load that changes over the run
+        this, other = (times[label] for label in codes)
+        ratios = [a["cpu_ms"] / b["cpu_ms"] for a, b in zip(this, other, strict=True)]
+        rows["this"]["recall_cpu_paired_ratio"] = round(statistics.median(ratios), 3)
     for label in codes:
         console.print(label, rows[label])
     return rows
@@ -335,6 +342,8 @@ METRICS = [
     ("recall_p95_ms", "recall p95 ms"),
     ("recall_p99_ms", "recall p99 ms"),
     ("recall_cpu_p50_ms", "recall CPU p50 ms"),
+    ("recall_cpu_mean_ms", "recall CPU mean ms"),
+    ("recall_cpu_paired_ratio", "median per-query CPU ratio"),
     ("rss_mb", "RSS after recalls MB"),
     ("rss_anon_mb", "  of it anonymous MB"),
     ("rss_file_mb", "  of it mapped files MB"),
@@ -400,7 +409,9 @@ def main() -> None:
             ]
             if args.compare:
                 a, b = values
-                if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b:
+                if key == "recall_cpu_paired_ratio":  # a ratio already, of this side only
+                    cells.append("" if a is None else f"{a:.3f}")
+                elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and b:
                     cells.append(f"{a / b:.2f}")
                 else:
                     cells.append("same" if a == b else "DIFFERENT")
