@@ -19,6 +19,7 @@ from attestor_arango.store.embedded.base import SQLiteAccess
 from attestor_arango.store.embedded.connection import Op
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError
 from attestor_arango.store.embedded.persisted import PersistedIndexes
+from attestor_arango.store.embedded.rowcache import MemoryRows
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
@@ -44,6 +45,7 @@ class TenantCaches:
         self._use: OrderedDict[str, None] = OrderedDict()  # tenants, least recent first
         self._data_version_of = data_version
         self._data_version = data_version()
+        self.rows = MemoryRows()  # decoded memories between reads (rowcache.py)
 
     # following the commits (CommitListener) ---------------------------------------------
     def refresh(self) -> None:
@@ -52,6 +54,7 @@ class TenantCaches:
         if version != self._data_version:
             self.vectors.clear()
             self.texts.clear()
+            self.rows.clear()
             self._data_version = version
 
     def prepare(self, ops: list[Op]) -> dict[str, Generation]:
@@ -67,6 +70,7 @@ class TenantCaches:
     def _apply(self, op: str, payload: Any) -> None:
         # a tenant's caches not loaded yet are loaded later, from the committed rows
         if op == "drop":
+            self.rows.drop(payload)
             self.vectors.pop(payload, None)
             self.texts.pop(payload, None)
             self.persisted.remove_files(payload)
@@ -79,6 +83,7 @@ class TenantCaches:
         elif op == "text" and texts is not None:
             texts.add(*payload[1:])
         elif op == "expire":
+            self.rows.discard(payload[0], payload[1])
             for index in (vectors, texts):
                 if index is not None:
                     index.set_expired(payload[1], payload[2])
@@ -155,6 +160,7 @@ class TenantCaches:
         return {
             "vector_cache": 0 if cached is None else cached.n,
             "text_cache": 0 if texts is None else texts.n,
+            "memory_cache": self.rows.held(tenant),
         }
 
     def tenants(self) -> list[str]:

@@ -30,6 +30,12 @@ from attestor_arango.store.embedded.caches import TenantCaches
 from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
 
 
+def _in_order(ids: Sequence[str], memories: Sequence[Memory]) -> dict[str, Memory]:
+    """The memories by id, in the order asked (whichever were cached or read)."""
+    by_id = {m.id: m for m in memories}
+    return {i: by_id[i] for i in ids if i in by_id}
+
+
 class EmbeddedMemories:
     """Memories, vectors, counts and the vector lane of one SQLite file."""
 
@@ -109,9 +115,19 @@ class EmbeddedMemories:
         """
         if not ids:
             return {}
-        wanted = list(dict.fromkeys(ids))
+        asked = wanted = list(dict.fromkeys(ids))
         params = _scope_params(scope)
         with self._db.lock:
+            # decoded rows kept from earlier reads (rowcache.py), never inside a write
+            # transaction: its rows may not be committed
+            cache = None if self._db.in_transaction else self._caches.rows
+            cached: list[Memory] = []
+            if cache is not None:
+                self._caches.refresh()  # another connection's commit empties it
+                cached, wanted = cache.take(scope.tenant, scope.namespace, wanted)
+                if not wanted:
+                    check_tenant(scope, cached)
+                    return _in_order(asked, cached)
             texts = self._caches.texts.get(scope.tenant)
             rowids = list(texts.rowids_of(wanted).values()) if texts is not None else []
             rows: list[sqlite3.Row] = []
@@ -125,7 +141,11 @@ class EmbeddedMemories:
             rest = [i for i in wanted if i not in found]
             if rest:
                 rows += self._db.read(q.GET_MEMORIES, {"ids": json.dumps(rest), **params})
-        return {m.id: m for m in self._memories(scope, rows)}
+            read = self._memories(scope, rows)
+            if cache is not None:
+                cache.put(zip(read, (r["metadata"] for r in rows), strict=True))
+        check_tenant(scope, cached)
+        return _in_order(asked, [*cached, *read])
 
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
