@@ -79,6 +79,9 @@ class RetrievalConfig:
     # 0 switches the step off
     neighbour_weight: float = 0.5
     neighbour_fetch: int = 10
+    # the question's speaker (retrieval/speakers.py): turns spoken by the person the
+    # query asks about gain this graph bonus (one hop step); 0 switches it off
+    speaker_weight: float = 0.1
     # session coverage (retrieval/coverage.py): the IDF-weighted share of the
     # query's terms held by the union of a candidate's session, weighted and added
     # to relevance

@@ -5,7 +5,8 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
    optional LLM query lanes, only when switched on and given an expander);
    lane completion ranks each vector/text candidate in the other lane too;
 2. fusion: reciprocal rank fusion as a normalised score;
-3. graph affinity from hop distance to the entities the query names;
+3. graph affinity from hop distance to the entities the query names, and the
+   question's speaker: turns said by the person the query asks about (speakers.py);
 4. typed relations touching those entities, as synthetic candidates;
 5. confidence decay and recency boost against the view's as_of, query-term
    coverage of each candidate's session, neighbouring conversation turns
@@ -49,6 +50,7 @@ from attestor_arango.retrieval.lanes import QueryExpander
 from attestor_arango.retrieval.mmr import mmr_rerank
 from attestor_arango.retrieval.neighbours import add_neighbours, apply_neighbours
 from attestor_arango.retrieval.space import embedder_warnings
+from attestor_arango.retrieval.speakers import apply_speaker
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness, asks_past
 from attestor_arango.retrieval.text_lane import stored_terms, text_lane
 from attestor_arango.retrieval.timecue import apply_time_cue
@@ -216,6 +218,8 @@ def _graph(
             return cands, []
         hops = store.hops(scope, keys, config.graph_max_depth, view)
         apply_affinity(cands, hops, config)
+        if config.speaker_weight > 0:
+            apply_speaker(cands, query, entities, config.speaker_weight)
         if config.relations_enabled:
             existing = {c.id for c in cands}
             synth = [
