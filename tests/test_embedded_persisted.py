@@ -523,3 +523,110 @@ def test_a_text_file_made_by_another_tokeniser_is_rebuilt(
     assert not mapped and got == _truth(path)  # rebuilt from the rows, same answers
     meta = [IndexFile(f).meta for f in _files(path)]
     assert {m.get("tokeniser") for m in meta if m["kind"] == "text"} == {"another-stemmer"}
+
+
+def test_a_mapped_row_table_finds_ids_without_building_a_dict(tmp_path: Path) -> None:
+    """Ids of a persisted table are found by binary search over the file's sorted ids
+    (no id -> row dict per opened index): same rows as the built table, for ids of
+    other lengths, non-ASCII ids, prefixes of stored ids and ids never stored."""
+    rng = random.Random(4)
+    ids = [f"m{rng.randrange(10**9)}" + "é" * (i % 3) for i in range(3000)]
+    ids = list(dict.fromkeys(ids))
+    n = len(ids)
+    times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
+    text = TenantText()
+    text.load(ids, ["n"] * n, [f"alpha {i}" for i in range(n)], times, list(range(1, n + 1)))
+    arrays, meta = text.sections()
+    path = tmp_path / "t.idx"
+    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
+    f = IndexFile(path)
+    mapped = TenantText.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    assert mapped.rows._pos == {}  # nothing built per row at open
+    mapped.add("late-é", "n", "alpha late", (T0, 2**62, T0, 2**62), n + 1)
+    text.add("late-é", "n", "alpha late", (T0, 2**62, T0, 2**62), n + 1)
+    asked = [*rng.sample(ids, 200), "late-é", "absent", ids[0][:-1], ids[1] + "x", ""]
+    assert mapped.rows.rows_of(asked) == text.rows.rows_of(asked)
+    assert [mapped.rows.row_of(i) for i in asked] == [text.rows.row_of(i) for i in asked]
+    assert mapped.rowids_of(asked) == text.rowids_of(asked)
+    assert mapped.terms_of(asked) == text.terms_of(asked)
+    rows = np.array(rng.sample(range(n + 1), 300))
+    assert mapped.rows.take_ids(rows) == text.rows.take_ids(rows)
+    view = TemporalView(as_of=T0 + n)
+    assert mapped.search(["alpha"], 50, "n", view) == text.search(["alpha"], 50, "n", view)
+    # saved again (mapped rows plus the new one): the same bytes as the built index's file
+    assert _sections_bytes(mapped) == _sections_bytes(text)
+
+
+def test_an_id_holding_a_nul_keeps_its_index_in_memory(tmp_path: Path) -> None:
+    text = TenantText()
+    times = np.array([[T0, 2**62, T0, 2**62]] * 2, dtype=np.int64)
+    text.load(["a\x00", "a"], ["n", "n"], ["x", "y"], times)
+    with pytest.raises(ValueError):
+        text.sections()
+    assert text.rows.rows_of(["a", "a\x00"]) == [("a", 1), ("a\x00", 0)]
+
+
+def _text_store(tmp_path: Path, rows: int) -> tuple[Path, Path]:
+    """A store of ``rows`` rows whose text file holds several checksum blocks of texts."""
+    path = tmp_path / "s.db"
+    store = _fresh(path)
+    _add(store, random.Random(21), np.random.default_rng(21), 0, rows)
+    _answers(store)
+    store.close()
+    digest = indexfile_digest("t")
+    text_file = path.with_name(path.name + ".idx") / f"{digest}.text"
+    return path, text_file
+
+
+def indexfile_digest(tenant: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(tenant.encode()).hexdigest()[:32]
+
+
+def _flip(file: Path, offset: int) -> None:
+    with open(file, "r+b") as fh:
+        fh.seek(offset)
+        byte = fh.read(1)
+        fh.seek(offset)
+        fh.write(bytes([byte[0] ^ 0x5A]))
+
+
+def test_lazy_sections_are_checked_block_by_block_as_they_are_read(tmp_path: Path) -> None:
+    """Opening a text file does not read its texts, terms and postings; a corrupt block
+    of them is refused where it is read (and by a save that would copy it), while the
+    blocks around it still read."""
+    from attestor_arango.store.embedded import text_index
+
+    _, text_file = _text_store(tmp_path, 6000)
+    f = IndexFile(text_file)
+    start, nbytes = f._table["contents"]["offset"], f._table["contents"]["nbytes"]
+    assert nbytes > 3 * indexfile.BLOCK
+    del f
+    _flip(text_file, start + indexfile.BLOCK + 5)  # in the contents' second block
+    with pytest.raises(IndexFileError):
+        IndexFile(text_file)  # every section verified at open: refused
+    f = IndexFile(text_file, lazy=text_index.LAZY)  # the lazy ones are not read at open
+    f.check("contents", np.array([0, 2 * indexfile.BLOCK]), np.array([10, 2 * indexfile.BLOCK + 9]))
+    with pytest.raises(IndexFileError):
+        f.check("contents", np.array([indexfile.BLOCK]), np.array([indexfile.BLOCK + 1]))
+    mapped = TenantText.from_sections({k: f.section(k) for k in f.names()}, f.meta, f.check)
+    assert mapped.contents[0]  # a row of the first block reads
+    with pytest.raises(IndexFileError):
+        mapped.sections()  # its bytes would be copied into a new file: checked whole first
+
+
+@pytest.mark.parametrize("section", ["contents", "terms", "p.pairs"])
+def test_a_corrupt_block_read_by_a_recall_rebuilds_the_text_index(
+    tmp_path: Path, section: str
+) -> None:
+    path, text_file = _text_store(tmp_path, 6000)
+    f = IndexFile(text_file)
+    start, nbytes = f._table[section]["offset"], f._table[section]["nbytes"]
+    del f
+    for at in range(start, start + nbytes, indexfile.BLOCK):  # one byte in every block
+        _flip(text_file, at + 3)
+    got, store = _reopened(path)
+    assert got == _truth(path)
+    store.close()
+    IndexFile(text_file)  # rewritten whole: every block verifies

@@ -363,7 +363,7 @@ def test_rows_are_read_by_rowid_once_known_and_a_wrong_rowid_cannot_mislead(
         [on_file[ids[(k + 1) % 7]] for k in range(7)],
     ):
         for k, memory_id in enumerate(ids):
-            texts.rowids[texts.rows.pos[memory_id]] = wrong[k]
+            texts.rowids[texts.rows.row_of(memory_id)] = wrong[k]
         assert store.get_memories(a, ids) == warm
         assert store.get_memories(a, ids[:3]) == {i: warm[i] for i in ids[:3]}
     assert store.get_memories(a, ["m9899"]) == {}  # b's row asked for by a: not found

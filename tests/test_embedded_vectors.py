@@ -21,7 +21,7 @@ def _brute(
     rows = []
     t = index.rows
     code = None if namespace is None else t.ns_code(namespace)
-    for i, memory_id in enumerate(index.ids):
+    for i, memory_id in enumerate(index.rows.take_ids(range(index.n))):
         if not (t.t_created[i] <= view.as_of and t.t_expired[i] > view.t_expired_after):
             continue
         if view.window is not None and not (
@@ -111,7 +111,7 @@ def test_ties_with_the_query_row_are_all_kept_and_ordered_by_id() -> None:
     index = _index(vecs, rng)
     view = TemporalView(as_of=10**6, include_closed=True)
     got = index.search(vecs[0], 5, None, view)
-    tied = sorted(index.ids[:20])[:5]
+    tied = sorted(index.rows.take_ids(range(20)))[:5]
     assert [g[0] for g in got] == tied
 
 
@@ -133,7 +133,7 @@ def test_bulk_load_answers_like_one_by_one_adds() -> None:
     one_by_one = _index(vecs, rng)
     bulk = TenantVectors(24)
     bulk.load(
-        one_by_one.ids,
+        one_by_one.rows.take_ids(range(5000)),
         [one_by_one.rows.namespace(i) for i in range(5000)],
         vecs,
         np.stack(
@@ -218,7 +218,7 @@ def test_a_query_tied_with_every_row_returns_the_first_ids(
     index = _index(_dense(rng, 5000, 16), rng)  # more rows than one exact-scoring chunk
     view = TemporalView(as_of=10**9, include_closed=True)
     got = index.search(np.zeros(16, dtype=np.float32), 5, None, view)
-    assert got == [(i, 0.0) for i in sorted(index.ids)[:5]]
+    assert got == [(i, 0.0) for i in sorted(index.rows.take_ids(range(index.n)))[:5]]
 
 
 @pytest.mark.parametrize("n", [1, 7, 600, 5_000, 40_000])

@@ -141,6 +141,19 @@ class TenantCaches:
             assert rebuilt is not None
             return read(rebuilt)
 
+    def text_read(self, tenant: str, read: Callable[[TenantText], T]) -> T:
+        """``read`` of the tenant's text index (loaded if needed); a persisted block found
+        corrupt on the way (texts, terms and postings are checked as they are read) drops
+        the file and the index, and the read runs again on one rebuilt from the rows."""
+        try:
+            return read(self.tenant_text(tenant))
+        except IndexFileError:
+            self.texts.pop(tenant, None)
+            path = self.persisted.index_path(tenant, "text")
+            if path is not None:
+                path.unlink(missing_ok=True)
+            return read(self.tenant_text(tenant))
+
     def tenant_text(self, tenant: str) -> TenantText:
         """The tenant's text index, loaded if needed."""
         self.refresh()

@@ -12,7 +12,7 @@ strings, which cannot form reference cycles.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -91,9 +91,18 @@ class BlobColumn:
     tuple of strings (stored joined by ``SEP``).
     """
 
-    def __init__(self, blob: np.ndarray, offsets: np.ndarray, tuples: bool) -> None:
+    def __init__(
+        self,
+        blob: np.ndarray,
+        offsets: np.ndarray,
+        tuples: bool,
+        check: Callable[[np.ndarray, np.ndarray], None] | None = None,
+    ) -> None:
         self._blob = np.ascontiguousarray(blob, dtype=np.uint8).data.cast("B")
         self._offsets = offsets
+        # verifies the byte spans [lo, hi) of the blob about to be decoded (a file's lazy
+        # block checksums, ``IndexFile.check``); raises where they do not match
+        self._check = check
         self._base = len(offsets) - 1
         self._tuples = tuples
         self._tail = ObjectColumn()
@@ -107,6 +116,7 @@ class BlobColumn:
 
     def packed(self) -> tuple[np.ndarray, np.ndarray]:
         """The blob and offsets of every row (see ``packed``): base bytes, then the tail's."""
+        self.check_all()
         base = np.frombuffer(self._blob, dtype=np.uint8)[: int(self._offsets[-1])]
         if not len(self._tail):
             return base, np.asarray(self._offsets, dtype=np.int64)
@@ -120,7 +130,15 @@ class BlobColumn:
         self._tail.append(value)
 
     def _decode(self, row: int) -> Any:
-        return self._decode_span(int(self._offsets[row]), int(self._offsets[row + 1]))
+        lo, hi = int(self._offsets[row]), int(self._offsets[row + 1])
+        if self._check is not None:
+            self._check(np.array([lo]), np.array([hi]))
+        return self._decode_span(lo, hi)
+
+    def check_all(self) -> None:
+        """Verifies the whole blob (before its bytes are written into another file)."""
+        if self._check is not None:
+            self._check(np.array([0]), np.array([int(self._offsets[-1])]))
 
     def _decode_span(self, lo: int, hi: int) -> Any:
         text = str(self._blob[lo:hi], "utf-8")
@@ -139,7 +157,10 @@ class BlobColumn:
         at = np.asarray(rows, dtype=np.intp)
         base = self._base
         if at.size and int(at.max()) < base:  # all persisted: slice bounds in one gather
-            lo, hi = self._offsets[at].tolist(), self._offsets[at + 1].tolist()
+            starts, ends = self._offsets[at], self._offsets[at + 1]
+            if self._check is not None:
+                self._check(starts, ends)
+            lo, hi = starts.tolist(), ends.tolist()
             return [self._decode_span(a, b) for a, b in zip(lo, hi, strict=True)]
         tail = self._tail
         return [self._decode(r) if r < base else tail[r - base] for r in at.tolist()]

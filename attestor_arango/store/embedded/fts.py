@@ -69,8 +69,8 @@ class EmbeddedText:
         if not terms:
             return []
         with self._db.lock:
-            found, namespaces = self._caches.tenant_text(scope.tenant).search(
-                terms, k, scope.namespace, view
+            found, namespaces = self._caches.text_read(
+                scope.tenant, lambda t: t.search(terms, k, scope.namespace, view)
             )
         check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
         return found
@@ -84,9 +84,9 @@ class EmbeddedText:
             texts = self._caches.texts.get(scope.tenant)
             if texts is None:
                 return {}
-            pos, rows = texts.rows.pos, texts.rows
-            mine = [i for i in ids if i in pos and rows.in_namespace(pos[i], scope.namespace)]
-            return texts.terms_of(mine)
+            rows = texts.rows
+            mine = [i for i, r in rows.rows_of(ids) if rows.in_namespace(r, scope.namespace)]
+            return self._caches.text_read(scope.tenant, lambda t: t.terms_of(mine))
 
     def _fts_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         match = fts_match(query)

@@ -7,8 +7,10 @@ Such a file is only ever a cache of the SQLite rows: when it is missing, of an
 unknown format, stale or corrupt it is rebuilt from them, never trusted.
 
 Layout: an 8-byte magic with the format version, the header's length and CRC-32,
-the header (JSON: what the file reflects, and per section its offset, dtype,
-shape and CRC-32), then each section at a 64-byte aligned offset. A file is
+the header (JSON: what the file reflects, per section its offset, dtype and
+shape, and where the block checksums are), then each section at a 64-byte
+aligned offset, then the block checksums: a CRC-32 per 16 KiB block of every
+section (uint32, with their own CRC-32 in the header). A file is
 written to a temporary name in the same folder, flushed, fsynced and renamed
 over the old one (then the folder is fsynced), so a reader sees the old file or
 the new one, whole, and a writer killed half-way leaves only a temporary file
@@ -16,9 +18,13 @@ that nothing reads (``remove_stale_temps`` clears those of dead writers).
 
 Checksums are verified when a file is opened, section by section, by reading
 the file (not through the mapping, so verification adds no resident memory);
-sections named in ``lazy`` are skipped there and checked by their owner as it
-reads them (the float32 vectors: a recall re-scores a few dozen rows of them,
-and reading all of them at open would cost as much as the scan they avoid).
+sections named in ``lazy`` are skipped there and checked as they are read: a
+reader names the byte spans it is about to use (``check``) and each block they
+touch is verified the first time (the texts, terms and postings of a text index:
+a recall reads a few hundred rows of them, and checking a million rows' worth at
+the first recall cost a quarter of it), or the owner keeps checksums of its own
+(the float32 vectors' per-row CRCs). A block that does not match raises
+``IndexFileError`` where it is read, and the store rebuilds the index.
 """
 
 from __future__ import annotations
@@ -35,10 +41,11 @@ from typing import Any
 
 import numpy as np
 
-MAGIC = b"ATIDX\x00\x00\x01"  # last byte: the format version
+MAGIC = b"ATIDX\x00\x00\x02"  # last byte: the format version (2: block checksums)
 _FIXED = struct.Struct("<8sQI4x")  # magic, header length, header CRC-32
 _ALIGN = 64
 _READ = 1 << 22  # bytes per read while verifying
+BLOCK = 1 << 14  # bytes per checksum block
 
 
 class IndexFileError(Exception):
@@ -104,24 +111,27 @@ def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Secti
     }
     # offsets are relative to the first section, which starts after the header (aligned)
     table: dict[str, dict[str, Any]] = {}
+    blocks: list[int] = []
     offset = 0
     for name, pieces in parts.items():
         first = pieces[0]
         if any(p.dtype != first.dtype or p.shape[1:] != first.shape[1:] for p in pieces):
             raise ValueError(f"the parts of section {name} differ in dtype or row shape")
-        crc = 0
-        for p in pieces:
-            crc = zlib.crc32(memoryview(p).cast("B"), crc) if p.nbytes else crc  # type: ignore[arg-type]
         nbytes = sum(p.nbytes for p in pieces)
         table[name] = {
             "offset": offset,
             "dtype": first.dtype.str,
             "shape": [sum(len(p) for p in pieces), *first.shape[1:]] if first.ndim else [],
-            "crc32": crc & 0xFFFFFFFF,
+            "block0": len(blocks),
             "nbytes": nbytes,
         }
+        blocks += _block_crcs(pieces)
         offset = _aligned(offset + nbytes)
-    header = json.dumps({"meta": dict(meta), "sections": table}, sort_keys=True).encode()
+    crcs = np.array(blocks, dtype="<u4")
+    where = {"offset": offset, "count": len(blocks), "crc32": crc32(crcs)}
+    header = json.dumps(
+        {"meta": dict(meta), "sections": table, "blocks": where}, sort_keys=True
+    ).encode()
     base = _aligned(_FIXED.size + len(header))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
@@ -133,6 +143,8 @@ def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Secti
                 f.seek(base + table[name]["offset"])
                 for p in pieces:
                     write_section(f, p)
+            f.seek(base + where["offset"])
+            f.write(crcs.tobytes())
             f.truncate()
             f.flush()
             os.fsync(f.fileno())
@@ -208,14 +220,25 @@ class IndexFile:
                 self._table: dict[str, dict[str, Any]] = parsed["sections"]
                 size = os.fstat(f.fileno()).st_size
                 self._base = _aligned(_FIXED.size + length)
+                self._crcs = np.zeros(0, dtype="<u4")
+                if verify:
+                    self._crcs = _read_blocks(f, path, self._base, parsed["blocks"])
                 skip = set(lazy)
+                self._done: dict[str, np.ndarray] = {}  # per lazy section: blocks verified
                 for name, s in self._table.items():
                     s["offset"] += self._base
                     if s["offset"] + s["nbytes"] > size:
                         raise IndexFileError(f"{path}: section {name} runs past the file's end")
-                    if not verify or name in skip:
+                    if not verify:
                         continue
-                    if _file_crc(f, s["offset"], s["nbytes"]) != s["crc32"]:
+                    count = -(-s["nbytes"] // BLOCK)
+                    if s["block0"] + count > len(self._crcs):
+                        raise IndexFileError(f"{path}: section {name} has no block checksums")
+                    if name in skip:
+                        self._done[name] = np.zeros(count, dtype=bool)
+                        continue
+                    want = self._crcs[s["block0"] : s["block0"] + count]
+                    if _file_blocks(f, s["offset"], s["nbytes"]) != want.tolist():
                         raise IndexFileError(f"{path}: section {name} does not match its checksum")
         except OSError as exc:
             raise IndexFileError(f"cannot read {path}: {exc}") from exc
@@ -240,6 +263,46 @@ class IndexFile:
         flat = np.frombuffer(self._map, dtype, s["nbytes"] // dtype.itemsize, s["offset"])
         return flat.reshape(s["shape"])
 
+    def check(self, name: str, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Verifies the blocks of a lazy section that the byte spans [lo, hi) touch.
+
+        Each block is checked once (through the mapping: its pages are being read
+        anyway); IndexFileError when one does not match. Sections verified at open
+        need no check.
+        """
+        done = self._done.get(name)
+        if done is None:
+            return
+        keep = hi > lo
+        first, last = lo[keep] // BLOCK, (hi[keep] - 1) // BLOCK
+        if first.size == 0:
+            return
+        if bool((last - first <= 1).all()):
+            touched = np.union1d(first, last)
+        else:
+            spans = zip(first.tolist(), last.tolist(), strict=True)
+            touched = np.unique(np.concatenate([np.arange(a, b + 1) for a, b in spans]))
+        todo = touched[~done[touched]]
+        if todo.size == 0:
+            return
+        s = self._table[name]
+        assert self._map is not None
+        view = memoryview(self._map)
+        try:
+            for block in todo.tolist():
+                start = s["offset"] + block * BLOCK
+                end = min(start + BLOCK, s["offset"] + s["nbytes"])
+                if crc32(view[start:end]) != int(self._crcs[s["block0"] + block]):
+                    raise IndexFileError(f"{self.path}: block {block} of {name} is corrupt")
+                done[block] = True
+        finally:
+            view.release()
+
+    def check_all(self, name: str) -> None:
+        """Verifies every block of a lazy section (before its bytes are copied elsewhere)."""
+        nbytes = self._table[name]["nbytes"]
+        self.check(name, np.array([0]), np.array([nbytes]))
+
     def release(self, name: str) -> None:
         """Unmaps the resident pages of a section from this process (MADV_DONTNEED).
 
@@ -255,14 +318,45 @@ class IndexFile:
         self._map.madvise(mmap.MADV_DONTNEED, start, s["offset"] + s["nbytes"] - start)
 
 
-def _file_crc(f: Any, offset: int, nbytes: int) -> int:
+def _block_crcs(pieces: tuple[np.ndarray, ...]) -> list[int]:
+    """The CRC-32 of each BLOCK bytes of the pieces' concatenation (the last block shorter)."""
+    out: list[int] = []
+    crc, fill = 0, 0
+    for p in pieces:
+        view = memoryview(p).cast("B") if p.nbytes else memoryview(b"")  # type: ignore[arg-type]
+        at = 0
+        while at < len(view):
+            take = min(BLOCK - fill, len(view) - at)
+            crc = zlib.crc32(view[at : at + take], crc)
+            fill += take
+            at += take
+            if fill == BLOCK:
+                out.append(crc & 0xFFFFFFFF)
+                crc, fill = 0, 0
+    if fill:
+        out.append(crc & 0xFFFFFFFF)
+    return out
+
+
+def _read_blocks(f: Any, path: Path, base: int, where: dict[str, Any]) -> np.ndarray:
+    """The file's block checksums, checked against their own CRC-32 in the header."""
+    f.seek(base + where["offset"])
+    raw = f.read(4 * where["count"])
+    if len(raw) != 4 * where["count"] or crc32(raw) != where["crc32"]:
+        raise IndexFileError(f"{path}: the block checksums do not match their checksum")
+    return np.frombuffer(raw, dtype="<u4")
+
+
+def _file_blocks(f: Any, offset: int, nbytes: int) -> list[int]:
+    """The CRC-32 of each block of a section, read from the file (not the mapping)."""
     f.seek(offset)
-    crc = 0
+    out: list[int] = []
     left = nbytes
     while left:
         chunk = f.read(min(_READ, left))
         if not chunk:
             raise IndexFileError("the file ends inside a section")
-        crc = zlib.crc32(chunk, crc)
+        view = memoryview(chunk)
+        out += [zlib.crc32(view[i : i + BLOCK]) & 0xFFFFFFFF for i in range(0, len(view), BLOCK)]
         left -= len(chunk)
-    return crc & 0xFFFFFFFF
+    return out

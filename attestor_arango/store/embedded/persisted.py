@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from attestor_arango.clock import OPEN
-from attestor_arango.store.embedded import indexfile
+from attestor_arango.store.embedded import indexfile, text_index
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess
 from attestor_arango.store.embedded.indexfile import Generation, IndexFile, IndexFileError
@@ -38,7 +38,7 @@ from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
 from attestor_arango.text import stemming
 
-FORMAT = 1
+FORMAT = 2  # 2: ids in a sorted lookup (rowtable.IdLookup), not newline-joined
 KINDS = ("text", "vectors")
 # a loaded file is rewritten once this many rows were added to it since (or at close)
 _RESAVE_ROWS = 1000
@@ -119,7 +119,7 @@ class PersistedIndexes:
         if path is None or not path.exists():
             return None
         try:
-            file = IndexFile(path, lazy=("matrix",) if kind == "vectors" else ())
+            file = IndexFile(path, lazy=("matrix",) if kind == "vectors" else text_index.LAZY)
             meta = file.meta
             if (meta.get("format"), meta.get("kind"), meta.get("tenant")) != (FORMAT, kind, tenant):
                 return None
@@ -131,9 +131,11 @@ class PersistedIndexes:
             if gen.inserts - saved.inserts > int(meta.get("rows", 0)):
                 return None  # more rows to add than the file holds: one bulk load is cheaper
             sections = {name: file.section(name) for name in file.names()}
-            cls = TenantText if kind == "text" else TenantVectors
-            index: Index = cls.from_sections(sections, meta)
-            if isinstance(index, TenantVectors):
+            index: Index
+            if kind == "text":
+                index = TenantText.from_sections(sections, meta, file.check)
+            else:
+                index = TenantVectors.from_sections(sections, meta)
                 index.release_rows = functools.partial(file.release, "matrix")
         except (IndexFileError, ValueError, KeyError, TypeError, AssertionError):
             return None  # rebuilt from the rows, and the file rewritten
@@ -225,6 +227,9 @@ class PersistedIndexes:
             arrays, meta = index.sections()
         except ValueError:
             return  # a value the format cannot hold: this index stays in memory only
+        except IndexFileError:  # a mapped block it would copy is corrupt: the file goes
+            path.unlink(missing_ok=True)
+            return
         meta.update(
             self._kind_meta(kind, extra),
             format=FORMAT,

@@ -3,6 +3,13 @@
 The embedded store keeps two per-tenant caches, the vector index and the text
 index. Each filters its rows by scope and temporal view before it ranks them,
 with the same predicate the SQL views use; this table is that filter, once.
+
+Finding a row by id: a persisted table (``from_sections``) keeps its ids in the
+file as fixed-width UTF-8 bytes sorted once when it was written, with each
+one's row and each row's rank, and looks ids up by binary search over that
+mapping; only rows appended since sit in a dict. Building two id -> row dicts of
+a million entries when a tenant's indexes were opened was 42 % of the first
+recall at 1M memories (and decoding a million id strings most of the rest).
 """
 
 from __future__ import annotations
@@ -18,13 +25,67 @@ GROW = 1.5
 TIMES = ("t_created", "t_expired", "valid_from", "valid_until")
 
 
+class IdLookup:
+    """Persisted ids: sorted fixed-width bytes, the row of each, and the rank of each row.
+
+    Read-only and usually memory-mapped; a lookup touches ~log2(n) entries. An id
+    holding a NUL byte cannot be stored (numpy's byte strings drop trailing NULs),
+    so ``encode_ids`` refuses one and a lookup of one finds nothing here.
+    """
+
+    def __init__(self, sorted_ids: np.ndarray, rows: np.ndarray, rank: np.ndarray) -> None:
+        n = len(sorted_ids)
+        if sorted_ids.dtype.kind != "S" or rows.shape != (n,) or rank.shape != (n,):
+            raise ValueError("the persisted id lookup's columns disagree")
+        self.sorted_ids, self.rows, self.rank = sorted_ids, rows, rank
+        self.width = sorted_ids.dtype.itemsize
+        self.n = n
+
+    def rows_of(self, ids: Sequence[str]) -> list[int]:
+        """The row of each id (-1: not here), one vectorised binary search."""
+        keys = [i.encode() for i in ids]
+        fits = [len(k) <= self.width and b"\x00" not in k for k in keys]
+        out = [-1] * len(keys)
+        asked = [k for k, ok in zip(keys, fits, strict=True) if ok]
+        if not asked or self.n == 0:
+            return out
+        wanted = np.array(asked, dtype=self.sorted_ids.dtype)
+        at = np.minimum(np.searchsorted(self.sorted_ids, wanted), self.n - 1)
+        hit = self.sorted_ids[at] == wanted
+        found = np.where(hit, self.rows[at], -1).tolist()
+        j = 0
+        for i, ok in enumerate(fits):
+            if ok:
+                out[i] = int(found[j])
+                j += 1
+        return out
+
+    def take(self, rows: np.ndarray) -> list[str]:
+        return [b.decode() for b in self.sorted_ids[self.rank[rows]].tolist()]
+
+    def in_row_order(self) -> np.ndarray:
+        return self.sorted_ids[self.rank]
+
+
+def encode_ids(ids: Sequence[str]) -> np.ndarray:
+    """Ids as fixed-width UTF-8 bytes; ValueError for one holding a NUL (not storable)."""
+    keys = [i.encode() for i in ids]
+    if any(b"\x00" in k for k in keys):
+        raise ValueError("an id holds a NUL byte")
+    return np.array(keys, dtype=f"S{max((len(k) for k in keys), default=1) or 1}")
+
+
 class RowTable:
     """Append-only rows (a closed row only gets its ``t_expired`` set)."""
 
     def __init__(self, capacity: int = 1024) -> None:
         self.n = 0
-        self.ids = ObjectColumn()  # str per row, out of the garbage collector's walk
-        self.pos: dict[str, int] = {}  # str -> int only: the collector untracks it
+        # rows 0..n0-1 come from a file (their ids in ``_base``); ``_ids`` and ``_pos`` hold
+        # the ids of rows n0.. (of every row when n0 is 0)
+        self.n0 = 0
+        self._base: IdLookup | None = None
+        self._ids = ObjectColumn()  # str per row, out of the garbage collector's walk
+        self._pos: dict[str, int] = {}  # str -> int only: the collector untracks it
         self._ns_codes: dict[str, int] = {}
         self._ns_names: list[str] = []
         self.ns = np.zeros(capacity, dtype=np.int32)
@@ -58,6 +119,44 @@ class RowTable:
         """The distinct namespaces of some rows."""
         return {self._ns_names[int(code)] for code in np.unique(self.ns[rows])}
 
+    # ids ------------------------------------------------------------------------------------
+    def row_of(self, memory_id: str) -> int | None:
+        i = self._pos.get(memory_id)
+        if i is not None or self._base is None:
+            return i
+        row = self._base.rows_of([memory_id])[0]
+        return None if row < 0 else row
+
+    def __contains__(self, memory_id: str) -> bool:
+        return self.row_of(memory_id) is not None
+
+    def rows_of(self, ids: Sequence[str]) -> list[tuple[str, int]]:
+        """(id, row) of those of ``ids`` the table holds, in their order."""
+        pos = self._pos
+        found = [pos.get(i, -1) for i in ids]
+        if self._base is not None:
+            rest = [j for j, r in enumerate(found) if r < 0]
+            if rest:
+                for j, r in zip(rest, self._base.rows_of([ids[j] for j in rest]), strict=True):
+                    found[j] = r
+        return [(i, r) for i, r in zip(ids, found, strict=True) if r >= 0]
+
+    def take_ids(self, rows: np.ndarray | Sequence[int]) -> list[str]:
+        """The ids of some rows, in their order."""
+        at = np.asarray(rows, dtype=np.intp)
+        n0, base = self.n0, self._base
+        if base is None or at.size == 0:
+            return self._ids.take(at - n0)
+        if int(at.max()) < n0:
+            return base.take(at)
+        if int(at.min()) >= n0:
+            return self._ids.take(at - n0)
+        out = self._ids.take(np.maximum(at - n0, 0))
+        low = np.flatnonzero(at < n0)
+        for j, memory_id in zip(low.tolist(), base.take(at[low]), strict=True):
+            out[j] = memory_id
+        return out
+
     def append(self, memory_id: str, namespace: str, times: Sequence[int]) -> int:
         """The new row's index (the owner grows its own arrays alongside, see ``capacity``)."""
         if self.n == self.capacity:
@@ -66,8 +165,8 @@ class RowTable:
         self.ns[i] = self.ns_code(namespace)
         for name, value in zip(TIMES, times, strict=True):
             getattr(self, name)[i] = value
-        self.ids.append(memory_id)
-        self.pos[memory_id] = i
+        self._ids.append(memory_id)
+        self._pos[memory_id] = i
         self.n += 1
         return i
 
@@ -81,12 +180,12 @@ class RowTable:
         self.ns[:n] = [self.ns_code(ns) for ns in namespaces]
         for col, name in enumerate(TIMES):
             getattr(self, name)[:n] = times[:, col]
-        self.ids = ObjectColumn(ids)
-        self.pos = {memory_id: i for i, memory_id in enumerate(ids)}
+        self._ids = ObjectColumn(ids)
+        self._pos = {memory_id: i for i, memory_id in enumerate(ids)}
         self.n = n
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:
-        i = self.pos.get(memory_id)
+        i = self.row_of(memory_id)
         if i is not None:
             self.t_expired[i] = t_expired
 
@@ -109,16 +208,29 @@ class RowTable:
         return mask
 
     # persistence (persisted.py) ----------------------------------------------------------
+    def _id_sections(self) -> dict[str, np.ndarray]:
+        """The ids sorted (fixed-width bytes), the row of each, the rank of each row."""
+        base = self._base
+        if base is not None and self.n == self.n0:  # nothing appended: reused as mapped
+            return {"idsort": base.sorted_ids, "idrow": base.rows, "idrank": base.rank}
+        tail = encode_ids(list(self._ids))
+        keys = tail if base is None else np.concatenate([base.in_row_order(), tail])
+        if len(keys) >= 2**31:  # pragma: no cover - rows are int32 in the file
+            raise ValueError("too many rows for the index file format")
+        order = np.argsort(keys, kind="stable")
+        rank = np.empty(len(keys), dtype=np.int32)
+        rank[order] = np.arange(len(keys), dtype=np.int32)
+        return {"idsort": keys[order], "idrow": order.astype(np.int32), "idrank": rank}
+
     def sections(self) -> tuple[dict[str, np.ndarray], list[str]]:
         """The table as arrays, and its namespace names (code order) for the file's header.
 
-        Ids are joined by newlines (``persisted.py`` refuses to write an id holding one).
+        ValueError when an id cannot be stored (one holding a NUL byte).
         """
         n = self.n
-        ids = "\n".join(self.ids[:n]).encode()
         times = np.stack([getattr(self, name)[:n] for name in TIMES], axis=1)
         arrays: dict[str, np.ndarray] = {
-            "ids": np.frombuffer(ids, dtype=np.uint8),
+            **self._id_sections(),
             "ns": self.ns[:n].copy(),
             "times": np.ascontiguousarray(times, dtype=np.int64),
         }
@@ -126,12 +238,13 @@ class RowTable:
 
     @classmethod
     def from_sections(
-        cls, ids_blob: np.ndarray, ns: np.ndarray, times: np.ndarray, ns_names: Sequence[str]
+        cls, sections: dict[str, np.ndarray], prefix: str, ns_names: Sequence[str]
     ) -> RowTable:
-        """A table of persisted rows, in memory (a few numbers per row; they change)."""
+        """A table of persisted rows: ids looked up in the mapped arrays, times in memory."""
+        ns, times = sections[prefix + "ns"], sections[prefix + "times"]
         n = len(ns)
-        ids = ids_blob.tobytes().decode().split("\n") if n else []
-        if len(ids) != n or times.shape != (n, len(TIMES)):
+        base = IdLookup(*(sections[prefix + k] for k in ("idsort", "idrow", "idrank")))
+        if base.n != n or times.shape != (n, len(TIMES)):
             raise ValueError("the persisted row table's columns disagree in length")
         table = cls(max(n, 16))
         table._ns_names = list(ns_names)
@@ -139,7 +252,5 @@ class RowTable:
         table.ns[:n] = ns
         for col, name in enumerate(TIMES):
             getattr(table, name)[:n] = times[:, col]
-        table.ids = ObjectColumn(ids)
-        table.pos = {memory_id: i for i, memory_id in enumerate(ids)}
-        table.n = n
+        table._base, table.n0, table.n = base, n, n
         return table

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import struct
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -38,6 +39,8 @@ from attestor_arango.text import bm25
 from attestor_arango.text.stemming import Vocabulary, stem, stems_and_terms, words
 from attestor_arango.text.stopwords import CANDIDATE_STOPWORDS
 
+# sections of a persisted index read a few rows at a time: their blocks are checked as read
+LAZY = ("contents", "terms", "p.pairs")
 _PAIR = struct.Struct("=ii")  # row, frequency: native int32s, as numpy reads them
 
 
@@ -83,6 +86,8 @@ class TenantText:
         self._base_terms: dict[str, int] = {}
         self._base_start = np.zeros(1, dtype=np.int64)
         self._base_pairs = np.zeros((0, 2), dtype=np.int32)
+        # the file's lazy block checks of the postings (IndexFile.check; None: verified)
+        self._check: Callable[[str, np.ndarray, np.ndarray], None] | None = None
 
     @property
     def n(self) -> int:
@@ -96,7 +101,7 @@ class TenantText:
         times: Sequence[int],
         rowid: int = -1,
     ) -> None:
-        if memory_id in self.rows.pos:
+        if memory_id in self.rows:
             return
         i = self.rows.append(memory_id, namespace, times)
         self._index(i, content)
@@ -183,7 +188,11 @@ class TenantText:
         j = self._base_terms.get(term)
         if j is None:
             return tail
-        base = self._base_pairs[self._base_start[j] : self._base_start[j + 1]]
+        lo, hi = int(self._base_start[j]), int(self._base_start[j + 1])
+        if self._check is not None:
+            width = self._base_pairs.strides[0]
+            self._check("p.pairs", np.array([lo * width]), np.array([hi * width]))
+        base = self._base_pairs[lo:hi]
         return base if tail is None else np.concatenate([base, tail])
 
     # persistence (persisted.py) ----------------------------------------------------------
@@ -191,16 +200,14 @@ class TenantText:
         """The index as arrays and header values; ValueError if a value cannot be stored."""
         n = self.n
         rows, ns_names = self.rows.sections()
-        if n and len(self.rows.ids[:n]) != n:  # pragma: no cover - defensive
-            raise ValueError("row table and columns disagree")
-        if n and rows["ids"].tobytes().count(b"\n") != n - 1:
-            raise ValueError("an id holds a newline")
         contents, content_off = packed(self.contents, tuples=False)
         new_terms = self.terms.appended() if isinstance(self.terms, BlobColumn) else self.terms
         for t in new_terms:  # the blob's rows were checked when it was written
             if t == ("",) or SEP.join(t).count(SEP) != max(len(t) - 1, 0):
                 raise ValueError("a term holds the separator")
         terms, terms_off = packed(self.terms, tuples=True)
+        if self._check is not None:  # mapped bytes go into the new file: verified first
+            self._check("p.pairs", np.array([0]), np.array([self._base_pairs.nbytes]))
         if not self.postings:  # nothing added since the persisted postings: reused as they are
             vocab_blob, start, all_pairs = self._base_vocab, self._base_start, self._base_pairs
         else:
@@ -232,19 +239,30 @@ class TenantText:
         return arrays, {"namespaces": ns_names, "rows": n}
 
     @classmethod
-    def from_sections(cls, sections: dict[str, np.ndarray], meta: dict[str, object]) -> TenantText:
-        """An index over persisted arrays (mapped, not copied, where they are large)."""
+    def from_sections(
+        cls,
+        sections: dict[str, np.ndarray],
+        meta: dict[str, object],
+        check: Callable[[str, np.ndarray, np.ndarray], None] | None = None,
+    ) -> TenantText:
+        """An index over persisted arrays (mapped, not copied, where they are large).
+
+        ``check``: verifies byte spans of the sections in ``LAZY`` before they are read
+        (``IndexFile.check``); None when the caller verified every section.
+        """
         index = cls()
         names = meta["namespaces"]
         assert isinstance(names, list)
-        index.rows = RowTable.from_sections(
-            sections["r.ids"], sections["r.ns"], sections["r.times"], names
-        )
+        index.rows = RowTable.from_sections(sections, "r.", names)
         n = index.rows.n
         index.lengths = array("i", sections["lengths"].tobytes())
         index.rowids = array("q", sections["rowids"].tobytes())
-        index.contents = BlobColumn(sections["contents"], sections["contents_off"], False)
-        index.terms = BlobColumn(sections["terms"], sections["terms_off"], True)
+        spans = {name: None if check is None else partial(check, name) for name in LAZY}
+        index.contents = BlobColumn(
+            sections["contents"], sections["contents_off"], False, spans["contents"]
+        )
+        index.terms = BlobColumn(sections["terms"], sections["terms_off"], True, spans["terms"])
+        index._check = check
         raw = sections["vocab"].tobytes().decode()
         vocab = raw.split("\n") if raw else []
         start, pairs = sections["p.start"], sections["p.pairs"]
@@ -261,15 +279,14 @@ class TenantText:
 
     def rowids_of(self, ids: Sequence[str]) -> dict[str, int]:
         """The known file rowids of those of ``ids`` the index holds."""
-        pos, rowids = self.rows.pos, self.rowids
-        found = {i: rowids[pos[i]] for i in ids if i in pos}
+        rowids = self.rowids
+        found = {i: rowids[row] for i, row in self.rows.rows_of(ids)}
         return {i: r for i, r in found.items() if r >= 0}
 
     def terms_of(self, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The scoring terms of those of ``ids`` the index holds."""
-        pos = self.rows.pos
-        found = [i for i in ids if i in pos]
-        return dict(zip(found, self.terms.take([pos[i] for i in found]), strict=True))
+        found = self.rows.rows_of(ids)
+        return dict(zip([i for i, _ in found], self.terms.take([r for _, r in found]), strict=True))
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:
         self.rows.set_expired(memory_id, t_expired)
@@ -320,7 +337,7 @@ class TenantText:
         at = rows.tolist()
         # score desc, t_created desc, id asc as one natural tuple order (ids are unique,
         # so the row number after them never decides)
-        order = zip((-scores).tolist(), created, self.rows.ids.take(rows), at, strict=True)
+        order = zip((-scores).tolist(), created, self.rows.take_ids(rows), at, strict=True)
         ranked = sorted(order)[:k]
         namespaces = self.rows.namespaces(rows)
         picked = [r for *_, r in ranked]

@@ -27,7 +27,6 @@ except ImportError:  # pragma: no cover - a platform without its wheels uses num
     USE_SIMSIMD = False
 
 from attestor_arango.scope import TemporalView
-from attestor_arango.store.embedded.column import ObjectColumn
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
 from attestor_arango.store.embedded.rowtable import RowTable
 
@@ -146,10 +145,6 @@ class TenantVectors:
     def n(self) -> int:
         return self.rows.n
 
-    @property
-    def ids(self) -> ObjectColumn:
-        return self.rows.ids
-
     def _grow_to(self, cap: int) -> None:
         self.rows.grow_to(cap)
         self.matrix = np.resize(self.matrix, (cap - self.n0, self.dimension))
@@ -167,7 +162,7 @@ class TenantVectors:
         valid_from: int,
         valid_until: int,
     ) -> None:
-        if memory_id in self.rows.pos:
+        if memory_id in self.rows:
             return
         if self.rows.n == self.rows.capacity:
             self._grow_to(self.rows.next_capacity())
@@ -206,11 +201,7 @@ class TenantVectors:
 
     def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
         """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
-        found: list[tuple[str, int]] = []
-        for memory_id in ids:
-            i = self.rows.pos.get(memory_id)
-            if i is not None and self.rows.in_namespace(i, namespace):
-                found.append((memory_id, i))
+        found = [(m, i) for m, i in self.rows.rows_of(ids) if self.rows.in_namespace(i, namespace)]
         if not found:
             return {}
         rows = self.float_rows(np.array([i for _, i in found], dtype=np.intp)).astype(np.float32)
@@ -315,7 +306,7 @@ class TenantVectors:
             kth = np.partition(exact, chosen.size - take)[chosen.size - take]
             keep = exact >= kth
             chosen, exact = chosen[keep], exact[keep]
-        pairs = list(zip(self.ids.take(chosen), exact.tolist(), strict=True))
+        pairs = list(zip(self.rows.take_ids(chosen), exact.tolist(), strict=True))
         pairs.sort(key=lambda p: (-p[1], p[0]))
         return pairs[:take]
 
@@ -329,8 +320,6 @@ class TenantVectors:
         """
         n, n0 = self.n, self.n0
         rows, ns_names = self.rows.sections()
-        if n and rows["ids"].tobytes().count(b"\n") != n - 1:
-            raise ValueError("an id holds a newline")
         tail = self.matrix[: n - n0]
         tail_crc = np.fromiter((crc32(row) for row in tail), dtype=np.uint32, count=n - n0)
         arrays: dict[str, Section] = {
@@ -354,9 +343,7 @@ class TenantVectors:
         names = meta["namespaces"]
         assert isinstance(dimension, int) and isinstance(names, list)
         index = cls(dimension, capacity=16)
-        rows = RowTable.from_sections(
-            sections["r.ids"], sections["r.ns"], sections["r.times"], names
-        )
+        rows = RowTable.from_sections(sections, "r.", names)
         n = rows.n
         shapes = [sections[k].shape for k in ("matrix", "codes")]
         small = [sections[k].shape for k in ("row_crc", "scale", "err", "rounding", "size")]
