@@ -194,7 +194,6 @@ class ScoreBreakdown(BaseModel):
     rrf_norm: float = 0.0
     graph_hops: int | None = None
     graph_bonus: float = 0.0
-    mmr: float | None = None
     decay: float = 1.0
     boost: float = 0.0
     freshness: float = 0.0

@@ -210,7 +210,6 @@ LOADERS = {"add": ingest_add, "conversation": ingest_conversation}
 # -- evaluation -------------------------------------------------------------------------------
 
 _OFF_LATE = {
-    "mmr_enabled": False,
     "decay_enabled": False,
     "boost_enabled": False,
     "freshness_enabled": False,
@@ -222,7 +221,6 @@ ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     ("bm25 only", {"vector_enabled": False, "graph_enabled": False, **_OFF_LATE}),
     ("rrf", {"graph_enabled": False, **_OFF_LATE}),
     ("+graph", dict(_OFF_LATE)),
-    ("+mmr", {k: v for k, v in _OFF_LATE.items() if k != "mmr_enabled"}),
 ]
 METRICS = ("turn_r1", "turn_r5", "turn_r10", "all_r10", "sess_r5", "sess_r10", "mrr", "ndcg10")
 

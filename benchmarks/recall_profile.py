@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from latency import bench_queries, sentence
 
-import attestor_arango.retrieval.mmr as mmr_module
 import attestor_arango.retrieval.pipeline as pipeline
 import attestor_arango.retrieval.text_lane as text_module
 from attestor_arango import AgentContext
@@ -60,8 +59,6 @@ TIMED: list[tuple[Any, str, str]] = [
     (pipeline, "apply_coverage", "coverage"),
     (pipeline, "apply_time_cue", "time cues"),
     (pipeline, "apply_freshness", "freshness"),
-    (pipeline, "mmr_rerank", "MMR"),
-    (mmr_module, "similarity_matrix", "  similarity matrix"),
     (pipeline, "pack", "budget packing"),
 ]
 

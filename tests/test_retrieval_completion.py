@@ -42,7 +42,6 @@ BARE = RetrievalConfig(
     text_k=1,
     rrf_k=1,
     graph_enabled=False,
-    mmr_enabled=False,
     decay_enabled=False,
     boost_enabled=False,
     freshness_enabled=False,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -13,14 +12,13 @@ import pytest
 from retrieval_fakes import mem, view_at
 
 from attestor_arango.errors import ValidationError
-from attestor_arango.models import Entity, Relation
+from attestor_arango.models import Entity, Relation, ScoreBreakdown
 from attestor_arango.retrieval.budget import pack
-from attestor_arango.retrieval.candidates import Candidate, order, tie_key
+from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates, synthetic_id
-from attestor_arango.retrieval.mmr import mmr_rerank, similarity_matrix
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
 from attestor_arango.retrieval.text_lane import rescore_pool, stored_terms
 from attestor_arango.scope import Scope
@@ -223,71 +221,6 @@ def test_relation_candidates_have_stable_ids_and_skip_backed_memories() -> None:
     assert len(limited) == 1
 
 
-# -- MMR ----------------------------------------------------------------------------------
-
-
-def test_mmr_order_worked_by_hand() -> None:
-    # a (1.0) and b (0.9) are the same vector; c (0.7) is orthogonal.
-    # step 1: a = 0.7*1.0 = 0.70
-    # step 2: b = 0.7*0.9 - 0.3*1 = 0.33 ; c = 0.7*0.7 - 0 = 0.49  -> c
-    # step 3: b = 0.33
-    cands = [cand("a", 1.0), cand("b", 0.9), cand("c", 0.7)]
-    vecs = {"a": np.array([1.0, 0.0]), "b": np.array([1.0, 0.0]), "c": np.array([0.0, 1.0])}
-    out = mmr_rerank(cands, vecs, 0.7)
-    assert [c.id for c in out] == ["a", "c", "b"]
-    assert [c.mmr for c in out] == pytest.approx([0.70, 0.49, 0.33])
-    # lambda 1 is pure relevance
-    assert [c.id for c in mmr_rerank(cands, vecs, 1.0)] == ["a", "b", "c"]
-
-
-def test_mmr_has_no_silent_cap_and_scores_never_increase() -> None:
-    rng = np.random.default_rng(7)
-    cands = [cand(f"m{i:02d}", float(rng.random())) for i in range(40)]
-    vecs = {c.id: rng.normal(size=8) for c in cands}
-    out = mmr_rerank(cands, vecs, 0.7)
-    assert sorted(c.id for c in out) == sorted(c.id for c in cands)
-    values = [c.mmr for c in out]
-    assert all(x is not None for x in values)
-    assert all(a >= b for a, b in itertools.pairwise(values))  # type: ignore[operator]
-
-
-def _eager_mmr(cands: list[Candidate], vecs: dict[str, np.ndarray], lam: float) -> list[tuple]:
-    """MMR as defined: every value recomputed at every step (the reference)."""
-    sims = similarity_matrix(cands, vecs)
-    tie = sorted(range(len(cands)), key=lambda i: tie_key(0.0, cands[i]))
-    left, picked, out = set(range(len(cands))), [], []
-    while left:
-
-        def value(i: int) -> float:
-            penalty = max((sims[p][i] for p in picked), default=0.0)
-            return float(np.round(lam * cands[i].relevance - (1 - lam) * max(penalty, 0.0), 12))
-
-        best = max(value(i) for i in left)
-        pick = min((i for i in left if value(i) == best), key=tie.index)
-        left.remove(pick)
-        picked.append(pick)
-        out.append((cands[pick].id, best))
-    return out
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_mmr_picks_what_the_reference_picks(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    # few distinct relevances and vectors, so values tie and the tie rule decides
-    levels = rng.random(4)
-    basis = rng.normal(size=(3, 5))
-    cands = [
-        cand(f"m{i:02d}", float(levels[rng.integers(4)]), day=int(rng.integers(3)))
-        for i in range(30)
-    ]
-    vecs = {c.id: basis[rng.integers(3)] * float(rng.choice([1.0, 2.0])) for c in cands}
-    vecs.pop(cands[0].id)  # a candidate without a vector is similar to nothing
-    for lam in (0.0, 0.5, 0.7, 1.0):
-        want = _eager_mmr(cands, vecs, lam)
-        got = [(c.id, c.mmr) for c in mmr_rerank(cands, vecs, lam)]
-        assert got == want, lam
-
-
 # -- decay, boost, freshness ------------------------------------------------------------
 
 
@@ -447,24 +380,27 @@ def test_budget_pack_keeps_order_and_skips_what_does_not_fit() -> None:
 
 def test_config_rejects_unknown_and_mistyped_settings() -> None:
     with pytest.raises(ValidationError, match="unknown retrieval settings"):
-        RetrievalConfig.from_dict({"mmr_lamda": 0.5})
+        RetrievalConfig.from_dict({"decay_floorr": 0.5})
     with pytest.raises(ValidationError, match="must be an integer"):
         RetrievalConfig.from_dict({"vector_k": "50"})
     with pytest.raises(ValidationError, match="true or false"):
-        RetrievalConfig.from_dict({"mmr_enabled": "yes"})
+        RetrievalConfig.from_dict({"decay_enabled": "yes"})
     with pytest.raises(ValidationError, match="between 0 and 1"):
-        RetrievalConfig.from_dict({"mmr_lambda": 1.5})
+        RetrievalConfig.from_dict({"decay_floor": 1.5})
     for gone in (
         "llm_temperature",
         "prf_enabled",
         "adaptive_weights",
         "session_vector_k",
         "freshness_min_ratio",
+        "mmr_enabled",  # the MMR rerank, deleted in session 8 (docs/configuration.md)
+        "mmr_lambda",
     ):
         with pytest.raises(ValidationError, match="unknown retrieval settings"):
             RetrievalConfig.from_dict({gone: 1})
-    cfg = RetrievalConfig.from_dict({"mmr_lambda": 1, "vector_k": 10})
-    assert cfg.mmr_lambda == 1.0 and isinstance(cfg.mmr_lambda, float) and cfg.vector_k == 10
+    assert "mmr" not in ScoreBreakdown.model_fields  # no score of a step that no longer runs
+    cfg = RetrievalConfig.from_dict({"decay_floor": 1, "vector_k": 10})
+    assert cfg.decay_floor == 1.0 and isinstance(cfg.decay_floor, float) and cfg.vector_k == 10
     assert RetrievalConfig.from_dict(None) == RetrievalConfig()
     assert RetrievalConfig.from_dict({"freshness_exempt_tags": ["a"]}).freshness_exempt_tags == (
         "a",

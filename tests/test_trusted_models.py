@@ -93,7 +93,7 @@ def test_a_breakdown_is_the_validated_one_with_int_inputs() -> None:
     c.lane_ranks = {"vector": 2, "bm25": 1, "mq_1": 3}
     c.lane_scores = {"vector": 0.5, "bm25": 3}  # an int score: validation gives 3.0
     c.rrf, c.rrf_norm, c.graph_hops, c.graph_bonus = 1 / 61 + 1 / 62, 0.75, 1, 0
-    c.decay, c.boost, c.freshness, c.mmr, c.final = 0.95, 0.01, -0.15, 0.3, 0.3
+    c.decay, c.boost, c.freshness, c.final = 0.95, 0.01, -0.15, 0.3
     c.compute_relevance()
     got = c.breakdown()
     want = ScoreBreakdown(**got.model_dump())

@@ -28,8 +28,7 @@ class Candidate:
     session: float = 0.0  # support from neighbouring turns (neighbours.py)
     coverage: float = 0.0  # share of the query's terms the candidate and its session contain
     time_cue: float = 0.0  # the query asks when and the candidate says when (timecue.py)
-    relevance: float = 0.0  # everything but diversity
-    mmr: float | None = None
+    relevance: float = 0.0  # every signal summed: the ranking order
     final: float = 0.0
     synthetic: bool = False
     terms: tuple[str, ...] | None = None  # scoring terms of the content, once known
@@ -94,7 +93,6 @@ class Candidate:
                 "rrf_norm": float(round(self.rrf_norm, 12)),
                 "graph_hops": self.graph_hops,
                 "graph_bonus": float(self.graph_bonus),
-                "mmr": None if self.mmr is None else float(round(self.mmr, 12)),
                 "decay": float(round(self.decay, 12)),
                 "boost": float(round(self.boost, 12)),
                 "freshness": float(round(self.freshness, 12)),

@@ -47,9 +47,6 @@ class RetrievalConfig:
     relations_enabled: bool = True
     relation_base: float = 0.20
     relation_limit: int = 20
-    # MMR diversity rerank ------------------------------------------------------
-    mmr_enabled: bool = True
-    mmr_lambda: float = 0.7
     # confidence decay and recency boost, against the view's as_of -----------
     decay_enabled: bool = True
     decay_half_life_days: float = 365.0
@@ -116,8 +113,6 @@ class RetrievalConfig:
                 raise ValidationError(f"retrieval.{name} must be >= 1")
         if not 0 <= self.graph_max_depth <= 6:
             raise ValidationError("retrieval.graph_max_depth must be between 0 and 6")
-        if not 0.0 <= self.mmr_lambda <= 1.0:
-            raise ValidationError("retrieval.mmr_lambda must be between 0 and 1")
         if not 0.0 <= self.decay_floor <= 1.0:
             raise ValidationError("retrieval.decay_floor must be between 0 and 1")
         for name in ("decay_half_life_days", "recency_tau_days"):

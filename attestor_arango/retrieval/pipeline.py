@@ -11,10 +11,15 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 5. confidence decay and recency boost against the view's as_of, query-term
    coverage of each candidate's session, neighbouring conversation turns
    (neighbours.py), time cues (a "when" question, a date the query names),
-   then freshness (all before diversity so that MMR's order is the
-   final order);
-6. MMR rerank over the candidates' stored vectors (no cap);
+   then freshness over the candidates' stored vectors;
+6. order by the summed relevance (the tie rule of candidates.py), every
+   candidate kept;
 7. greedy budget fit in that order.
+
+An MMR diversity rerank ran between 5 and 7 until session 8 of issue 17: switched
+off it changed no knowledge-update case through ``add``, won one through
+``ingest_round`` and moved LoCoMo by noise, so it went (docs/configuration.md has
+the table).
 
 Pure Python over the candidates a Store returns, so both backends rank alike.
 A failing lane degrades the answer, is named in ``errors`` and in the trace; it
@@ -47,7 +52,6 @@ from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
 from attestor_arango.retrieval.lanes import QueryExpander
-from attestor_arango.retrieval.mmr import mmr_rerank
 from attestor_arango.retrieval.neighbours import add_neighbours, apply_neighbours
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.speakers import apply_speaker
@@ -239,25 +243,21 @@ def _graph(
 
 def _vectors(
     store: MemoryStore,
-    embedder: Embedder,
     scope: Scope,
     cands: Sequence[Candidate],
     errors: dict[str, str],
-    embed_synthetic: bool = True,
     vcache: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
+    """The stored vectors of the real candidates (freshness compares them; a synthetic
+    relation candidate is never an older or newer statement, so it needs none)."""
     real = sorted(c.id for c in cands if not c.synthetic)
-    synth = [c for c in cands if c.synthetic] if embed_synthetic else []
     vectors: dict[str, np.ndarray] = {}
     try:
         if real:
             vectors.update(cached_vectors(store, scope, real, vcache))
-        if synth:
-            mat = embedder.embed([c.memory.content for c in synth])
-            vectors.update({c.id: mat[i] for i, c in enumerate(synth)})
     except Exception as exc:
         _fatal(exc)
-        errors["mmr_error"] = _err(exc)
+        errors["vectors_error"] = _err(exc)
     return vectors
 
 
@@ -349,14 +349,10 @@ def recall(
             errors["neighbour_error"] = _err(exc)
             tr.step("neighbours", len(cands), len(cands), error=errors["neighbour_error"])
 
-    need_vectors = (config.mmr_enabled or config.freshness_enabled) and bool(cands)
-    # synthetic candidates are embedded now: only into the space the stored vectors share
-    same_space = "embedding_space" not in errors
-    vectors = (
-        _vectors(store, embedder, scope, cands, errors, same_space, vcache) if need_vectors else {}
-    )
-    if "mmr_error" in errors:
-        tr.step("vectors", len(cands), len(cands), error=errors["mmr_error"])
+    need_vectors = config.freshness_enabled and bool(cands)
+    vectors = _vectors(store, scope, cands, errors, vcache) if need_vectors else {}
+    if "vectors_error" in errors:
+        tr.step("vectors", len(cands), len(cands), error=errors["vectors_error"])
 
     apply_decay_boost(cands, view.as_of, config)
     if config.coverage_enabled:  # before freshness: an update yields on full relevance
@@ -369,12 +365,9 @@ def recall(
         apply_freshness(cands, vectors, config)
     tr.step("time", len(cands), len(cands))
 
-    if config.mmr_enabled:
-        ranked = mmr_rerank(cands, vectors, config.mmr_lambda)
-    else:
-        ranked = order(cands)
-        for c in ranked:
-            c.final = c.relevance
+    ranked = order(cands)
+    for c in ranked:
+        c.final = c.relevance
     tr.step("rerank", len(cands), len(ranked))
 
     kept, used = pack(ranked, budget)

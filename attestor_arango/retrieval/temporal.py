@@ -36,11 +36,24 @@ import numpy as np
 
 from attestor_arango.retrieval.candidates import Candidate, tie_key
 from attestor_arango.retrieval.config import RetrievalConfig
-from attestor_arango.retrieval.mmr import unit_rows
 from attestor_arango.retrieval.text_lane import terms
 
 US_PER_DAY = 86_400_000_000
 FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates
+
+
+def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The candidates' vectors as unit-length float64 rows (zeros where a vector is missing)."""
+    n = len(cands)
+    dim = next((len(v) for v in vectors.values()), 0)
+    if n == 0 or not dim:
+        return np.zeros((n, 1), dtype=np.float64)
+    zero = np.zeros(dim, dtype=np.float32)
+    mat = np.array([vectors.get(c.id, zero) for c in cands], dtype=np.float64)
+    norms = np.sqrt((mat * mat).sum(axis=1))
+    norms[norms == 0] = 1.0
+    mat /= norms[:, np.newaxis]
+    return mat
 
 
 def age_days(candidate: Candidate, as_of: int) -> float:

@@ -35,8 +35,7 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("session", "turns", "neighbouring turns"),
     ("coverage", "coverage", "query-term coverage"),
     ("time_cue", "time cue", "time cue"),
-    ("relevance", "relevance", "relevance before MMR"),
-    ("mmr", "MMR", "maximal marginal relevance"),
+    ("relevance", "relevance", "every signal summed"),
     ("final", "final", "final score"),
 )
 
