@@ -15,8 +15,12 @@ QUERY = "pottery class in July?"
 CFG = RetrievalConfig()
 
 
-def cand(mid: str, content: str, rrf_norm: float, session: str | None) -> Candidate:
-    c = Candidate(memory=mem(mid, content, session=session))
+def cand(
+    mid: str, content: str, rrf_norm: float, session: str | None, tags: tuple[str, ...] = ("turn",)
+) -> Candidate:
+    """A conversation turn (tagged like add_turns' turns) unless ``tags`` say otherwise."""
+    c = Candidate(memory=mem(mid, content, session=session).model_copy(
+        update={"tags": ("verbatim", *tags) if tags == ("turn",) else tags}))  # fmt: skip
     c.rrf_norm = rrf_norm
     c.compute_relevance()
     return c
@@ -93,6 +97,21 @@ def test_defaults_lift_by_session_only_and_leave_sessionless_facts_alone() -> No
     assert by["d"] == 0.0
 
 
+def test_facts_read_from_a_conversation_take_no_session_coverage() -> None:
+    # ingest_round's facts carry their round's session id, but they are stand-alone
+    # statements: the old fact's session must not credit it for the question's words
+    # ("drink" is in the old session only); the round's verbatim record (tag episode) is
+    # a conversation record and does take part
+    q = "What do I drink in the morning?"
+    old = cand("old", "I drink black coffee every morning", 1.0, "S1", ("ingest",))
+    new = cand("new", "I switched to green tea in the mornings", 0.98, "S2", ("ingest",))
+    rec = cand("rec", "user: I drink tea now. Any tips?", 0.5, "S3", ("ingest", "episode"))
+    apply_coverage([old, new, rec], q, CFG.session_coverage_weight)
+    assert (old.coverage, new.coverage) == (0.0, 0.0)
+    assert [c.id for c in order([old, new])] == ["old", "new"]  # as the lanes had them
+    assert rec.coverage > 0.0
+
+
 def test_recall_reports_session_coverage_in_the_breakdown() -> None:
     from retrieval_fakes import FakeStore, view_at
 
@@ -103,8 +122,10 @@ def test_recall_reports_session_coverage_in_the_breakdown() -> None:
     emb = HashingEmbedder(64)
     store = FakeStore(emb)
     # S1 covers both query terms across two turns; the loose fact has no session
-    store.add(mem("t1", "we signed up for a pottery class", day=1, session="S1"))
-    store.add(mem("t2", "it starts in July", day=1, session="S1"))
+    turn = {"tags": ("verbatim", "turn")}
+    store.add(mem("t1", "we signed up for a pottery class", day=1, session="S1").model_copy(
+        update=turn))  # fmt: skip
+    store.add(mem("t2", "it starts in July", day=1, session="S1").model_copy(update=turn))
     store.add(mem("f1", "pottery is fun", day=2))
     scope = Scope("t", "ns")
 

@@ -15,8 +15,13 @@ are already in hand, no store call is made.
 A candidate's own coverage is not added: it rewards a statement for restating
 the question's words, and an outdated fact often does that better than the one
 that replaced it ("How far do I run each week?": "I run about 10 kilometres each
-week" over "These days I run 25 kilometres a week"). Memories without a session
-id get no session coverage, so stand-alone facts rank exactly as before.
+week" over "These days I run 25 kilometres a week"). For the same reason only
+conversation records take part: turns stored with ``add_turns`` (tagged
+``verbatim``) and the verbatim record of an ``ingest_round`` (tagged ``episode``).
+A fact is a stand-alone statement even when it was read from a conversation and
+carries its session id (the facts ``ingest_round`` extracts): its session's words
+would credit the old fact for the question's words as its own words do. Memories
+without a session id get no session coverage either.
 """
 
 from __future__ import annotations
@@ -27,6 +32,15 @@ from collections.abc import Sequence
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.text_lane import terms
 from attestor_arango.text import bm25
+
+# the tags of conversation records: add_turns' turns, ingest_round's verbatim round
+RECORD_TAGS = frozenset({"verbatim", "episode"})
+
+
+def _session(c: Candidate) -> str | None:
+    """The session whose coverage a candidate shares: a conversation record's only."""
+    sid = c.memory.provenance.session_id
+    return sid if sid is not None and not RECORD_TAGS.isdisjoint(c.memory.tags) else None
 
 
 def query_weights(query: str, cands: Sequence[Candidate]) -> dict[str, float]:
@@ -47,7 +61,7 @@ def _weights(q: frozenset[str], found: Sequence[set[str] | frozenset[str]]) -> d
 
 
 def apply_coverage(cands: Sequence[Candidate], query: str, session_weight: float) -> None:
-    """Adds ``session_weight * session coverage`` to each candidate with a session id.
+    """Adds ``session_weight * session coverage`` to each conversation record with a session.
 
     Coverage is in 0..1 (share of the query's total IDF weight); candidates of one
     session share the union of their terms.
@@ -60,11 +74,11 @@ def apply_coverage(cands: Sequence[Candidate], query: str, session_weight: float
         return
     by_session: dict[str, set[str]] = {}
     for c, found in zip(cands, own, strict=True):
-        sid = c.memory.provenance.session_id
+        sid = _session(c)
         if sid is not None:
             by_session.setdefault(sid, set()).update(found)
     for c in cands:
-        sid = c.memory.provenance.session_id
+        sid = _session(c)
         if sid is None:
             continue
         # sorted: a float sum in set order would depend on PYTHONHASHSEED
