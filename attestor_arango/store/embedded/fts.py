@@ -84,9 +84,7 @@ class EmbeddedText:
             texts = self._caches.texts.get(scope.tenant)
             if texts is None:
                 return {}
-            rows = texts.rows
-            mine = [i for i, r in rows.rows_of(ids) if rows.in_namespace(r, scope.namespace)]
-            return self._caches.text_read(scope.tenant, lambda t: t.terms_of(mine))
+            return self._caches.text_read(scope.tenant, lambda t: t.terms_of(ids, scope.namespace))
 
     def _fts_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         match = fts_match(query)
