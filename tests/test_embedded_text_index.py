@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from attestor_arango.clock import OPEN, from_us
@@ -387,3 +388,34 @@ def test_scoring_terms_stay_within_the_scope(tmp_path: Path) -> None:
     store.text_pool(b, "alpha", 5, TemporalView(as_of=T0 + 10))
     assert store.scoring_terms(b, ids) == {"m9997": scoring_terms("alpha beta")}
     store.close()
+
+
+def test_dense_and_sorted_per_row_sums_score_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many hits per row take one dense array instead of a sort of the hits: the same
+    rows, the same float scores (parts added in the same order), the same ranking."""
+    from attestor_arango.store.embedded import text_index
+
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "delta", "river", "stone", "music", "camp", "the"]
+    n = 3000
+    texts = [" ".join(rng.choices(words, k=rng.randint(1, 9))) + f" w{i % 97}" for i in range(n)]
+    times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
+    index = text_index.TenantText()
+    index.load([f"m{i:05d}" for i in range(n)], ["n"] * n, texts, times)
+    view = TemporalView(as_of=T0 + n)
+    queries = [["alpha"], ["alpha", "river", "w3"], ["w5"], ["stone", "camp", "the", "gamma"]]
+    answers = {}
+    for share in (0.0, 2.0):  # every query dense, then every query sorted
+        monkeypatch.setattr(text_index, "DENSE_HITS", share)
+        answers[share] = [
+            index.search(q, k, ns, view) for q in queries for k in (5, 200) for ns in (None, "n")
+        ]
+    assert answers[0.0] == answers[2.0]
+    rows = np.array([5, 1, 5, 9, 1, 5])
+    parts = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.7])
+    monkeypatch.setattr(text_index, "DENSE_HITS", 0.0)
+    dense = text_index._sum_per_row(rows, parts, 12)
+    monkeypatch.setattr(text_index, "DENSE_HITS", 2.0)
+    sorted_ = text_index._sum_per_row(rows, parts, 12)
+    assert dense[0].tolist() == sorted_[0].tolist() == [1, 5, 9]
+    assert dense[1].tolist() == sorted_[1].tolist() == [0.2 + 0.5, 0.1 + 0.3 + 0.7, 0.4]

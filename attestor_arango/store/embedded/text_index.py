@@ -55,6 +55,27 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(stem(w) for w in query_words(query)))
 
 
+# above this many hits per row of the index (measured crossover near 0.3 at 1M rows),
+# per-row sums go through one dense array (two passes over n) instead of sorting the hits
+# (at 1M rows a query of common words hits most rows: 22 ms dense, 53 ms sorted)
+DENSE_HITS = 0.4
+
+
+def _sum_per_row(rows: np.ndarray, parts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct hit rows (ascending) and each one's sum of its parts.
+
+    Both ways add a row's parts in the order given (``bincount`` walks its input in
+    order), so a row's score is the same float whichever way is taken.
+    """
+    if rows.size >= DENSE_HITS * n:
+        hit = np.bincount(rows, minlength=n)
+        sums = np.bincount(rows, weights=parts, minlength=n)
+        found = np.flatnonzero(hit)
+        return found, sums[found]
+    found, where = np.unique(rows, return_inverse=True)
+    return found, np.bincount(where, weights=parts)
+
+
 class TenantText:
     def __init__(self) -> None:
         self.rows = RowTable()
@@ -333,8 +354,7 @@ class TenantText:
             parts.append(bm25.term_score(weight, tf, norm))
         if not hit_rows:
             return none
-        rows, where = np.unique(np.concatenate(hit_rows), return_inverse=True)
-        scores = np.bincount(where, weights=np.concatenate(parts))  # in query-term order per row
+        rows, scores = _sum_per_row(np.concatenate(hit_rows), np.concatenate(parts), self.n)
         if rows.size > k:  # the k-th best score, and every row tied with it
             keep = scores >= np.partition(scores, rows.size - k)[rows.size - k]
             rows, scores = rows[keep], scores[keep]
