@@ -544,7 +544,9 @@ def test_a_mapped_row_table_finds_ids_without_building_a_dict(tmp_path: Path) ->
     assert mapped.rows._pos == {}  # nothing built per row at open
     mapped.add("late-é", "n", "alpha late", (T0, 2**62, T0, 2**62), n + 1)
     text.add("late-é", "n", "alpha late", (T0, 2**62, T0, 2**62), n + 1)
+    longest = max(ids, key=lambda i: len(i.encode()))
     asked = [*rng.sample(ids, 200), "late-é", "absent", ids[0][:-1], ids[1] + "x", ""]
+    asked += [longest + "x", longest + "\x00", ids[2] + "\x00"]  # cut or NUL-ended: absent
     assert mapped.rows.rows_of(asked) == text.rows.rows_of(asked)
     assert [mapped.rows.row_of(i) for i in asked] == [text.rows.row_of(i) for i in asked]
     assert mapped.rowids_of(asked) == text.rowids_of(asked)

@@ -43,22 +43,17 @@ class IdLookup:
 
     def rows_of(self, ids: Sequence[str]) -> list[int]:
         """The row of each id (-1: not here), one vectorised binary search."""
+        if not ids or self.n == 0:
+            return [-1] * len(ids)
         keys = [i.encode() for i in ids]
-        fits = [len(k) <= self.width and b"\x00" not in k for k in keys]
-        out = [-1] * len(keys)
-        asked = [k for k, ok in zip(keys, fits, strict=True) if ok]
-        if not asked or self.n == 0:
-            return out
-        wanted = np.array(asked, dtype=self.sorted_ids.dtype)
+        wanted = np.array(keys, dtype=self.sorted_ids.dtype)  # a longer key is cut: refused below
         at = np.minimum(np.searchsorted(self.sorted_ids, wanted), self.n - 1)
         hit = self.sorted_ids[at] == wanted
-        found = np.where(hit, self.rows[at], -1).tolist()
-        j = 0
-        for i, ok in enumerate(fits):
-            if ok:
-                out[i] = int(found[j])
-                j += 1
-        return out
+        hit &= np.fromiter(map(len, keys), dtype=np.int64, count=len(keys)) <= self.width
+        if b"\x00" in b"".join(keys):  # numpy drops trailing NULs: such a key is never here
+            hit &= np.array([b"\x00" not in k for k in keys])
+        found: list[int] = np.where(hit, self.rows[at], -1).tolist()
+        return found
 
     def take(self, rows: np.ndarray) -> list[str]:
         return [b.decode() for b in self.sorted_ids[self.rank[rows]].tolist()]
