@@ -110,6 +110,44 @@ retention:
 ## Keys
 """
 
+ABLATION_TABLE = """\
+| switched off | KU add | KU ingest_round | LoCoMo turn R@1 | turn R@10 | session R@5 | MRR |
+|---|---|---|---|---|---|---|
+| nothing (defaults) | 124/128 | 121/128 | .493 | .857 | .948 | .616 |
+| MMR rerank (removed) | 124 | 122 | .493 | .853 | .952 | .619 |
+| `decay_enabled` | 123 | 120 | .498 | .857 | .944 | .621 |
+| `boost_enabled` | 120 | 117 | .493 | .857 | .948 | .619 |
+| `freshness_enabled` | 108 | 97 | .493 | .857 | .948 | .616 |
+| `coverage_enabled` | 124 | 123 | .433 | .836 | .944 | .584 |
+| `graph_enabled` | 124 | 122 | .420 | .849 | .948 | .564 |
+| `relations_enabled` | 124 | 121 | .493 | .857 | .948 | .616 |
+| `neighbour_weight: 0` | 124 | 121 | .519 | .853 | .935 | .631 |
+| `time_cue_enabled` | 124 | 121 | .455 | .857 | .944 | .595 |
+| `lane_completion` | 124 | 121 | .455 | .844 | .961 | .587 |
+| `bm25_rescore` | 124 | 121 | .493 | .853 | .939 | .614 |"""
+
+# what each optional step earned when it was last measured (issue 17, session 8)
+RANKING = """
+Which optional steps earn their place (`benchmarks/ablate_ranking.py`, issue 17 session 8,
+code 3550887; `benchmarks/results/ablation-issue17-s8.json`): each row switches one step
+off, the rest at the defaults. KU = new statement ranked first, knowledge-update suite,
+test split (128 cases), through `add` and `ingest_round`; LoCoMo = dev conversations 26
+and 30 (231 questions) through `add_turns`. MiniLM; machine load 9-20 on 2 shared cores.
+
+{table}
+
+A step stays when switching it off costs on at least one of the two and gains no more
+than a case on the other. The MMR rerank (`mmr_enabled`, `mmr_lambda`) helped on
+neither and was removed. `relations_enabled` changed nothing on either, but LoCoMo's
+turn ranking skips synthetic candidates by construction and no KU case asks about a
+relation, so neither can show it helping; it is Attestor's "triples inject" step and
+was left in for a decision. `speaker_weight` landed after this run and is not in it.
+Session coverage cost two KU cases through `ingest_round` and helps LoCoMo: it now
+counts only conversation records (turns and a round's verbatim record), not the facts
+read from a round. `hyde_enabled` and `multi_query_enabled` are
+LLM lanes, off by default and not measured here (no LLM in the read path).
+"""
+
 RETENTION = """
 ## Retention
 
@@ -178,6 +216,7 @@ def render() -> str:
     ]
     for field in dataclasses.fields(RetrievalConfig):
         lines.append(f"- `{field.name}` ({field.default!r})")
+    lines.append(RANKING.format(table=ABLATION_TABLE))
     lines.append(RETENTION)
     return "\n".join(lines).rstrip() + "\n"
 
