@@ -23,7 +23,12 @@ def test_recall_profile_reports_nested_step_timings(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert report["memories"] == 300 and report["queries"] == 8
     steps = report["steps"]
-    for label in ("lanes (vector + text + completion)", "    BM25 re-scoring", "MMR", "fusion"):
+    for label in (
+        "lanes (vector + text + completion)",
+        "    BM25 re-scoring",
+        "budget packing",
+        "fusion",
+    ):
         assert steps[label]["calls_per_recall"] == 1.0
         assert steps[label]["per_recall_ms"] > 0
     # nested steps take part of their parent's time
