@@ -223,7 +223,7 @@ def _graph(
         hops = store.hops(scope, keys, config.graph_max_depth, view)
         apply_affinity(cands, hops, config)
         if config.speaker_weight > 0:
-            apply_speaker(cands, query, entities, config.speaker_weight)
+            apply_speaker(cands, query, keys, config.speaker_weight)
         if config.relations_enabled:
             existing = {c.id for c in cands}
             synth = [

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from attestor_arango.models import Entity
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.entities import words
 from attestor_arango.validation import entity_key
@@ -37,30 +36,29 @@ def turn_speaker(c: Candidate) -> str | None:
     return entity_key(speaker) if isinstance(speaker, str) else None
 
 
-def _mentions(
-    q: tuple[str, ...], entities: Iterable[Entity], keys: set[str]
-) -> list[tuple[int, int, str]]:
-    """(start, end, key) of each whole-word mention of the given entities, by position."""
+def _mentions(q: tuple[str, ...], keys: Iterable[str]) -> list[tuple[int, int, str]]:
+    """(start, end, key) of each whole-word mention of the given entity keys, by position."""
     found: list[tuple[int, int, str]] = []
-    for ent in entities:
-        if ent.key not in keys:
+    for key in sorted(set(keys)):
+        form = words(key)
+        n = len(form)
+        if not form or len("".join(form)) < 2:
             continue
-        for surface in sorted({ent.name, ent.key, *ent.aliases}):
-            form = words(surface)
-            n = len(form)
-            if not form or len("".join(form)) < 2:
-                continue
-            for start in range(len(q) - n + 1):
-                if q[start : start + n] == form:
-                    found.append((start, start + n, ent.key))
+        for start in range(len(q) - n + 1):
+            if q[start : start + n] == form:
+                found.append((start, start + n, key))
     found.sort()
     return found
 
 
-def query_subject(query: str, entities: Iterable[Entity], speakers: set[str]) -> str | None:
-    """The key of the speaker the query asks about, or None (none named, or a pair)."""
+def query_subject(query: str, speakers: Iterable[str]) -> str | None:
+    """The key of the speaker the query asks about, or None (none named, or a pair).
+
+    ``speakers`` are entity keys (lower case, single spaces: how a speaker's name is
+    kept); each is looked for in the query as whole words.
+    """
     q = words(query)
-    mentions = _mentions(q, entities, speakers)
+    mentions = _mentions(q, speakers)
     if not mentions:
         return None
     plain: list[tuple[int, int, str]] = []
@@ -82,20 +80,23 @@ def query_subject(query: str, entities: Iterable[Entity], speakers: set[str]) ->
 
 
 def apply_speaker(
-    cands: Sequence[Candidate], query: str, entities: Iterable[Entity], weight: float
+    cands: Sequence[Candidate], query: str, query_keys: Iterable[str], weight: float
 ) -> str | None:
     """Adds ``weight`` to the graph bonus of each turn spoken by the query's subject.
 
+    ``query_keys`` are the entities the query names (graph affinity's keys): only
+    those can be the subject, so the cost does not grow with the tenant's entities.
     Returns the subject's key (None when there is none, and nothing changes).
     """
-    speakers = {s for c in cands if (s := turn_speaker(c)) is not None}
+    spoken = [(c, turn_speaker(c)) for c in cands]
+    speakers = {s for _, s in spoken if s is not None}.intersection(query_keys)
     if not speakers:
         return None
-    subject = query_subject(query, entities, speakers)
+    subject = query_subject(query, speakers)
     if subject is None:
         return None
-    for c in cands:
-        if turn_speaker(c) == subject:
+    for c, speaker in spoken:
+        if speaker == subject:
             c.graph_bonus = round(c.graph_bonus + weight, 12)
             c.compute_relevance()
     return subject
