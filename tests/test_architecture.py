@@ -470,3 +470,41 @@ def _package_bases(folder: Path) -> list[str]:
 def test_the_embedded_store_is_assembled_not_inherited() -> None:
     """SQLiteStore holds components (docs/architecture.md); no chain of partial classes."""
     assert _package_bases(PACKAGE / "store" / "embedded") == []
+
+
+# Interfaces that serve the memory take it as an AgentMemory, so mypy checks every call
+# they make against the facade's signatures (the adapters for other frameworks take
+# "anything with recall", by design, and are not listed).
+TYPED_AGAINST_THE_FACADE = (
+    "attestor_arango.interfaces.api.app",
+    "attestor_arango.interfaces.api.metrics",
+    "attestor_arango.interfaces.api.openapi",
+    "attestor_arango.interfaces.mcp",
+    "attestor_arango.interfaces.mcp_http",
+    "attestor_arango.interfaces.ui.access",
+    "attestor_arango.interfaces.ui.app",
+    "attestor_arango.interfaces.cli.commands",
+    "attestor_arango.interfaces.cli.maintenance",
+)
+
+
+def untyped_memory_params(tree: ast.Module) -> list[str]:
+    """Parameters and fields named ``memory``/``mem`` annotated as anything but AgentMemory."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            name = node.arg if isinstance(node, ast.arg) else ast.unparse(node.target)
+            text = ast.unparse(node.annotation).strip("'\"")
+            if name in ("memory", "mem") and text != "AgentMemory":
+                found.append(f"{name}: {text} (line {node.lineno})")
+    return found
+
+
+def test_the_facade_type_check_sees_an_untyped_memory() -> None:
+    tree = ast.parse("def serve(memory: Any, mem: 'AgentMemory') -> None: ...")
+    assert untyped_memory_params(tree) == ["memory: Any (line 1)"]
+
+
+@pytest.mark.parametrize("module", TYPED_AGAINST_THE_FACADE)
+def test_interfaces_are_typed_against_the_facade(module: str) -> None:
+    assert untyped_memory_params(_tree(module)) == []

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -28,6 +28,9 @@ from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.auth import KeyRing
 from attestor_arango.interfaces.api.codec import jsonable
 from attestor_arango.version import __version__
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
 INSTRUCTIONS = (
     "Shared, bi-temporal memory for a team of agents. Call memory_recall before answering "
@@ -169,7 +172,7 @@ class Caller:
 
 
 def build_server(
-    memory: Any, context: AgentContext | None = None, keys: KeyRing | None = None
+    memory: AgentMemory, context: AgentContext | None = None, keys: KeyRing | None = None
 ) -> MCPServer[Any]:
     """The MCP server over ``memory``.
 
@@ -311,31 +314,29 @@ def build_server(
         caller.context()  # a key is needed for this too over HTTP
         return _run(memory.health)
 
-    if callable(getattr(memory, "recall_as_pack", None)):
+    @server.tool(
+        annotations=f.READ,
+        description="Recall as a frozen, citable pack plus its Chain-of-Note prompt "
+        "('prompt'): answer only from the numbered notes, cite them, ABSTAIN when they "
+        "do not hold the answer, flag CONFLICT when they disagree.",
+    )
+    def memory_recall_pack(
+        query: f.Query,
+        as_of: f.AsOf = None,
+        time_window: f.TimeWindow = None,
+        token_budget: f.TokenBudget = None,
+    ) -> dict[str, Any]:
+        def pack() -> dict[str, Any]:
+            made = memory.recall_as_pack(
+                query,
+                as_of=as_of,
+                time_window=_window(time_window),
+                token_budget=token_budget,
+                context=caller.context(),
+            )
+            return {"pack": jsonable(made), "prompt": made.render_prompt()}
 
-        @server.tool(
-            annotations=f.READ,
-            description="Recall as a frozen, citable pack plus its Chain-of-Note prompt "
-            "('prompt'): answer only from the numbered notes, cite them, ABSTAIN when they "
-            "do not hold the answer, flag CONFLICT when they disagree.",
-        )
-        def memory_recall_pack(
-            query: f.Query,
-            as_of: f.AsOf = None,
-            time_window: f.TimeWindow = None,
-            token_budget: f.TokenBudget = None,
-        ) -> dict[str, Any]:
-            def pack() -> dict[str, Any]:
-                made = memory.recall_as_pack(
-                    query,
-                    as_of=as_of,
-                    time_window=_window(time_window),
-                    token_budget=token_budget,
-                    context=caller.context(),
-                )
-                return {"pack": jsonable(made), "prompt": made.render_prompt()}
-
-            return _run(pack)
+        return _run(pack)
 
     @server.resource(
         "memory://memories",
@@ -402,7 +403,7 @@ def build_server(
     return server
 
 
-def run_stdio(memory: Any, context: AgentContext | None = None) -> None:
+def run_stdio(memory: AgentMemory, context: AgentContext | None = None) -> None:
     """Serve on stdin/stdout until the client closes the stream; then close the memory."""
     server = build_server(memory, context)
     try:

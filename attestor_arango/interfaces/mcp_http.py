@@ -13,7 +13,7 @@ session id) can carry another caller's identity.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -23,6 +23,9 @@ from attestor_arango.errors import AttestorError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.auth import KeyRing
 from attestor_arango.interfaces.mcp import build_server
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
 MCP_PATH = "/mcp"
 
@@ -56,7 +59,9 @@ class KeyGate:
         await self.app(scope, receive, send)
 
 
-def create_mcp_app(memory: Any, keys: KeyRing | None, *, host: str = "127.0.0.1") -> ASGIApp:
+def create_mcp_app(
+    memory: AgentMemory, keys: KeyRing | None, *, host: str = "127.0.0.1"
+) -> ASGIApp:
     """The ASGI app serving MCP at ``/mcp`` and a liveness probe at ``/healthz``.
 
     ``keys=None`` serves as ``memory.default_context`` without authentication (the

@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.applications import Starlette
@@ -42,6 +42,9 @@ from attestor_arango.interfaces.api.loopback import LoopbackOnly
 from attestor_arango.interfaces.api.metrics import Observer, RequestMetrics, metrics_endpoint
 from attestor_arango.interfaces.api.openapi import build_openapi
 from attestor_arango.interfaces.ui import mount_ui
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
 log = logging.getLogger("attestor_arango.interfaces.api")
 
@@ -113,7 +116,7 @@ def _no_auth_ring(ctx: AgentContext) -> tuple[KeyRing, ApiKey]:
 
 
 def create_app(
-    memory: Any,
+    memory: AgentMemory,
     keys: KeyRing | None,
     settings: ApiSettings | None = None,
     *,
@@ -127,7 +130,7 @@ def create_app(
     settings = settings or ApiSettings()
     cls = type(memory)
     limiter = anyio.CapacityLimiter(settings.workers)
-    default_ctx: AgentContext = getattr(memory, "default_context", None) or AgentContext()
+    default_ctx = memory.default_context
     if keys is None:
         ring, fixed_key = _no_auth_ring(default_ctx)
     else:

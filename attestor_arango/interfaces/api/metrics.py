@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -27,6 +27,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import AttestorError
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
 RECALL_OPS = frozenset({"recall", "recall_as_pack"})
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -132,7 +135,7 @@ class RequestMetrics:
 
 def metrics_endpoint(
     observer: Observer,
-    memory: Any,
+    memory: AgentMemory,
     caller: Callable[[Request], tuple[Any, AgentContext]],
 ) -> Callable[[Request], Any]:
     """``GET /metrics``: service metrics for anyone who reaches it; the tenant's store

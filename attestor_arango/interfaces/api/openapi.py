@@ -7,10 +7,13 @@ schemas here are exactly what the handlers validate against.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attestor_arango.context import AgentRole
 from attestor_arango.interfaces.api import codec, spec
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
 REF = "#/components/schemas/{model}"
 
@@ -98,7 +101,7 @@ def _lift(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def build_openapi(memory: Any, routes: list[spec.Route]) -> dict[str, Any]:
+def build_openapi(memory: AgentMemory, routes: list[spec.Route]) -> dict[str, Any]:
     cls = type(memory)
     components: dict[str, Any] = {"Error": ERROR_SCHEMA}
     paths: dict[str, dict[str, Any]] = {}

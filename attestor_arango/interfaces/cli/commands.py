@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from rich.console import Console
@@ -22,6 +22,9 @@ from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.parsing import time_arg
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
 Handler = Callable[[argparse.Namespace, Any], tuple[Any, str, int]]
 
@@ -37,7 +40,7 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
-def open_memory(args: argparse.Namespace) -> Any:
+def open_memory(args: argparse.Namespace) -> AgentMemory:
     """The memory a CLI command (or the server it starts) works on.
 
     The CLI is a process of its own, so it sets the BLAS thread count here (see
@@ -118,7 +121,7 @@ def _window(args: argparse.Namespace) -> tuple[str, str] | None:
     return (start, end)
 
 
-def cmd_add(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_add(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     memory = mem.add(
         args.content,
         entity=args.entity,
@@ -132,7 +135,7 @@ def cmd_add(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     return memory, "added", 0
 
 
-def cmd_recall(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_recall(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     if args.pack:
         pack = mem.recall_as_pack(args.query, as_of=args.as_of, token_budget=args.budget)
         return pack, "recall pack", 0
@@ -145,7 +148,7 @@ def cmd_recall(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     )
 
 
-def cmd_search(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_search(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     found = mem.search(
         args.query,
         limit=args.limit,
@@ -158,7 +161,7 @@ def cmd_search(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     return found, "search", 0
 
 
-def cmd_list(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_list(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     rows = mem.list(
         entity=args.entity,
         category=args.category,
@@ -172,24 +175,24 @@ def cmd_list(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     return rows, "memories", 0
 
 
-def cmd_get(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_get(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     return mem.get(args.memory_id, as_of=args.as_of, time_window=_window(args)), "memory", 0
 
 
-def cmd_timeline(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_timeline(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     found = mem.timeline(args.entity, as_of=args.as_of, time_window=_window(args))
     return found, f"timeline of {args.entity}", 0
 
 
-def cmd_stats(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_stats(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     return mem.stats(), "stats", 0
 
 
-def cmd_forget(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_forget(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     return mem.forget(args.memory_id, reason=args.reason), "forgotten", 0
 
 
-def cmd_export(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_export(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     data = mem.export_user(args.user or mem.default_context.tenant)
     if args.output:
         Path(args.output).expanduser().write_text(
@@ -200,14 +203,14 @@ def cmd_export(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     return data, "export", 0
 
 
-def cmd_import(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_import(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     data = _load_document(args.file)
     if not isinstance(data, dict):
         raise ValidationError(f"{args.file} must hold one export object")
     return mem.import_user(data), "imported", 0
 
 
-def cmd_purge(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_purge(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     user = args.user or mem.default_context.tenant
     if not args.yes:
         raise ValidationError(
@@ -218,7 +221,7 @@ def cmd_purge(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     return report, "purge", 0 if report.ok else 1
 
 
-def cmd_audit(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_audit(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     if args.verify:
         report = mem.verify_audit_chain(args.user)
         return report.to_dict(), "audit chain", 0 if report.ok else 1
@@ -227,7 +230,7 @@ def cmd_audit(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     return mem.audit_log(limit=args.limit, after_seq=args.after), "audit log", 0
 
 
-def cmd_retention(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_retention(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     policies = _load_document(args.policies) if args.policies else None
     if not policies and not mem.config.retention:
         print(

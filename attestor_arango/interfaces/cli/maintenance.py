@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.commands import (
@@ -19,8 +19,11 @@ from attestor_arango.interfaces.cli.commands import (
 )
 from attestor_arango.interfaces.cli.parsing import time_arg
 
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
-def cmd_reembed(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+
+def cmd_reembed(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     """Re-embeds with a progress bar on stderr (shown only on a terminal)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -43,11 +46,11 @@ def cmd_reembed(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
     return report, "reembed", 0
 
 
-def cmd_compact(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_compact(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     return mem.compact(older_than=args.older_than, dry_run=args.dry_run), "compact", 0
 
 
-def cmd_update(args: argparse.Namespace, mem: Any) -> tuple[Any, str, int]:
+def cmd_update(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     given: dict[str, Any] = {
         "content": args.content,
         "tags": args.tag,

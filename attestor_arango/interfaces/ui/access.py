@@ -15,12 +15,15 @@ import base64
 import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attestor_arango.context import AgentContext
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, authorize
 from attestor_arango.interfaces.api.errors import AuthenticationError
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
 REALM = 'Basic realm="attestor-arango Evidence Board", charset="UTF-8"'
 
@@ -48,7 +51,7 @@ def presented_key(headers: Mapping[str, str]) -> str | None:
 class Reader:
     """One request's caller: calls AgentMemory's public read methods as its context."""
 
-    memory: Any
+    memory: AgentMemory
     key: ApiKey
     context: AgentContext
 
@@ -70,7 +73,7 @@ class Reader:
 class Gate:
     """Turns a request's headers and ``ns`` parameter into a ``Reader`` (or refuses)."""
 
-    def __init__(self, memory: Any, ring: KeyRing, fixed_key: ApiKey | None) -> None:
+    def __init__(self, memory: AgentMemory, ring: KeyRing, fixed_key: ApiKey | None) -> None:
         self.memory = memory
         self.ring = ring
         self.fixed_key = fixed_key

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import jinja2
@@ -30,6 +30,9 @@ from attestor_arango.interfaces.ui import params as P
 from attestor_arango.interfaces.ui import views
 from attestor_arango.interfaces.ui.access import REALM, Gate, Reader
 from attestor_arango.interfaces.ui.verify import Verifications
+
+if TYPE_CHECKING:
+    from attestor_arango.memory import AgentMemory
 
 log = logging.getLogger("attestor_arango.interfaces.ui")
 HERE = Path(__file__).resolve().parent
@@ -176,7 +179,7 @@ def _slider(reader: Reader, request: Request) -> dict[str, Any] | None:
     return {"min_us": first, "value": P.as_of(request.query_params)}
 
 
-def mount_ui(memory: Any, ring: KeyRing, fixed_key: ApiKey | None) -> Mount:
+def mount_ui(memory: AgentMemory, ring: KeyRing, fixed_key: ApiKey | None) -> Mount:
     """The board as one Mount at ``/ui`` (the REST app adds it to its routes)."""
     board = Board(Gate(memory, ring, fixed_key))
     runs = Verifications()
