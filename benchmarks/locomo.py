@@ -1,16 +1,20 @@
 """LoCoMo evidence recall: how often recall puts the evidence turns of a question on top.
 
     python benchmarks/locomo.py --data ../shared/data/locomo [--conversations 26,30]
-        [--embedder auto|local|hashing] [--no-ablation] [--style prev] [--out FILE]
+        [--embedder auto|local|hashing] [--loader conversation|add] [--no-ablation]
+        [--retrieval JSON] [--out FILE]
 
 Loads both shapes of the data set: a directory (or file) of one-conversation
-JSON files, and the single-file ``locomo10.json`` list. Every dialog turn is
-stored with ``add()`` as one memory in the conversation's own tenant: the text
-holds the speaker, the session date and (style ``prev``) the turn it answers;
-``dia_id`` and the session number go into metadata; the speaker is the
-memory's entity and the session its session id. Then, for every question of
-categories 1-4, recall runs with no LLM and the ranked turns are scored against
-the gold evidence: turn-level recall@1/5/10 (any evidence turn in the top k),
+JSON files, and the single-file ``locomo10.json`` list. Each conversation goes
+into its own tenant through the public API only, at the default token budget:
+``--loader conversation`` (the default) hands every turn to ``add_turns`` with
+its speaker, session and message time, and the library links neighbours and
+knows speakers itself; ``--loader add`` is what a caller's own code does with no
+conversation API, one ``add()`` per turn with speaker and date in the text and
+the message time as ``valid_from`` (no entity, no session, no neighbours).
+``dia_id`` and the session number go into metadata, to score against the gold.
+Then, for every question of categories 1-4, recall runs with no LLM and the
+ranked turns are scored against the gold evidence: turn-level recall@1/5/10 (any evidence turn in the top k),
 all-evidence recall@10, session-level recall@5/10 (over the distinct sessions
 in rank order), MRR and NDCG@10, per category and overall, plus recall latency.
 The ablation re-runs the questions with pipeline steps switched off. Synthetic
@@ -361,7 +365,7 @@ def main(argv: Iterable[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--data", default=str(here.parents[2] / "shared" / "data" / "locomo"))
     ap.add_argument("--conversations", default="", help="comma-separated ids, e.g. 26,30")
     ap.add_argument("--embedder", default="local", help="local | hashing | auto | ollama | openai")
-    ap.add_argument("--loader", default="add", choices=sorted(LOADERS))
+    ap.add_argument("--loader", default="conversation", choices=sorted(LOADERS))
     ap.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
     ap.add_argument("--no-ablation", action="store_true")
     ap.add_argument("--out", default=None)
