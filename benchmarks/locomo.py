@@ -13,12 +13,12 @@ knows speakers itself; ``--loader add`` is what a caller's own code does with no
 conversation API, one ``add()`` per turn with speaker and date in the text and
 the message time as ``valid_from`` (no entity, no session, no neighbours).
 ``dia_id`` and the session number go into metadata, to score against the gold.
-Then, for every question of categories 1-4, recall runs with no LLM and the
-ranked turns are scored against the gold evidence: turn-level recall@1/5/10 (any evidence turn in the top k),
-all-evidence recall@10, session-level recall@5/10 (over the distinct sessions
-in rank order), MRR and NDCG@10, per category and overall, plus recall latency.
-The ablation re-runs the questions with pipeline steps switched off. Synthetic
-relation candidates are not turns and are left out of the turn ranking.
+Then, for every question of categories 1-4, recall runs with no LLM and the ranked
+turns are scored against the gold evidence: turn-level recall@1/5/10 (any evidence
+turn in the top k), all-evidence recall@10, session-level recall@5/10 (over the
+distinct sessions in rank order), MRR and NDCG@10, per category and overall, plus
+recall latency. The ablation re-runs the questions with pipeline steps switched off.
+Synthetic relation candidates are not turns and are left out of the turn ranking.
 """
 
 from __future__ import annotations
