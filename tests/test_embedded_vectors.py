@@ -238,3 +238,20 @@ def test_kth_largest_is_exact(n: int) -> None:
         ordered = np.sort(values)[::-1]
         for k in {1, min(n, 50), min(n, 257), n}:
             assert kth_largest(values, k) == ordered[k - 1], (n, k)
+
+
+def test_growing_keeps_the_rows_and_leaves_the_new_room_zero() -> None:
+    """Growth copies the rows once and leaves zeros beyond them: ``np.resize`` filled the
+    new room with repeated copies of the old rows, writing the whole new capacity (at a
+    million rows, ~1 GB made resident by the one add that grew the index)."""
+    rng = np.random.default_rng(4)
+    vecs = _dense(rng, 40, 8)
+    index = TenantVectors(8, capacity=16)
+    for i, v in enumerate(vecs):
+        index.add(f"m{i:03d}", "a", v, 10 + i, 2**62, 10 + i, 2**62)
+    assert index.rows.capacity > 40
+    assert np.array_equal(index.matrix[:40], vecs)
+    for name in ("matrix", "codes", "scale", "err", "rounding", "size"):
+        assert not getattr(index, name)[40:].any(), name
+    for name in ("ns", "t_created", "t_expired", "valid_from", "valid_until"):
+        assert not getattr(index.rows, name)[40:].any(), name

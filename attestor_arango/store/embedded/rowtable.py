@@ -25,6 +25,19 @@ GROW = 1.5
 TIMES = ("t_created", "t_expired", "valid_from", "valid_until")
 
 
+def grown(array: np.ndarray, length: int) -> np.ndarray:
+    """``array`` with room for ``length`` rows: its rows kept, the new ones zero.
+
+    Not ``np.resize``: that fills the new rows with repeated copies of the old ones,
+    so a million-row index growing by half wrote (and made resident) the whole new
+    capacity at once; zeros come from fresh pages the kernel maps only when written.
+    """
+    out = np.zeros((length, *array.shape[1:]), dtype=array.dtype)
+    keep = min(length, len(array))
+    out[:keep] = array[:keep]
+    return out
+
+
 class IdLookup:
     """Persisted ids: sorted fixed-width bytes, the row of each, and the rank of each row.
 
@@ -95,7 +108,7 @@ class RowTable:
 
     def grow_to(self, capacity: int) -> None:
         for name in ("ns", *TIMES):
-            setattr(self, name, np.resize(getattr(self, name), capacity))
+            setattr(self, name, grown(getattr(self, name), capacity))
 
     def next_capacity(self) -> int:
         return max(16, int(self.capacity * GROW))

@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - a platform without its wheels uses num
 
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
-from attestor_arango.store.embedded.rowtable import RowTable
+from attestor_arango.store.embedded.rowtable import RowTable, grown
 
 _SAMPLE_STEP = 32  # kth_largest: one value in 32 sets the threshold
 _CHUNK = 2048  # rows per step of the numpy fallback scan and of exact re-scoring (stays in cache)
@@ -147,10 +147,10 @@ class TenantVectors:
 
     def _grow_to(self, cap: int) -> None:
         self.rows.grow_to(cap)
-        self.matrix = np.resize(self.matrix, (cap - self.n0, self.dimension))
-        self.codes = np.resize(self.codes, (cap - self.n0, self.dimension))
+        self.matrix = grown(self.matrix, cap - self.n0)
+        self.codes = grown(self.codes, cap - self.n0)
         for name in ("scale", "err", "rounding", "size"):
-            setattr(self, name, np.resize(getattr(self, name), cap))
+            setattr(self, name, grown(getattr(self, name), cap))
 
     def add(
         self,
