@@ -8,10 +8,15 @@ or more query terms in one row, whose float sum depends on the order it is taken
 
 from __future__ import annotations
 
+import math
 import random
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from attestor_arango.memory import AgentMemory
+from attestor_arango.retrieval import pipeline
+from attestor_arango.retrieval.candidates import ROUNDED, Candidate, order, round12, tie_key
 from attestor_arango.retrieval.text_lane import raw_scores, rescore_pool, terms
 from attestor_arango.store.protocol import TextHit
 from attestor_arango.text import bm25
@@ -91,3 +96,77 @@ def test_bm25_rescoring_matches_word_by_word_counting(seed: int) -> None:
     # before rounding too: a float sum depends on its order, and rounding hides most of it
     raw = [(t.id, toks, s) for t, toks, s in raw_scores(pool, query, held=held)]
     assert raw == [(t.id, toks, s) for t, toks, s in _reference_scores(pool, query, held)]
+
+
+# -- rounding: a value rounded to 12 places is not rounded again ------------------------
+
+
+def _floats(seed: int, n: int) -> list[float]:
+    """Floats of every magnitude a score can take and far beyond, and the edge cases."""
+    rng = random.Random(seed)
+    out = [0.0, -0.0, 1.0, -1.0, 0.5, 1e-13, 5e-13, 4.9999999999999e-13, 2.0**13, 8191.999]
+    out += [rng.uniform(-3, 3) for _ in range(n)]
+    out += [rng.uniform(-1, 1) * 10.0 ** rng.randint(-15, 20) for _ in range(n)]
+    out += [round(rng.uniform(0, 2), rng.randint(0, 14)) + rng.choice([0, 1e-13]) for _ in range(n)]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rounding_a_value_rounded_to_12_places_gives_it_back(seed: int) -> None:
+    # what lets order() and breakdown() skip round() on fields stored rounded: bit for bit
+    for x in _floats(seed, 20_000):
+        y = round(x, 12)
+        assert round(y, 12).hex() == y.hex(), x
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_round12_is_round_to_12_places(seed: int) -> None:
+    for x in _floats(seed, 20_000):
+        assert round12(x).hex() == round(x, 12).hex(), x  # hex: -0.0 keeps its sign
+    assert math.isnan(round12(float("nan")))
+    assert round12(float("-inf")) == float("-inf")
+
+
+def test_every_field_order_and_breakdown_take_as_rounded_is_stored_rounded(
+    mem: AgentMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # turns in sessions, a "when" question naming a speaker, a restated fact: coverage,
+    # neighbours, time cues, speakers, decay, boost and freshness all set their fields
+    t0 = datetime(2025, 5, 8, 13, 56, tzinfo=UTC)
+    lines = [
+        ("Mel", "I went to the pottery class on Friday."),
+        ("Ana", "When did you start the pottery class?"),
+        ("Mel", "I started pottery in March 2023, after the move."),
+        ("Ana", "My car is a Nissan Leaf."),
+        ("Mel", "I painted a sunset at the lake last week."),
+    ]
+    for s, start in enumerate([t0, t0 + timedelta(days=9), t0 + timedelta(days=30)]):
+        turns = [
+            {"speaker": who, "text": text, "session_id": f"S{s}", "timestamp": at}
+            for i, (who, text) in enumerate(lines)
+            if (at := start + timedelta(seconds=30 * i))
+        ]
+        mem.add_turns(turns)
+    mem.add("These days Ana drives a Hyundai Ioniq instead of the Nissan Leaf.", entity="Ana")
+    seen: list[Candidate] = []
+    inner = pipeline.pack
+
+    def keep(ranked: list[Candidate], budget: int) -> object:
+        seen.extend(ranked)
+        return inner(ranked, budget)
+
+    monkeypatch.setattr(pipeline, "pack", keep)
+    for q in ["When did Mel start pottery?", "What car does Ana drive now?", "sunset lake"]:
+        response = mem.recall(q)
+        assert response.results
+    assert len(seen) > 10
+    assert {c.coverage != 0 for c in seen} == {True, False}  # the steps did take part
+    assert any(c.session for c in seen) and any(c.time_cue for c in seen)
+    for c in seen:
+        for name in ROUNDED:
+            value = getattr(c, name)
+            assert type(value) is float and round(value, 12).hex() == value.hex(), name
+        full = c.breakdown().model_dump()  # what rounding every field again would give
+        for name in ("rrf", "rrf_norm", "freshness", *ROUNDED):
+            assert full[name] == float(round(getattr(c, name), 12)), name
+    assert order(list(seen)) == sorted(seen, key=lambda c: tie_key(c.relevance, c))

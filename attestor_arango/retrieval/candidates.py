@@ -78,7 +78,14 @@ class Candidate:
 
     def breakdown(self) -> ScoreBreakdown:
         """The frozen breakdown of the response, built without re-validation: every
-        field is converted here to the type validation would give it (floats as floats)."""
+        field is converted here to the type validation would give it (floats as floats).
+
+        ``round(x, 12)`` costs ~1 us (a correctly rounded decimal conversion) and a
+        response holds ~90 breakdowns, so it is not paid twice: decay, boost, session,
+        coverage, time cue and relevance are stored already rounded to 12 places by the
+        step that sets them (see ``ROUNDED``), and rounding a rounded value gives it back
+        (``tests/test_candidate_rounding.py``); ``final`` is the relevance.
+        """
         ranks, scores = self.lane_ranks, self.lane_scores
         vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
         return trusted(
@@ -88,22 +95,34 @@ class Candidate:
                 "vector_score": None if vector_score is None else float(vector_score),
                 "bm25_rank": ranks.get("bm25"),
                 "bm25_score": None if bm25_score is None else float(bm25_score),
-                "lanes": {k: ranks[k] for k in sorted(ranks)},
+                "lanes": {k: ranks[k] for k in sorted(ranks)} if len(ranks) > 1 else dict(ranks),
                 "rrf": float(round(self.rrf, 12)),
                 "rrf_norm": float(round(self.rrf_norm, 12)),
                 "graph_hops": self.graph_hops,
                 "graph_bonus": float(self.graph_bonus),
-                "decay": float(round(self.decay, 12)),
-                "boost": float(round(self.boost, 12)),
-                "freshness": float(round(self.freshness, 12)),
-                "session": float(round(self.session, 12)),
-                "coverage": float(round(self.coverage, 12)),
-                "time_cue": float(round(self.time_cue, 12)),
+                "decay": float(self.decay),
+                "boost": float(self.boost),
+                "freshness": round12(self.freshness),
+                "session": float(self.session),
+                "coverage": float(self.coverage),
+                "time_cue": float(self.time_cue),
                 "relevance": float(self.relevance),
                 "synthetic": bool(self.synthetic),
-                "final": float(round(self.final, 12)),
+                "final": float(self.final),
             },
         )
+
+
+# Fields every step stores as ``round(value, 12)`` (or leaves at an integral default),
+# so ``breakdown`` and ``order`` need not round them again.
+ROUNDED = ("decay", "boost", "session", "coverage", "time_cue", "relevance", "final")
+
+
+def round12(x: float) -> float:
+    """``round(x, 12)`` as a float; an integral float (0.0, -0.0, 1.0) is its own rounding,
+    without the decimal conversion."""
+    x = float(x)
+    return x if x.is_integer() else round(x, 12)
 
 
 def tie_key(score: float, c: Candidate) -> tuple[float, int, str]:
@@ -112,4 +131,8 @@ def tie_key(score: float, c: Candidate) -> tuple[float, int, str]:
 
 
 def order(cands: list[Candidate], attr: str = "relevance") -> list[Candidate]:
+    """Candidates by ``tie_key`` of ``attr``; an attribute in ``ROUNDED`` is not rounded
+    again (the same key: rounding a value rounded to 12 places gives it back)."""
+    if attr in ROUNDED:
+        return sorted(cands, key=lambda c: (-float(getattr(c, attr)), -c.t_created, c.id))
     return sorted(cands, key=lambda c: tie_key(float(getattr(c, attr)), c))

@@ -281,7 +281,7 @@ def _result(c: Candidate, tokens: int, as_of: int) -> RecallResult:
         RecallResult,
         {
             "memory": c.memory.at(as_of),
-            "score": float(round(c.final, 12)),
+            "score": float(c.final),  # the relevance: rounded to 12 places already
             "tokens": int(tokens),
             "breakdown": c.breakdown(),
         },
