@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,7 +18,8 @@ import pytest
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import pipeline
 from attestor_arango.retrieval.candidates import ROUNDED, Candidate, order, round12, tie_key
-from attestor_arango.retrieval.text_lane import raw_scores, rescore_pool, terms
+from attestor_arango.retrieval.text_lane import raw_scores, rescore_pool, stored_terms, terms
+from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import TextHit
 from attestor_arango.text import bm25
 
@@ -170,3 +172,31 @@ def test_every_field_order_and_breakdown_take_as_rounded_is_stored_rounded(
         for name in ("rrf", "rrf_norm", "freshness", *ROUNDED):
             assert full[name] == float(round(getattr(c, name), 12)), name
     assert order(list(seen)) == sorted(seen, key=lambda c: tie_key(c.relevance, c))
+
+
+# -- scoring terms: one recall asks the backend for each row's terms once ---------------
+
+
+class _CountingTerms:
+    """A backend that keeps scoring terms (KeepsTerms) and records what it was asked."""
+
+    def __init__(self, kept: dict[str, tuple[str, ...]]) -> None:
+        self.kept = kept
+        self.asked: list[list[str]] = []
+
+    def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        self.asked.append(list(ids))
+        return {i: self.kept[i] for i in ids if i in self.kept}
+
+
+def test_stored_terms_with_a_recall_cache_asks_only_for_rows_not_read_yet() -> None:
+    kept = {f"m{i}": (f"w{i}", "shared") for i in range(6)}
+    store = _CountingTerms(kept)
+    cache: dict[str, tuple[str, ...]] = {}
+    pool = ["m0", "m1", "m2", "m3", "gone"]  # "gone": a row the index does not hold
+    assert stored_terms(store, Scope("t"), pool, cache) == {i: kept[i] for i in pool[:4]}
+    fused = ["m4", "m2", "m0", "m5"]
+    got = stored_terms(store, Scope("t"), fused, cache)
+    assert got == stored_terms(_CountingTerms(kept), Scope("t"), fused)  # same as uncached
+    assert list(got) == fused  # in the order asked
+    assert store.asked == [pool, ["m4", "m5"]]

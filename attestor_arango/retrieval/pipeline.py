@@ -86,8 +86,10 @@ def _lanes(
     errors: dict[str, str],
     tr: RecallTrace,
     vcache: dict[str, np.ndarray],
+    tcache: dict[str, tuple[str, ...]],
 ) -> list[tuple[str, Sequence[Hit]]]:
-    """The lanes that ran, with their hits; ``vcache`` collects the stored vectors read."""
+    """The lanes that ran, with their hits; ``vcache`` collects the stored vectors read,
+    ``tcache`` the scoring terms."""
     lanes: list[tuple[str, Sequence[Hit]]] = []
     qvec: np.ndarray | None = None
     bm25_tail: list[TextHit] = []  # the re-scored text pool below the lane's cut
@@ -105,7 +107,7 @@ def _lanes(
     if config.bm25_enabled:
         try:
             known = {h.memory.id: h.memory for _, found in lanes for h in found}
-            hits, bm25_tail = text_lane(store, scope, query, view, config, known)
+            hits, bm25_tail = text_lane(store, scope, query, view, config, known, tcache)
             lanes.append(("bm25", hits))
             tr.step("bm25", 0, len(hits), ids=[h.memory.id for h in hits])
         except Exception as exc:
@@ -132,7 +134,7 @@ def _lanes(
             rewrites = expanders["multi_query"](query)[: config.multi_query_n]
             for i, text in enumerate(rewrites):
                 known = {h.memory.id: h.memory for _, found in lanes for h in found}
-                mq_hits, _ = text_lane(store, scope, text, view, config, known)
+                mq_hits, _ = text_lane(store, scope, text, view, config, known, tcache)
                 lanes.append((f"mq_{i + 1}", mq_hits))
             tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
         except Exception as exc:
@@ -329,11 +331,14 @@ def recall(
         tr.step("embedding_space", 0, 0, error=errors["embedding_space"])
 
     vcache: dict[str, np.ndarray] = {}  # stored vectors read by this recall, by id
-    lanes = _lanes(store, embedder, scope, query, view, config, expanders, errors, tr, vcache)
+    tcache: dict[str, tuple[str, ...]] = {}  # and the scoring terms
+    lanes = _lanes(
+        store, embedder, scope, query, view, config, expanders, errors, tr, vcache, tcache
+    )
     weights = _weights(lanes, config)
     cands = fuse(lanes, config.rrf_k, weights=weights)
     # scoring terms the backend's text index kept, so coverage need not tokenise again
-    held = stored_terms(store, scope, [c.id for c in cands])
+    held = stored_terms(store, scope, [c.id for c in cands], tcache)
     for cand in cands:
         cand.terms = held.get(cand.id)
     tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)

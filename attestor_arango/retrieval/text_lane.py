@@ -39,10 +39,27 @@ class KeepsTerms(Protocol):
     def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]: ...
 
 
-def stored_terms(store: object, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+def stored_terms(
+    store: object,
+    scope: Scope,
+    ids: Sequence[str],
+    cache: dict[str, tuple[str, ...]] | None = None,
+) -> dict[str, tuple[str, ...]]:
     """The scoring terms the backend already holds for ``ids`` (each is
-    ``scoring_terms(content)``); empty for a backend that keeps none."""
-    return store.scoring_terms(scope, ids) if isinstance(store, KeepsTerms) else {}
+    ``scoring_terms(content)``); empty for a backend that keeps none.
+
+    ``cache``: one recall's terms read so far, by id (a row's content, and so its terms,
+    never changes): only the ids it lacks are asked for, and what comes back is added.
+    The text pool's rows and the fused candidates are mostly the same rows.
+    """
+    if not isinstance(store, KeepsTerms):
+        return {}
+    if cache is None:
+        return store.scoring_terms(scope, ids)
+    missing = [i for i in ids if i not in cache]
+    if missing:
+        cache.update(store.scoring_terms(scope, missing))
+    return {i: cache[i] for i in ids if i in cache}
 
 
 def rescore_pool(
@@ -121,16 +138,20 @@ def text_lane(
     view: TemporalView,
     config: RetrievalConfig,
     known: Mapping[str, Memory],
+    terms_cache: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[list[Hit], list[TextHit]]:
     """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
 
-    ``known`` holds memories another lane already read, so they are not read twice.
+    ``known`` holds memories another lane already read, so they are not read twice;
+    ``terms_cache`` is the recall's scoring terms read so far (``stored_terms``).
     Also returns the re-scored pool below the cut (light rows, for lane completion).
     """
     if not config.bm25_rescore:
         return decoded(store, scope, store.text_pool(scope, query, config.text_k, view), known), []
     fetch = max(config.text_k, config.text_fetch_k)
-    return rescored_text(store, scope, query, view, fetch, config.text_k, known)
+    return rescored_text(
+        store, scope, query, view, fetch, config.text_k, known, terms_cache=terms_cache
+    )
 
 
 def rescored_text(
@@ -141,10 +162,13 @@ def rescored_text(
     fetch: int,
     keep: int,
     known: Mapping[str, Memory],
+    *,
+    terms_cache: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[list[Hit], list[TextHit]]:
     """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest."""
     pool = store.text_pool(scope, query, fetch, view)
-    scored = rescore_pool(pool, query, held=stored_terms(store, scope, [t.id for t in pool]))
+    held = stored_terms(store, scope, [t.id for t in pool], terms_cache)
+    scored = rescore_pool(pool, query, held=held)
     kept, tail = scored[:keep], scored[keep:]
     return decoded(store, scope, kept, known), tail
 
