@@ -138,3 +138,23 @@ def test_the_ollama_client_is_imported_only_when_an_ollama_backend_is_made() -> 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_process_that_adds_and_recalls_with_its_own_embedder_loads_no_llm_client(
+    tmp_path: object,
+) -> None:
+    # httpx (imported by the LLM providers) loads its command line too: click, rich and
+    # pygments, ~21,000 tracked objects that every full collection of the process walks
+    code = (
+        "import sys\n"
+        "from attestor_arango import AgentMemory\n"
+        "from attestor_arango.embeddings import HashingEmbedder\n"
+        f"m = AgentMemory({str(tmp_path)!r} + '/m.db', embedder=HashingEmbedder(64))\n"
+        "m.add('Alice moved to Paris in May', entity='Alice')\n"
+        "assert m.recall('Where does Alice live?').results\n"
+        "m.close()\n"
+        "print(sorted(n for n in ('httpx', 'rich', 'pygments', 'click') if n in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

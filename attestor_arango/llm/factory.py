@@ -6,8 +6,6 @@ from typing import Any
 
 from attestor_arango.errors import ValidationError
 from attestor_arango.llm.base import LLMProvider, RetryPolicy
-from attestor_arango.llm.ollama import OllamaProvider
-from attestor_arango.llm.openai_compat import OpenAICompatProvider
 
 _KNOWN = {
     "provider",
@@ -43,6 +41,8 @@ def provider_from_settings(
         attempts=int(settings.get("retries", 3)), base_delay=float(settings.get("backoff", 0.5))
     )
     if kind == "ollama":
+        from attestor_arango.llm.ollama import OllamaProvider  # httpx only when asked for
+
         return OllamaProvider(
             model,
             host=str(settings.get("base_url") or "http://127.0.0.1:11434"),
@@ -55,6 +55,8 @@ def provider_from_settings(
             raise ValidationError("llm.base_url is required for an OpenAI-compatible provider")
         key = settings.get("api_key")
         secret = None if key is None else getattr(key, "get_secret_value", lambda: key)()
+        from attestor_arango.llm.openai_compat import OpenAICompatProvider
+
         return OpenAICompatProvider(
             model, base_url=str(base_url), api_key=secret, timeout=timeout, retry=retry
         )
