@@ -66,6 +66,11 @@ def _visible(m: Memory, view: TemporalView) -> bool:
     return created <= view.as_of and expired > view.t_expired_after
 
 
+# what a backend may offer beside the Store contract, asked for through retrieval's own
+# protocols (text_lane.PoolsTerms); this fake offers none of it
+BESIDE_THE_CONTRACT = frozenset({"text_pool_terms"})
+
+
 class FakeStore:
     backend = "fake"
 
@@ -204,6 +209,8 @@ class FakeStore:
         return dist
 
     def __getattr__(self, name: str) -> Any:
+        if name in BESIDE_THE_CONTRACT:  # not offered: retrieval's protocol check says so
+            raise AttributeError(name)
         # any write or unrelated call is a test failure: recall must only read
         raise AssertionError(f"recall called store.{name}, which it must not")
 

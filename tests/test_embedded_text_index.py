@@ -13,7 +13,7 @@ import pytest
 from attestor_arango.clock import OPEN, from_us
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import Memory, Provenance, content_hash
-from attestor_arango.retrieval.text_lane import rescore_pool
+from attestor_arango.retrieval.text_lane import PoolsTerms, rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded.rowtable import RowTable
 from attestor_arango.store.embedded.store import SQLiteStore
@@ -388,6 +388,61 @@ def test_scoring_terms_stay_within_the_scope(tmp_path: Path) -> None:
     store.text_pool(b, "alpha", 5, TemporalView(as_of=T0 + 10))
     assert store.scoring_terms(b, ids) == {"m9997": scoring_terms("alpha beta")}
     store.close()
+
+
+@pytest.mark.parametrize("text_index", ["memory", "fts5"])
+def test_the_pool_and_its_terms_come_in_one_read(tmp_path: Path, text_index: str) -> None:
+    """``text_pool_terms`` (beside the contract, retrieval's ``PoolsTerms``) answers exactly
+    ``text_pool`` and, for its rows only, the terms ``scoring_terms`` gives: the content's
+    own, never a row of another scope."""
+    store = SQLiteStore(tmp_path / "m.db", text_index=text_index)
+    assert isinstance(store, PoolsTerms)
+    _fill(store, random.Random(9), 300)
+    for scope in SCOPES:
+        for view in VIEWS:
+            for query in ("alpha beta", "the", "kappa omega", "zzz"):
+                for k in (0, 3, 40):
+                    pool, held = store.text_pool_terms(scope, query, k, view)
+                    assert pool == store.text_pool(scope, query, k, view)
+                    if text_index == "memory":  # fts5: what a loaded index keeps, if any
+                        assert held == {t.id: scoring_terms(t.content) for t in pool}
+                    assert held == store.scoring_terms(scope, [t.id for t in pool])
+    store.close()
+
+
+def test_a_pool_with_terms_refuses_a_row_of_another_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteStore(tmp_path / "m.db")
+    mine, theirs = Scope("t", "mine"), Scope("t", "theirs")
+    store.insert_memory(mine, _memory(mine, 1, "alpha here", T0), None)
+    store.insert_memory(theirs, _memory(theirs, 2, "alpha there", T0), None)
+    pool, held = store.text_pool_terms(mine, "alpha", 5, VIEWS[0])
+    assert [t.content for t in pool] == ["alpha here"] and list(held) == [pool[0].id]
+    broken = RowTable.visible_mask
+
+    def everything(self: RowTable, namespace: str | None, view: TemporalView) -> Any:
+        return broken(self, None, view)
+
+    monkeypatch.setattr(RowTable, "visible_mask", everything)
+    with pytest.raises(TenantLeakError):
+        store.text_pool_terms(mine, "alpha", 5, VIEWS[0])
+    store.close()
+
+
+def test_rows_in_a_namespace_filter_as_a_check_per_row_would() -> None:
+    table = RowTable(capacity=4)
+    rng = random.Random(2)
+    names = [rng.choice(["a", "b", "c"]) for _ in range(50)]
+    for i, ns in enumerate(names):
+        table.append(f"id{i}", ns, (T0, OPEN, T0, OPEN))
+    asked = [f"id{i}" for i in rng.sample(range(60), 40)]  # some not held
+    found = table.rows_of(asked)
+    assert table.in_namespace(found, None) == found
+    assert table.in_namespace([], "a") == []
+    assert table.in_namespace(found, "nowhere") == []
+    for ns in ("a", "b", "c"):
+        assert table.in_namespace(found, ns) == [(i, r) for i, r in found if names[r] == ns]
 
 
 def test_dense_and_sorted_per_row_sums_score_alike(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,8 +21,8 @@ from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates, synthetic_id
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
-from attestor_arango.retrieval.text_lane import rescore_pool, stored_terms
-from attestor_arango.scope import Scope
+from attestor_arango.retrieval.text_lane import pool_and_terms, rescore_pool, stored_terms
+from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import Hit, TextHit
 from attestor_arango.text.stemming import scoring_terms
 from attestor_arango.text.tokens import count_tokens
@@ -121,6 +122,45 @@ def test_stored_terms_asks_only_a_backend_that_keeps_them() -> None:
 
     assert stored_terms(Keeps(), Scope("t"), ["a"]) == {"a": ("kept",)}
     assert stored_terms(object(), Scope("t"), ["a"]) == {}
+
+
+def test_the_pool_and_its_terms_come_from_one_call_when_the_backend_offers_it() -> None:
+    pool = [TextHit("a", "alpha beta", 2, 1.0)]
+    calls: list[str] = []
+
+    class Keeps:
+        def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+            calls.append("text_pool")
+            return pool
+
+        def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+            calls.append("scoring_terms")
+            return {i: ("kept",) for i in ids}
+
+    class Pools(Keeps):
+        def text_pool_terms(
+            self, scope: Scope, query: str, k: int, view: TemporalView
+        ) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]:
+            calls.append("text_pool_terms")
+            return pool, {"a": ("both",)}
+
+    class PoolOnly:
+        def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
+            return pool
+
+    view = TemporalView(as_of=10)
+    pools: Any = Pools()
+    assert pool_and_terms(pools, Scope("t"), "alpha", 5, view) == (pool, {"a": ("both",)})
+    assert calls == ["text_pool_terms"]
+    cache: dict[str, tuple[str, ...]] = {}  # one recall's terms: those of the pool join it
+    assert pool_and_terms(pools, Scope("t"), "alpha", 5, view, cache)[1] == {"a": ("both",)}
+    assert cache == {"a": ("both",)}
+    del calls[1:]
+    keeps: Any = Keeps()
+    assert pool_and_terms(keeps, Scope("t"), "alpha", 5, view) == (pool, {"a": ("kept",)})
+    assert calls[1:] == ["text_pool", "scoring_terms"]
+    only: Any = PoolOnly()
+    assert pool_and_terms(only, Scope("t"), "alpha", 5, view) == (pool, {})
 
 
 def test_fused_candidates_tokenise_once() -> None:

@@ -62,6 +62,39 @@ def stored_terms(
     return {i: cache[i] for i in ids if i in cache}
 
 
+@runtime_checkable
+class PoolsTerms(Protocol):
+    """A backend that hands over the text pool and its rows' scoring terms in one read (the
+    embedded one: its index has both at hand; looking the rows up again by id cost more).
+
+    Not part of the Store contract: for any other backend the pool comes from
+    ``text_pool`` and its terms from ``stored_terms``.
+    """
+
+    def text_pool_terms(
+        self, scope: Scope, query: str, k: int, view: TemporalView
+    ) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]: ...
+
+
+def pool_and_terms(
+    store: Store,
+    scope: Scope,
+    query: str,
+    k: int,
+    view: TemporalView,
+    cache: dict[str, tuple[str, ...]] | None = None,
+) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]:
+    """The ``k``-row text pool and the scoring terms the backend holds for its rows;
+    ``cache`` as for ``stored_terms`` (the terms read here are added to it)."""
+    if isinstance(store, PoolsTerms):
+        pool, held = store.text_pool_terms(scope, query, k, view)
+        if cache is not None:
+            cache.update(held)
+        return pool, held
+    pool = store.text_pool(scope, query, k, view)
+    return pool, stored_terms(store, scope, [t.id for t in pool], cache)
+
+
 def rescore_pool(
     pool: Sequence[TextHit],
     query: str,
@@ -166,8 +199,7 @@ def rescored_text(
     terms_cache: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[list[Hit], list[TextHit]]:
     """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest."""
-    pool = store.text_pool(scope, query, fetch, view)
-    held = stored_terms(store, scope, [t.id for t in pool], terms_cache)
+    pool, held = pool_and_terms(store, scope, query, fetch, view, terms_cache)
     scored = rescore_pool(pool, query, held=held)
     kept, tail = scored[:keep], scored[keep:]
     return decoded(store, scope, kept, known), tail

@@ -75,6 +75,29 @@ class EmbeddedText:
         check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
         return found
 
+    def text_pool_terms(
+        self, scope: Scope, query: str, k: int, view: TemporalView
+    ) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]:
+        """``text_pool`` and the scoring terms of its rows, from one read of the in-memory
+        index (FTS5: those a loaded index keeps). The pipeline's BM25 re-scoring takes
+        both; asking ``scoring_terms`` after the pool looked every row up again by id and
+        checked its namespace row by row. Not part of the Store contract (retrieval's
+        ``PoolsTerms`` asks for it)."""
+        if k <= 0:
+            return [], {}
+        if self.text_index == "fts5":
+            pool = self._fts_pool(scope, query, k, view)
+            return pool, self.scoring_terms(scope, [t.id for t in pool])
+        terms = query_terms(query)
+        if not terms:
+            return [], {}
+        with self._db.lock:
+            found, held, namespaces = self._caches.text_read(
+                scope.tenant, lambda t: t.pool(terms, k, scope.namespace, view)
+            )
+        check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
+        return found, held
+
     def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The scoring terms the tenant's loaded text index keeps for those of ``ids`` in the
         scope (none before it is loaded, none of another namespace): the pipeline's BM25

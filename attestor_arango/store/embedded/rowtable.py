@@ -15,6 +15,7 @@ recall at 1M memories (and decoding a million id strings most of the rest).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
 
 import numpy as np
 
@@ -197,8 +198,18 @@ class RowTable:
         if i is not None:
             self.t_expired[i] = t_expired
 
-    def in_namespace(self, row: int, namespace: str | None) -> bool:
-        return namespace is None or self._ns_codes.get(namespace) == int(self.ns[row])
+    def in_namespace(
+        self, found: list[tuple[str, int]], namespace: str | None
+    ) -> list[tuple[str, int]]:
+        """Those (id, row) pairs (``rows_of``) whose row lives in ``namespace`` (any: None),
+        as one array comparison rather than a check per row."""
+        if namespace is None or not found:
+            return found
+        code = self._ns_codes.get(namespace)
+        if code is None:
+            return []
+        at = np.fromiter((r for _, r in found), dtype=np.intp, count=len(found))
+        return list(compress(found, (self.ns[at] == code).tolist()))
 
     def visible_mask(self, namespace: str | None, view: TemporalView) -> np.ndarray | None:
         """Which rows the scope and view see; None when the namespace has no row at all."""

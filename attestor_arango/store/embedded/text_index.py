@@ -309,9 +309,8 @@ class TenantText:
     ) -> dict[str, tuple[str, ...]]:
         """The scoring terms of those of ``ids`` the index holds in ``namespace`` (any: None).
 
-        Each id is looked up once (a recall asks for ~200 twice: a binary search each)."""
-        rows = self.rows
-        found = [(i, r) for i, r in rows.rows_of(ids) if rows.in_namespace(r, namespace)]
+        Each id is looked up once (a recall asks for ~200: a binary search each)."""
+        found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
         return dict(zip([i for i, _ in found], self.terms.take([r for _, r in found]), strict=True))
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:
@@ -326,15 +325,37 @@ class TenantText:
         against the scope). Each row's score sums its terms' parts in query order,
         so it is the same float whatever else the index holds.
         """
-        none: tuple[list[TextHit], set[str]] = ([], set())
+        ranked, namespaces = self._ranked(terms, k, namespace, view)
+        texts = self.contents.take([r for *_, r in ranked])
+        hits = [TextHit(i, text, -t, -s) for (s, t, i, _), text in zip(ranked, texts, strict=True)]
+        return hits, namespaces
+
+    def pool(
+        self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
+    ) -> tuple[list[TextHit], dict[str, tuple[str, ...]], set[str]]:
+        """``search`` with each found row's scoring terms (``scoring_terms(content)``).
+
+        The rows come out of the view's mask, so they are in the namespace already: no
+        id lookup and no per-row namespace check (``terms_of`` needs both)."""
+        ranked, namespaces = self._ranked(terms, k, namespace, view)
+        picked = [r for *_, r in ranked]
+        texts, row_terms = self.contents.take(picked), self.terms.take(picked)
+        hits = [TextHit(i, text, -t, -s) for (s, t, i, _), text in zip(ranked, texts, strict=True)]
+        return hits, dict(zip([h.id for h in hits], row_terms, strict=True)), namespaces
+
+    def _ranked(
+        self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
+    ) -> tuple[list[tuple[float, int, str, int]], set[str]]:
+        """The k best visible rows as (-score, -t_created, id, row), in that (natural) order,
+        and the namespaces of the rows scored."""
         if k <= 0 or not terms or self.n == 0:
-            return none
+            return [], set()
         mask = self.rows.visible_mask(namespace, view)
         if mask is None:
-            return none
+            return [], set()
         visible = int(np.count_nonzero(mask))
         if visible == 0:
-            return none
+            return [], set()
         lengths = np.frombuffer(self.lengths, dtype=np.int32)[: self.n]
         avgdl = int(lengths[mask].sum(dtype=np.int64)) / visible
         hit_rows: list[np.ndarray] = []
@@ -353,7 +374,7 @@ class TenantText:
             hit_rows.append(rows)
             parts.append(bm25.term_score(weight, tf, norm))
         if not hit_rows:
-            return none
+            return [], set()
         rows, scores = _sum_per_row(np.concatenate(hit_rows), np.concatenate(parts), self.n)
         if rows.size > k:  # the k-th best score, and every row tied with it
             keep = scores >= np.partition(scores, rows.size - k)[rows.size - k]
@@ -363,9 +384,4 @@ class TenantText:
         # score desc, t_created desc, id asc as one natural tuple order (ids are unique,
         # so the row number after them never decides)
         order = zip((-scores).tolist(), created, self.rows.take_ids(rows), at, strict=True)
-        ranked = sorted(order)[:k]
-        namespaces = self.rows.namespaces(rows)
-        picked = [r for *_, r in ranked]
-        texts = self.contents.take(picked)
-        hits = [TextHit(i, text, -t, -s) for (s, t, i, _), text in zip(ranked, texts, strict=True)]
-        return hits, namespaces
+        return sorted(order)[:k], self.rows.namespaces(rows)

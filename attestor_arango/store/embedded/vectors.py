@@ -201,7 +201,7 @@ class TenantVectors:
 
     def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
         """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
-        found = [(m, i) for m, i in self.rows.rows_of(ids) if self.rows.in_namespace(i, namespace)]
+        found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
         if not found:
             return {}
         rows = self.float_rows(np.array([i for _, i in found], dtype=np.intp)).astype(np.float32)
