@@ -1,15 +1,20 @@
-"""Memory <-> plain document mapping, shared by both backends.
+"""Memory <-> plain document mapping, and the vector checks, shared by both backends.
 
 Documents hold times as integer microseconds with OPEN for open intervals,
 lists and dicts as native values; each backend only adds its own encoding
-(JSON text in SQLite, native JSON in ArangoDB).
+(JSON text in SQLite, native JSON in ArangoDB). A vector is stored and compared
+as float32 of the tenant's dimension; both backends refuse one of another shape
+with the same words (``stored_vector``, ``query_vector``, ``replacement_vector``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from attestor_arango.clock import OPEN, from_us, to_us
+from attestor_arango.errors import ValidationError
 from attestor_arango.models import (
     AuditEntry,
     Entity,
@@ -21,6 +26,43 @@ from attestor_arango.models import (
     trusted,
     us_or_none,
 )
+from attestor_arango.store.protocol import EmbeddingSpace
+
+
+def _float32(vector: Any) -> np.ndarray:
+    return np.asarray(vector, dtype=np.float32)
+
+
+def stored_vector(vector: Any, space: EmbeddingSpace | None) -> np.ndarray:
+    """A memory's vector as float32; ValidationError unless it fits the tenant's space."""
+    arr = _float32(vector)
+    if space is None or arr.shape != (space.dimension,):
+        raise ValidationError(
+            f"vector of shape {arr.shape} does not fit the tenant's embedding space "
+            f"{space}; embed with the tenant's embedder",
+        )
+    return arr
+
+
+def query_vector(vector: Any, dimension: int) -> np.ndarray:
+    """A query vector as float32; ValidationError unless it has the tenant's dimension."""
+    arr = _float32(vector)
+    if arr.shape != (dimension,):
+        raise ValidationError(
+            f"query vector has shape {arr.shape}, the tenant's space has dimension {dimension}",
+        )
+    return arr
+
+
+def replacement_vector(memory_id: str, vector: Any, space: EmbeddingSpace) -> np.ndarray:
+    """A re-embedded memory's vector as float32; ValidationError unless it fits ``space``."""
+    arr = _float32(vector)
+    if arr.shape != (space.dimension,):
+        raise ValidationError(
+            f"vector for {memory_id} has shape {arr.shape}, the new space "
+            f"{space.name} has dimension {space.dimension}"
+        )
+    return arr
 
 
 def _us(value: Any) -> int:

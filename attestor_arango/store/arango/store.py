@@ -37,6 +37,7 @@ from attestor_arango.store.arango.planning import (
 )
 from attestor_arango.store.arango.schema import load_schema, missing_view_links
 from attestor_arango.store.arango.store_graph import GraphAndGovernance
+from attestor_arango.store.codec import query_vector, replacement_vector, stored_vector
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
     Hit,
@@ -98,12 +99,7 @@ class ArangoStore(GraphAndGovernance):
         tenant_scope = scope.tenant_wide()
         items = []
         for memory_id, vector in vectors.items():
-            arr = np.asarray(vector, dtype=np.float32)
-            if arr.shape != (space.dimension,):
-                raise ValidationError(
-                    f"vector for {memory_id} has shape {arr.shape}, the new space "
-                    f"{space.name} has dimension {space.dimension}"
-                )
+            arr = replacement_vector(memory_id, vector, space)
             items.append({"id": memory_id, "vector": vector_to_list(arr)})
         with self.transaction():
             counted = self._run("memory_vector_count", tenant_scope, {})
@@ -120,14 +116,7 @@ class ArangoStore(GraphAndGovernance):
         return changed
 
     def _checked_vector(self, scope: Scope, vector: np.ndarray) -> list[float]:
-        arr = np.asarray(vector, dtype=np.float32)
-        space = self.get_embedding_space(scope)
-        if space is None or arr.shape != (space.dimension,):
-            raise ValidationError(
-                f"vector of shape {arr.shape} does not fit the tenant's embedding space "
-                f"{space}; embed with the tenant's embedder",
-            )
-        return vector_to_list(arr)
+        return vector_to_list(stored_vector(vector, self.get_embedding_space(scope)))
 
     # memories ------------------------------------------------------------------------------
     def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None:
@@ -290,12 +279,7 @@ class ArangoStore(GraphAndGovernance):
         space = self.get_embedding_space(scope)
         if space is None:
             return []
-        query = np.asarray(vector, dtype=np.float32)
-        if query.shape != (space.dimension,):
-            raise ValidationError(
-                f"query vector has shape {query.shape}, the tenant's space has dimension "
-                f"{space.dimension}",
-            )
+        query = query_vector(vector, space.dimension)
         if k <= 0:
             return []
         qv = vector_to_list(query)

@@ -17,7 +17,7 @@ import numpy as np
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.models import AuditEntry
 from attestor_arango.scope import Scope
-from attestor_arango.store.codec import audit_from_doc, audit_to_doc
+from attestor_arango.store.codec import audit_from_doc, audit_to_doc, replacement_vector
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode_doc, scope_params
 from attestor_arango.store.embedded.caches import TenantCaches
@@ -38,13 +38,7 @@ class EmbeddedGovernance:
         tenant = {"tenant": scope.tenant}
         blobs = {}
         for memory_id, vector in vectors.items():
-            arr = np.asarray(vector, dtype=np.float32)
-            if arr.shape != (space.dimension,):
-                raise ValidationError(
-                    f"vector for {memory_id} has shape {arr.shape}, the new space "
-                    f"{space.name} has dimension {space.dimension}"
-                )
-            blobs[memory_id] = arr.tobytes()
+            blobs[memory_id] = replacement_vector(memory_id, vector, space).tobytes()
         with self._db.transaction():
             held = int(self._db.execute(q.COUNT_VECTORS, tenant).fetchone()[0])
             changed = 0

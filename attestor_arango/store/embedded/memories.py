@@ -15,10 +15,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from attestor_arango.clock import OPEN
-from attestor_arango.errors import ConflictError, ValidationError
+from attestor_arango.errors import ConflictError
 from attestor_arango.models import Memory
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.codec import memory_from_doc, memory_to_doc
+from attestor_arango.store.codec import (
+    memory_from_doc,
+    memory_to_doc,
+    query_vector,
+    stored_vector,
+)
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess
 from attestor_arango.store.embedded.base import decode_row as _decode
@@ -60,14 +65,7 @@ class EmbeddedMemories:
         doc = _encode(memory_to_doc(memory))
         blob = None
         if vector is not None:
-            vector = np.asarray(vector, dtype=np.float32)
-            space = self.get_embedding_space(scope)
-            if space is None or vector.shape != (space.dimension,):
-                raise ValidationError(
-                    f"vector of shape {vector.shape} does not fit the tenant's embedding space "
-                    f"{space}; embed with the tenant's embedder",
-                )
-            blob = vector.tobytes()
+            blob = stored_vector(vector, self.get_embedding_space(scope)).tobytes()
         with self._db.transaction():
             cur = self._db.execute(q.INSERT_MEMORY, {**doc, "embedding": blob})
             self._db.execute(q.INSERT_FTS, {"rowid": cur.lastrowid, "content": memory.content})
@@ -237,12 +235,7 @@ class EmbeddedMemories:
             index = self._caches.tenant_vectors(scope.tenant)
             if index is None:
                 return []
-            query = np.asarray(vector, dtype=np.float32)
-            if query.shape != (index.dimension,):
-                raise ValidationError(
-                    f"query vector has shape {query.shape}, the tenant's space has dimension "
-                    f"{index.dimension}",
-                )
+            query = query_vector(vector, index.dimension)
             pairs = self._caches.vector_read(
                 scope.tenant, lambda v: v.search(query, k, scope.namespace, view)
             )
