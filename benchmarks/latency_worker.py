@@ -104,14 +104,15 @@ def main() -> None:
     for line in sys.stdin:
         cmd = json.loads(line)
         if cmd["cmd"] == "add":
-            times = []
+            times, cpu = [], []
             while count < cmd["hi"]:
                 clock.set(START + count * STEP)
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.thread_time()
                 mem.add(texts[count], context=ctx)
                 times.append((time.perf_counter() - t) * 1000)
+                cpu.append((time.thread_time() - c) * 1000)
                 count += 1
-            out = {"add_ms": times, "count": count}
+            out = {"add_ms": times, "add_cpu_ms": cpu, "count": count}
         elif cmd["cmd"] == "recall":
             q = questions[cmd["q"]]
             clock.set(AS_OF + STEP)

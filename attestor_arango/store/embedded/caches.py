@@ -6,6 +6,11 @@ their files where persisted.py has them). They are updated only after a commit
 another process commits (``PRAGMA data_version``) and, past ``cache_rows`` rows over
 all tenants, for the least recently read tenants. A component of ``SQLiteStore``;
 the memories, text and governance components ask it for a tenant's indexes.
+
+It also keeps the few small values every write reads (``kept``: the tenant's embedding
+space, its quota and its audit chain's last entry), so an add does not read them again
+from SQLite: the writes of this connection set them once they committed, and another
+connection's commit empties them like the indexes.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ class TenantCaches:
         self._data_version_of = data_version
         self._data_version = data_version()
         self.rows = MemoryRows()  # decoded memories between reads (rowcache.py)
+        self.state: dict[tuple[str, str], Any] = {}  # (kind, tenant) -> value (``kept``)
 
     # following the commits (CommitListener) ---------------------------------------------
     def refresh(self) -> None:
@@ -55,6 +61,7 @@ class TenantCaches:
             self.vectors.clear()
             self.texts.clear()
             self.rows.clear()
+            self.state.clear()
             self._data_version = version
 
     def prepare(self, ops: list[Op]) -> dict[str, Generation]:
@@ -69,7 +76,13 @@ class TenantCaches:
 
     def _apply(self, op: str, payload: Any) -> None:
         # a tenant's caches not loaded yet are loaded later, from the committed rows
+        if op == "state":
+            kind, tenant, value = payload
+            self.state[(kind, tenant)] = value
+            return
         if op == "drop":
+            for key in [k for k in self.state if k[1] == payload]:
+                del self.state[key]
             self.rows.drop(payload)
             self.vectors.pop(payload, None)
             self.texts.pop(payload, None)
@@ -89,6 +102,34 @@ class TenantCaches:
                     index.set_expired(payload[1], payload[2])
 
     # reading ----------------------------------------------------------------------------
+    def kept(self, kind: str, tenant: str, read: Callable[[], T]) -> T:
+        """A small value of the tenant that every write reads, read from the rows once.
+
+        The open transaction's own change of it comes first (queued as a ``"state"`` op,
+        applied to what is kept only once it committed, so a rollback leaves the committed
+        value); then the value kept, unless another connection committed since
+        (``refresh``); else ``read()``, kept unless this transaction changed the tenant
+        in a way the ops do not say (a ``"drop"``: its rows are not committed yet).
+        """
+        own = False
+        for op, payload in reversed(self._db.queued()):
+            if op == "state" and payload[0] == kind and payload[1] == tenant:
+                value: T = payload[2]
+                return value
+            if op == "drop" and payload == tenant:
+                own = True
+                break
+        if not self._db.in_transaction:  # a write transaction refreshed under its lock
+            self.refresh()
+        key = (kind, tenant)
+        if not own and key in self.state:
+            kept: T = self.state[key]
+            return kept
+        value = read()
+        if not own:
+            self.state[key] = value
+        return value
+
     def _used(self, tenant: str) -> None:
         """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.
 

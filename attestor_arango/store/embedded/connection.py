@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
 from attestor_arango.store.embedded.schema import migrate
 
-# what a transaction did, for the caches: ("text" | "add" | "expire" | "drop", payload)
+# what a transaction did, for the caches: ("text" | "add" | "expire" | "drop" | "state", payload)
 Op = tuple[str, Any]
 
 
@@ -93,9 +93,8 @@ class SQLiteConnection:
                 finally:
                     self._depth -= 1
                 return
-            self.listener.refresh()
             self.conn.execute("BEGIN IMMEDIATE")
-            # holding the write lock: a commit that landed since the check above is seen now
+            # holding the write lock: every commit of another connection is seen now
             self.listener.refresh()
             self._depth = 1
             self._pending = []
@@ -112,6 +111,10 @@ class SQLiteConnection:
                 self.listener.committed(ops, prepared)
             finally:
                 self._depth = 0
+
+    def queued(self) -> list[Op]:
+        """What the open write transaction queued so far (nothing outside one)."""
+        return self._pending if self._depth else []
 
     def after_commit(self, op: str, payload: Any) -> None:
         """Queues ``op`` for the listener until the transaction commits (now, outside one)."""

@@ -56,19 +56,26 @@ class EmbeddedGovernance:
                 q.SET_SPACE, {**tenant, "name": space.name, "dimension": space.dimension}
             )
             self._db.after_commit("drop", scope.tenant)
+            self._db.after_commit("state", ("space", scope.tenant, space))
         return changed
 
     # audit ------------------------------------------------------------------------------------
     def last_audit(self, scope: Scope) -> AuditEntry | None:
-        rows = self._db.read(q.LAST_AUDIT, {"tenant": scope.tenant})
+        # read by every write (the chain's head): kept between writes (caches.kept)
+        last = self._caches.kept("audit", scope.tenant, lambda: self._read_last(scope.tenant))
+        check_tenant(scope.tenant_wide(), [] if last is None else [last])
+        return last
+
+    def _read_last(self, tenant: str) -> AuditEntry | None:
+        rows = self._db.read(q.LAST_AUDIT, {"tenant": tenant})
         out = [audit_from_doc(decode_row(r)) for r in rows]
-        check_tenant(scope.tenant_wide(), out)
         return out[0] if out else None
 
     def append_audit(self, scope: Scope, entry: AuditEntry) -> None:
         check_tenant(scope.tenant_wide(), [entry])
         with self._db.transaction():
             self._db.execute(q.INSERT_AUDIT, encode_doc(audit_to_doc(entry)))
+            self._db.after_commit("state", ("audit", scope.tenant, entry))
 
     def read_audit(self, scope: Scope, limit: int, after_seq: int = 0) -> list[AuditEntry]:
         params = {"tenant": scope.tenant, "after_seq": after_seq, "limit": limit}
@@ -87,12 +94,17 @@ class EmbeddedGovernance:
 
     # quotas -----------------------------------------------------------------------------------
     def get_quota(self, scope: Scope) -> int | None:
-        rows = self._db.read(q.GET_QUOTA, {"tenant": scope.tenant})
+        # read by every write: kept between writes (caches.kept)
+        return self._caches.kept("quota", scope.tenant, lambda: self._read_quota(scope.tenant))
+
+    def _read_quota(self, tenant: str) -> int | None:
+        rows = self._db.read(q.GET_QUOTA, {"tenant": tenant})
         return rows[0]["daily_writes"] if rows else None
 
     def set_quota(self, scope: Scope, daily_writes: int | None) -> None:
         with self._db.transaction():
             self._db.execute(q.SET_QUOTA, {"tenant": scope.tenant, "daily_writes": daily_writes})
+            self._db.after_commit("state", ("quota", scope.tenant, daily_writes))
 
     def count_writes(self, scope: Scope, day: str) -> int:
         rows = self._db.read(q.COUNT_WRITES, {"tenant": scope.tenant, "day": day})
@@ -137,6 +149,9 @@ class EmbeddedGovernance:
                 self._db.execute(q.FTS_OPTIMIZE)
             if collection in ("vectors", "memories"):
                 self._db.after_commit("drop", scope.tenant)
+            kept = {"quotas": "quota", "embedding_spaces": "space"}.get(collection)
+            if kept is not None:  # what caches.kept holds of the tenant is gone too
+                self._db.after_commit("state", (kept, scope.tenant, None))
         # the WAL is emptied once, by flush_erasure, after the last step
         return max(removed, 0)
 

@@ -50,7 +50,11 @@ class EmbeddedMemories:
 
     # embedding space ------------------------------------------------------------------------
     def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None:
-        rows = self._db.read(q.GET_SPACE, {"tenant": scope.tenant})
+        # read by every write (twice): kept between writes (caches.kept)
+        return self._caches.kept("space", scope.tenant, lambda: self._read_space(scope.tenant))
+
+    def _read_space(self, tenant: str) -> EmbeddingSpace | None:
+        rows = self._db.read(q.GET_SPACE, {"tenant": tenant})
         return EmbeddingSpace(rows[0]["name"], rows[0]["dimension"]) if rows else None
 
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
@@ -58,6 +62,7 @@ class EmbeddedMemories:
             params = {"tenant": scope.tenant, "name": space.name, "dimension": space.dimension}
             self._db.execute(q.SET_SPACE, params)
             self._db.after_commit("drop", scope.tenant)
+            self._db.after_commit("state", ("space", scope.tenant, space))
 
     # memories ------------------------------------------------------------------------------
     def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None:
