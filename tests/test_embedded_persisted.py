@@ -632,3 +632,44 @@ def test_a_corrupt_block_read_by_a_recall_rebuilds_the_text_index(
     assert got == _truth(path)
     store.close()
     IndexFile(text_file)  # rewritten whole: every block verifies
+
+
+@pytest.mark.parametrize(
+    "bad", [{"namespaces": "n"}, {"dimension": "16"}, {"dimension": True}, {"dimension": 0}]
+)
+def test_a_header_of_the_wrong_types_is_refused_as_a_file_error(
+    tmp_path: Path, bad: dict[str, object]
+) -> None:
+    """What a file's header says is checked by a raise (ValueError: the loader rebuilds from
+    the rows), not an assert that ``python -O`` drops."""
+    times = np.array([[T0, 2**62, T0, 2**62]] * 3, dtype=np.int64)
+    vectors = TenantVectors(DIM)
+    vectors.load(["a", "b", "c"], ["n"] * 3, np.ones((3, DIM), dtype=np.float32), times)
+    text = TenantText()
+    text.load(["a", "b", "c"], ["n"] * 3, ["alpha", "beta", "gamma"], times)
+    for index in (vectors, text):
+        arrays, meta = index.sections()
+        if "dimension" in bad and index is text:
+            continue
+        with pytest.raises(ValueError, match="header"):
+            type(index).from_sections(arrays, {**meta, **bad})
+
+
+def test_a_vector_index_with_nothing_to_rebuild_from_raises_a_store_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corrupt file found mid-read is rebuilt from the rows; when the tenant's space went
+    meanwhile there is nothing to rebuild from: a StoreError, not an AssertionError."""
+    from attestor_arango.errors import StoreError
+
+    store = _fresh(tmp_path / "m.db")
+    _add(store, random.Random(1), np.random.default_rng(1), 0, 10)
+    assert store.vector_candidates(SCOPES[0], _vec(np.random.default_rng(2)), 1, VIEWS[0])
+
+    def corrupt(index: TenantVectors) -> None:
+        raise IndexFileError("a block does not match its checksum")
+
+    monkeypatch.setattr(store.caches, "tenant_vectors", lambda tenant: None)
+    with pytest.raises(StoreError, match="retry"):
+        store.caches.vector_read("t", corrupt)
+    store.close()

@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from attestor_arango.errors import StoreError
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess
 from attestor_arango.store.embedded.connection import Op
@@ -169,17 +170,22 @@ class TenantCaches:
 
     def vector_read(self, tenant: str, read: Callable[[TenantVectors], T]) -> T:
         """``read`` of the tenant's vector index; a persisted row found corrupt on the way
-        drops the file and the index, and the read runs again on one rebuilt from the rows."""
+        drops the file and the index, and the read runs again on one rebuilt from the rows
+        (StoreError when the tenant has no embedding space left to rebuild it from)."""
         index = self.vectors[tenant]
         try:
             return read(index)
-        except IndexFileError:
+        except IndexFileError as exc:
             self.vectors.pop(tenant, None)
             path = self.persisted.index_path(tenant, "vectors")
             if path is not None:
                 path.unlink(missing_ok=True)
             rebuilt = self.tenant_vectors(tenant)
-            assert rebuilt is not None
+            if rebuilt is None:  # its embedding space went meanwhile (the tenant was purged)
+                raise StoreError(
+                    f"tenant {tenant!r}'s vector index file was corrupt and the tenant has no "
+                    "embedding space any more to rebuild it from; retry the call"
+                ) from exc
             return read(rebuilt)
 
     def text_read(self, tenant: str, read: Callable[[TenantText], T]) -> T:

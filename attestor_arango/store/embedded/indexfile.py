@@ -286,7 +286,8 @@ class IndexFile:
         if todo.size == 0:
             return
         s = self._table[name]
-        assert self._map is not None
+        if self._map is None:  # an empty file has no block to check
+            raise IndexFileError(f"{self.path}: section {name} has no mapped bytes to check")
         view = memoryview(self._map)
         try:
             for block in todo.tolist():

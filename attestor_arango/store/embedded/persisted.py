@@ -137,7 +137,7 @@ class PersistedIndexes:
             else:
                 index = TenantVectors.from_sections(sections, meta)
                 index.release_rows = functools.partial(file.release, "matrix")
-        except (IndexFileError, ValueError, KeyError, TypeError, AssertionError):
+        except (IndexFileError, ValueError, KeyError, TypeError):
             return None  # rebuilt from the rows, and the file rewritten
         index.saved, index.saved_rows = saved, index.n
         return index

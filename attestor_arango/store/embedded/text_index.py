@@ -233,11 +233,8 @@ class TenantText:
             vocab_blob, start, all_pairs = self._base_vocab, self._base_start, self._base_pairs
         else:
             names = sorted(set(self._base_terms) | set(self.postings))
-            blocks = []
-            for name in names:
-                pairs = self._pairs(name)
-                assert pairs is not None
-                blocks.append(pairs)
+            none = np.zeros((0, 2), dtype=np.int32)  # (every name has pairs: it came from them)
+            blocks = [none if (pairs := self._pairs(name)) is None else pairs for name in names]
             start = np.zeros(len(names) + 1, dtype=np.int64)
             np.cumsum([len(b) for b in blocks], out=start[1:])
             all_pairs = np.concatenate(blocks) if blocks else np.zeros((0, 2), dtype=np.int32)
@@ -273,7 +270,8 @@ class TenantText:
         """
         index = cls()
         names = meta["namespaces"]
-        assert isinstance(names, list)
+        if not isinstance(names, list):
+            raise ValueError("the persisted text index's header has no namespace list")
         index.rows = RowTable.from_sections(sections, "r.", names)
         n = index.rows.n
         index.lengths = array("i", sections["lengths"].tobytes())

@@ -341,7 +341,10 @@ class TenantVectors:
         """An index over persisted arrays: codes and vectors mapped, the rest in memory."""
         dimension = meta["dimension"]
         names = meta["namespaces"]
-        assert isinstance(dimension, int) and isinstance(names, list)
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+            raise ValueError("the persisted vector index's header has no valid dimension")
+        if not isinstance(names, list):
+            raise ValueError("the persisted vector index's header has no namespace list")
         index = cls(dimension, capacity=16)
         rows = RowTable.from_sections(sections, "r.", names)
         n = rows.n
