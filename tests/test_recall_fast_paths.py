@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from retrieval_fakes import mem as fake_mem
 
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import pipeline
 from attestor_arango.retrieval.candidates import ROUNDED, Candidate, order, round12, tie_key
+from attestor_arango.retrieval.coverage import apply_coverage
 from attestor_arango.retrieval.text_lane import raw_scores, rescore_pool, stored_terms, terms
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import TextHit
@@ -200,3 +202,21 @@ def test_stored_terms_with_a_recall_cache_asks_only_for_rows_not_read_yet() -> N
     assert got == stored_terms(_CountingTerms(kept), Scope("t"), fused)  # same as uncached
     assert list(got) == fused  # in the order asked
     assert store.asked == [pool, ["m4", "m5"]]
+
+
+# -- coverage: no conversation record among the candidates, no work ---------------------
+
+
+def test_coverage_without_a_conversation_record_reads_no_terms() -> None:
+    plain = [Candidate(memory=fake_mem(f"m{i}", f"Alice moved to Paris {i}")) for i in range(5)]
+    plain.append(Candidate(memory=fake_mem("s", "Alice moved to Paris", session="S1")))
+    # a session but no verbatim tag: a fact read from a round, credited nothing either
+    apply_coverage(plain, "Where did Alice move?", 0.3)
+    assert [c.coverage for c in plain] == [0.0] * 6
+    assert [c.terms for c in plain] == [None] * 6  # nothing tokenised or asked for
+    # with one conversation record the step runs over every candidate as before
+    turn = fake_mem("t", "Alice moved to Paris", session="S1")
+    turn = turn.model_copy(update={"tags": ("verbatim",)})
+    both = [*plain, Candidate(memory=turn)]
+    apply_coverage(both, "Where did Alice move?", 0.3)
+    assert both[-1].coverage > 0 and all(c.terms is not None for c in both)

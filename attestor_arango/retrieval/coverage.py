@@ -64,8 +64,12 @@ def apply_coverage(cands: Sequence[Candidate], query: str, session_weight: float
     """Adds ``session_weight * session coverage`` to each conversation record with a session.
 
     Coverage is in 0..1 (share of the query's total IDF weight); candidates of one
-    session share the union of their terms.
+    session share the union of their terms. Without a conversation record among the
+    candidates (plain adds) nothing is credited, so no term is looked at.
     """
+    sessions = [_session(c) for c in cands]
+    if all(sid is None for sid in sessions):
+        return
     q = frozenset(terms(query))
     own = [q.intersection(c.content_terms()) for c in cands]
     weights = _weights(q, own)
@@ -73,12 +77,10 @@ def apply_coverage(cands: Sequence[Candidate], query: str, session_weight: float
     if total <= 0:
         return
     by_session: dict[str, set[str]] = {}
-    for c, found in zip(cands, own, strict=True):
-        sid = _session(c)
+    for sid, found in zip(sessions, own, strict=True):
         if sid is not None:
             by_session.setdefault(sid, set()).update(found)
-    for c in cands:
-        sid = _session(c)
+    for c, sid in zip(cands, sessions, strict=True):
         if sid is None:
             continue
         # sorted: a float sum in set order would depend on PYTHONHASHSEED
