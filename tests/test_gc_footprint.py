@@ -136,8 +136,14 @@ def test_the_ollama_client_is_imported_only_when_an_ollama_backend_is_made() -> 
         "OllamaEmbedder(base_url='http://127.0.0.1:9')\n"
         "assert 'ollama' in sys.modules\n"
     )
+    _python(code)
+
+
+def _python(code: str) -> str:
+    """What a fresh interpreter running ``code`` prints (it must exit 0)."""
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def test_a_process_that_adds_and_recalls_with_its_own_embedder_loads_no_llm_client(
@@ -155,6 +161,4 @@ def test_a_process_that_adds_and_recalls_with_its_own_embedder_loads_no_llm_clie
         "m.close()\n"
         "print(sorted(n for n in ('httpx', 'rich', 'pygments', 'click') if n in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert _python(code).strip() == "[]"

@@ -20,13 +20,27 @@ alone, so replays rank alike.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from attestor_arango.models import Memory
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit
+
+T = TypeVar("T")
+
+
+def read_through(
+    cache: dict[str, T], ids: Sequence[str], read: Callable[[list[str]], Mapping[str, T]]
+) -> dict[str, T]:
+    """``read``'s answer for ``ids`` through one recall's ``cache``: only the ids it lacks
+    are read, and what comes back is added (a row's vector or terms never change)."""
+    wanted = [i for i in ids if i not in cache]
+    if wanted:
+        cache.update(read(wanted))
+    return {i: cache[i] for i in ids if i in cache}
 
 
 def cached_vectors(
@@ -36,10 +50,7 @@ def cached_vectors(
     the lanes, lane completion and MMR read each candidate's vector once."""
     if cache is None:
         return store.get_vectors(scope, ids)
-    wanted = [i for i in ids if i not in cache]
-    if wanted:
-        cache.update(store.get_vectors(scope, wanted))
-    return {i: cache[i] for i in ids if i in cache}
+    return read_through(cache, ids, lambda wanted: store.get_vectors(scope, wanted))
 
 
 def exact_cosine(

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from attestor_arango.models import Memory
+from attestor_arango.retrieval.completion import read_through
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit
@@ -56,10 +57,7 @@ def stored_terms(
         return {}
     if cache is None:
         return store.scoring_terms(scope, ids)
-    missing = [i for i in ids if i not in cache]
-    if missing:
-        cache.update(store.scoring_terms(scope, missing))
-    return {i: cache[i] for i in ids if i in cache}
+    return read_through(cache, ids, lambda wanted: store.scoring_terms(scope, wanted))
 
 
 @runtime_checkable
