@@ -197,7 +197,7 @@ class ScoreBreakdown(BaseModel):
     decay: float = 1.0
     boost: float = 0.0
     freshness: float = 0.0
-    session: float = 0.0  # support from neighbouring conversation turns
+    session: float = 0.0  # neighbouring conversation turns: support, less a turn's asking
     coverage: float = 0.0  # query-term coverage of the candidate and its session
     time_cue: float = 0.0  # a "when" query and a memory that says when
     relevance: float = 0.0

@@ -20,6 +20,7 @@ from attestor_arango.ids import SeededIdSource
 from attestor_arango.ingest.conversation import add_turns
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import RetrievalConfig
+from attestor_arango.retrieval.neighbours import ends_asking
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded.store import SQLiteStore
 
@@ -100,13 +101,50 @@ def test_a_reply_lifts_the_turn_it_answers(mem: AgentMemory) -> None:
     turns = store_turns(mem, chat("S1", T0, lines))
     (alone,) = store_turns(mem, chat("S2", T0 + timedelta(days=2), [("Caroline", "Lake day!")]))
     query = "sunset painting lake"
+    mem.retrieval_config = RetrievalConfig(asking_weight=0.0)  # the support alone
     on = {r.memory.id: r.breakdown for r in mem.recall(query).results}
     assert on[turns[0].id].session > 0  # what it was asked by gains from the answer
     assert on[turns[2].id].session > 0  # and what answered it
     assert on[alone.id].session == 0  # no neighbour: nothing to gain
-    mem.retrieval_config = RetrievalConfig(neighbour_weight=0.0)
+    mem.retrieval_config = RetrievalConfig(neighbour_weight=0.0, asking_weight=0.0)
     off = {r.memory.id: r.breakdown for r in mem.recall(query).results}
     assert all(b.session == 0 for b in off.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("What did you cook for the party?", True),
+        ("Wow, that looks great! How long did it take?", True),
+        ('He said "are you sure?"', True),  # a closing quote after the mark
+        ("Really?!", True),
+        ("Did you go? I went on Sunday, it was lovely.", False),  # it ends by telling
+        ("Take a look! [shares a photo: a lake at dawn]", False),
+        ("I wonder what to cook.", False),
+    ],
+)
+def test_a_turn_ends_by_asking_when_its_last_mark_is_a_question_mark(text: str, asks: bool) -> None:
+    assert ends_asking(text) is asks
+
+
+def test_a_turn_that_asks_yields_to_the_turn_that_answers(mem: AgentMemory) -> None:
+    """The asking turn holds the query's words; the answer holds the fact."""
+    lines = [
+        ("Marta", "I heard there was a party at your place. What did you cook for the party?"),
+        ("Jonas", "A big spinach lasagna, and everyone took seconds."),
+        ("Marta", "Sounds lovely. My week was quiet."),
+        ("Jonas", "Quiet weeks are good too."),
+    ]
+    asked, answer = store_turns(mem, chat("S1", T0, lines))[:2]
+
+    def first(query: str) -> str:
+        return next(r.memory.id for r in mem.recall(query).results if not r.breakdown.synthetic)
+
+    assert first("What was cooked for the party?") == answer.id
+    # a query about what was asked is answered by the asking turn itself
+    assert first("What did Marta ask about the party?") == asked.id
+    mem.retrieval_config = RetrievalConfig(asking_weight=0.0)
+    assert first("What was cooked for the party?") == asked.id
 
 
 def test_the_same_words_said_again_later_are_news_again(mem: AgentMemory) -> None:

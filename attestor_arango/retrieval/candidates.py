@@ -25,7 +25,7 @@ class Candidate:
     decay: float = 1.0
     boost: float = 0.0
     freshness: float = 0.0  # <= 0: an older statement of a newer candidate's topic
-    session: float = 0.0  # support from neighbouring turns (neighbours.py)
+    session: float = 0.0  # neighbouring turns: support, less a turn's asking (neighbours.py)
     coverage: float = 0.0  # share of the query's terms the candidate and its session contain
     time_cue: float = 0.0  # the query asks when and the candidate says when (timecue.py)
     relevance: float = 0.0  # every signal summed: the ranking order

@@ -11,10 +11,21 @@ The turn a strong candidate replies to may not be a candidate at all; the
 ``fetch_top`` most relevant candidates have theirs fetched by id (one store
 call) and added, visible in the view or not at all, with no lane relevance of
 their own. Memories without the link (plain ``add``) are untouched.
+
+A turn that ends by asking ("Wow, what did you paint?") hands the word to the
+other speaker: what it holds is the question, and the answer is in the reply.
+A recall query asks much the same question, so it matches the asking turn's
+words at least as well as the answer's (which quotes the question it replies to,
+ingest/conversation.py), and the asking turn also gains its answer's relevance
+above. So a turn whose own words end in a question mark yields ``weight`` (one
+graph-hop step) to the turns that state something, unless the query asks what
+was asked ("What did Jon ask Gina?"). Its answer keeps the question's support.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 
 from attestor_arango.retrieval.candidates import Candidate, order
@@ -79,3 +90,29 @@ def apply_neighbours(cands: Sequence[Candidate], weight: float) -> None:
         c = by_id[cid]
         c.session = round(weight * best[cid], 12)
         c.compute_relevance()
+
+
+# what may follow a turn's last question mark: spaces, closing quotes and brackets, "!"
+_CLOSERS = " \t\r\n\"')]}\u00bb\u201d\u2019!"
+_ASKS_WHAT_WAS_ASKED = re.compile(r"\b(?:ask|asks|asked|asking|question|questions)\b")
+
+
+def ends_asking(text: str) -> bool:
+    """Whether a turn's words end by asking: their last mark, past closing quotes,
+    brackets and exclamation marks, is a question mark ("Any tips?", "Really?!")."""
+    return unicodedata.normalize("NFKC", text).rstrip(_CLOSERS).endswith("?")
+
+
+def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
+    """Takes ``weight`` off the neighbour support (``Candidate.session``) of each
+    conversation turn that ends by asking, unless the query asks what was asked."""
+    if weight == 0 or _ASKS_WHAT_WAS_ASKED.search(query.lower()):
+        return
+    for c in cands:
+        link = c.memory.metadata.get("turn")
+        if c.synthetic or not isinstance(link, dict):
+            continue
+        said = link.get("text")
+        if isinstance(said, str) and ends_asking(said):
+            c.session = round(c.session - weight, 12)
+            c.compute_relevance()

@@ -10,8 +10,9 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 4. typed relations touching those entities, as synthetic candidates;
 5. confidence decay and recency boost against the view's as_of, query-term
    coverage of each candidate's session, neighbouring conversation turns
-   (neighbours.py), time cues (a "when" question, a date the query names),
-   then freshness over the candidates' stored vectors;
+   (neighbours.py; a turn that ends by asking yields to the answers), time
+   cues (a "when" question, a date the query names), then freshness over
+   the candidates' stored vectors;
 6. order by the summed relevance (the tie rule of candidates.py), every
    candidate kept;
 7. greedy budget fit in that order.
@@ -52,7 +53,7 @@ from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
 from attestor_arango.retrieval.lanes import QueryExpander
-from attestor_arango.retrieval.neighbours import add_neighbours, apply_neighbours
+from attestor_arango.retrieval.neighbours import add_neighbours, apply_asking, apply_neighbours
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.speakers import apply_speaker
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness, asks_past
@@ -364,6 +365,8 @@ def recall(
         apply_coverage(cands, query, config.session_coverage_weight)
     if config.neighbour_weight > 0:  # before freshness, like coverage
         apply_neighbours(cands, config.neighbour_weight)
+    if config.asking_weight != 0:
+        apply_asking(cands, query, config.asking_weight)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
     if config.freshness_enabled and not asks_past(query):

@@ -141,7 +141,9 @@ than a case on the other. The MMR rerank (`mmr_enabled`, `mmr_lambda`) helped on
 neither and was removed. `relations_enabled` changed nothing on either, but LoCoMo's
 turn ranking skips synthetic candidates by construction and no KU case asks about a
 relation, so neither can show it helping; it is Attestor's "triples inject" step and
-was left in for a decision. `speaker_weight` landed after this run and is not in it.
+was left in for a decision. `speaker_weight` and `asking_weight` landed after this run
+and are not in it (`asking_weight`, session 9: LoCoMo dev MiniLM turn R@1/10 .498/.875
+with it off, .519/.883 on; no effect on the KU suite, which stores no conversation turns).
 Session coverage cost two KU cases through `ingest_round` and helps LoCoMo: it now
 counts only conversation records (turns and a round's verbatim record), not the facts
 read from a round. `hyde_enabled` and `multi_query_enabled` are
