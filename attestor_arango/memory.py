@@ -18,20 +18,20 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from attestor_arango.clock import Clock, SystemClock, TickClock, from_us, parse_time
-from attestor_arango.config import Config, load_config
+from attestor_arango.clock import Clock, TickClock, from_us, parse_time
+from attestor_arango.config import Config
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core import audit as audit_log
 from attestor_arango.core import pages, reads
 from attestor_arango.core import reembed as reembed_core
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.runtime import Runtime
+from attestor_arango.core.runtime import Runtime, open_runtime
 from attestor_arango.core.signing import Signer
 from attestor_arango.core.writes import Writer
 from attestor_arango.embeddings import Embedder
@@ -43,8 +43,8 @@ from attestor_arango.governance import provenance as gov_provenance
 from attestor_arango.governance import purge as gov_purge
 from attestor_arango.governance import quotas as gov_quotas
 from attestor_arango.governance import retention as gov_retention
-from attestor_arango.governance.access import guard, require
-from attestor_arango.ids import IdSource, UUID7Source
+from attestor_arango.governance.access import guard, require, subject
+from attestor_arango.ids import IdSource
 from attestor_arango.ingest.conversation import ConversationTurn, add_turns
 from attestor_arango.ingest.model import IngestResult, Turn
 from attestor_arango.ingest.pipeline import Backends
@@ -62,70 +62,27 @@ from attestor_arango.models import (
 from attestor_arango.reports import ConsolidationReport, Reflection
 from attestor_arango.retrieval import RetrievalConfig, trace_lookup
 from attestor_arango.retrieval import recall as run_recall
-from attestor_arango.retrieval.lanes import QueryExpander, expanders_from_settings
+from attestor_arango.retrieval.lanes import expanders_for
 from attestor_arango.retrieval.pack import ContextPack
 from attestor_arango.retrieval.trace import shared_tracer
 from attestor_arango.scope import Scope
-from attestor_arango.store.factory import open_store
 from attestor_arango.store.protocol import MemoryFilter, Store
 from attestor_arango.validation import (
     TimeInput,
     check_confidence,
     check_content,
+    check_id,
+    check_interval,
     check_label,
     check_limit,
     check_metadata,
+    check_offset,
     check_tags,
 )
 
 _UNSET: Any = object()
 TagsInput = builtins.list[str] | tuple[str, ...] | None
 Window = tuple[TimeInput, TimeInput] | None
-
-
-def _default_embedder(config: Config) -> Embedder:
-    try:
-        from attestor_arango.embeddings.chain import make_embedder
-    except ImportError:
-        from attestor_arango.embeddings import HashingEmbedder
-
-        return HashingEmbedder()
-    return make_embedder(config)
-
-
-def _subject(user: str | None, alias: str | None, alias_name: str, op: str) -> str:
-    """The tenant a governance call is about, given as ``user`` or Attestor's keyword."""
-    if user is not None and alias is not None and user != alias:
-        raise ValidationError(f"{op}: user {user!r} and {alias_name} {alias!r} differ; give one")
-    chosen = user if user is not None else alias
-    if chosen is None:
-        raise ValidationError(f"{op} needs the user (tenant): pass it, or {alias_name}=...")
-    return chosen
-
-
-def _check_status(status: str | None) -> str | None:
-    """``status`` for a store filter (None for any); raises ``ValidationError``."""
-    if status is not None and status not in reads.STATUSES:
-        raise ValidationError(f"status must be one of {sorted(reads.STATUSES)}")
-    return None if status in (None, "all") else status
-
-
-def _memory_filter(
-    entity: str | None, category: str | None, tags: TagsInput, status: str | None
-) -> MemoryFilter:
-    """The store filter of a read's arguments; raises ``ValidationError`` for a bad label."""
-    return MemoryFilter(
-        entity=check_label(entity, "entity"),
-        category=check_label(category, "category"),
-        tags=check_tags(tags) or None,
-        status=status,
-    )
-
-
-def _check_id(memory_id: object, name: str = "memory_id") -> str:
-    if not isinstance(memory_id, str) or not memory_id:
-        raise ValidationError(f"{name} must be a non-empty string")
-    return memory_id
 
 
 class AgentMemory:
@@ -147,23 +104,8 @@ class AgentMemory:
         ids: IdSource | None = None,
         context: AgentContext | None = None,
     ) -> None:
-        if config is None:
-            config = load_config(path=str(path) if path is not None else None)
-        elif path is not None:
-            config = config.model_copy(update={"path": str(path)})
-        signer = Signer.from_settings(
-            config.signing, config.db_path().parent if config.backend == "embedded" else None
-        )
         self._set_runtime(
-            Runtime(
-                config=config,
-                store=store or open_store(config),
-                embedder=embedder or _default_embedder(config),
-                clock=TickClock(clock or SystemClock()),
-                ids=ids or UUID7Source(),
-                signer=signer,
-                retrieval_config=RetrievalConfig.from_dict(config.retrieval),
-            )
+            open_runtime(path, config=config, store=store, embedder=embedder, clock=clock, ids=ids)
         )
         self.default_context = context or AgentContext()
         # the extractor and resolver of ingest_round; None: the config's LLM, else the rules
@@ -250,16 +192,6 @@ class AgentMemory:
         guard(self.auditor, ctx, op, subject)
         return ctx
 
-    @staticmethod
-    def _times(
-        valid_from: TimeInput | None, valid_until: TimeInput | None
-    ) -> tuple[int | None, int | None]:
-        start = None if valid_from is None else parse_time(valid_from, field="valid_from")
-        end = None if valid_until is None else parse_time(valid_until, field="valid_until")
-        if start is not None and end is not None and end <= start:
-            raise ValidationError("valid_until must be after valid_from")
-        return start, end
-
     # writes -----------------------------------------------------------------------------------
     def add(
         self,
@@ -282,7 +214,7 @@ class AgentMemory:
         """
         ctx = self._ctx(context, Permission.WRITE, "add")
         text = check_content(content, self.config.max_content_chars)
-        start, end = self._times(valid_from, valid_until)
+        start, end = check_interval(valid_from, valid_until)
         return self.writer.write(
             ctx,
             content=text,
@@ -317,7 +249,7 @@ class AgentMemory:
         """
         ctx = self._ctx(context, Permission.WRITE, "update")
         view = self.runtime.view(None)
-        old = reads.get_memory(self.runtime, self.runtime.scope(ctx), _check_id(memory_id), view)
+        old = reads.get_memory(self.runtime, self.runtime.scope(ctx), check_id(memory_id), view)
         if not old.is_active:
             raise ConflictError(
                 f"memory {old.id} is {old.status.value}; update its current version "
@@ -354,7 +286,7 @@ class AgentMemory:
         ``ConflictError`` (it is already closed).
         """
         ctx = self._ctx(context, Permission.FORGET, "forget")
-        memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), _check_id(memory_id))
+        memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), check_id(memory_id))
         return self.writer.forget(ctx, memory_id, reason)
 
     # reads ------------------------------------------------------------------------------------
@@ -375,7 +307,7 @@ class AgentMemory:
         """
         ctx = self._ctx(context, Permission.READ, "get")
         scope = self.runtime.scope(ctx)
-        memory_id = reads.resolve_id(self.runtime, scope, _check_id(memory_id))
+        memory_id = reads.resolve_id(self.runtime, scope, check_id(memory_id))
         view = self.runtime.view(as_of, time_window)
         return reads.get_memory(self.runtime, scope, memory_id, view)
 
@@ -399,11 +331,10 @@ class AgentMemory:
         or an ``as_of`` in the future.
         """
         ctx = self._ctx(context, Permission.READ, "list")
-        wanted = _check_status(status)
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise ValidationError("offset must be a non-negative integer")
+        wanted = reads.check_status(status)
+        offset = check_offset(offset)
         view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = _memory_filter(entity, category, tags, wanted)
+        filters = reads.memory_filter(entity, category, tags, wanted)
         scope = self.runtime.scope(ctx, namespace)
         return reads.list_memories(self.runtime, scope, filters, view, check_limit(limit), offset)
 
@@ -424,9 +355,9 @@ class AgentMemory:
         Raises ``ValidationError`` for an unknown status, a bad window or a future ``as_of``.
         """
         ctx = self._ctx(context, Permission.READ, "count")
-        wanted = _check_status(status)
+        wanted = reads.check_status(status)
         view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = _memory_filter(entity, category, tags, wanted)
+        filters = reads.memory_filter(entity, category, tags, wanted)
         return reads.count_memories(self.runtime, self.runtime.scope(ctx, namespace), filters, view)
 
     def list_page(
@@ -476,7 +407,7 @@ class AgentMemory:
         """A conversation round as it was stored (the evidence of the facts extracted
         from it), in the context's namespace; raises ``NotFoundError``."""
         ctx = self._ctx(context, Permission.READ, "get_episode")
-        episode_id = _check_id(episode_id, "episode_id")
+        episode_id = check_id(episode_id, "episode_id")
         return reads.get_episode(self.runtime, self.runtime.scope(ctx), episode_id)
 
     def search(
@@ -499,14 +430,11 @@ class AgentMemory:
         ``ValidationError`` for a blank query string, an unknown status or a bad window.
         """
         ctx = self._ctx(context, Permission.READ, "search")
-        if query is not None and (not isinstance(query, str) or not query.strip()):
-            raise ValidationError(
-                "query is empty; pass the words to search for, or omit it for a filtered search"
-            )
-        wanted = _check_status(status)
+        query = reads.check_query(query)
+        wanted = reads.check_status(status)
         limit = check_limit(limit, maximum=1000)
         view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = _memory_filter(entity, category, tags, wanted)
+        filters = reads.memory_filter(entity, category, tags, wanted)
         scope = self.runtime.scope(ctx, namespace)
         return reads.search_memories(self.runtime, scope, query, filters, view, limit)
 
@@ -556,9 +484,7 @@ class AgentMemory:
             limit=reads.TIMELINE_LIMIT,
             context=context,
         )
-        if category is not None:
-            return rows
-        return [m for m in rows if not (m.category == "episode" and "episode" in m.tags)]
+        return rows if category is not None else reads.facts_only(rows)
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
         """Row counts of the context's scope and the tenant's embedding space.
@@ -575,9 +501,7 @@ class AgentMemory:
         ``doctor`` shows where the store is). Never raises for an unhealthy store (the
         report says so); ``StoreError`` only when the store cannot be asked at all.
         """
-        report = {k: v for k, v in self.store.health().items() if k not in ("path", "url")}
-        report["embedder"] = {"name": self.embedder.name, "dimension": self.embedder.dimension}
-        return report
+        return reads.health(self.runtime)
 
     def audit_log(
         self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
@@ -660,6 +584,7 @@ class AgentMemory:
             raise ValidationError("query is empty; pass what you want to recall")
         budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
         rt = self.runtime
+        cfg = rt.retrieval_config
         try:
             response = run_recall(
                 rt.store,
@@ -668,9 +593,11 @@ class AgentMemory:
                 query.strip(),
                 rt.view(as_of, time_window),
                 budget,
-                rt.retrieval_config,
+                cfg,
                 tracer=shared_tracer(rt.config.trace),
-                expanders=self._query_expanders(),
+                expanders=expanders_for(
+                    cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
+                ),
                 cut=cut,
             )
         except TenantLeakError:  # never a partial answer: the call fails, and is on record
@@ -698,13 +625,6 @@ class AgentMemory:
         )
         return ContextPack.from_response(response)
 
-    def _query_expanders(self) -> Mapping[str, QueryExpander] | None:
-        """LLM query lanes only when switched on in the retrieval config (off by default)."""
-        cfg = self.retrieval_config
-        if not (cfg.hyde_enabled or cfg.multi_query_enabled):
-            return None
-        return expanders_from_settings(self.config.llm, n_queries=cfg.multi_query_n)
-
     # governance -------------------------------------------------------------------------------
     def set_quota(
         self,
@@ -720,7 +640,7 @@ class AgentMemory:
         own tenant only) and ``ValidationError`` when neither or two different subjects are
         given, or the limit is not a positive integer.
         """
-        user = _subject(user, user_id, "user_id", "set_quota")
+        user = subject(user, user_id, "user_id", "set_quota")
         ctx = self._guarded(context, "set_quota", user)
         limit = gov_quotas.check_limit(daily_writes)
         return gov_quotas.set_quota(self.runtime, self.auditor, ctx, user, limit)
@@ -749,7 +669,7 @@ class AgentMemory:
         needed; own tenant only), ``ValidationError`` when neither or two different subjects
         are given, and ``StoreError``.
         """
-        user = _subject(user, external_id, "external_id", "export_user")
+        user = subject(user, external_id, "external_id", "export_user")
         ctx = self._guarded(context, "export_user", user)
         return gov_export.export_user(self.runtime, self.auditor, ctx, user)
 
@@ -778,7 +698,7 @@ class AgentMemory:
         needed; own tenant only) and ``ValidationError`` without a subject or a reason; a
         store failure is reported in the report, not raised.
         """
-        user = _subject(user, external_id, "external_id", "purge_user")
+        user = subject(user, external_id, "external_id", "purge_user")
         ctx = self._guarded(context, "purge_user", user)
         why = gov_purge.check_reason(reason)
         report = gov_purge.purge_user(self.runtime, self.auditor, ctx, user, why)
@@ -803,7 +723,7 @@ class AgentMemory:
         return gov_audit.verify_chain(
             self.store,
             tenant,
-            lambda e: audit_log.entry_hash(audit_log.hash_fields(e)),
+            audit_log.chain_hash,
             audit_log.GENESIS,
             anchor=gov_audit.check_anchor(anchor),
             signatures=None if self.signer is None else self.signer.verify_audit,
@@ -824,16 +744,12 @@ class AgentMemory:
         or a ``before_seq`` that is not a positive integer.
         """
         ctx = self._guarded(context, "audit_page")
-        if before_seq is not None and (
-            isinstance(before_seq, bool) or not isinstance(before_seq, int) or before_seq < 1
-        ):
-            raise ValidationError("before_seq must be a positive integer (an entry's seq), or None")
         return gov_audit.chain_page(
             self.store,
             ctx.tenant,
-            lambda e: audit_log.entry_hash(audit_log.hash_fields(e)),
+            audit_log.chain_hash,
             audit_log.GENESIS,
-            before_seq=before_seq,
+            before_seq=gov_audit.check_before_seq(before_seq),
             limit=check_limit(limit, maximum=1000),
         )
 
@@ -894,11 +810,7 @@ class AgentMemory:
         batch size, ``ConflictError`` if writers kept changing the tenant (run again).
         """
         ctx = self._guarded(context, "reembed")
-        path = (
-            Path(staging_path).expanduser()
-            if staging_path is not None
-            else reembed_core.default_staging_path(self.config)
-        )
+        path = reembed_core.staging_path(self.config, staging_path)
         return reembed_core.reembed(
             self.runtime, self.auditor, ctx, path, batch_size=batch_size, progress=progress
         )
@@ -909,7 +821,7 @@ class AgentMemory:
         Raises ``ValidationError`` when signing is off, ``NotFoundError`` for an unknown id.
         """
         ctx = self._guarded(context, "verify_memory")
-        return gov_provenance.verify_memory(self.runtime, ctx, _check_id(memory_id))
+        return gov_provenance.verify_memory(self.runtime, ctx, check_id(memory_id))
 
     def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
         """Checks every stored version's signature; names the ids that fail or are unsigned.

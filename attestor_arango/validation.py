@@ -109,6 +109,30 @@ def check_window(window: tuple[TimeInput, TimeInput] | None) -> tuple[int, int] 
     return start, end
 
 
+def check_id(value: object, name: str = "memory_id") -> str:
+    """An id argument: a non-empty string."""
+    if not isinstance(value, str) or not value:
+        raise ValidationError(f"{name} must be a non-empty string")
+    return value
+
+
+def check_offset(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError("offset must be a non-negative integer")
+    return value
+
+
+def check_interval(
+    valid_from: TimeInput | None, valid_until: TimeInput | None
+) -> tuple[int | None, int | None]:
+    """A fact's event interval in microseconds (None: not given); the end after the start."""
+    start = None if valid_from is None else parse_time(valid_from, field="valid_from")
+    end = None if valid_until is None else parse_time(valid_until, field="valid_until")
+    if start is not None and end is not None and end <= start:
+        raise ValidationError("valid_until must be after valid_from")
+    return start, end
+
+
 def check_limit(value: object, *, maximum: int = 10_000) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
         raise ValidationError(f"limit must be an integer from 1 to {maximum}")

@@ -143,6 +143,11 @@ def entry_hash(fields: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def chain_hash(entry: AuditEntry) -> str:
+    """The hash a stored entry must carry: what its chain link is checked against."""
+    return entry_hash(hash_fields(entry))
+
+
 def hash_fields(entry: AuditEntry) -> dict[str, Any]:
     return {
         "tenant": entry.tenant,

@@ -8,6 +8,7 @@ validated the arguments; these functions only read.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
@@ -16,6 +17,7 @@ from attestor_arango.models import Episode, Memory, Stats
 from attestor_arango.retrieval.text_lane import decoded, rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, TextHit
+from attestor_arango.validation import check_label, check_tags
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
 TIMELINE_LIMIT = 10_000
@@ -23,6 +25,53 @@ SHORT_ID_MIN = 4  # fewer characters than this are never looked up as a short id
 _SHORT_ID = re.compile(rf"[0-9a-f-]{{{SHORT_ID_MIN},35}}")
 _SHOWN_MATCHES = 10
 FILTER_PAGE = 5_000  # rows per store call while a filtered search gathers its candidates
+
+
+def check_status(status: str | None) -> str | None:
+    """``status`` for a store filter (None for any); raises ``ValidationError``."""
+    if status is not None and status not in STATUSES:
+        raise ValidationError(f"status must be one of {sorted(STATUSES)}")
+    return None if status in (None, "all") else status
+
+
+def memory_filter(
+    entity: str | None,
+    category: str | None,
+    tags: list[str] | tuple[str, ...] | None,
+    status: str | None,
+) -> MemoryFilter:
+    """The store filter of a read's arguments; raises ``ValidationError`` for a bad label."""
+    return MemoryFilter(
+        entity=check_label(entity, "entity"),
+        category=check_label(category, "category"),
+        tags=check_tags(tags) or None,
+        status=status,
+    )
+
+
+def check_query(query: object) -> str | None:
+    """A keyword search's query: words, or None for a filtered search; never blank."""
+    if query is None:
+        return None
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationError(
+            "query is empty; pass the words to search for, or omit it for a filtered search"
+        )
+    return query
+
+
+def facts_only(rows: list[Memory]) -> list[Memory]:
+    """Rows without the verbatim rounds ``ingest_round`` keeps (category and tag
+    ``episode``): records, not facts."""
+    return [m for m in rows if not (m.category == "episode" and "episode" in m.tags)]
+
+
+def health(rt: Runtime) -> dict[str, Any]:
+    """The store's health report without its location (the report reaches every key holder
+    over REST and MCP), plus the embedder in use; ``StoreError`` if the store cannot say."""
+    report = {k: v for k, v in rt.store.health().items() if k not in ("path", "url")}
+    report["embedder"] = {"name": rt.embedder.name, "dimension": rt.embedder.dimension}
+    return report
 
 
 def resolve_id(rt: Runtime, scope: Scope, memory_id: str) -> str:

@@ -52,6 +52,11 @@ def default_staging_path(config: Config) -> Path:
     return default_data_dir() / f"reembed-{config.arango.database}.sqlite"
 
 
+def staging_path(config: Config, given: str | Path | None) -> Path:
+    """Where ``reembed`` stages new vectors: ``given`` (``~`` expanded), else the default."""
+    return Path(given).expanduser() if given is not None else default_staging_path(config)
+
+
 def drop_staged(path: Path, tenant: str) -> None:
     """Removes a tenant's staged vectors (a purge must not leave them in the staging file)."""
     if not path.is_file():

@@ -8,16 +8,18 @@ clock and an embedder, and never reaches back into ``AgentMemory``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from attestor_arango.clock import TickClock, parse_time
-from attestor_arango.config import Config
+from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
+from attestor_arango.config import Config, load_config
 from attestor_arango.context import AgentContext
 from attestor_arango.core.signing import Signer
 from attestor_arango.embeddings.base import Embedder
 from attestor_arango.errors import ValidationError
-from attestor_arango.ids import IdSource
+from attestor_arango.ids import IdSource, UUID7Source
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.factory import open_store
 from attestor_arango.store.protocol import Store
 from attestor_arango.validation import TimeInput, check_window
 
@@ -57,3 +59,45 @@ class Runtime:
         return TemporalView(
             as_of=at, window=check_window(time_window), include_closed=include_closed
         )
+
+
+def open_runtime(
+    path: str | Path | None = None,
+    *,
+    config: Config | None = None,
+    store: Store | None = None,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
+    ids: IdSource | None = None,
+) -> Runtime:
+    """The runtime of ``AgentMemory(...)``'s arguments: the configuration (loaded when not
+    given; ``path`` overrides its store path), and each part given or else the configured
+    one (the store opened, the configured embedder, the system clock, UUIDv7 ids, the
+    signer of ``config.signing``)."""
+    if config is None:
+        config = load_config(path=str(path) if path is not None else None)
+    elif path is not None:
+        config = config.model_copy(update={"path": str(path)})
+    signer = Signer.from_settings(
+        config.signing, config.db_path().parent if config.backend == "embedded" else None
+    )
+    return Runtime(
+        config=config,
+        store=store or open_store(config),
+        embedder=embedder or _default_embedder(config),
+        clock=TickClock(clock or SystemClock()),
+        ids=ids or UUID7Source(),
+        signer=signer,
+        retrieval_config=RetrievalConfig.from_dict(config.retrieval),
+    )
+
+
+def _default_embedder(config: Config) -> Embedder:
+    """The configured embedder chain; the hashing embedder when the chain cannot load."""
+    try:
+        from attestor_arango.embeddings.chain import make_embedder
+    except ImportError:
+        from attestor_arango.embeddings import HashingEmbedder
+
+        return HashingEmbedder()
+    return make_embedder(config)

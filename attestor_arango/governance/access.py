@@ -28,7 +28,7 @@ from typing import Any
 
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core.audit import Auditor
-from attestor_arango.errors import AccessDenied
+from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.scope import check_name
 
 OPERATIONS: dict[str, Permission] = {
@@ -145,3 +145,14 @@ def guard(auditor: Auditor, ctx: AgentContext, operation: str, subject: str | No
     except AccessDenied as exc:
         audit_denial(auditor, ctx, operation, exc)
         raise
+
+
+def subject(user: str | None, alias: str | None, alias_name: str, op: str) -> str:
+    """The tenant a governance call is about, given as ``user`` or Attestor's keyword
+    (``alias_name``); ``ValidationError`` when neither or two different ones are given."""
+    if user is not None and alias is not None and user != alias:
+        raise ValidationError(f"{op}: user {user!r} and {alias_name} {alias!r} differ; give one")
+    chosen = user if user is not None else alias
+    if chosen is None:
+        raise ValidationError(f"{op} needs the user (tenant): pass it, or {alias_name}=...")
+    return chosen

@@ -59,6 +59,15 @@ HashFn = Callable[[AuditEntry], str]
 SignatureFn = Callable[[AuditEntry], bool]
 
 
+def check_before_seq(before_seq: object) -> int | None:
+    """``audit_page``'s cursor: an entry's seq (a positive integer), or None for the newest."""
+    if before_seq is not None and (
+        isinstance(before_seq, bool) or not isinstance(before_seq, int) or before_seq < 1
+    ):
+        raise ValidationError("before_seq must be a positive integer (an entry's seq), or None")
+    return before_seq
+
+
 def check_anchor(anchor: object) -> tuple[int, str] | None:
     """An anchor is ``(seq, hash)`` as printed by an earlier ``verify_audit_chain``."""
     if anchor is None:

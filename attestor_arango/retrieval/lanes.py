@@ -62,3 +62,13 @@ def expanders_from_settings(
     if provider is None:
         return None
     return llm_expanders(provider, n_queries=n_queries)
+
+
+def expanders_for(
+    hyde: bool, multi_query: bool, n_queries: int, llm_settings: Mapping[str, Any] | None
+) -> Mapping[str, QueryExpander] | None:
+    """The LLM query lanes a recall may call: none unless a lane is switched on in the
+    retrieval config (off by default), so no provider is built for a plain recall."""
+    if not (hyde or multi_query):
+        return None
+    return expanders_from_settings(llm_settings, n_queries=n_queries)
