@@ -221,15 +221,21 @@ def test_the_fts5_index_stays_available_and_unknown_ones_are_refused(tmp_path: P
         SQLiteStore(tmp_path / "m.db", text_index="lucene")
 
 
+@pytest.mark.parametrize("lane", ["text_pool", "text_pool_terms"])
 def test_a_row_of_another_namespace_is_refused_not_returned(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lane: str
 ) -> None:
-    """Defence in depth: if the view filter ever let another namespace through, the store raises."""
+    """Defence in depth: if the view filter ever let another namespace through, the store
+    raises; the pool with its terms (beside the contract) as the contract's pool."""
     store = SQLiteStore(tmp_path / "m.db")
     mine, theirs = Scope("t", "mine"), Scope("t", "theirs")
     store.insert_memory(mine, _memory(mine, 1, "alpha here", T0), None)
     store.insert_memory(theirs, _memory(theirs, 2, "alpha there", T0), None)
-    assert [t.content for t in store.text_pool(mine, "alpha", 5, VIEWS[0])] == ["alpha here"]
+    found = getattr(store, lane)(mine, "alpha", 5, VIEWS[0])
+    pool = found[0] if lane == "text_pool_terms" else found
+    assert [t.content for t in pool] == ["alpha here"]
+    if lane == "text_pool_terms":
+        assert list(found[1]) == [pool[0].id]  # the terms of the pool's rows only
     broken = RowTable.visible_mask
 
     def everything(self: RowTable, namespace: str | None, view: TemporalView) -> Any:
@@ -237,7 +243,7 @@ def test_a_row_of_another_namespace_is_refused_not_returned(
 
     monkeypatch.setattr(RowTable, "visible_mask", everything)
     with pytest.raises(TenantLeakError):
-        store.text_pool(mine, "alpha", 5, VIEWS[0])
+        getattr(store, lane)(mine, "alpha", 5, VIEWS[0])
     store.close()
 
 
@@ -407,26 +413,6 @@ def test_the_pool_and_its_terms_come_in_one_read(tmp_path: Path, text_index: str
                     if text_index == "memory":  # fts5: what a loaded index keeps, if any
                         assert held == {t.id: scoring_terms(t.content) for t in pool}
                     assert held == store.scoring_terms(scope, [t.id for t in pool])
-    store.close()
-
-
-def test_a_pool_with_terms_refuses_a_row_of_another_namespace(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = SQLiteStore(tmp_path / "m.db")
-    mine, theirs = Scope("t", "mine"), Scope("t", "theirs")
-    store.insert_memory(mine, _memory(mine, 1, "alpha here", T0), None)
-    store.insert_memory(theirs, _memory(theirs, 2, "alpha there", T0), None)
-    pool, held = store.text_pool_terms(mine, "alpha", 5, VIEWS[0])
-    assert [t.content for t in pool] == ["alpha here"] and list(held) == [pool[0].id]
-    broken = RowTable.visible_mask
-
-    def everything(self: RowTable, namespace: str | None, view: TemporalView) -> Any:
-        return broken(self, None, view)
-
-    monkeypatch.setattr(RowTable, "visible_mask", everything)
-    with pytest.raises(TenantLeakError):
-        store.text_pool_terms(mine, "alpha", 5, VIEWS[0])
     store.close()
 
 
