@@ -1,16 +1,17 @@
 """Adds on a large store, two codes interleaved: the write path before and after a change.
 
-``--build N`` writes a base store of the first N rows of scale.py's corpus in bulk (as
-scale.py does before a checkpoint: ``Store.insert_memory`` in transactions, no index
-files). A run copies the base once per code and starts one worker process per code
-(latency_worker.py with PYTHONPATH at this checkout, or at ``--compare REV`` checked out
-in a git worktree); each adds the same next rows through ``AgentMemory.add`` (dedup,
-quota, audit chain, its own commit), timed one by one (wall and thread CPU), in blocks
-of ``--block`` adds, one code then the other, so both see the same machine load. The
+``--build N`` writes a base store of the first N rows of scale.py's corpus (1M rows) in
+bulk (as scale.py does before a checkpoint: ``Store.insert_memory`` in transactions, no
+index files); leave at least ``--adds`` rows of the corpus for the timed adds. A run
+copies the base once per code and starts one worker process per code (latency_worker.py
+with PYTHONPATH at this checkout, or at ``--compare REV`` checked out in a git
+worktree); each adds the same next rows through ``AgentMemory.add`` (dedup, quota,
+audit chain, its own commit), timed one by one (wall and thread CPU), in blocks of
+``--block`` adds, one code then the other, so both see the same machine load. The
 in-memory indexes are not loaded (as in scale.py's adds while growing). Reports p50,
 p95 and p99 per code, the ratios, and ``uptime`` before and after.
 
-    .venv/bin/python benchmarks/adds.py --build 1000000 --base /work/big/base.db
+    .venv/bin/python benchmarks/adds.py --build 994000 --base /work/big/base.db
     .venv/bin/python benchmarks/adds.py --base /work/big/base.db --compare REV
         [--adds 4000] [--block 100] [--folder DIR] [--out FILE]
 """
@@ -90,6 +91,12 @@ def run(args: argparse.Namespace, console: Console) -> dict[str, Any]:
                 text=True,
             ).stdout
         )
+        corpus = int(json.loads((data / "meta.json").read_text())["texts"])
+        if count + args.adds > corpus:
+            raise SystemExit(
+                f"the base holds {count} rows and the corpus {corpus}: build a smaller base "
+                f"(--build {corpus - args.adds} or less) so {args.adds} new rows remain to add"
+            )
         for hi in range(count + args.block, count + args.adds + 1, args.block):
             for name, worker in workers.items():
                 out = worker.send(cmd="add", hi=hi)
