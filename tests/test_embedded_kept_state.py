@@ -3,7 +3,9 @@ never outlives a change: another connection's commit, this connection's rollback
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -113,4 +115,34 @@ def test_a_direct_edit_of_the_file_is_seen(tmp_path: Path) -> None:
     raw.close()
     with pytest.raises(QuotaExceededError):
         mem.add("fact two", context=ORCH)
+    mem.close()
+
+
+def test_another_threads_open_transaction_is_waited_for_not_read(tmp_path: Path) -> None:
+    mem = _open(tmp_path / "s.db", 1)
+    mem.add("fact one", context=ORCH)
+    store, scope = mem.store, Scope("acme")
+    assert store.get_quota(scope) is None
+    started, go = threading.Event(), threading.Event()
+    seen: list[int | None] = []
+
+    def writer() -> None:
+        with contextlib.suppress(RuntimeError), store.transaction():
+            store.set_quota(scope, 0)
+            started.set()
+            go.wait(timeout=1.0)  # a reader that does not wait for us sets it
+            raise RuntimeError("abandoned")
+
+    def reader() -> None:
+        seen.append(store.get_quota(scope))
+        go.set()
+
+    one = threading.Thread(target=writer)
+    one.start()
+    started.wait(timeout=5)
+    two = threading.Thread(target=reader)
+    two.start()
+    one.join()
+    two.join()
+    assert seen == [None]  # never the other thread's uncommitted (then rolled back) 0
     mem.close()

@@ -112,24 +112,27 @@ class TenantCaches:
         (``refresh``); else ``read()``, kept unless this transaction changed the tenant
         in a way the ops do not say (a ``"drop"``: its rows are not committed yet).
         """
-        own = False
-        for op, payload in reversed(self._db.queued()):
-            if op == "state" and payload[0] == kind and payload[1] == tenant:
-                value: T = payload[2]
-                return value
-            if op == "drop" and payload == tenant:
-                own = True
-                break
-        if not self._db.in_transaction:  # a write transaction refreshed under its lock
-            self.refresh()
-        key = (kind, tenant)
-        if not own and key in self.state:
-            kept: T = self.state[key]
-            return kept
-        value = read()
-        if not own:
-            self.state[key] = value
-        return value
+        # under the connection's lock: another thread's open transaction (and its queue)
+        # is waited for, as a read of the rows would be
+        with self._db.lock:
+            own = False
+            for op, payload in reversed(self._db.queued()):
+                if op == "state" and payload[0] == kind and payload[1] == tenant:
+                    value: T = payload[2]
+                    return value
+                if op == "drop" and payload == tenant:
+                    own = True
+                    break
+            if not self._db.in_transaction:  # a write transaction refreshed under its lock
+                self.refresh()
+            key = (kind, tenant)
+            if not own and key in self.state:
+                kept: T = self.state[key]
+                return kept
+            value = read()
+            if not own:
+                self.state[key] = value
+            return value
 
     def _used(self, tenant: str) -> None:
         """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.
