@@ -118,6 +118,8 @@ def test_a_reply_lifts_the_turn_it_answers(mem: AgentMemory) -> None:
         ("Wow, that looks great! How long did it take?", True),
         ('He said "are you sure?"', True),  # a closing quote after the mark
         ("Really?!", True),
+        ("明天来吗？", True),  # a full-width question mark
+        ("هل ستأتي غدا؟", True),
         ("Did you go? I went on Sunday, it was lovely.", False),  # it ends by telling
         ("Take a look! [shares a photo: a lake at dawn]", False),
         ("I wonder what to cook.", False),

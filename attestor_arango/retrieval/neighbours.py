@@ -94,13 +94,16 @@ def apply_neighbours(cands: Sequence[Candidate], weight: float) -> None:
 
 # what may follow a turn's last question mark: spaces, closing quotes and brackets, "!"
 _CLOSERS = " \t\r\n\"')]}\u00bb\u201d\u2019!"
+# NFKC folds the full-width "？" into "?"; the Arabic mark stays itself
+_QUESTION_MARKS = ("?", "\u061f")
 _ASKS_WHAT_WAS_ASKED = re.compile(r"\b(?:ask|asks|asked|asking|question|questions)\b")
 
 
 def ends_asking(text: str) -> bool:
     """Whether a turn's words end by asking: their last mark, past closing quotes,
-    brackets and exclamation marks, is a question mark ("Any tips?", "Really?!")."""
-    return unicodedata.normalize("NFKC", text).rstrip(_CLOSERS).endswith("?")
+    brackets and exclamation marks, is a question mark ("Any tips?", "Really?!",
+    "¿Vienes mañana?", "明天来吗？")."""
+    return unicodedata.normalize("NFKC", text).rstrip(_CLOSERS).endswith(_QUESTION_MARKS)
 
 
 def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
