@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from typing import Any
@@ -31,6 +32,20 @@ def require_extra(command: str, extra: str, modules: tuple[str, ...]) -> None:
                 extra=extra,
                 module=module,
             ) from None
+
+
+def settle_heap() -> None:
+    """Moves what start-up left on the heap out of the garbage collector's sight.
+
+    Imports and opening the store leave ~40-55k long-lived objects; every full collection
+    walks them all (40-70 ms CPU measured at 1k memories), and a server ran about two per
+    200 recalls, which is where its p99 came from (benchmarks/results/p99-gc-s9-h21a.md).
+    Frozen, they are never collected again, which is right for objects that live as long
+    as the process. Like the BLAS limit (core/blas.py) this is process-wide, so only the
+    servers the CLI starts do it; the library never does it to a host program.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -104,6 +119,7 @@ def cmd_api(args: argparse.Namespace) -> int:
     configure(args.log_format, args.log_level)
     memory = open_memory(args)
     app = create_app(memory, None if args.no_auth else keys, settings, close_on_shutdown=True)
+    settle_heap()
     # uvicorn stops accepting on SIGINT/SIGTERM, lets in-flight requests finish for up to
     # --grace seconds, then runs the lifespan shutdown that closes the store.
     uvicorn.run(
@@ -129,7 +145,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.transport == "stdio":
         from attestor_arango.interfaces.mcp import run_stdio
 
-        run_stdio(open_memory(args))
+        memory = open_memory(args)
+        settle_heap()
+        run_stdio(memory)
         return out.EXIT_OK
     require_extra("mcp --transport http", "server", ("starlette", "uvicorn"))
     import uvicorn
@@ -148,6 +166,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     try:
         app = create_mcp_app(memory, None if args.no_auth else keys, host=args.host)
+        settle_heap()
         uvicorn.run(
             app,
             host=args.host,
