@@ -17,40 +17,36 @@ tenant's vectors come from another embedder, and ``StoreError`` when the store f
 from __future__ import annotations
 
 import builtins
-import contextlib
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from attestor_arango.clock import Clock, TickClock, from_us, parse_time
+from attestor_arango.clock import Clock, TickClock
 from attestor_arango.config import Config
 from attestor_arango.context import AgentContext, Permission
-from attestor_arango.core import audit as audit_log
 from attestor_arango.core import pages, reads
+from attestor_arango.core import recall as recalls
 from attestor_arango.core import reembed as reembed_core
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.runtime import Runtime, open_runtime
+from attestor_arango.core.runtime import Part, Replaceable, Runtime, open_runtime
 from attestor_arango.core.signing import Signer
-from attestor_arango.core.writes import Writer
+from attestor_arango.core.writes import KEEP, Writer, check_changes
 from attestor_arango.embeddings import Embedder
-from attestor_arango.errors import ConflictError, TenantLeakError, ValidationError
-from attestor_arango.governance import audit_chain as gov_audit
 from attestor_arango.governance import compact as gov_compact
 from attestor_arango.governance import export as gov_export
 from attestor_arango.governance import provenance as gov_provenance
 from attestor_arango.governance import purge as gov_purge
 from attestor_arango.governance import quotas as gov_quotas
 from attestor_arango.governance import retention as gov_retention
-from attestor_arango.governance.access import guard, require, subject
+from attestor_arango.governance import trail
+from attestor_arango.governance.access import caller, guard, require, subject
 from attestor_arango.ids import IdSource
 from attestor_arango.ingest.conversation import ConversationTurn, add_turns
 from attestor_arango.ingest.model import IngestResult, Turn
 from attestor_arango.ingest.pipeline import Backends
 from attestor_arango.models import (
     AuditEntry,
-    CutResult,
     Episode,
     Memory,
     MemoryPage,
@@ -59,14 +55,19 @@ from attestor_arango.models import (
     RecordedRecall,
     Stats,
 )
-from attestor_arango.reports import ConsolidationReport, Reflection
-from attestor_arango.retrieval import RetrievalConfig, trace_lookup
-from attestor_arango.retrieval import recall as run_recall
-from attestor_arango.retrieval.lanes import expanders_for
+from attestor_arango.reports import (
+    AuditEntries,
+    AuditPage,
+    ChainReport,
+    ConsolidationReport,
+    PurgeReport,
+    Reflection,
+    RetentionReport,
+)
+from attestor_arango.retrieval import RetrievalConfig
 from attestor_arango.retrieval.pack import ContextPack
-from attestor_arango.retrieval.trace import shared_tracer
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import MemoryFilter, Store
+from attestor_arango.store.protocol import Store
 from attestor_arango.validation import (
     TimeInput,
     check_confidence,
@@ -80,7 +81,6 @@ from attestor_arango.validation import (
     check_tags,
 )
 
-_UNSET: Any = object()
 TagsInput = builtins.list[str] | tuple[str, ...] | None
 Window = tuple[TimeInput, TimeInput] | None
 
@@ -111,53 +111,20 @@ class AgentMemory:
         # the extractor and resolver of ingest_round; None: the config's LLM, else the rules
         self.ingest_backends: Backends | None = None
 
-    # the runtime and the parts it holds -----------------------------------------------------
+    # the runtime's parts, read as attributes; store, signer and retrieval_config replaceable
+    config: Part[Config] = Part()
+    embedder: Part[Embedder] = Part()
+    clock: Part[TickClock] = Part()
+    ids: Part[IdSource] = Part()
+    store: Replaceable[Store] = Replaceable()
+    signer: Replaceable[Signer | None] = Replaceable()
+    retrieval_config: Replaceable[RetrievalConfig] = Replaceable()
+
     def _set_runtime(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.auditor = Auditor(runtime)
         self.writer = Writer(runtime, self.auditor)
 
-    @property
-    def config(self) -> Config:
-        return self.runtime.config
-
-    @property
-    def store(self) -> Store:
-        return self.runtime.store
-
-    @store.setter
-    def store(self, store: Store) -> None:
-        self._set_runtime(replace(self.runtime, store=store))
-
-    @property
-    def embedder(self) -> Embedder:
-        return self.runtime.embedder
-
-    @property
-    def clock(self) -> TickClock:
-        return self.runtime.clock
-
-    @property
-    def ids(self) -> IdSource:
-        return self.runtime.ids
-
-    @property
-    def signer(self) -> Signer | None:
-        return self.runtime.signer
-
-    @signer.setter
-    def signer(self, signer: Signer | None) -> None:
-        self._set_runtime(replace(self.runtime, signer=signer))
-
-    @property
-    def retrieval_config(self) -> RetrievalConfig:
-        return self.runtime.retrieval_config
-
-    @retrieval_config.setter
-    def retrieval_config(self, config: RetrievalConfig) -> None:
-        self._set_runtime(replace(self.runtime, retrieval_config=config))
-
-    # lifecycle ------------------------------------------------------------------------------
     def close(self) -> None:
         """Closes the store; the memory is unusable afterwards."""
         self.store.close()
@@ -173,24 +140,15 @@ class AgentMemory:
     ) -> None:
         self.close()
 
-    # the first two steps of every method ----------------------------------------------------
     def _ctx(self, context: AgentContext | None, permission: Permission, op: str) -> AgentContext:
         """The caller's context, after one permission check (a refusal is audited once)."""
-        if context is not None and not isinstance(context, AgentContext):
-            raise ValidationError("context must be an AgentContext")
-        ctx = context or self.default_context
-        require(self.auditor, ctx, permission, op)
-        return ctx
+        return require(self.auditor, caller(context, self.default_context), permission, op)
 
     def _guarded(
         self, context: AgentContext | None, op: str, subject: str | None = None
     ) -> AgentContext:
         """The context of a governance operation, checked by ``governance.access.guard``."""
-        if context is not None and not isinstance(context, AgentContext):
-            raise ValidationError("context must be an AgentContext")
-        ctx = context or self.default_context
-        guard(self.auditor, ctx, op, subject)
-        return ctx
+        return guard(self.auditor, caller(context, self.default_context), op, subject)
 
     # writes -----------------------------------------------------------------------------------
     def add(
@@ -233,8 +191,8 @@ class AgentMemory:
         memory_id: str,
         *,
         content: str | None = None,
-        entity: str | None = _UNSET,
-        category: str | None = _UNSET,
+        entity: str | None = KEEP,
+        category: str | None = KEEP,
         tags: TagsInput = None,
         confidence: float | None = None,
         valid_from: TimeInput | None = None,
@@ -242,44 +200,30 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Writes a new version and closes the old one; nothing is rewritten in place.
+        """Writes a new version (omitted fields kept) and closes the old one.
 
         Raises ``NotFoundError`` for an unknown id, ``ConflictError`` when the memory is no
         longer current (the message names its current version), and what ``add`` raises.
         """
         ctx = self._ctx(context, Permission.WRITE, "update")
-        view = self.runtime.view(None)
-        old = reads.get_memory(self.runtime, self.runtime.scope(ctx), check_id(memory_id), view)
-        if not old.is_active:
-            raise ConflictError(
-                f"memory {old.id} is {old.status.value}; update its current version "
-                f"{old.superseded_by or '(none: it was forgotten)'}",
-            )
-        text = (
-            old.content
-            if content is None
-            else check_content(content, self.config.max_content_chars)
+        memory_id = check_id(memory_id)
+        changes = check_changes(
+            self.config.max_content_chars,
+            content,
+            entity,
+            category,
+            tags,
+            confidence,
+            valid_from,
+            valid_until,
+            metadata,
         )
-        start = old.us("valid_from") if valid_from is None else parse_time(valid_from)
-        end = old.us("valid_until") if valid_until is None else parse_time(valid_until)
-        return self.writer.write(
-            ctx,
-            content=text,
-            entity=old.entity if entity is _UNSET else check_label(entity, "entity"),
-            category=old.category if category is _UNSET else check_label(category, "category"),
-            tags=old.tags if tags is None else check_tags(tags),
-            confidence=old.confidence if confidence is None else check_confidence(confidence),
-            valid_from_us=start,
-            valid_until_us=end,
-            metadata=old.metadata if metadata is None else check_metadata(metadata),
-            source_episode_id=old.provenance.source_episode_id,
-            supersedes_id=old.id,
-        )
+        return self.writer.update(ctx, memory_id, changes)
 
     def forget(
         self, memory_id: str, *, reason: str | None = None, context: AgentContext | None = None
     ) -> Memory:
-        """Archives a memory: closes it in transaction time; the row stays for replay.
+        """Archives a memory (closed in transaction time; the row stays for replay).
 
         ``memory_id`` may be short, as for ``get``. Raises ``AccessDenied`` (FORGET
         needed), ``NotFoundError``, ``ValidationError`` (an ambiguous short id) or
@@ -298,18 +242,15 @@ class AgentMemory:
         time_window: Window = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """One memory as it was at ``as_of`` (default now).
-
-        ``memory_id`` may be the full id or an unambiguous start or end of it (4+
-        characters, as CLI tables show). With ``time_window`` the memory counts only if
-        its event interval overlaps the window, as in ``list``. Raises ``NotFoundError``,
-        or ``ValidationError`` naming the ids a short form matches when it matches several.
+        """One memory as it was at ``as_of`` (default now), by its id or an unambiguous
+        start or end of it (4+ characters); with ``time_window`` only if its event interval
+        overlaps it. Raises ``NotFoundError``, or ``ValidationError`` naming the ids a
+        short form matches when it matches several.
         """
         ctx = self._ctx(context, Permission.READ, "get")
-        scope = self.runtime.scope(ctx)
-        memory_id = reads.resolve_id(self.runtime, scope, check_id(memory_id))
-        view = self.runtime.view(as_of, time_window)
-        return reads.get_memory(self.runtime, scope, memory_id, view)
+        rt, scope = self.runtime, self.runtime.scope(ctx)
+        memory_id = reads.resolve_id(rt, scope, check_id(memory_id))
+        return reads.get_memory(rt, scope, memory_id, rt.view(as_of, time_window))
 
     def list(
         self,
@@ -331,12 +272,9 @@ class AgentMemory:
         or an ``as_of`` in the future.
         """
         ctx = self._ctx(context, Permission.READ, "list")
-        wanted = reads.check_status(status)
-        offset = check_offset(offset)
-        view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = reads.memory_filter(entity, category, tags, wanted)
-        scope = self.runtime.scope(ctx, namespace)
-        return reads.list_memories(self.runtime, scope, filters, view, check_limit(limit), offset)
+        listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
+        limit, offset = check_limit(limit), check_offset(offset)
+        return reads.list_matching(self.runtime, ctx, listing, limit, offset)
 
     def count(
         self,
@@ -355,10 +293,8 @@ class AgentMemory:
         Raises ``ValidationError`` for an unknown status, a bad window or a future ``as_of``.
         """
         ctx = self._ctx(context, Permission.READ, "count")
-        wanted = reads.check_status(status)
-        view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = reads.memory_filter(entity, category, tags, wanted)
-        return reads.count_memories(self.runtime, self.runtime.scope(ctx, namespace), filters, view)
+        listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
+        return reads.count_matching(self.runtime, ctx, listing)
 
     def list_page(
         self,
@@ -374,38 +310,19 @@ class AgentMemory:
         cursor: str | None = None,
         context: AgentContext | None = None,
     ) -> MemoryPage:
-        """``list`` a page at a time, with the listing's total and a cursor for the next page.
+        """``list`` a page at a time, with the total and ``next_cursor``; every page reads at
+        the first page's moment, so writes in between never shift or repeat rows.
 
-        The first page pins the moment (``as_of``, default now) and every page after it
-        reads at that moment, so writes in between never shift or repeat rows. Pass the
-        same filters with ``cursor=page.next_cursor``. Raises ``ValidationError`` for a
-        damaged cursor or one made for other filters, and whatever ``list`` raises.
+        Pass the same filters with the cursor. Raises ``ValidationError`` for a damaged
+        cursor or one made for other filters, and what ``list`` raises.
         """
-        filters: dict[str, Any] = {
-            "entity": entity,
-            "category": category,
-            "tags": tags,
-            "namespace": namespace,
-            "status": status,
-            "time_window": time_window,
-            "as_of": as_of,
-        }
-        digest = pages.filter_digest(filters)
-        if cursor is None:
-            offset, at_us = 0, self.runtime.view(as_of).as_of
-        else:
-            offset, at_us = pages.decode_cursor(cursor, digest)
-        at = from_us(at_us)
-        shared: dict[str, Any] = {**filters, "as_of": at, "context": context}
-        rows = self.list(**shared, limit=limit, offset=offset)
-        total = self.count(**shared)
-        end = offset + len(rows)
-        following = pages.encode_cursor(end, at_us, digest) if rows and end < total else None
-        return MemoryPage(memories=tuple(rows), total=total, next_cursor=following, as_of=at)
+        ctx = self._ctx(context, Permission.READ, "list_page")
+        listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
+        return pages.list_page(self.runtime, ctx, listing, check_limit(limit), cursor)
 
     def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
-        """A conversation round as it was stored (the evidence of the facts extracted
-        from it), in the context's namespace; raises ``NotFoundError``."""
+        """A conversation round as stored (the evidence of the facts extracted from it), in
+        the context's namespace; raises ``NotFoundError``."""
         ctx = self._ctx(context, Permission.READ, "get_episode")
         episode_id = check_id(episode_id, "episode_id")
         return reads.get_episode(self.runtime, self.runtime.scope(ctx), episode_id)
@@ -424,19 +341,14 @@ class AgentMemory:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Keyword (BM25) search with the same filters as ``list``; no query: filtered search.
-
-        Filters narrow the candidates in the store before any cut. Raises
-        ``ValidationError`` for a blank query string, an unknown status or a bad window.
+        """Keyword (BM25) search with the filters of ``list`` (applied before any cut); no
+        query: filtered search. Raises ``ValidationError`` for a blank query string, an
+        unknown status or a bad window.
         """
         ctx = self._ctx(context, Permission.READ, "search")
-        query = reads.check_query(query)
-        wanted = reads.check_status(status)
-        limit = check_limit(limit, maximum=1000)
-        view = self.runtime.view(as_of, time_window, include_closed=status not in (None, "active"))
-        filters = reads.memory_filter(entity, category, tags, wanted)
-        scope = self.runtime.scope(ctx, namespace)
-        return reads.search_memories(self.runtime, scope, query, filters, view, limit)
+        query, limit = reads.check_query(query), check_limit(limit, maximum=1000)
+        listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
+        return reads.search_matching(self.runtime, ctx, query, listing, limit)
 
     def timeline(
         self,
@@ -446,19 +358,14 @@ class AgentMemory:
         time_window: Window = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Every version ever stored about an entity, superseded and archived included;
-        with ``time_window`` only versions whose event interval overlaps it.
+        """Every version ever stored about an entity, closed ones included; with
+        ``time_window`` only those whose event interval overlaps it.
 
         Raises ``ValidationError`` without an entity, ``AccessDenied`` without READ.
         """
         ctx = self._ctx(context, Permission.READ, "timeline")
-        name = check_label(entity, "entity")
-        if name is None:
-            raise ValidationError("timeline needs an entity")
-        view = self.runtime.view(as_of, time_window, include_closed=True)
-        scope = self.runtime.scope(ctx)
-        filters = MemoryFilter(entity=name)
-        return reads.list_memories(self.runtime, scope, filters, view, reads.TIMELINE_LIMIT)
+        name, scope = check_label(entity, "entity"), self.runtime.scope(ctx)
+        return reads.timeline(self.runtime, scope, name, as_of, time_window)
 
     def current_facts(
         self,
@@ -469,10 +376,9 @@ class AgentMemory:
         time_window: Window = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """The active facts (optionally of one entity and category) at ``as_of``; with
-        ``time_window`` only those whose event interval overlaps it. The verbatim rounds
-        ``ingest_round`` keeps (category ``episode``) are records, not facts: ``list`` and
-        ``recall`` show them, this leaves them out unless ``category="episode"`` asks.
+        """The active facts (optionally of one entity and category) at ``as_of``, as ``list``
+        with ``time_window``. The verbatim rounds ``ingest_round`` keeps (category
+        ``episode``) are records, not facts: left out unless ``category="episode"`` asks.
 
         Raises what ``list`` raises (``ValidationError``, ``AccessDenied``).
         """
@@ -495,11 +401,9 @@ class AgentMemory:
         return reads.stats(self.runtime, self.runtime.scope(ctx))
 
     def health(self) -> dict[str, Any]:
-        """The store's health report plus the embedder in use; needs no context.
-
-        No file path: the report reaches every key holder over REST and MCP (the CLI's
-        ``doctor`` shows where the store is). Never raises for an unhealthy store (the
-        report says so); ``StoreError`` only when the store cannot be asked at all.
+        """The store's health report (without its location) plus the embedder; needs no
+        context. Never raises for an unhealthy store (the report says so); ``StoreError``
+        only when the store cannot be asked at all.
         """
         return reads.health(self.runtime)
 
@@ -528,7 +432,9 @@ class AgentMemory:
         Raises ``ValidationError`` for an empty query or a non-positive budget. A failing
         lane degrades the answer and is named in ``response.errors``.
         """
-        return self._recall("recall", query, as_of, time_window, token_budget, context, None)
+        ctx = self._ctx(context, Permission.READ, "recall")
+        rt, auditor = self.runtime, self.auditor
+        return recalls.recall(rt, auditor, ctx, "recall", query, as_of, time_window, token_budget)
 
     def explain_recall(
         self,
@@ -539,73 +445,26 @@ class AgentMemory:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> RecallExplanation:
-        """``recall`` plus what its token budget cut, from the same single ranking.
+        """``recall`` (``explanation.response``, the same single ranking) plus the ranked
+        results its token budget cut, with their places (``explanation.cut``).
 
-        ``explanation.response`` is what ``recall`` returns for the same inputs (same
-        recall id, results and breakdowns); ``explanation.cut`` lists the ranked results
-        the budget left out with their places. Raises what ``recall`` raises
-        (``ValidationError``, ``AccessDenied``).
+        Raises what ``recall`` raises (``ValidationError``, ``AccessDenied``).
         """
-        cut: builtins.list[CutResult] = []
-        response = self._recall(
-            "explain_recall", query, as_of, time_window, token_budget, context, cut
-        )
-        return RecallExplanation(response=response, cut=tuple(cut))
+        ctx = self._ctx(context, Permission.READ, "explain_recall")
+        rt, auditor = self.runtime, self.auditor
+        return recalls.explain(rt, auditor, ctx, query, as_of, time_window, token_budget)
 
     def recall_trace(
         self, recall_id: str, *, context: AgentContext | None = None
     ) -> RecordedRecall:
-        """A recorded recall by its recall id: its inputs (as_of, budget, window, and the
-        query if traces keep content), the result ids it returned and its pipeline steps.
+        """A recorded recall of the caller's tenant and namespace: its inputs, the result
+        ids and its pipeline steps (replay it with ``recall`` at the recorded ``as_of``).
 
-        Only the caller's tenant and namespace are searched. Replay it with ``recall`` at
-        the recorded ``as_of``. Raises ``ValidationError`` for a malformed id,
-        ``AccessDenied`` without READ and ``NotFoundError`` when tracing is off or no such
-        recall is recorded in the caller's scope.
+        Raises ``ValidationError`` for a malformed id, ``AccessDenied`` without READ and
+        ``NotFoundError`` when tracing is off or no such recall is recorded in the scope.
         """
         ctx = self._ctx(context, Permission.READ, "recall_trace")
-        rid = trace_lookup.check_recall_id(recall_id)
-        trace = self.runtime.config.trace
-        path = trace.path if trace.enabled else None
-        return trace_lookup.find_recall(path, self.runtime.scope(ctx), rid)
-
-    def _recall(
-        self,
-        op: str,
-        query: str,
-        as_of: TimeInput | None,
-        time_window: Window,
-        token_budget: int | None,
-        context: AgentContext | None,
-        cut: builtins.list[CutResult] | None,
-    ) -> RecallResponse:
-        ctx = self._ctx(context, Permission.READ, op)
-        if not isinstance(query, str) or not query.strip():
-            raise ValidationError("query is empty; pass what you want to recall")
-        budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
-        rt = self.runtime
-        cfg = rt.retrieval_config
-        try:
-            response = run_recall(
-                rt.store,
-                rt.embedder,
-                rt.scope(ctx),
-                query.strip(),
-                rt.view(as_of, time_window),
-                budget,
-                cfg,
-                tracer=shared_tracer(rt.config.trace),
-                expanders=expanders_for(
-                    cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
-                ),
-                cut=cut,
-            )
-        except TenantLeakError:  # never a partial answer: the call fails, and is on record
-            with contextlib.suppress(Exception):
-                self.auditor.record(ctx, "tenant_leak", None, {"operation": op})
-            raise
-        ctx.usage.add_tokens(response.tokens_used)
-        return response
+        return recalls.recorded(self.runtime, self.runtime.scope(ctx), recall_id)
 
     def recall_as_pack(
         self,
@@ -652,8 +511,7 @@ class AgentMemory:
 
         Raises ``AccessDenied`` for another tenant or without READ.
         """
-        base = context or self.default_context
-        ctx = self._guarded(context, "quota_status", base.tenant if user is None else user)
+        ctx = self._guarded(context, "quota_status", user)
         return gov_quotas.quota_status(self.runtime, ctx.tenant if user is None else user)
 
     def export_user(
@@ -691,7 +549,7 @@ class AgentMemory:
         *,
         external_id: str | None = None,
         context: AgentContext | None = None,
-    ) -> gov_purge.PurgeReport:
+    ) -> PurgeReport:
         """GDPR erasure of tenant ``user``; check ``report.ok`` (a partial purge is a failure).
 
         ``external_id=`` is Attestor's name for ``user``. Raises ``AccessDenied`` (FORGET
@@ -701,9 +559,7 @@ class AgentMemory:
         user = subject(user, external_id, "external_id", "purge_user")
         ctx = self._guarded(context, "purge_user", user)
         why = gov_purge.check_reason(reason)
-        report = gov_purge.purge_user(self.runtime, self.auditor, ctx, user, why)
-        reembed_core.drop_staged(reembed_core.default_staging_path(self.config), user)
-        return report
+        return gov_purge.purge_user(self.runtime, self.auditor, ctx, user, why)
 
     def verify_audit_chain(
         self,
@@ -711,23 +567,14 @@ class AgentMemory:
         *,
         anchor: tuple[int, str] | None = None,
         context: AgentContext | None = None,
-    ) -> gov_audit.ChainReport:
+    ) -> ChainReport:
         """Walks the tenant's audit chain; ``anchor`` is a (seq, hash) saved outside the store.
 
         Problems are reported, not raised; raises ``AccessDenied`` for another tenant and
         ``ValidationError`` for a malformed anchor.
         """
-        base = context or self.default_context
-        tenant = base.tenant if user is None else user
-        self._guarded(context, "verify_audit_chain", tenant)
-        return gov_audit.verify_chain(
-            self.store,
-            tenant,
-            audit_log.chain_hash,
-            audit_log.GENESIS,
-            anchor=gov_audit.check_anchor(anchor),
-            signatures=None if self.signer is None else self.signer.verify_audit,
-        )
+        ctx = self._guarded(context, "verify_audit_chain", user)
+        return trail.verify(self.runtime, ctx.tenant if user is None else user, anchor)
 
     def audit_page(
         self,
@@ -735,37 +582,29 @@ class AgentMemory:
         before_seq: int | None = None,
         limit: int = 100,
         context: AgentContext | None = None,
-    ) -> gov_audit.AuditPage:
-        """``limit`` chain entries before ``before_seq`` (the newest without it), newest first,
-        each checked against its hash and its link to the entry before it.
+    ) -> AuditPage:
+        """``limit`` chain entries before ``before_seq`` (default: the newest), newest first,
+        each checked against its hash and its link; the same cost at any chain length.
 
-        Costs the same at any chain length; ``verify_audit_chain`` checks the whole chain and
-        the rows. Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit
-        or a ``before_seq`` that is not a positive integer.
+        Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit or a
+        ``before_seq`` that is not a positive integer.
         """
         ctx = self._guarded(context, "audit_page")
-        return gov_audit.chain_page(
-            self.store,
-            ctx.tenant,
-            audit_log.chain_hash,
-            audit_log.GENESIS,
-            before_seq=gov_audit.check_before_seq(before_seq),
-            limit=check_limit(limit, maximum=1000),
-        )
+        return trail.page(self.runtime, ctx.tenant, before_seq, limit)
 
     def deletion_audit_log(
         self, limit: int = 100, *, context: AgentContext | None = None
-    ) -> gov_audit.AuditEntries:
+    ) -> AuditEntries:
         """Audit entries about forgotten, purged, retained-away or compacted data, newest first.
 
         Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit.
         """
         ctx = self._guarded(context, "deletion_audit_log")
-        return gov_audit.deletion_log(self.store, ctx.tenant, check_limit(limit))
+        return trail.deletions(self.runtime, ctx.tenant, limit)
 
     def apply_retention(
         self, policies: Any = None, *, dry_run: bool = False, context: AgentContext | None = None
-    ) -> gov_retention.RetentionReport:
+    ) -> RetentionReport:
         """Runs retention policies (default: ``config.retention``); dry_run only lists.
 
         Raises ``AccessDenied`` (FORGET needed) and ``ValidationError`` for malformed
@@ -800,14 +639,11 @@ class AgentMemory:
         staging_path: str | Path | None = None,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """Moves the tenant's vectors to this memory's embedder, in place (orchestrator).
-
-        Resumable: new vectors are staged beside the store first, then swapped with the
-        tenant's embedding space in one transaction; nothing a row asserts and no
-        transaction time changes (see core/reembed.py for what ``as_of`` replay means
-        across the change). ``progress(done, total)`` is called after each batch.
-        Raises ``AccessDenied`` below orchestrator, ``ValidationError`` for a bad
-        batch size, ``ConflictError`` if writers kept changing the tenant (run again).
+        """Moves the tenant's vectors to this memory's embedder, in place, resumably (staged
+        beside the store, swapped in one transaction; see core/reembed.py); ``progress(done,
+        total)`` after each batch. Raises ``AccessDenied`` below orchestrator,
+        ``ValidationError`` for a bad batch size, ``ConflictError`` if writers kept changing
+        the tenant (run again).
         """
         ctx = self._guarded(context, "reembed")
         path = reembed_core.staging_path(self.config, staging_path)
@@ -835,21 +671,18 @@ class AgentMemory:
     def ingest_round(
         self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
     ) -> IngestResult:
-        """Stores a conversation round as an episode, then extracts and resolves its facts.
-
-        User and assistant facts are extracted separately; each fact becomes one
-        ADD / UPDATE / INVALIDATE / NOOP decision with the episode as evidence,
-        applied atomically through the same write path as ``add``. Raises
-        ``ValidationError`` for a malformed turn and what ``add`` raises.
+        """Stores a conversation round as an episode, then extracts its user and assistant
+        facts and resolves each into one ADD / UPDATE / INVALIDATE / NOOP decision, applied
+        atomically through ``add``'s write path. Raises ``ValidationError`` for a malformed
+        turn and what ``add`` raises.
         """
         from attestor_arango.ingest import backends_for, ingest_round
 
         ctx = self._ctx(context, Permission.WRITE, "ingest_round")
         if self.ingest_backends is None:
             self.ingest_backends = backends_for(self.config)
-        return ingest_round(
-            self.runtime, self.auditor, self.writer, turn, ctx, backends=self.ingest_backends
-        )
+        rt, backends = self.runtime, self.ingest_backends
+        return ingest_round(rt, self.auditor, self.writer, turn, ctx, backends=backends)
 
     def add_turns(
         self,
@@ -857,14 +690,10 @@ class AgentMemory:
         *,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Stores conversation turns as they happen, one verbatim memory each, in order.
-
-        Each turn (``speaker``, ``text``, optional ``session_id``, ``timestamp``,
-        ``metadata``) keeps its speaker as entity, its session and its message time
-        as ``valid_from``; the library links it to the turn it replies to and the
-        speakers of a session to each other, and ``recall`` uses both by itself
-        (see ingest/conversation.py). Raises ``ValidationError`` for a malformed turn
-        (then nothing is stored) and what ``add`` raises.
+        """Stores conversation turns as they happen, one verbatim memory each, in order: the
+        speaker as entity, the message time as ``valid_from``, linked to the turn it
+        replies to (see ingest/conversation.py). Raises ``ValidationError`` for a malformed
+        turn (then nothing is stored) and what ``add`` raises.
         """
         ctx = self._ctx(context, Permission.WRITE, "add_turns")
         return add_turns(self.runtime, self.writer, ctx, turns)
@@ -872,10 +701,8 @@ class AgentMemory:
     def consolidate(
         self, *, limit: int = 50, context: AgentContext | None = None
     ) -> ConsolidationReport:
-        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if set).
-
-        It re-resolves facts and flags no contradictions: ``reflect`` is the step that
-        flags them (``contradictions_for_review``), never resolving them. Raises
+        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if
+        set) and re-resolves their facts; ``reflect`` flags contradictions. Raises
         ``AccessDenied`` without WRITE, ``ValidationError`` for a bad limit, and
         ``LLMError`` when a configured model fails.
         """
@@ -892,22 +719,13 @@ class AgentMemory:
         store: bool = True,
         context: AgentContext | None = None,
     ) -> Reflection:
-        """Stable preferences and constraints, changed beliefs, contradictions for human review.
-
-        Nothing read is changed: contradictions are flagged, never resolved. With
-        ``store`` the reflection is kept as a memory of category ``reflection``. Raises
-        ``AccessDenied`` (WRITE with ``store``, else READ) and ``ValidationError``.
+        """Stable preferences and constraints, changed beliefs, and contradictions flagged
+        for human review (never resolved); with ``store`` kept as a memory of category
+        ``reflection``. Raises ``AccessDenied`` (WRITE with ``store``, else READ) and
+        ``ValidationError``.
         """
         from attestor_arango.ingest.reflection import reflect
 
-        permission = Permission.WRITE if store else Permission.READ
-        ctx = self._ctx(context, permission, "reflect")
-        return reflect(
-            self.runtime,
-            self.auditor,
-            self.writer,
-            ctx,
-            user=user,
-            min_episodes=min_episodes,
-            store=store,
-        )
+        ctx = self._ctx(context, Permission.WRITE if store else Permission.READ, "reflect")
+        rt, auditor, writer = self.runtime, self.auditor, self.writer
+        return reflect(rt, auditor, writer, ctx, user=user, min_episodes=min_episodes, store=store)

@@ -1,4 +1,4 @@
-"""Cursors for ``AgentMemory.list_page``: where the next page starts, and the moment it reads.
+"""``AgentMemory.list_page`` and its cursors: where the next page starts, the moment it reads.
 
 A cursor pins the view: the first page reads at ``as_of`` (default now) and every later
 page reads at that same moment, so writes made between two pages never shift, repeat or
@@ -14,10 +14,15 @@ import base64
 import binascii
 import hashlib
 import json
+from dataclasses import replace
 from typing import Any
 
-from attestor_arango.clock import MIN_US, OPEN
+from attestor_arango.clock import MIN_US, OPEN, from_us
+from attestor_arango.context import AgentContext
+from attestor_arango.core.reads import Listing, count_matching, list_matching
+from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
+from attestor_arango.models import MemoryPage
 
 _VERSION = 1
 
@@ -61,3 +66,26 @@ def decode_cursor(cursor: str, digest: str) -> tuple[int, int]:
             "page, or start again without a cursor",
         )
     return offset, at
+
+
+def list_page(
+    rt: Runtime, ctx: AgentContext, listing: Listing, limit: int, cursor: str | None
+) -> MemoryPage:
+    """One page of ``list_matching`` with the listing's total and the next page's cursor.
+
+    The first page pins ``listing.as_of`` (default now); a cursor carries that moment and
+    a digest of the filters. Raises ``ValidationError`` for a damaged cursor or one made
+    for other filters, and what ``list_matching`` raises.
+    """
+    digest = filter_digest(listing.arguments())
+    if cursor is None:
+        offset, at_us = 0, rt.view(listing.as_of).as_of
+    else:
+        offset, at_us = decode_cursor(cursor, digest)
+    at = from_us(at_us)
+    pinned = replace(listing, as_of=at)
+    rows = list_matching(rt, ctx, pinned, limit, offset)
+    total = count_matching(rt, ctx, pinned)
+    end = offset + len(rows)
+    following = encode_cursor(end, at_us, digest) if rows and end < total else None
+    return MemoryPage(memories=tuple(rows), total=total, next_cursor=following, as_of=at)

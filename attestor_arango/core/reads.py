@@ -8,8 +8,10 @@ validated the arguments; these functions only read.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, fields
 from typing import Any
 
+from attestor_arango.context import AgentContext
 from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import NotFoundError, ValidationError
@@ -17,7 +19,7 @@ from attestor_arango.models import Episode, Memory, Stats
 from attestor_arango.retrieval.text_lane import decoded, rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, TextHit
-from attestor_arango.validation import check_label, check_tags
+from attestor_arango.validation import TimeInput, check_label, check_tags
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
 TIMELINE_LIMIT = 10_000
@@ -47,6 +49,69 @@ def memory_filter(
         tags=check_tags(tags) or None,
         status=status,
     )
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The filters ``list``, ``count``, ``list_page`` and ``search`` share, as given."""
+
+    entity: str | None = None
+    category: str | None = None
+    tags: list[str] | tuple[str, ...] | None = None
+    namespace: str | None = None
+    status: str | None = None
+    time_window: tuple[TimeInput, TimeInput] | None = None
+    as_of: TimeInput | None = None
+
+    def arguments(self) -> dict[str, Any]:
+        """The filters by their argument names (what a ``list_page`` cursor digests)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def resolve(self, rt: Runtime, ctx: AgentContext) -> tuple[Scope, MemoryFilter, TemporalView]:
+        """The scope, store filter and view; raises ``ValidationError`` for an unknown
+        status, a bad label or window, or an ``as_of`` in the future."""
+        wanted = check_status(self.status)
+        closed = self.status not in (None, "active")
+        view = rt.view(self.as_of, self.time_window, include_closed=closed)
+        filters = memory_filter(self.entity, self.category, self.tags, wanted)
+        return rt.scope(ctx, self.namespace), filters, view
+
+
+def list_matching(
+    rt: Runtime, ctx: AgentContext, listing: Listing, limit: int, offset: int = 0
+) -> list[Memory]:
+    """``list``: the rows ``listing`` admits, each as it was at its ``as_of``."""
+    scope, filters, view = listing.resolve(rt, ctx)
+    return list_memories(rt, scope, filters, view, limit, offset)
+
+
+def count_matching(rt: Runtime, ctx: AgentContext, listing: Listing) -> int:
+    """``count``: how many rows ``list_matching`` pages through with the same listing."""
+    scope, filters, view = listing.resolve(rt, ctx)
+    return count_memories(rt, scope, filters, view)
+
+
+def search_matching(
+    rt: Runtime, ctx: AgentContext, query: str | None, listing: Listing, limit: int
+) -> list[Memory]:
+    """``search``: ``search_memories`` over what ``listing`` admits."""
+    scope, filters, view = listing.resolve(rt, ctx)
+    return search_memories(rt, scope, query, filters, view, limit)
+
+
+def timeline(
+    rt: Runtime,
+    scope: Scope,
+    entity: str | None,
+    as_of: TimeInput | None,
+    time_window: tuple[TimeInput, TimeInput] | None,
+) -> list[Memory]:
+    """Every version stored about ``entity`` (closed ones included) that ``time_window``
+    admits; raises ``ValidationError`` without an entity."""
+    if entity is None:
+        raise ValidationError("timeline needs an entity")
+    view = rt.view(as_of, time_window, include_closed=True)
+    return list_memories(rt, scope, MemoryFilter(entity=entity), view, TIMELINE_LIMIT)
 
 
 def check_query(query: object) -> str | None:

@@ -7,8 +7,9 @@ clock and an embedder, and never reaches back into ``AgentMemory``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar, overload
 
 from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
 from attestor_arango.config import Config, load_config
@@ -59,6 +60,46 @@ class Runtime:
         return TemporalView(
             as_of=at, window=check_window(time_window), include_closed=include_closed
         )
+
+
+T = TypeVar("T")
+
+
+class HoldsRuntime(Protocol):
+    """An object built on a runtime (``AgentMemory``), able to rebuild on a replaced one."""
+
+    runtime: Runtime
+
+    def _set_runtime(self, runtime: Runtime) -> None: ...
+
+
+class Part(Generic[T]):
+    """A runtime part read as an attribute of its holder: ``mem.config`` is
+    ``mem.runtime.config``. The runtime is frozen, so the attribute cannot be set."""
+
+    name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, holder: None, owner: type) -> Part[T]: ...
+    @overload
+    def __get__(self, holder: HoldsRuntime, owner: type) -> T: ...
+    def __get__(self, holder: HoldsRuntime | None, owner: type) -> Part[T] | T:
+        if holder is None:
+            return self
+        value: T = getattr(holder.runtime, self.name)
+        return value
+
+
+class Replaceable(Part[T]):
+    """A part a holder may swap (``mem.store = ...``): the holder rebuilds on a copy of
+    its runtime with that one part replaced, so its auditor and writer see the new part."""
+
+    def __set__(self, holder: HoldsRuntime, value: T) -> None:
+        changes: dict[str, Any] = {self.name: value}
+        holder._set_runtime(replace(holder.runtime, **changes))
 
 
 def open_runtime(

@@ -7,14 +7,16 @@ permission once; the writer checks what only the store can tell (quota, superses
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from attestor_arango.clock import OPEN, from_us
+from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor, row_digest
 from attestor_arango.core.quota import check_quota
+from attestor_arango.core.reads import get_memory
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import (
     ConflictError,
@@ -26,7 +28,56 @@ from attestor_arango.models import Entity, Memory, MemoryStatus, Provenance
 from attestor_arango.models import content_hash as hash_content
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter
-from attestor_arango.validation import entity_key
+from attestor_arango.validation import (
+    TimeInput,
+    check_confidence,
+    check_content,
+    check_label,
+    check_metadata,
+    check_tags,
+    entity_key,
+)
+
+KEEP: Any = object()  # ``update``'s "leave entity / category as they are" (None clears them)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What an ``update`` sets, validated; ``None`` (``KEEP`` for entity and category)
+    keeps the old version's value."""
+
+    content: str | None = None
+    entity: str | None = KEEP
+    category: str | None = KEEP
+    tags: tuple[str, ...] | None = None
+    confidence: float | None = None
+    valid_from_us: int | None = None
+    valid_until_us: int | None = None
+    metadata: dict[str, Any] | None = None
+
+
+def check_changes(
+    max_content_chars: int,
+    content: str | None,
+    entity: str | None,
+    category: str | None,
+    tags: list[str] | tuple[str, ...] | None,
+    confidence: float | None,
+    valid_from: TimeInput | None,
+    valid_until: TimeInput | None,
+    metadata: dict[str, Any] | None,
+) -> Changes:
+    """``update``'s arguments, each checked as ``add`` checks it; raises ``ValidationError``."""
+    return Changes(
+        content=None if content is None else check_content(content, max_content_chars),
+        entity=KEEP if entity is KEEP else check_label(entity, "entity"),
+        category=KEEP if category is KEEP else check_label(category, "category"),
+        tags=None if tags is None else check_tags(tags),
+        confidence=None if confidence is None else check_confidence(confidence),
+        valid_from_us=None if valid_from is None else parse_time(valid_from),
+        valid_until_us=None if valid_until is None else parse_time(valid_until),
+        metadata=None if metadata is None else check_metadata(metadata),
+    )
 
 
 def embed(rt: Runtime, scope: Scope, texts: list[str]) -> tuple[np.ndarray, EmbeddingSpace | None]:
@@ -172,6 +223,34 @@ class Writer:
             rt.store.add_writes(scope, day, 1)
         ctx.usage.add_write()
         return memory
+
+    def update(self, ctx: AgentContext, memory_id: str, changes: Changes) -> Memory:
+        """A new version of a current memory: ``changes`` over the old version's fields.
+
+        Nothing is rewritten in place; the old version is closed by ``write``. Raises
+        ``NotFoundError`` for an unknown id, ``ConflictError`` when the memory is no longer
+        current (the message names its current version), and what ``write`` raises.
+        """
+        old = get_memory(self.runtime, self.runtime.scope(ctx), memory_id, self.runtime.view(None))
+        if not old.is_active:
+            raise ConflictError(
+                f"memory {old.id} is {old.status.value}; update its current version "
+                f"{old.superseded_by or '(none: it was forgotten)'}",
+            )
+        c = changes
+        return self.write(
+            ctx,
+            content=old.content if c.content is None else c.content,
+            entity=old.entity if c.entity is KEEP else c.entity,
+            category=old.category if c.category is KEEP else c.category,
+            tags=old.tags if c.tags is None else c.tags,
+            confidence=old.confidence if c.confidence is None else c.confidence,
+            valid_from_us=old.us("valid_from") if c.valid_from_us is None else c.valid_from_us,
+            valid_until_us=old.us("valid_until") if c.valid_until_us is None else c.valid_until_us,
+            metadata=old.metadata if c.metadata is None else c.metadata,
+            source_episode_id=old.provenance.source_episode_id,
+            supersedes_id=old.id,
+        )
 
     def forget(self, ctx: AgentContext, memory_id: str, reason: str | None) -> Memory:
         """Archives a current memory: closes it in transaction time, the row stays.

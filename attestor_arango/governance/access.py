@@ -117,19 +117,36 @@ def audit_denial(auditor: Auditor, ctx: AgentContext, operation: str, exc: Acces
         return
 
 
-def require(auditor: Auditor, ctx: AgentContext, permission: Permission, operation: str) -> None:
-    """``ctx.require`` plus one audit entry for a refusal; raises ``AccessDenied``."""
+def caller(context: AgentContext | None, default: AgentContext) -> AgentContext:
+    """The context a call runs as: the one given, else the memory's default one.
+
+    Raises ``ValidationError`` for anything that is not an ``AgentContext``.
+    """
+    if context is not None and not isinstance(context, AgentContext):
+        raise ValidationError("context must be an AgentContext")
+    return context or default
+
+
+def require(
+    auditor: Auditor, ctx: AgentContext, permission: Permission, operation: str
+) -> AgentContext:
+    """``ctx.require`` plus one audit entry for a refusal; ``ctx`` when it may, else raises
+    ``AccessDenied``."""
     try:
         ctx.require(permission, operation)
     except AccessDenied as exc:
         audit_denial(auditor, ctx, operation, exc)
         raise
+    return ctx
 
 
-def guard(auditor: Auditor, ctx: AgentContext, operation: str, subject: str | None = None) -> None:
+def guard(
+    auditor: Auditor, ctx: AgentContext, operation: str, subject: str | None = None
+) -> AgentContext:
     """Checks the permission ``operation`` needs (and the subject tenant) before any I/O.
 
-    Raises ``ValidationError`` for a malformed subject and ``AccessDenied`` (audited once).
+    Returns ``ctx``; raises ``ValidationError`` for a malformed subject and ``AccessDenied``
+    (audited once).
     """
     if subject is not None:
         check_name(subject, "user")
@@ -145,6 +162,7 @@ def guard(auditor: Auditor, ctx: AgentContext, operation: str, subject: str | No
     except AccessDenied as exc:
         audit_denial(auditor, ctx, operation, exc)
         raise
+    return ctx
 
 
 def subject(user: str | None, alias: str | None, alias_name: str, op: str) -> str:

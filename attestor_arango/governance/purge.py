@@ -12,7 +12,8 @@ Order of events, each durable before the next:
 4. with recall tracing on, the tenant's events removed from the trace file
    (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
    attribute to a tenant, or a rewrite that failed, make the purge fail;
-5. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
+5. an audit entry ``purge_completed`` or ``purge_failed`` with the counts;
+6. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
@@ -25,6 +26,7 @@ from typing import Any
 
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.reembed import default_staging_path, drop_staged
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.reports import PurgeReport
@@ -140,4 +142,5 @@ def purge_user(
         report.error = (report.error + "; " if report.error else "") + (
             f"writing the outcome audit entry failed: {exc}"
         )
+    drop_staged(default_staging_path(rt.config), user)
     return report

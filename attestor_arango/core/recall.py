@@ -1,0 +1,96 @@
+"""Recall as ``AgentMemory`` serves it: the runtime's parts handed to the pipeline.
+
+``retrieval/`` ranks; this module adds what needs the caller and the audit chain: the
+context's token budget as a ceiling, the tenant's scope and view, the configured tracer
+and query expanders, the usage counter, and the audit entry of a tenant leak (the call
+fails whole and is on record; a partial answer is never returned).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from attestor_arango.context import AgentContext
+from attestor_arango.core.audit import Auditor
+from attestor_arango.core.runtime import Runtime
+from attestor_arango.errors import TenantLeakError, ValidationError
+from attestor_arango.models import CutResult, RecallExplanation, RecallResponse, RecordedRecall
+from attestor_arango.retrieval import trace_lookup
+from attestor_arango.retrieval.lanes import expanders_for
+from attestor_arango.retrieval.pipeline import recall as run_recall
+from attestor_arango.retrieval.trace import shared_tracer
+from attestor_arango.scope import Scope
+from attestor_arango.validation import TimeInput
+
+Window = tuple[TimeInput, TimeInput] | None
+
+
+def recall(
+    rt: Runtime,
+    auditor: Auditor,
+    ctx: AgentContext,
+    op: str,
+    query: str,
+    as_of: TimeInput | None,
+    time_window: Window,
+    token_budget: int | None,
+    cut: list[CutResult] | None = None,
+) -> RecallResponse:
+    """Ranked, budget-packed memories; ``cut`` (when given) receives what the budget left.
+
+    ``op`` names the public method in a tenant-leak audit entry. Raises ``ValidationError``
+    for an empty query, a bad budget, window or ``as_of``, and ``TenantLeakError`` (audited).
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationError("query is empty; pass what you want to recall")
+    budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
+    cfg = rt.retrieval_config
+    try:
+        response = run_recall(
+            rt.store,
+            rt.embedder,
+            rt.scope(ctx),
+            query.strip(),
+            rt.view(as_of, time_window),
+            budget,
+            cfg,
+            tracer=shared_tracer(rt.config.trace),
+            expanders=expanders_for(
+                cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
+            ),
+            cut=cut,
+        )
+    except TenantLeakError:  # never a partial answer: the call fails, and is on record
+        with contextlib.suppress(Exception):
+            auditor.record(ctx, "tenant_leak", None, {"operation": op})
+        raise
+    ctx.usage.add_tokens(response.tokens_used)
+    return response
+
+
+def explain(
+    rt: Runtime,
+    auditor: Auditor,
+    ctx: AgentContext,
+    query: str,
+    as_of: TimeInput | None,
+    time_window: Window,
+    token_budget: int | None,
+) -> RecallExplanation:
+    """``recall`` and what its budget cut, from the one ranking; raises what ``recall`` does."""
+    cut: list[CutResult] = []
+    response = recall(
+        rt, auditor, ctx, "explain_recall", query, as_of, time_window, token_budget, cut
+    )
+    return RecallExplanation(response=response, cut=tuple(cut))
+
+
+def recorded(rt: Runtime, scope: Scope, recall_id: object) -> RecordedRecall:
+    """A recorded recall of ``scope`` by its id, from the configured trace file.
+
+    Raises ``ValidationError`` for a malformed id and ``NotFoundError`` when tracing is off
+    or the scope has no such recall.
+    """
+    rid = trace_lookup.check_recall_id(recall_id)
+    trace = rt.config.trace
+    return trace_lookup.find_recall(trace.path if trace.enabled else None, scope, rid)
