@@ -165,11 +165,9 @@ class AgentMemory:
         source_episode_id: str | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Stores a fact; an active fact with the same entity and category is superseded.
-
-        Raises ``AccessDenied``, ``ValidationError``, ``QuotaExceededError``,
-        ``EmbeddingMismatchError`` or ``StoreError``; nothing is stored when it raises.
-        """
+        """Stores a fact, superseding an active one of the same entity and category. Raises
+        ``AccessDenied``, ``ValidationError``, ``QuotaExceededError``,
+        ``EmbeddingMismatchError`` or ``StoreError``; nothing is stored when it raises."""
         ctx = self._ctx(context, Permission.WRITE, "add")
         text = check_content(content, self.config.max_content_chars)
         start, end = check_interval(valid_from, valid_until)
@@ -200,11 +198,9 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Writes a new version (omitted fields kept) and closes the old one.
-
-        Raises ``NotFoundError`` for an unknown id, ``ConflictError`` when the memory is no
-        longer current (the message names its current version), and what ``add`` raises.
-        """
+        """Writes a new version (omitted fields kept) and closes the old one. Raises
+        ``NotFoundError``, ``ConflictError`` when it is no longer current (the message names
+        its current version), and what ``add`` raises."""
         ctx = self._ctx(context, Permission.WRITE, "update")
         memory_id = check_id(memory_id)
         changes = check_changes(
@@ -223,12 +219,9 @@ class AgentMemory:
     def forget(
         self, memory_id: str, *, reason: str | None = None, context: AgentContext | None = None
     ) -> Memory:
-        """Archives a memory (closed in transaction time; the row stays for replay).
-
-        ``memory_id`` may be short, as for ``get``. Raises ``AccessDenied`` (FORGET
-        needed), ``NotFoundError``, ``ValidationError`` (an ambiguous short id) or
-        ``ConflictError`` (it is already closed).
-        """
+        """Archives a memory (closed in transaction time; the row stays for replay); the id
+        may be short, as for ``get``. Raises ``AccessDenied`` (FORGET needed),
+        ``NotFoundError``, ``ValidationError`` (ambiguous id), ``ConflictError`` (closed)."""
         ctx = self._ctx(context, Permission.FORGET, "forget")
         memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), check_id(memory_id))
         return self.writer.forget(ctx, memory_id, reason)
@@ -242,11 +235,9 @@ class AgentMemory:
         time_window: Window = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """One memory as it was at ``as_of`` (default now), by its id or an unambiguous
-        start or end of it (4+ characters); with ``time_window`` only if its event interval
-        overlaps it. Raises ``NotFoundError``, or ``ValidationError`` naming the ids a
-        short form matches when it matches several.
-        """
+        """One memory as at ``as_of`` (default now), by id or an unambiguous start or end of
+        it (4+ characters); with ``time_window`` only if its event interval overlaps it.
+        Raises ``NotFoundError``, or ``ValidationError`` naming the ids a short id matches."""
         ctx = self._ctx(context, Permission.READ, "get")
         rt, scope = self.runtime, self.runtime.scope(ctx)
         memory_id = reads.resolve_id(rt, scope, check_id(memory_id))
@@ -267,10 +258,8 @@ class AgentMemory:
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
         """Memories as believed at ``as_of`` (default now); status 'all' includes history.
-
         Raises ``ValidationError`` for an unknown status, a negative offset, a bad window
-        or an ``as_of`` in the future.
-        """
+        or an ``as_of`` in the future."""
         ctx = self._ctx(context, Permission.READ, "list")
         listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
         limit, offset = check_limit(limit), check_offset(offset)
@@ -289,9 +278,7 @@ class AgentMemory:
         context: AgentContext | None = None,
     ) -> int:
         """How many memories ``list`` pages through with the same arguments (its total).
-
-        Raises ``ValidationError`` for an unknown status, a bad window or a future ``as_of``.
-        """
+        Raises ``ValidationError`` for an unknown status, a bad window or a future ``as_of``."""
         ctx = self._ctx(context, Permission.READ, "count")
         listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
         return reads.count_matching(self.runtime, ctx, listing)
@@ -310,19 +297,15 @@ class AgentMemory:
         cursor: str | None = None,
         context: AgentContext | None = None,
     ) -> MemoryPage:
-        """``list`` a page at a time, with the total and ``next_cursor``; every page reads at
-        the first page's moment, so writes in between never shift or repeat rows.
-
-        Pass the same filters with the cursor. Raises ``ValidationError`` for a damaged
-        cursor or one made for other filters, and what ``list`` raises.
-        """
+        """``list`` a page at a time with its total and ``next_cursor`` (pass it with the same
+        filters); every page reads at the first page's moment, so writes never shift rows.
+        Raises ``ValidationError`` for a damaged or foreign cursor, and what ``list`` raises."""
         ctx = self._ctx(context, Permission.READ, "list_page")
         listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
         return pages.list_page(self.runtime, ctx, listing, check_limit(limit), cursor)
 
     def get_episode(self, episode_id: str, *, context: AgentContext | None = None) -> Episode:
-        """A conversation round as stored (the evidence of the facts extracted from it), in
-        the context's namespace; raises ``NotFoundError``."""
+        """A conversation round as stored (its facts' evidence); raises ``NotFoundError``."""
         ctx = self._ctx(context, Permission.READ, "get_episode")
         episode_id = check_id(episode_id, "episode_id")
         return reads.get_episode(self.runtime, self.runtime.scope(ctx), episode_id)
@@ -341,10 +324,9 @@ class AgentMemory:
         as_of: TimeInput | None = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Keyword (BM25) search with the filters of ``list`` (applied before any cut); no
-        query: filtered search. Raises ``ValidationError`` for a blank query string, an
-        unknown status or a bad window.
-        """
+        """Keyword (BM25) search with ``list``'s filters (applied before any cut); no query:
+        filtered search. Raises ``ValidationError`` for a blank query, an unknown status or
+        a bad window."""
         ctx = self._ctx(context, Permission.READ, "search")
         query, limit = reads.check_query(query), check_limit(limit, maximum=1000)
         listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
@@ -358,11 +340,8 @@ class AgentMemory:
         time_window: Window = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Every version ever stored about an entity, closed ones included; with
-        ``time_window`` only those whose event interval overlaps it.
-
-        Raises ``ValidationError`` without an entity, ``AccessDenied`` without READ.
-        """
+        """Every version stored about an entity, closed ones included (with ``time_window``:
+        overlapping it). Raises ``ValidationError`` without an entity, ``AccessDenied``."""
         ctx = self._ctx(context, Permission.READ, "timeline")
         name, scope = check_label(entity, "entity"), self.runtime.scope(ctx)
         return reads.timeline(self.runtime, scope, name, as_of, time_window)
@@ -376,44 +355,28 @@ class AgentMemory:
         time_window: Window = None,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """The active facts (optionally of one entity and category) at ``as_of``, as ``list``
-        with ``time_window``. The verbatim rounds ``ingest_round`` keeps (category
-        ``episode``) are records, not facts: left out unless ``category="episode"`` asks.
-
-        Raises what ``list`` raises (``ValidationError``, ``AccessDenied``).
-        """
-        rows = self.list(
-            entity=entity,
-            category=category,
-            as_of=as_of,
-            time_window=time_window,
-            limit=reads.TIMELINE_LIMIT,
-            context=context,
-        )
-        return rows if category is not None else reads.facts_only(rows)
+        """The active facts at ``as_of``, filtered as ``list``; the rounds ``ingest_round`` keeps
+        are left out unless ``category="episode"``. Raises ``ValidationError``, ``AccessDenied``."""
+        ctx = self._ctx(context, Permission.READ, "current_facts")
+        listing = reads.Listing(entity, category, time_window=time_window, as_of=as_of)
+        return reads.current_facts(self.runtime, ctx, listing)
 
     def stats(self, *, context: AgentContext | None = None) -> Stats:
-        """Row counts of the context's scope and the tenant's embedding space.
-
-        Raises ``AccessDenied`` without READ and ``StoreError`` when the store fails.
-        """
+        """Row counts of the context's scope and the tenant's embedding space. Raises
+        ``AccessDenied`` without READ and ``StoreError`` when the store fails."""
         ctx = self._ctx(context, Permission.READ, "stats")
         return reads.stats(self.runtime, self.runtime.scope(ctx))
 
     def health(self) -> dict[str, Any]:
-        """The store's health report (without its location) plus the embedder; needs no
-        context. Never raises for an unhealthy store (the report says so); ``StoreError``
-        only when the store cannot be asked at all.
-        """
+        """The store's health report (without its location) plus the embedder; no context.
+        An unhealthy store is reported; ``StoreError`` only when it cannot be asked at all."""
         return reads.health(self.runtime)
 
     def audit_log(
         self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
     ) -> builtins.list[AuditEntry]:
-        """The tenant's audit chain, oldest first.
-
-        Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit.
-        """
+        """The tenant's audit chain, oldest first. Raises ``AccessDenied`` without READ and
+        ``ValidationError`` for a bad limit."""
         ctx = self._ctx(context, Permission.READ, "audit_log")
         return self.store.read_audit(Scope(ctx.tenant), check_limit(limit), after_seq)
 
@@ -427,11 +390,9 @@ class AgentMemory:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> RecallResponse:
-        """Ranked, budget-packed memories for a query; no LLM, no writes.
-
-        Raises ``ValidationError`` for an empty query or a non-positive budget. A failing
-        lane degrades the answer and is named in ``response.errors``.
-        """
+        """Ranked, budget-packed memories for a query; no LLM, no writes. Raises
+        ``ValidationError`` for an empty query or a non-positive budget; a failing lane
+        degrades the answer and is named in ``response.errors``."""
         ctx = self._ctx(context, Permission.READ, "recall")
         rt, auditor = self.runtime, self.auditor
         return recalls.recall(rt, auditor, ctx, "recall", query, as_of, time_window, token_budget)
@@ -445,11 +406,8 @@ class AgentMemory:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> RecallExplanation:
-        """``recall`` (``explanation.response``, the same single ranking) plus the ranked
-        results its token budget cut, with their places (``explanation.cut``).
-
-        Raises what ``recall`` raises (``ValidationError``, ``AccessDenied``).
-        """
+        """``recall`` (``.response``) plus the ranked results its budget cut, with their
+        places (``.cut``), from one ranking. Raises ``ValidationError``, ``AccessDenied``."""
         ctx = self._ctx(context, Permission.READ, "explain_recall")
         rt, auditor = self.runtime, self.auditor
         return recalls.explain(rt, auditor, ctx, query, as_of, time_window, token_budget)
@@ -457,12 +415,9 @@ class AgentMemory:
     def recall_trace(
         self, recall_id: str, *, context: AgentContext | None = None
     ) -> RecordedRecall:
-        """A recorded recall of the caller's tenant and namespace: its inputs, the result
-        ids and its pipeline steps (replay it with ``recall`` at the recorded ``as_of``).
-
-        Raises ``ValidationError`` for a malformed id, ``AccessDenied`` without READ and
-        ``NotFoundError`` when tracing is off or no such recall is recorded in the scope.
-        """
+        """A recorded recall of the caller's scope: inputs, result ids, pipeline steps (replay
+        it with ``recall`` at its ``as_of``). Raises ``ValidationError``, ``AccessDenied``,
+        and ``NotFoundError`` when tracing is off or the scope has no such recall."""
         ctx = self._ctx(context, Permission.READ, "recall_trace")
         return recalls.recorded(self.runtime, self.runtime.scope(ctx), recall_id)
 
@@ -475,10 +430,8 @@ class AgentMemory:
         token_budget: int | None = None,
         context: AgentContext | None = None,
     ) -> ContextPack:
-        """``recall`` as a frozen, JSON-serialisable pack; ``pack.render_prompt()`` for the LLM.
-
-        Raises what ``recall`` raises (``ValidationError``, ``AccessDenied``).
-        """
+        """``recall`` as a frozen, JSON-serialisable pack (``render_prompt()`` for the LLM).
+        Raises what ``recall`` raises (``ValidationError``, ``AccessDenied``)."""
         response = self.recall(
             query, as_of=as_of, time_window=time_window, token_budget=token_budget, context=context
         )
@@ -493,12 +446,9 @@ class AgentMemory:
         user_id: str | None = None,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """Sets the tenant's writes per UTC day (None removes the limit); audited.
-
-        ``user_id=`` is Attestor's name for ``user``. Raises ``AccessDenied`` (FORGET needed,
-        own tenant only) and ``ValidationError`` when neither or two different subjects are
-        given, or the limit is not a positive integer.
-        """
+        """Sets the tenant's writes per UTC day (None: no limit); audited. ``user_id=`` is
+        Attestor's ``user``. Raises ``AccessDenied`` (FORGET, own tenant) and
+        ``ValidationError`` for no or two different subjects or a non-positive limit."""
         user = subject(user, user_id, "user_id", "set_quota")
         ctx = self._guarded(context, "set_quota", user)
         limit = gov_quotas.check_limit(daily_writes)
@@ -507,10 +457,8 @@ class AgentMemory:
     def quota_status(
         self, user: str | None = None, *, context: AgentContext | None = None
     ) -> dict[str, Any]:
-        """Limit, writes used today (UTC) and when the counter resets.
-
-        Raises ``AccessDenied`` for another tenant or without READ.
-        """
+        """Limit, writes used today (UTC) and when the counter resets. Raises
+        ``AccessDenied`` for another tenant or without READ."""
         ctx = self._guarded(context, "quota_status", user)
         return gov_quotas.quota_status(self.runtime, ctx.tenant if user is None else user)
 
@@ -521,12 +469,9 @@ class AgentMemory:
         external_id: str | None = None,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """Everything held about tenant ``user`` (subject-access request), JSON-ready.
-
-        ``external_id=`` is Attestor's name for ``user``. Raises ``AccessDenied`` (FORGET
-        needed; own tenant only), ``ValidationError`` when neither or two different subjects
-        are given, and ``StoreError``.
-        """
+        """Everything held about tenant ``user`` (subject access), JSON-ready; ``external_id=``
+        is Attestor's ``user``. Raises ``AccessDenied`` (FORGET, own tenant),
+        ``ValidationError`` for no or two different subjects, and ``StoreError``."""
         user = subject(user, external_id, "external_id", "export_user")
         ctx = self._guarded(context, "export_user", user)
         return gov_export.export_user(self.runtime, self.auditor, ctx, user)
@@ -534,11 +479,9 @@ class AgentMemory:
     def import_user(
         self, data: dict[str, Any], *, context: AgentContext | None = None
     ) -> dict[str, int]:
-        """Restores an ``export_user`` result into the context's tenant, which must be empty.
-
-        Raises ``AccessDenied`` (FORGET needed), ``ValidationError`` for a malformed export
-        and ``ConflictError`` when the tenant already holds data; nothing is imported then.
-        """
+        """Restores an ``export_user`` result into the context's (empty) tenant. Raises
+        ``AccessDenied`` (FORGET), ``ValidationError`` for a malformed export and
+        ``ConflictError`` when the tenant holds data; nothing is imported then."""
         ctx = self._guarded(context, "import_user")
         return gov_export.import_user(self.runtime, self.auditor, ctx, data)
 
@@ -550,12 +493,9 @@ class AgentMemory:
         external_id: str | None = None,
         context: AgentContext | None = None,
     ) -> PurgeReport:
-        """GDPR erasure of tenant ``user``; check ``report.ok`` (a partial purge is a failure).
-
-        ``external_id=`` is Attestor's name for ``user``. Raises ``AccessDenied`` (FORGET
-        needed; own tenant only) and ``ValidationError`` without a subject or a reason; a
-        store failure is reported in the report, not raised.
-        """
+        """GDPR erasure of tenant ``user``; check ``report.ok`` (a store failure is reported,
+        not raised). ``external_id=`` is Attestor's ``user``. Raises ``AccessDenied``
+        (FORGET, own tenant) and ``ValidationError`` without a subject or a reason."""
         user = subject(user, external_id, "external_id", "purge_user")
         ctx = self._guarded(context, "purge_user", user)
         why = gov_purge.check_reason(reason)
@@ -568,11 +508,8 @@ class AgentMemory:
         anchor: tuple[int, str] | None = None,
         context: AgentContext | None = None,
     ) -> ChainReport:
-        """Walks the tenant's audit chain; ``anchor`` is a (seq, hash) saved outside the store.
-
-        Problems are reported, not raised; raises ``AccessDenied`` for another tenant and
-        ``ValidationError`` for a malformed anchor.
-        """
+        """Walks the tenant's audit chain (``anchor``: a (seq, hash) kept outside the store);
+        problems are reported. Raises ``AccessDenied``, ``ValidationError`` (bad anchor)."""
         ctx = self._guarded(context, "verify_audit_chain", user)
         return trail.verify(self.runtime, ctx.tenant if user is None else user, anchor)
 
@@ -584,32 +521,24 @@ class AgentMemory:
         context: AgentContext | None = None,
     ) -> AuditPage:
         """``limit`` chain entries before ``before_seq`` (default: the newest), newest first,
-        each checked against its hash and its link; the same cost at any chain length.
-
-        Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit or a
-        ``before_seq`` that is not a positive integer.
-        """
+        each checked against its hash and link. Raises ``AccessDenied`` without READ and
+        ``ValidationError`` for a bad limit or ``before_seq``."""
         ctx = self._guarded(context, "audit_page")
         return trail.page(self.runtime, ctx.tenant, before_seq, limit)
 
     def deletion_audit_log(
         self, limit: int = 100, *, context: AgentContext | None = None
     ) -> AuditEntries:
-        """Audit entries about forgotten, purged, retained-away or compacted data, newest first.
-
-        Raises ``AccessDenied`` without READ and ``ValidationError`` for a bad limit.
-        """
+        """Audit entries about forgotten, purged, retained-away or compacted data, newest
+        first. Raises ``AccessDenied`` without READ and ``ValidationError`` (bad limit)."""
         ctx = self._guarded(context, "deletion_audit_log")
         return trail.deletions(self.runtime, ctx.tenant, limit)
 
     def apply_retention(
         self, policies: Any = None, *, dry_run: bool = False, context: AgentContext | None = None
     ) -> RetentionReport:
-        """Runs retention policies (default: ``config.retention``); dry_run only lists.
-
-        Raises ``AccessDenied`` (FORGET needed) and ``ValidationError`` for malformed
-        policies; a policy that fails is reported per policy in the report.
-        """
+        """Runs retention policies (default ``config.retention``; dry_run lists). Raises
+        ``AccessDenied`` (FORGET) and ``ValidationError``; a failing policy is reported."""
         ctx = self._guarded(context, "apply_retention")
         parsed = gov_retention.load_policies(
             self.config.retention if policies is None else policies
@@ -623,11 +552,8 @@ class AgentMemory:
         dry_run: bool = False,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """Physically removes rows archived more than ``older_than`` ago ('30d', '12h', days).
-
-        Raises ``AccessDenied`` (FORGET needed), ``ValidationError`` for a bad age and
-        ``StoreError`` (after auditing the failed attempt).
-        """
+        """Removes rows archived more than ``older_than`` ('30d', '12h', days) ago. Raises
+        ``AccessDenied`` (FORGET), ``ValidationError`` (bad age), ``StoreError`` (audited)."""
         ctx = self._guarded(context, "compact")
         return gov_compact.compact(self.runtime, self.auditor, ctx, older_than, bool(dry_run))
 
@@ -639,12 +565,9 @@ class AgentMemory:
         staging_path: str | Path | None = None,
         context: AgentContext | None = None,
     ) -> dict[str, Any]:
-        """Moves the tenant's vectors to this memory's embedder, in place, resumably (staged
-        beside the store, swapped in one transaction; see core/reembed.py); ``progress(done,
-        total)`` after each batch. Raises ``AccessDenied`` below orchestrator,
-        ``ValidationError`` for a bad batch size, ``ConflictError`` if writers kept changing
-        the tenant (run again).
-        """
+        """Moves the tenant's vectors to this embedder, resumably (core/reembed.py). Raises
+        ``AccessDenied`` below orchestrator, ``ValidationError`` (bad batch size),
+        ``ConflictError`` if writers kept changing the tenant (run again)."""
         ctx = self._guarded(context, "reembed")
         path = reembed_core.staging_path(self.config, staging_path)
         return reembed_core.reembed(
@@ -652,18 +575,14 @@ class AgentMemory:
         )
 
     def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
-        """True when the memory's Ed25519 signature matches its current content.
-
-        Raises ``ValidationError`` when signing is off, ``NotFoundError`` for an unknown id.
-        """
+        """True when the memory's Ed25519 signature matches its content. Raises
+        ``ValidationError`` when signing is off, ``NotFoundError`` for an unknown id."""
         ctx = self._guarded(context, "verify_memory")
         return gov_provenance.verify_memory(self.runtime, ctx, check_id(memory_id))
 
     def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
         """Checks every stored version's signature; names the ids that fail or are unsigned.
-
-        Raises ``ValidationError`` when signing is off and ``AccessDenied`` without READ.
-        """
+        Raises ``ValidationError`` when signing is off and ``AccessDenied`` without READ."""
         ctx = self._guarded(context, "verify_all")
         return gov_provenance.verify_all(self.runtime, ctx)
 
@@ -671,18 +590,14 @@ class AgentMemory:
     def ingest_round(
         self, turn: Turn | dict[str, Any], *, context: AgentContext | None = None
     ) -> IngestResult:
-        """Stores a conversation round as an episode, then extracts its user and assistant
-        facts and resolves each into one ADD / UPDATE / INVALIDATE / NOOP decision, applied
-        atomically through ``add``'s write path. Raises ``ValidationError`` for a malformed
-        turn and what ``add`` raises.
-        """
+        """Stores a round as an episode, then extracts its facts and resolves each (ADD /
+        UPDATE / INVALIDATE / NOOP) through ``add``'s write path, atomically. Raises
+        ``ValidationError`` for a malformed turn and what ``add`` raises."""
         from attestor_arango.ingest import backends_for, ingest_round
 
         ctx = self._ctx(context, Permission.WRITE, "ingest_round")
-        if self.ingest_backends is None:
-            self.ingest_backends = backends_for(self.config)
-        rt, backends = self.runtime, self.ingest_backends
-        return ingest_round(rt, self.auditor, self.writer, turn, ctx, backends=backends)
+        backends = self.ingest_backends = self.ingest_backends or backends_for(self.config)
+        return ingest_round(self.runtime, self.auditor, self.writer, turn, ctx, backends=backends)
 
     def add_turns(
         self,
@@ -690,22 +605,16 @@ class AgentMemory:
         *,
         context: AgentContext | None = None,
     ) -> builtins.list[Memory]:
-        """Stores conversation turns as they happen, one verbatim memory each, in order: the
-        speaker as entity, the message time as ``valid_from``, linked to the turn it
-        replies to (see ingest/conversation.py). Raises ``ValidationError`` for a malformed
-        turn (then nothing is stored) and what ``add`` raises.
-        """
+        """Stores turns as they happen, one verbatim memory each (ingest/conversation.py).
+        Raises ``ValidationError`` for a malformed turn (nothing stored) and what ``add`` does."""
         ctx = self._ctx(context, Permission.WRITE, "add_turns")
         return add_turns(self.runtime, self.writer, ctx, turns)
 
     def consolidate(
         self, *, limit: int = 50, context: AgentContext | None = None
     ) -> ConsolidationReport:
-        """Re-reads the ``limit`` most recent episodes (with ``llm.consolidation_model`` if
-        set) and re-resolves their facts; ``reflect`` flags contradictions. Raises
-        ``AccessDenied`` without WRITE, ``ValidationError`` for a bad limit, and
-        ``LLMError`` when a configured model fails.
-        """
+        """Re-resolves the facts of the ``limit`` newest episodes (``llm.consolidation_model``).
+        Raises ``AccessDenied``, ``ValidationError`` (bad limit), ``LLMError`` (model failed)."""
         from attestor_arango.ingest.consolidation import consolidate
 
         ctx = self._ctx(context, Permission.WRITE, "consolidate")
@@ -719,11 +628,8 @@ class AgentMemory:
         store: bool = True,
         context: AgentContext | None = None,
     ) -> Reflection:
-        """Stable preferences and constraints, changed beliefs, and contradictions flagged
-        for human review (never resolved); with ``store`` kept as a memory of category
-        ``reflection``. Raises ``AccessDenied`` (WRITE with ``store``, else READ) and
-        ``ValidationError``.
-        """
+        """Stable preferences, changed beliefs, contradictions flagged (never resolved); kept
+        as a ``reflection`` memory with ``store``. Raises ``AccessDenied``, ``ValidationError``."""
         from attestor_arango.ingest.reflection import reflect
 
         ctx = self._ctx(context, Permission.WRITE if store else Permission.READ, "reflect")

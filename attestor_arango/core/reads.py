@@ -99,6 +99,13 @@ def search_matching(
     return search_memories(rt, scope, query, filters, view, limit)
 
 
+def current_facts(rt: Runtime, ctx: AgentContext, listing: Listing) -> list[Memory]:
+    """``current_facts``: active rows of ``listing``, without the verbatim rounds unless its
+    category asks for them."""
+    rows = list_matching(rt, ctx, listing, TIMELINE_LIMIT)
+    return rows if listing.category is not None else facts_only(rows)
+
+
 def timeline(
     rt: Runtime,
     scope: Scope,

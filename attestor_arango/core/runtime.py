@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import Any, Generic, NoReturn, Protocol, TypeVar, overload
 
 from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
 from attestor_arango.config import Config, load_config
@@ -91,6 +91,9 @@ class Part(Generic[T]):
             return self
         value: T = getattr(holder.runtime, self.name)
         return value
+
+    def __set__(self, holder: HoldsRuntime, value: NoReturn) -> None:
+        raise AttributeError(f"{self.name} is part of the runtime and cannot be replaced")
 
 
 class Replaceable(Part[T]):
