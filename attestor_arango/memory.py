@@ -66,10 +66,11 @@ from attestor_arango.reports import (
 )
 from attestor_arango.retrieval import RetrievalConfig
 from attestor_arango.retrieval.pack import ContextPack
-from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Store
 from attestor_arango.validation import (
+    TagsInput,
     TimeInput,
+    Window,
     check_confidence,
     check_content,
     check_id,
@@ -80,9 +81,6 @@ from attestor_arango.validation import (
     check_offset,
     check_tags,
 )
-
-TagsInput = builtins.list[str] | tuple[str, ...] | None
-Window = tuple[TimeInput, TimeInput] | None
 
 
 class AgentMemory:
@@ -378,7 +376,7 @@ class AgentMemory:
         """The tenant's audit chain, oldest first. Raises ``AccessDenied`` without READ and
         ``ValidationError`` for a bad limit."""
         ctx = self._ctx(context, Permission.READ, "audit_log")
-        return self.store.read_audit(Scope(ctx.tenant), check_limit(limit), after_seq)
+        return trail.entries(self.runtime, ctx.tenant, limit, after_seq)
 
     # retrieval --------------------------------------------------------------------------------
     def recall(

@@ -15,6 +15,8 @@ MAX_LABEL = 256
 MAX_TAGS = 64
 
 TimeInput = datetime | str | int | float
+Window = tuple[TimeInput, TimeInput] | None  # a time_window argument: (start, end) or none
+TagsInput = list[str] | tuple[str, ...] | None  # a tags argument as callers pass it
 
 
 def check_content(content: object, max_chars: int) -> str:

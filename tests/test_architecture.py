@@ -45,11 +45,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # the package itself re-exports the public names (AgentMemory lazily)
 TOP = "attestor_arango"
 
-# memory.py is the whole public API in one class (no mixins), about 30 methods that each
-# resolve the context, check the permission, validate and delegate: it is longer than the
-# other modules by design, and nothing else may be.
+# memory.py is the whole public API in one class (no mixins), about 40 methods that each
+# resolve the context, check the permission, validate and delegate: their signatures alone
+# (Attestor's names and keywords, which REST, MCP and the client learn from) take ~250
+# lines, so it is longer than the other modules by design, and nothing else may be. The
+# cap sits just above its size, so logic that creeps back into the facade shows here.
 MAX_LINES = 450
-LONG_BY_DESIGN = {"attestor_arango.memory": 1100}
+LONG_BY_DESIGN = {"attestor_arango.memory": 650}
 
 
 def _modules() -> dict[str, Path]:

@@ -216,6 +216,9 @@ def test_the_trail_verifies_pages_and_lists_deletions(
     page = trail.page(rt, "acme", None, 10)
     assert [e.action for e in page.entries] == ["forget", "add"]
     assert [e.action for e in trail.deletions(rt, "acme", 10)] == ["forget"]
+    assert [e.action for e in trail.entries(rt, "acme", 10, 0)] == ["add", "forget"]
+    assert [e.action for e in trail.entries(rt, "acme", 10, 1)] == ["forget"]
+    assert trail.entries(rt, "beta", 10, 0) == []  # another tenant's chain is its own
     with pytest.raises(ValidationError):
         trail.page(rt, "acme", None, 1001)
     with pytest.raises(ValidationError):

@@ -19,7 +19,7 @@ from attestor_arango.models import Episode, Memory, Stats
 from attestor_arango.retrieval.text_lane import decoded, rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, TextHit
-from attestor_arango.validation import TimeInput, check_label, check_tags
+from attestor_arango.validation import TagsInput, TimeInput, Window, check_label, check_tags
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
 TIMELINE_LIMIT = 10_000
@@ -57,10 +57,10 @@ class Listing:
 
     entity: str | None = None
     category: str | None = None
-    tags: list[str] | tuple[str, ...] | None = None
+    tags: TagsInput = None
     namespace: str | None = None
     status: str | None = None
-    time_window: tuple[TimeInput, TimeInput] | None = None
+    time_window: Window = None
     as_of: TimeInput | None = None
 
     def arguments(self) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def timeline(
     scope: Scope,
     entity: str | None,
     as_of: TimeInput | None,
-    time_window: tuple[TimeInput, TimeInput] | None,
+    time_window: Window,
 ) -> list[Memory]:
     """Every version stored about ``entity`` (closed ones included) that ``time_window``
     admits; raises ``ValidationError`` without an entity."""

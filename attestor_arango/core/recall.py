@@ -20,9 +20,7 @@ from attestor_arango.retrieval.lanes import expanders_for
 from attestor_arango.retrieval.pipeline import recall as run_recall
 from attestor_arango.retrieval.trace import shared_tracer
 from attestor_arango.scope import Scope
-from attestor_arango.validation import TimeInput
-
-Window = tuple[TimeInput, TimeInput] | None
+from attestor_arango.validation import TimeInput, Window
 
 
 def recall(

@@ -29,6 +29,7 @@ from attestor_arango.models import content_hash as hash_content
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter
 from attestor_arango.validation import (
+    TagsInput,
     TimeInput,
     check_confidence,
     check_content,
@@ -61,7 +62,7 @@ def check_changes(
     content: str | None,
     entity: str | None,
     category: str | None,
-    tags: list[str] | tuple[str, ...] | None,
+    tags: TagsInput,
     confidence: float | None,
     valid_from: TimeInput | None,
     valid_until: TimeInput | None,

@@ -10,8 +10,16 @@ from __future__ import annotations
 from attestor_arango.core import audit as audit_log
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.governance import audit_chain
+from attestor_arango.models import AuditEntry
 from attestor_arango.reports import AuditEntries, AuditPage, ChainReport
+from attestor_arango.scope import Scope
 from attestor_arango.validation import check_limit
+
+
+def entries(rt: Runtime, tenant: str, limit: object, after_seq: int) -> list[AuditEntry]:
+    """``limit`` chain entries after ``after_seq``, oldest first, as stored (not checked);
+    ``ValidationError`` for a bad limit."""
+    return rt.store.read_audit(Scope(tenant), check_limit(limit), after_seq)
 
 
 def verify(rt: Runtime, tenant: str, anchor: object) -> ChainReport:
