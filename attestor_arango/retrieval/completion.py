@@ -27,7 +27,7 @@ import numpy as np
 
 from attestor_arango.models import Memory
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import Hit, MemoryStore, TextHit
+from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore
 
 T = TypeVar("T")
 
@@ -118,7 +118,7 @@ def complete_lanes(
     scope: Scope,
     qvec: np.ndarray | None,
     lanes: Sequence[tuple[str, Sequence[Hit]]],
-    text_tail: Sequence[TextHit],
+    text_tail: Sequence[TextHit | TextScore],
     cache: dict[str, np.ndarray] | None = None,
 ) -> list[tuple[str, Sequence[Hit]]]:
     """The vector and text lanes ranked over their union; other lanes as they came.

@@ -61,7 +61,7 @@ from attestor_arango.retrieval.text_lane import stored_terms, text_lane
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit
+from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit, TextScore
 from attestor_arango.validation import entity_key
 
 
@@ -93,7 +93,7 @@ def _lanes(
     ``tcache`` the scoring terms."""
     lanes: list[tuple[str, Sequence[Hit]]] = []
     qvec: np.ndarray | None = None
-    bm25_tail: list[TextHit] = []  # the re-scored text pool below the lane's cut
+    bm25_tail: Sequence[TextHit | TextScore] = []  # the re-scored pool below the lane's cut
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
@@ -150,7 +150,7 @@ def _complete(
     scope: Scope,
     qvec: np.ndarray | None,
     lanes: list[tuple[str, Sequence[Hit]]],
-    bm25_tail: Sequence[TextHit],
+    bm25_tail: Sequence[TextHit | TextScore],
     errors: dict[str, str],
     tr: RecallTrace,
     vcache: dict[str, np.ndarray],

@@ -20,7 +20,7 @@ from attestor_arango.models import Memory
 from attestor_arango.retrieval.completion import read_through
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit
+from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit, TextScore
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import STEMMER, scoring_terms
 
@@ -93,6 +93,24 @@ def pool_and_terms(
     return pool, stored_terms(store, scope, [t.id for t in pool], cache)
 
 
+@runtime_checkable
+class ScoresPool(Protocol):
+    """A backend that scores the text pool over the pool alone itself (the embedded one: its
+    index holds each row's term frequencies, so it needs neither the rows' texts nor most of
+    their terms). Not part of the Store contract; it may decline (None: FTS5), and then the
+    pool is re-scored here (``rescore_pool``).
+    """
+
+    def text_pool_scores(
+        self, scope: Scope, query: str, k: int, view: TemporalView
+    ) -> tuple[list[tuple[str, int, float]], dict[str, tuple[str, ...]]] | None: ...
+
+
+def _best_first(row: TextHit | TextScore) -> tuple[float, int, str]:
+    """The lane's order: score desc, t_created desc, id asc."""
+    return -row.score, -row.t_created, row.id
+
+
 def rescore_pool(
     pool: Sequence[TextHit],
     query: str,
@@ -110,7 +128,31 @@ def rescore_pool(
         for t, _, score in raw_scores(pool, query, k1, b, held)
         if score > 0
     ]
-    out.sort(key=lambda t: (-t.score, -t.t_created, t.id))
+    out.sort(key=_best_first)
+    return out
+
+
+def scored_by_backend(
+    store: object,
+    scope: Scope,
+    query: str,
+    k: int,
+    view: TemporalView,
+    cache: dict[str, tuple[str, ...]] | None = None,
+) -> list[TextScore] | None:
+    """What ``rescore_pool`` makes of the ``k``-row pool and its terms, from a backend that
+    scores the pool itself (``ScoresPool``; None: it does not). The rows' texts are not
+    read; the terms it read on the way go to ``cache``."""
+    if not isinstance(store, ScoresPool):
+        return None
+    got = store.text_pool_scores(scope, query, k, view)
+    if got is None:
+        return None
+    scores, held = got
+    if cache is not None:
+        cache.update(held)
+    out = [TextScore(i, t, round(score, 9)) for i, t, score in scores if score > 0]
+    out.sort(key=_best_first)
     return out
 
 
@@ -170,7 +212,7 @@ def text_lane(
     config: RetrievalConfig,
     known: Mapping[str, Memory],
     terms_cache: dict[str, tuple[str, ...]] | None = None,
-) -> tuple[list[Hit], list[TextHit]]:
+) -> tuple[list[Hit], Sequence[TextHit | TextScore]]:
     """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
 
     ``known`` holds memories another lane already read, so they are not read twice;
@@ -195,16 +237,22 @@ def rescored_text(
     known: Mapping[str, Memory],
     *,
     terms_cache: dict[str, tuple[str, ...]] | None = None,
-) -> tuple[list[Hit], list[TextHit]]:
+) -> tuple[list[Hit], Sequence[TextHit | TextScore]]:
     """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest."""
-    pool, held = pool_and_terms(store, scope, query, fetch, view, terms_cache)
-    scored = rescore_pool(pool, query, held=held)
+    scored: Sequence[TextHit | TextScore] | None
+    scored = scored_by_backend(store, scope, query, fetch, view, terms_cache)
+    if scored is None:
+        pool, held = pool_and_terms(store, scope, query, fetch, view, terms_cache)
+        scored = rescore_pool(pool, query, held=held)
     kept, tail = scored[:keep], scored[keep:]
     return decoded(store, scope, kept, known), tail
 
 
 def decoded(
-    store: MemoryStore, scope: Scope, pool: Sequence[TextHit], known: Mapping[str, Memory]
+    store: MemoryStore,
+    scope: Scope,
+    pool: Sequence[TextHit | TextScore],
+    known: Mapping[str, Memory],
 ) -> list[Hit]:
     """The pool's rows as hits on whole memories, reading only those ``known`` lacks."""
     missing = [t.id for t in pool if t.id not in known]

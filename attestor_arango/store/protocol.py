@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -50,6 +50,15 @@ class TextHit:
 
     id: str
     content: str
+    t_created: int  # microseconds
+    score: float
+
+
+class TextScore(NamedTuple):
+    """A text-pool row after re-scoring, when its text was never read (what the lane keeps
+    of a row: its memory is read by id, lane completion takes the score)."""
+
+    id: str
     t_created: int  # microseconds
     score: float
 

@@ -59,8 +59,14 @@ class ObjectColumn:
     def __iter__(self) -> Iterator[Any]:
         return iter(self._data[: self._n].tolist())
 
+    def sizes(self, rows: np.ndarray) -> np.ndarray:
+        """``len`` of each of some rows' values (int64), without copying them out."""
+        values = self._data[: self._n][rows]
+        return np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+
 
 SEP = "\x00"  # between the strings of a tuple row in a ``BlobColumn`` (no term holds it)
+_SEP_BYTE = SEP.encode()[0]
 
 
 def pack_strings(values: Sequence[Any], tuples: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -164,6 +170,36 @@ class BlobColumn:
             return [self._decode_span(a, b) for a, b in zip(lo, hi, strict=True)]
         tail = self._tail
         return [self._decode(r) if r < base else tail[r - base] for r in at.tolist()]
+
+    def sizes(self, rows: np.ndarray) -> np.ndarray:
+        """The number of strings in each of some tuple rows (int64), counted in the blob's
+        bytes (separators) instead of decoding the rows: BM25 over a text pool needs every
+        row's length but the terms of only a few rows."""
+        if not self._tuples:
+            raise TypeError("sizes() counts the strings of tuple rows")
+        at = np.asarray(rows, dtype=np.intp)
+        base = self._base
+        persisted = at < base
+        out = np.zeros(at.size, dtype=np.int64)
+        if not persisted.all():
+            tail = self._tail
+            out[~persisted] = [len(tail[r - base]) for r in at[~persisted].tolist()]
+        if not persisted.any():
+            return out
+        stored = at[persisted]
+        starts, ends = self._offsets[stored], self._offsets[stored + 1]
+        if self._check is not None:
+            self._check(starts, ends)
+        spans = (ends - starts).astype(np.int64)
+        # every byte of those rows, end to end, and where each row's bytes begin in that run
+        begin = np.zeros(spans.size + 1, dtype=np.int64)
+        np.cumsum(spans, out=begin[1:])
+        where = np.arange(int(begin[-1]), dtype=np.int64) + np.repeat(starts - begin[:-1], spans)
+        seps = np.zeros(int(begin[-1]) + 1, dtype=np.int64)
+        np.cumsum(np.frombuffer(self._blob, dtype=np.uint8)[where] == _SEP_BYTE, out=seps[1:])
+        # a row of k strings has k - 1 separators; an empty row (no bytes) has no string
+        out[persisted] = np.where(spans > 0, seps[begin[1:]] - seps[begin[:-1]] + 1, 0)
+        return out
 
     def __iter__(self) -> Iterator[Any]:
         for row in range(len(self)):

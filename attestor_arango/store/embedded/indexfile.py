@@ -278,6 +278,8 @@ class IndexFile:
         if first.size == 0:
             return
         if bool((last - first <= 1).all()):
+            if bool(done[first].all()) and bool(done[last].all()):  # the usual case: read before
+                return
             touched = np.union1d(first, last)
         else:
             spans = zip(first.tolist(), last.tolist(), strict=True)
@@ -298,6 +300,8 @@ class IndexFile:
                 done[block] = True
         finally:
             view.release()
+        if bool(done.all()):  # every block verified: later reads need no check at all
+            del self._done[name]
 
     def check_all(self, name: str) -> None:
         """Verifies every block of a lazy section (before its bytes are copied elsewhere)."""

@@ -171,6 +171,12 @@ class SQLiteStore:
         """``text_pool`` with its rows' scoring terms in one read (beside the contract)."""
         return self.text.text_pool_terms(scope, query, k, view)
 
+    def text_pool_scores(
+        self, scope: Scope, query: str, k: int, view: TemporalView
+    ) -> tuple[list[tuple[str, int, float]], dict[str, tuple[str, ...]]] | None:
+        """The text pool's BM25 over the pool alone (fts.py); beside the Store contract."""
+        return self.text.text_pool_scores(scope, query, k, view)
+
     def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The text index's scoring terms of ``ids`` (fts.py); beside the Store contract."""
         return self.text.scoring_terms(scope, ids)

@@ -1,0 +1,112 @@
+"""BM25 of a text pool over the pool alone, computed from the index's postings.
+
+The pipeline re-scores the text index's pool with Okapi BM25 whose statistics (row
+count, document frequencies, average length) come from the pool's rows only
+(``retrieval/text_lane.py``, ``raw_scores``: the reference). Done there, every pool row's
+text and terms were decoded and counted in Python; the embedded index already has each
+row's term frequencies in its postings, so this computes the same floats with numpy and
+decodes the terms of a few rows only:
+
+- a row's length is the number of its scoring terms (counted in the terms blob);
+- a query term's frequency in a row is its posting's, unless the term is also the stem
+  of a stop word: postings count every word, scoring skips stop words, so those rows'
+  terms are decoded and counted;
+- a row's parts are summed in query-term order, except that a row holding more than two
+  query terms sums them in order of their first place in the row (``raw_scores`` does;
+  two floats add alike in either order, three may not), so those rows are decoded too.
+
+Every float is made by ``text/bm25.py``'s functions in ``raw_scores``' order: the sum of
+each row accumulates column by column from 0.0 (an absent term adds +0.0, which changes
+no float), which is the sequential sum exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Protocol
+
+import numpy as np
+
+from attestor_arango.text import bm25
+from attestor_arango.text.stemming import stem
+from attestor_arango.text.stopwords import STOPWORDS
+
+
+class TermColumn(Protocol):
+    """What is read of the index's per-row scoring terms (``column.py``'s columns)."""
+
+    def sizes(self, rows: np.ndarray) -> np.ndarray: ...
+    def take(self, rows: np.ndarray) -> list[tuple[str, ...]]: ...
+
+
+@cache
+def stop_stems() -> frozenset[str]:
+    """The stems of the stop words: a term among them may count words scoring skips."""
+    return frozenset(stem(w) for w in STOPWORDS)
+
+
+def _frequencies(rows: np.ndarray, pairs: np.ndarray | None) -> np.ndarray:
+    """Each row's frequency in a term's (row, frequency) postings (ascending rows); 0: none."""
+    if pairs is None or len(pairs) == 0:
+        return np.zeros(rows.size, dtype=np.int64)
+    held = np.ascontiguousarray(pairs[:, 0])
+    at = np.minimum(np.searchsorted(held, rows), held.size - 1)
+    return np.where(held[at] == rows, pairs[at, 1], 0).astype(np.int64)
+
+
+def pool_scores(
+    rows: np.ndarray,
+    query: Sequence[str],
+    pairs_of: Callable[[str], np.ndarray | None],
+    terms: TermColumn,
+    k1: float = bm25.K1,
+    b: float = bm25.B,
+) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[str, ...]]]:
+    """BM25 of the pool ``rows`` for the distinct scoring terms ``query``, statistics from
+    the pool alone (a repeated row counts once, at its first place).
+
+    Returns the pool places (into ``rows``, ascending) of the rows holding a query term, their
+    scores (before rounding) and the terms decoded on the way, by row.
+    """
+    if not query or rows.size == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0), {}
+    places = np.arange(rows.size)
+    if len(set(rows.tolist())) < rows.size:  # the index never repeats a row; a caller might
+        places = np.sort(np.unique(rows, return_index=True)[1])
+        rows = rows[places]
+    n = rows.size
+    lengths = terms.sizes(rows)
+    avgdl = int(lengths.sum()) / n or 1.0
+    tf = np.stack([_frequencies(rows, pairs_of(w)) for w in query])  # (terms, rows)
+    count = np.count_nonzero(tf, axis=0)
+    stops = [j for j, w in enumerate(query) if w in stop_stems()]
+    # rows whose terms must be read: more than two terms, or a stop word's stem counted
+    reread = count > 2
+    if stops:
+        reread |= tf[stops].any(axis=0)
+    at = np.flatnonzero(reread)
+    decoded = dict(zip(rows[at].tolist(), terms.take(rows[at]), strict=True)) if at.size else {}
+    if stops and at.size:
+        for p, row in zip(at.tolist(), rows[at].tolist(), strict=True):
+            for j in stops:
+                tf[j, p] = decoded[row].count(query[j])
+        count = np.count_nonzero(tf, axis=0)
+    df = np.count_nonzero(tf, axis=1).tolist()
+    norm = bm25.length_norm(lengths, avgdl, k1, b)
+    # every row's parts summed in query order, from 0.0 (an absent term adds +0.0) ...
+    scores = np.zeros(n)
+    parts: dict[int, np.ndarray] = {}
+    for j, found in enumerate(df):
+        if found:
+            parts[j] = bm25.term_score(bm25.idf(n, found), tf[j].astype(np.float64), norm, k1)
+            scores += parts[j]
+    # ... but a row of more than two terms in order of their first place in the row
+    for p in np.flatnonzero(count > 2).tolist():
+        toks = decoded[int(rows[p])]
+        score = 0.0
+        for j in sorted((j for j in parts if tf[j, p]), key=lambda j: toks.index(query[j])):
+            score += float(parts[j][p])
+        scores[p] = score
+    hit = np.flatnonzero(count)
+    return places[hit], scores[hit], decoded
