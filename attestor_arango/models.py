@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from attestor_arango.clock import OPEN, from_us, to_us
+from attestor_arango.memo import Memo
 
 _M = TypeVar("_M", bound=BaseModel)
 _setattr = object.__setattr__  # frozen models refuse plain attribute assignment
@@ -31,14 +32,33 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     validating. ``values`` must hold every field, in declaration order, each of the
     type validation would produce (``tests/test_trusted_models.py`` compares the
     result with validated construction): then the instance is the same, field for
-    field, as ``cls(**values)``.
+    field, as ``cls(**values)``. The slots are set through their descriptors (no
+    attribute lookup by name) and the set of fields is copied from one kept per class:
+    ~1.9 us instead of ~2.8 us, three times per recall result.
     """
-    m = cls.__new__(cls)
+    m = _new(cls)
     _setattr(m, "__dict__", values)
-    _setattr(m, "__pydantic_fields_set__", set(values))
-    _setattr(m, "__pydantic_extra__", None)
-    _setattr(m, "__pydantic_private__", None)
+    fields = _FIELD_SETS.get(cls)
+    if fields is None:
+        fields = _FIELD_SETS[cls] = frozenset(cls.model_fields)
+    _set_fields(m, set(fields))
+    _set_extra(m, None)
+    _set_private(m, None)
     return m
+
+
+_new = object.__new__  # no model here defines __new__
+_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_FIELD_SETS: dict[type, frozenset[str]] = {}
+
+
+# ``to_us`` of the datetimes memories hold: a recall converts each candidate's times
+# several times (the lanes' tie rule, decay, freshness), ~1 us each; a decoded row's
+# datetimes are shared by every copy the row cache hands out, so a hit is a dict lookup
+# (equal datetimes are the same instant: the same microseconds). Bounded: ~2 MB.
+_us = Memo(to_us, 16_384)
 
 
 class MemoryStatus(StrEnum):
@@ -94,7 +114,7 @@ class Memory(BaseModel):
     def us(self, name: str) -> int:
         """A time field in microseconds, OPEN for an open bound."""
         value = getattr(self, name)
-        return OPEN if value is None else to_us(value)
+        return OPEN if value is None else _us(value)
 
     def at(self, as_of: int) -> Memory:
         """This row as a reader at ``as_of`` saw it: later closes are masked.

@@ -26,6 +26,7 @@ from typing import TypeVar
 import numpy as np
 
 from attestor_arango.models import Memory
+from attestor_arango.retrieval.rounding import round_list
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore
 
@@ -80,8 +81,10 @@ def exact_cosine(
         mat = np.array([vecs[h.memory.id] for h in found], dtype=np.float64)
         norms = np.sqrt((mat * mat).sum(axis=1))
         dots = (mat * q).sum(axis=1)
-        for h, dot, norm in zip(found, dots.tolist(), norms.tolist(), strict=True):
-            out.append(Hit(h.memory, round(dot / (norm or 1.0), 9)))
+        # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
+        # the array at once (IEEE division as Python's; round_array is round, bit for bit)
+        cosines = round_list((dots / np.where(norms == 0.0, 1.0, norms)).tolist(), 9)
+        out.extend(Hit(h.memory, cos) for h, cos in zip(found, cosines, strict=True))
     out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
     return out
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.rounding import round_list
 from attestor_arango.store.protocol import Hit
 
 
@@ -46,7 +49,20 @@ def fuse(
             cand.lane_scores[lane] = float(hit.score)
             cand.rrf += w / (rrf_k + rank)
     best = total / (rrf_k + 1) if total > 0 else 1.0
-    for cand in by_id.values():
-        cand.rrf_norm = cand.rrf / best
-        cand.compute_relevance()
-    return order(list(by_id.values()))
+    cands = list(by_id.values())
+    if not cands:
+        return []
+    # every other signal is still at its neutral value (decay 1.0, the rest 0.0), so
+    # compute_relevance gives round((rrf_norm + 0.0) * 1.0 + 0.0 + ..., 12), which is
+    # round(rrf_norm + 0.0, 12) (``x * 1.0`` is x, ``x + 0.0`` is x but for -0.0): done for
+    # all candidates at once, with the rounded rrf the breakdown reports (candidates.py)
+    rrf = np.array([c.rrf for c in cands], dtype=np.float64)
+    norm = rrf / best
+    rounded = round_list((norm + 0.0).tolist(), 12)
+    for cand, value, r_norm, r_rrf in zip(
+        cands, norm.tolist(), rounded, round_list(rrf.tolist(), 12), strict=True
+    ):
+        cand.rrf_norm = value
+        cand.relevance = r_norm
+        cand.rounded_rrf = (cand.rrf, r_rrf, value, r_norm)
+    return order(cands)

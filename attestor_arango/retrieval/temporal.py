@@ -34,8 +34,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from attestor_arango.retrieval.candidates import Candidate, tie_key
+from attestor_arango.retrieval.candidates import Candidate, update_relevance
 from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.rounding import round_list
 from attestor_arango.retrieval.text_lane import terms
 
 US_PER_DAY = 86_400_000_000
@@ -61,6 +62,37 @@ def age_days(candidate: Candidate, as_of: int) -> float:
 
 
 def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalConfig) -> None:
+    """Sets each candidate's decay and boost from its age at ``as_of``, then its relevance.
+
+    Per candidate, in Python floats as always: the age, ``0.5 ** (age / half_life)`` and
+    ``exp(-age / tau)`` (numpy's transcendental kernels may differ from libm in the
+    last bit); the arithmetic around them and the rounding to 12 places run over
+    arrays, the same IEEE operations in the same order (``round_array`` equals
+    ``round(x, 12)``; ``tests/test_relevance_arrays.py`` compares both paths).
+    """
+    if not cands:
+        return
+    ages = [age_days(c, as_of) for c in cands]
+    if config.decay_enabled:
+        half_life, floor = config.decay_half_life_days, config.decay_floor
+        fades = np.array([0.5 ** (age / half_life) for age in ages], dtype=np.float64)
+        confidence = np.array([c.memory.confidence for c in cands], dtype=np.float64)
+        decays = round_list((floor + (1.0 - floor) * confidence * fades).tolist(), 12)
+        for c, decay in zip(cands, decays, strict=True):
+            c.decay = decay
+    if config.boost_enabled:
+        tau, boost = config.recency_tau_days, config.recency_boost
+        raw = [boost * math.exp(-age / tau) for age in ages]
+        for c, value in zip(cands, round_list(raw, 12), strict=True):
+            c.boost = value
+    update_relevance(cands)
+
+
+def apply_decay_boost_reference(
+    cands: Sequence[Candidate], as_of: int, config: RetrievalConfig
+) -> None:
+    """``apply_decay_boost`` one candidate at a time with Python's ``round``: what the
+    array form must equal bit for bit (kept for ``tests/test_relevance_arrays.py``)."""
     for c in cands:
         age = age_days(c, as_of)
         if config.decay_enabled:
@@ -124,22 +156,31 @@ def _best(values: np.ndarray, mask: np.ndarray) -> int:
     return int(np.argmax(np.where(mask, values, -np.inf)))
 
 
-def _same_conversation(items: Sequence[Candidate], j: int, whens: np.ndarray) -> np.ndarray:
+def session_codes(items: Sequence[Candidate]) -> np.ndarray:
+    """Each candidate's session as an integer (-1: none), equal codes for equal ids, so
+    ``_same_conversation`` compares arrays instead of strings."""
+    codes: dict[str, int] = {}
+    out = []
+    for c in items:
+        sid = c.memory.provenance.session_id
+        out.append(-1 if sid is None else codes.setdefault(sid, len(codes)))
+    return np.array(out, dtype=np.int64)
+
+
+def _same_conversation(sessions: np.ndarray, j: int, whens: np.ndarray) -> np.ndarray:
     """Which candidates were said in ``j``'s conversation: its session when both name one,
-    else (a memory without a session) within a day of it."""
-    sj = items[j].memory.provenance.session_id
-    sessions = [c.memory.provenance.session_id for c in items]
+    else (a memory without a session) within a day of it. ``sessions``: ``session_codes``."""
     near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
-    named = np.array([s is not None and sj is not None for s in sessions], dtype=bool)
-    same = np.array([s == sj for s in sessions], dtype=bool)
-    return np.where(named, same, near)
+    if sessions[j] < 0:
+        return near
+    return np.where(sessions >= 0, sessions == sessions[j], near)
 
 
 def _mutual_nearest_later(
     i: int,
     sims: np.ndarray,
     unit: np.ndarray,
-    items: Sequence[Candidate],
+    sessions: np.ndarray,
     whens: np.ndarray,
     floor: float,
 ) -> int | None:
@@ -155,12 +196,12 @@ def _mutual_nearest_later(
     statements (a statement's twin in its own session, such as an ingest round's
     verbatim record beside the fact read from it, must not hide the update). Among two
     candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
-    candidate's (valid_from, t_created).
+    candidate's (valid_from, t_created), ``sessions`` its ``session_codes``.
     """
-    if len(items) < 3:
+    if len(sessions) < 3:
         return None
     t_i = (int(whens[i, 0]), int(whens[i, 1]))
-    later = _later_mask(whens, t_i) & ~_same_conversation(items, i, whens)
+    later = _later_mask(whens, t_i) & ~_same_conversation(sessions, i, whens)
     if not later.any():
         return None
     j = _best(sims, later)
@@ -171,7 +212,7 @@ def _mutual_nearest_later(
     # j's nearest earlier statement among those it could update: one said in j's own
     # session (or, without sessions, on j's day) is the same conversation, often the same
     # words twice (a round's verbatim record beside the fact read from it), not a rival
-    rivals = _earlier_mask(whens, t_j) & ~_same_conversation(items, j, whens)
+    rivals = _earlier_mask(whens, t_j) & ~_same_conversation(sessions, j, whens)
     return j if _best(back, rivals) == i else None
 
 
@@ -190,7 +231,10 @@ def apply_freshness(
     before = [c.relevance for c in items]
     # once: the nearest-update test compares them for every candidate
     whens = np.array([_when(c) for c in items], dtype=np.int64).reshape(-1, 2)
-    top = sorted(range(len(items)), key=lambda k: tie_key(before[k], items[k]))
+    sessions = session_codes(items)
+    # tie_key of each candidate's relevance, its rounding done for all at once (round_list)
+    keys = [(-r, -c.t_created, c.id) for r, c in zip(round_list(before, 12), items, strict=True)]
+    top = sorted(range(len(items)), key=keys.__getitem__)
     rank = {k: r for r, k in enumerate(top)}
     for i in top[: config.freshness_top_n]:
         # close[j]: j may restate i; a change-announcing j needs less similarity
@@ -199,7 +243,9 @@ def apply_freshness(
             (sims >= config.freshness_cue_similarity) & cued
         )
         close[i] = False
-        mate = _mutual_nearest_later(i, sims, unit, items, whens, config.freshness_cue_similarity)
+        mate = _mutual_nearest_later(
+            i, sims, unit, sessions, whens, config.freshness_cue_similarity
+        )
         if mate is not None:
             close[mate] = True
         older = items[i]
@@ -220,9 +266,8 @@ def apply_freshness(
         if not updates:
             continue
         # the most relevant update takes over the rank of the fact it updates
-        best = min(updates, key=lambda k: tie_key(before[k], items[k]))
+        best = min(updates, key=keys.__getitem__)
         older.freshness = -config.freshness_penalty
         lift = round(max(0.0, before[i] - before[best]) + FRESH_EPSILON, 12)
         items[best].freshness = max(items[best].freshness, lift)
-    for c in items:
-        c.compute_relevance()
+    update_relevance(items)  # compute_relevance of each, over arrays (candidates.py)

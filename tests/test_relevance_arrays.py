@@ -1,0 +1,131 @@
+"""The recall steps that round over arrays give what the one-at-a-time code gave, bit for bit.
+
+Each reference is the plain per-candidate code the array form replaced (Python
+``round`` per value, ``compute_relevance`` per candidate); floats are compared by
+their bits (``hex``), so a last-bit difference or a lost sign of zero fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from retrieval_fakes import mem as fake_mem
+from retrieval_fakes import view_at
+
+from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.completion import exact_cosine
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.fusion import fuse
+from attestor_arango.retrieval.temporal import apply_decay_boost, apply_decay_boost_reference
+from attestor_arango.scope import Scope
+from attestor_arango.store.protocol import Hit
+
+
+def _cands(seed: int, n: int = 2_000) -> list[Candidate]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        m = fake_mem(
+            f"m{i:04d}", day=rng.uniform(-400, 60), confidence=rng.choice([1.0, rng.random()])
+        )
+        c = Candidate(memory=m)
+        c.rrf_norm = rng.random() * rng.choice([1.0, 1e-3])
+        c.graph_bonus = rng.choice([0.0, round(rng.random() * 0.2, 12)])
+        c.session = rng.choice([0.0, round(rng.random() * 0.1, 12), -0.05])
+        c.coverage = rng.choice([0.0, round(rng.random() * 0.1, 12)])
+        out.append(c)
+    return out
+
+
+def _bits(cands: list[Candidate], *names: str) -> list[tuple[str, ...]]:
+    return [tuple(float(getattr(c, n)).hex() for n in names) for c in cands]
+
+
+# A last-bit difference before rounding would show after it only for values within an ulp
+# of a rounding boundary (~1 in 10,000): that part, the rounding, is tested on values
+# built to sit there (test_rounding.py); these compare whole steps on ordinary inputs.
+@pytest.mark.parametrize("seed", range(1))
+@pytest.mark.parametrize("decay,boost", [(True, True), (True, False), (False, True)])
+def test_decay_and_boost_over_arrays_equal_the_per_candidate_code(
+    seed: int, decay: bool, boost: bool
+) -> None:
+    config = replace(
+        RetrievalConfig(),
+        decay_enabled=decay,
+        boost_enabled=boost,
+        decay_half_life_days=random.Random(seed).choice([30.0, 7.5, 365.0]),
+    )
+    as_of = view_at(30).as_of
+    fast, slow = _cands(seed), _cands(seed)
+    apply_decay_boost(fast, as_of, config)
+    apply_decay_boost_reference(slow, as_of, config)
+    names = ("decay", "boost", "relevance")
+    assert _bits(fast, *names) == _bits(slow, *names)
+    assert len({c.decay for c in fast}) > 1_000 or not decay  # the values do vary
+
+
+def _lanes(seed: int) -> list[tuple[str, list[Hit]]]:
+    rng = random.Random(seed)
+    memories = [fake_mem(f"m{i:05d}", day=rng.uniform(0, 50)) for i in range(1_500)]
+    lanes = []
+    for name in ("vector", "bm25", "mq_1"):
+        picked = rng.sample(memories, rng.randrange(600, 1_200))
+        lanes.append((name, [Hit(m, rng.random()) for m in picked]))
+    return lanes
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_fusion_relevance_and_rounded_rrf_equal_compute_relevance(seed: int) -> None:
+    rng = random.Random(seed)
+    weights = {"vector": rng.uniform(0.5, 1), "bm25": rng.uniform(1, 1.5), "mq_1": rng.random()}
+    cands = fuse(_lanes(seed), 60, weights=weights)
+    assert len(cands) > 1_000
+    for c in cands:
+        ref = copy.copy(c)
+        assert c.relevance.hex() == ref.compute_relevance().hex()
+        b = c.breakdown()
+        assert b.rrf.hex() == float(round(c.rrf, 12)).hex()
+        assert b.rrf_norm.hex() == float(round(c.rrf_norm, 12)).hex()
+    # a later change of rrf is not hidden by the values fusion rounded
+    c = cands[0]
+    c.rrf = c.rrf + 1e-7
+    assert c.breakdown().rrf == round(c.rrf, 12)
+
+
+class _Vectors:
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        self.vectors = vectors
+
+    def get_vectors(self, scope: Scope, ids: list[str]) -> dict[str, np.ndarray]:
+        return {i: self.vectors[i] for i in ids if i in self.vectors}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_cosine_over_arrays_equals_rounding_each_row(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    memories = [fake_mem(f"m{i:05d}", day=float(i % 7)) for i in range(2_000)]
+    vectors = {m.id: rng.standard_normal(16).astype(np.float32) for m in memories[:1_990]}
+    vectors[memories[0].id] = np.zeros(16, dtype=np.float32)  # norm 0: divided by 1.0
+    store = _Vectors(vectors)
+    q = rng.standard_normal(16).astype(np.float32)
+    hits = [Hit(m, float(rng.random())) for m in memories]
+    got = exact_cosine(store, Scope("t", "ns"), q, hits)  # type: ignore[arg-type]
+    qq = np.asarray(q, dtype=np.float64)
+    qq = qq / (float(np.linalg.norm(qq)) or 1.0)
+    want = []
+    for h in hits:
+        v = vectors.get(h.memory.id)
+        if v is None:
+            want.append(Hit(h.memory, round(float(h.score), 6)))
+            continue
+        row = np.asarray(v, dtype=np.float64)
+        norm = float(np.sqrt((row * row).sum()))
+        want.append(Hit(h.memory, round(float((row * qq).sum()) / (norm or 1.0), 9)))
+    want.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
+    assert [(h.memory.id, h.score.hex()) for h in got] == [
+        (h.memory.id, h.score.hex()) for h in want
+    ]

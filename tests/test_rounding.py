@@ -1,0 +1,65 @@
+"""``round_array`` against Python's ``round``, bit for bit (retrieval/rounding.py)."""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+
+import numpy as np
+import pytest
+
+from attestor_arango.retrieval.rounding import round_array, round_list
+
+
+def bits(x: float) -> int:
+    return int(struct.unpack("<q", struct.pack("<d", x))[0])
+
+
+def near_halves(digits: int, rng: random.Random, count: int) -> list[float]:
+    """Floats within a few ulps of (k + 0.5) / 10**digits: where a plain rint of
+    ``x * 10**digits`` can round the other way from Python's exact rounding."""
+    out: list[float] = []
+    for _ in range(count):
+        k = rng.randrange(0, 2 * 10**digits)
+        centre = (k + 0.5) / 10**digits
+        x = centre
+        for _ in range(rng.randrange(0, 4)):
+            x = math.nextafter(x, math.inf if rng.random() < 0.5 else -math.inf)
+        out.append(x if rng.random() < 0.8 else -x)
+    return out
+
+
+def samples(digits: int) -> list[float]:
+    rng = random.Random(digits)
+    scales = [1e-14, 1e-9, 1e-3, 1.0, 2.0, 5e3, 1e6]
+    values = [rng.random() * rng.choice(scales) for _ in range(20_000)]
+    values += [-v for v in values[:5_000]]
+    values += near_halves(digits, rng, 20_000)
+    values += [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5e-12, -2.5e-12, 1e-13, -1e-13, 1e300, -1e300]
+    values += [math.inf, -math.inf, 5e-324, 0.1 + 0.2, 1 / 3, 2.675, 0.125, 4503.599627370496]
+    return values
+
+
+@pytest.mark.parametrize("digits", [6, 9, 12])
+def test_round_array_equals_python_round_bit_for_bit(digits: int) -> None:
+    values = samples(digits)
+    got = round_array(values, digits).tolist()
+    want = [round(v, digits) for v in values]
+    assert [bits(g) for g in got] == [bits(w) for w in want]
+    assert [bits(g) for g in round_list(values, digits)] == [bits(w) for w in want]
+
+
+def test_nan_stays_nan_and_empty_is_empty() -> None:
+    assert math.isnan(round_array([math.nan], 12)[0])
+    assert round_list([], 12) == []
+
+
+def test_the_fallback_is_what_keeps_it_exact() -> None:
+    """Without the Python fallback (a plain rint of x * 10**12), values next to a half
+    round differently: the comparison above can fail."""
+    values = near_halves(12, random.Random(1), 20_000)
+    naive = (np.rint(np.asarray(values) * 1e12) / 1e12).tolist()
+    want = [round(v, 12) for v in values]
+    assert any(bits(a) != bits(b) for a, b in zip(naive, want, strict=True))
+    assert [bits(g) for g in round_array(values, 12).tolist()] == [bits(w) for w in want]
