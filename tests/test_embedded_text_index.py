@@ -460,3 +460,26 @@ def test_dense_and_sorted_per_row_sums_score_alike(monkeypatch: pytest.MonkeyPat
     sorted_ = text_index._sum_per_row(rows, parts, 12)
     assert dense[0].tolist() == sorted_[0].tolist() == [1, 5, 9]
     assert dense[1].tolist() == sorted_[1].tolist() == [0.2 + 0.5, 0.1 + 0.3 + 0.7, 0.4]
+
+
+def test_a_view_that_sees_every_row_ranks_as_the_masked_path_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One namespace, every row open: ``_ranked`` skips the mask (and its length sum);
+    the hits, scores and order must be those of the masked path, to the last bit."""
+    from attestor_arango.store.embedded.text_index import TenantText
+
+    rng = random.Random(9)
+    vocab = [f"w{i}" for i in range(60)]
+    index = TenantText()
+    for i in range(3000):
+        text = " ".join(rng.choice(vocab[: rng.randint(3, 60)]) for _ in range(rng.randint(1, 12)))
+        index.add(f"m{i:05d}", "a", text, (i, OPEN, 0, OPEN))
+    view = TemporalView(as_of=10**6)
+    assert index.rows.all_visible("a", view)
+    queries = [query_terms(" ".join(rng.sample(vocab, rng.randint(1, 6)))) for _ in range(30)]
+    fast = [index.search(q, 25, "a", view) for q in queries]
+    monkeypatch.setattr(RowTable, "all_visible", lambda self, namespace, view: False)
+    masked = [index.search(q, 25, "a", view) for q in queries]
+    assert fast == masked
+    assert all(hits for hits, _ in fast)

@@ -255,3 +255,60 @@ def test_growing_keeps_the_rows_and_leaves_the_new_room_zero() -> None:
         assert not getattr(index, name)[40:].any(), name
     for name in ("ns", "t_created", "t_expired", "valid_from", "valid_until"):
         assert not getattr(index.rows, name)[40:].any(), name
+
+
+def _full_scan_chosen(index: TenantVectors, q: np.ndarray, take: int) -> np.ndarray:
+    """The rows the scan over every row's bounds re-scores (search before the pruning)."""
+    approx, slack = index._scan(q)
+    floor = kth_largest(approx - slack, take)
+    return np.flatnonzero(approx + slack >= floor)
+
+
+@pytest.mark.parametrize("norms", ["unit", "varied"])
+def test_pruned_scan_keeps_every_row_the_full_scan_keeps(norms: str) -> None:
+    """Above the int8 threshold, with every row visible: the bounds are taken only for the
+    rows that can reach the floor. Their set must hold every row the full scan re-scores,
+    and the answers must equal a brute-force scan (ties included)."""
+    rng = np.random.default_rng(21)
+    n, d = 12_000, 32
+    vecs = _dense(rng, n, d)
+    if norms == "varied":  # one row's wide slack must not let another row slip through
+        vecs *= rng.uniform(0.01, 3.0, size=(n, 1)).astype(np.float32)
+    vecs[500:520] = vecs[499]  # exact ties: the id decides
+    ids = [f"m{i:05d}" for i in range(n)]
+    times = np.tile(np.array([1, OPEN, 0, OPEN], dtype=np.int64), (n, 1))
+    index = TenantVectors(d)
+    index.load(ids, ["a"] * n, vecs, times)
+    view = TemporalView(as_of=10**9)
+    assert index.rows.all_visible("a", view)
+    queries = [vecs[499], np.zeros(d, dtype=np.float32), *_dense(rng, 12, d)]
+    pruned = 0
+    for q in queries:
+        scores = vecs.astype(np.float64) @ q.astype(np.float64)
+        want = sorted(zip(ids, scores.tolist(), strict=True), key=lambda p: (-p[1], p[0]))
+        for k in (1, 10, 50, 500):
+            chosen = index._chosen(q, None, k)
+            if chosen is not None:
+                pruned += 1
+                assert chosen.size < n // 10
+                assert set(_full_scan_chosen(index, q, k).tolist()) <= set(chosen.tolist())
+            got = index.search(q, k, "a", view)
+            assert [g[0] for g in got] == [w[0] for w in want[:k]]
+            assert [g[1] for g in got] == pytest.approx([w[1] for w in want[:k]], abs=1e-12)
+    assert pruned >= 2 * (len(queries) - 1)  # the shortcut ran (not for the zero query)
+
+
+def test_pruned_scan_over_a_subset_of_rows_equals_brute_force() -> None:
+    """Some rows closed or in another namespace: the shortcut works on the visible rows."""
+    rng = np.random.default_rng(22)
+    n, d = 12_000, 24
+    vecs = _dense(rng, n, d)
+    index = _index(vecs, rng)
+    assert index.n >= vectors_module._INT8_ROWS
+    for namespace, view in _views(n)[:3]:
+        assert not index.rows.all_visible(namespace, view)
+        for q in _dense(rng, 3, d):
+            got = index.search(q, 20, namespace, view)
+            want = _brute(index, q, 20, namespace, view)
+            assert [g[0] for g in got] == [w[0] for w in want]
+            assert [g[1] for g in got] == pytest.approx([w[1] for w in want], abs=1e-12)

@@ -24,6 +24,8 @@ from attestor_arango.store.embedded.column import ObjectColumn
 
 GROW = 1.5
 TIMES = ("t_created", "t_expired", "valid_from", "valid_until")
+# (max t_created, min t_expired, max valid_from, min valid_until) of a table with no row
+_EMPTY_BOUNDS = (np.iinfo(np.int64).min, np.iinfo(np.int64).max) * 2
 
 
 def grown(array: np.ndarray, length: int) -> np.ndarray:
@@ -102,6 +104,9 @@ class RowTable:
         self.t_expired = np.zeros(capacity, dtype=np.int64)
         self.valid_from = np.zeros(capacity, dtype=np.int64)
         self.valid_until = np.zeros(capacity, dtype=np.int64)
+        # bounds over all rows, kept as rows come and close (``all_visible``): the largest
+        # t_created and valid_from, the smallest t_expired and valid_until
+        self._bounds = _EMPTY_BOUNDS
 
     @property
     def capacity(self) -> int:
@@ -177,6 +182,14 @@ class RowTable:
         self._ids.append(memory_id)
         self._pos[memory_id] = i
         self.n += 1
+        created, expired, valid_from, valid_until = (int(t) for t in times)
+        top_created, low_expired, top_from, low_until = self._bounds
+        self._bounds = (
+            max(top_created, created),
+            min(low_expired, expired),
+            max(top_from, valid_from),
+            min(low_until, valid_until),
+        )
         return i
 
     def load(self, ids: Sequence[str], namespaces: Sequence[str], times: np.ndarray) -> None:
@@ -192,11 +205,25 @@ class RowTable:
         self._ids = ObjectColumn(ids)
         self._pos = {memory_id: i for i, memory_id in enumerate(ids)}
         self.n = n
+        self._bounds = self._measured_bounds()
+
+    def _measured_bounds(self) -> tuple[int, int, int, int]:
+        n = self.n
+        if n == 0:
+            return _EMPTY_BOUNDS
+        return (
+            int(self.t_created[:n].max()),
+            int(self.t_expired[:n].min()),
+            int(self.valid_from[:n].max()),
+            int(self.valid_until[:n].min()),
+        )
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:
         i = self.row_of(memory_id)
         if i is not None:
             self.t_expired[i] = t_expired
+            top_created, low_expired, top_from, low_until = self._bounds
+            self._bounds = (top_created, min(low_expired, t_expired), top_from, low_until)
 
     def in_namespace(
         self, found: list[tuple[str, int]], namespace: str | None
@@ -210,6 +237,25 @@ class RowTable:
             return []
         at = np.fromiter((r for _, r in found), dtype=np.intp, count=len(found))
         return list(compress(found, (self.ns[at] == code).tolist()))
+
+    def all_visible(self, namespace: str | None, view: TemporalView) -> bool:
+        """True when the scope and view see every row (``visible_mask`` all true), decided
+        from bounds over the rows instead of a pass over them.
+
+        A read of the present over one namespace usually sees every row it holds: at a
+        million rows the mask cost 4 ms per lane per recall and gathering the vector
+        scores through it as much again. A row only ever gets appended or its
+        ``t_expired`` lowered (closed), and both keep the bounds (a closed row's old
+        bound stays a bound below), so the answer is exact whenever it is True.
+        """
+        if self.n == 0:
+            return False
+        if namespace is not None and self._ns_names != [namespace]:
+            return False  # (every row's code indexes the names: one name, every row's)
+        top_created, low_expired, top_from, low_until = self._bounds
+        if top_created > view.as_of or low_expired <= view.t_expired_after:
+            return False
+        return view.window is None or (top_from < view.window_end and low_until > view.window_start)
 
     def visible_mask(self, namespace: str | None, view: TemporalView) -> np.ndarray | None:
         """Which rows the scope and view see; None when the namespace has no row at all."""
@@ -272,4 +318,5 @@ class RowTable:
         for col, name in enumerate(TIMES):
             getattr(table, name)[:n] = times[:, col]
         table._base, table.n0, table.n = base, n, n
+        table._bounds = table._measured_bounds()
         return table

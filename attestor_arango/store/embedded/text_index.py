@@ -56,25 +56,33 @@ def query_terms(query: str) -> list[str]:
     return list(dict.fromkeys(stem(w) for w in query_words(query)))
 
 
-# above this many hits per row of the index (measured crossover near 0.3 at 1M rows),
-# per-row sums go through one dense array (two passes over n) instead of sorting the hits
-# (at 1M rows a query of common words hits most rows: 22 ms dense, 53 ms sorted)
-DENSE_HITS = 0.4
+# above this many hits per row of the index, per-row sums go through one dense array (two
+# passes over n) instead of sorting the hits (at 1M rows, with the hits sorted as runs
+# below: 0.38 hits per row 10-30 ms sorted, 25-45 ms dense; 0.5 about even; load ~2)
+DENSE_HITS = 0.5
 
 
 def _sum_per_row(rows: np.ndarray, parts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct hit rows (ascending) and each one's sum of its parts.
 
     Both ways add a row's parts in the order given (``bincount`` walks its input in
-    order), so a row's score is the same float whichever way is taken.
+    order), so a row's score is the same float whichever way is taken. The hits come
+    as one ascending run per query term: a stable sort (timsort) merges the runs,
+    where ``np.unique``'s quicksort sorted them from scratch (twice the time at 1M).
     """
     if rows.size >= DENSE_HITS * n:
         hit = np.bincount(rows, minlength=n)
         sums = np.bincount(rows, weights=parts, minlength=n)
         found = np.flatnonzero(hit)
         return found, sums[found]
-    found, where = np.unique(rows, return_inverse=True)
-    return found, np.bincount(where, weights=parts)
+    order = np.argsort(rows, kind="stable")
+    ordered = rows[order]
+    first = np.empty(ordered.size, dtype=bool)  # where each distinct row starts
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    where = np.empty(ordered.size, dtype=np.intp)  # each hit's distinct row (unique's inverse)
+    where[order] = np.cumsum(first) - 1
+    return ordered[first], np.bincount(where, weights=parts)
 
 
 class TenantText:
@@ -110,6 +118,9 @@ class TenantText:
         self._base_pairs = np.zeros((0, 2), dtype=np.int32)
         # the file's lazy block checks of the postings (IndexFile.check; None: verified)
         self._check: Callable[[str, np.ndarray, np.ndarray], None] | None = None
+        # the summed lengths of the first ``_total_at`` rows (``_total_length``)
+        self._total = 0
+        self._total_at = 0
 
     @property
     def n(self) -> int:
@@ -216,6 +227,15 @@ class TenantText:
             self._check("p.pairs", np.array([lo * width]), np.array([hi * width]))
         base = self._base_pairs[lo:hi]
         return base if tail is None else np.concatenate([base, tail])
+
+    def _total_length(self) -> int:
+        """The summed lengths of every row (rows are only appended: kept per row count)."""
+        n = self.n
+        if self._total_at != n:
+            lengths = np.frombuffer(self.lengths, dtype=np.int32)[:n]
+            self._total = int(lengths.sum(dtype=np.int64))
+            self._total_at = n
+        return self._total
 
     # persistence (persisted.py) ----------------------------------------------------------
     def sections(self) -> tuple[dict[str, np.ndarray], dict[str, object]]:
@@ -373,25 +393,33 @@ class TenantText:
         and the namespaces of the rows scored."""
         if k <= 0 or not terms or self.n == 0:
             return [], set()
-        mask = self.rows.visible_mask(namespace, view)
-        if mask is None:
-            return [], set()
-        visible = int(np.count_nonzero(mask))
-        if visible == 0:
-            return [], set()
         lengths = np.frombuffer(self.lengths, dtype=np.int32)[: self.n]
-        avgdl = int(lengths[mask].sum(dtype=np.int64)) / visible
+        mask: np.ndarray | None = None
+        if self.rows.all_visible(namespace, view):  # no mask to build, none to read through
+            visible, total = self.n, self._total_length()
+        else:
+            mask = self.rows.visible_mask(namespace, view)
+            if mask is None:
+                return [], set()
+            visible = int(np.count_nonzero(mask))
+            if visible == 0:
+                return [], set()
+            total = int(lengths[mask].sum(dtype=np.int64))
+        avgdl = total / visible
         hit_rows: list[np.ndarray] = []
         parts: list[np.ndarray] = []
         for term in dict.fromkeys(terms):
             pairs = self._pairs(term)
             if pairs is None:
                 continue
-            seen = mask[pairs[:, 0]]
-            rows = pairs[seen, 0]
+            if mask is None:
+                rows, tf_raw = pairs[:, 0], pairs[:, 1]
+            else:
+                seen = mask[pairs[:, 0]]
+                rows, tf_raw = pairs[seen, 0], pairs[seen, 1]
             if rows.size == 0:
                 continue
-            tf = pairs[seen, 1].astype(np.float64)
+            tf = tf_raw.astype(np.float64)
             weight = bm25.idf(visible, rows.size)
             norm = bm25.length_norm(lengths[rows], avgdl)
             hit_rows.append(rows)

@@ -1,0 +1,58 @@
+"""The row table's visibility: the all-visible shortcut must agree with the mask."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attestor_arango.clock import OPEN
+from attestor_arango.scope import TemporalView
+from attestor_arango.store.embedded.rowtable import RowTable
+
+
+def _agrees(table: RowTable, namespace: str | None, view: TemporalView) -> bool:
+    mask = table.visible_mask(namespace, view)
+    every = mask is not None and table.n > 0 and bool(mask.all())
+    return table.all_visible(namespace, view) == every
+
+
+def test_all_visible_agrees_with_the_mask_as_rows_come_and_close() -> None:
+    rng = np.random.default_rng(5)
+    table = RowTable(4)
+    seen_true = seen_false = 0
+    for i in range(400):
+        ns = "a" if i < 200 else str(rng.choice(["a", "b"]))
+        start = int(rng.integers(0, 1000))
+        table.append(f"m{i}", ns, (10 + i, OPEN, start, start + int(rng.integers(1, 500))))
+        if rng.random() < 0.05:
+            table.set_expired(f"m{int(rng.integers(0, i + 1))}", 10 + i + 1)
+        for as_of in (5, 10 + i, 10**6):
+            for namespace in (None, "a", "b", "zzz"):
+                for window in (None, (0, 2000), (400, 600)):
+                    for closed in (False, True):
+                        view = TemporalView(as_of=as_of, window=window, include_closed=closed)
+                        assert _agrees(table, namespace, view)
+                        if table.all_visible(namespace, view):
+                            seen_true += 1
+                        else:
+                            seen_false += 1
+    assert seen_true and seen_false  # both answers were exercised
+
+
+def test_a_closed_row_ends_all_visible_and_a_persisted_table_keeps_the_bounds() -> None:
+    table = RowTable()
+    for i in range(50):
+        table.append(f"m{i}", "a", (i, OPEN, 0, OPEN))
+    now = TemporalView(as_of=100)
+    assert table.all_visible("a", now) and table.all_visible(None, now)
+    assert not table.all_visible("b", now)
+    assert not table.all_visible("a", TemporalView(as_of=20))  # later rows not yet written
+    reopened = RowTable.from_sections(
+        {f"r.{k}": v for k, v in table.sections()[0].items()}, "r.", ["a"]
+    )
+    assert reopened.all_visible("a", now)
+    table.set_expired("m7", 60)
+    reopened.set_expired("m7", 60)
+    for t in (table, reopened):
+        assert not t.all_visible("a", now)
+        assert t.all_visible("a", TemporalView(as_of=100, include_closed=True))
+        assert _agrees(t, "a", TemporalView(as_of=55))
