@@ -16,6 +16,8 @@ import pytest
 from retrieval_fakes import mem as fake_mem
 from retrieval_fakes import view_at
 
+from attestor_arango.memory import AgentMemory
+from attestor_arango.retrieval import pipeline
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.completion import exact_cosine
 from attestor_arango.retrieval.config import RetrievalConfig
@@ -129,3 +131,45 @@ def test_exact_cosine_over_arrays_equals_rounding_each_row(seed: int) -> None:
     assert [(h.memory.id, h.score.hex()) for h in got] == [
         (h.memory.id, h.score.hex()) for h in want
     ]
+
+
+def test_the_stored_terms_are_read_only_when_a_step_reads_terms(
+    mem: AgentMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Coverage (with a conversation record) and freshness are the only readers of the
+    candidates' terms: over plain adds, a past-tense question (no freshness) reads none,
+    and the answer is the one an eager read of the terms gives."""
+    for i in range(30):
+        mem.add(f"Alice moved her piano lessons to Tuesday number {i}", entity="Alice")
+    calls: list[int] = []
+    inner = pipeline.stored_terms
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return inner(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "stored_terms", counting)
+    at = mem.recall("piano").as_of  # one instant for the recalls compared below
+    calls.clear()
+    past = mem.recall("When did Alice have piano lessons?", as_of=at)
+    assert calls == [] and past.results
+    now = mem.recall("When are Alice's piano lessons now?", as_of=at)
+    assert calls == [1] and now.results
+    # the eager read (every fused candidate's terms, before any step) ranks the same
+    eager = pipeline._attach_terms
+    monkeypatch.setattr(pipeline, "fuse", _eager_fuse(mem, eager))
+    for query, response in [
+        ("When did Alice have piano lessons?", past),
+        ("When are Alice's piano lessons now?", now),
+    ]:
+        assert mem.recall(query, as_of=at).model_dump_json() == response.model_dump_json()
+
+
+def _eager_fuse(mem: AgentMemory, attach: object) -> object:
+    def fused(*args: object, **kwargs: object) -> list[Candidate]:
+        cands = fuse(*args, **kwargs)  # type: ignore[arg-type]
+        rt = mem.runtime
+        attach(rt.store, rt.scope(mem.default_context), cands, {})  # type: ignore[operator]
+        return cands
+
+    return fused

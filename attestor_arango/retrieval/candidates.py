@@ -37,26 +37,17 @@ class Candidate:
     # breakdown uses the rounded pair while rrf and rrf_norm are still those very objects
     rounded_rrf: tuple[float, float, float, float] | None = None
 
-    @property
-    def id(self) -> str:
-        return self.memory.id
+    # read from the memory once, at creation: the tie rule and decay read them for every
+    # candidate, several times (``Memory.us`` converts a datetime)
+    id: str = field(init=False)
+    t_created: int = field(init=False)  # microseconds
+    valid_from: int = field(init=False)  # the memory's event time in microseconds
 
-    _t_created: int | None = None
-
-    @property
-    def t_created(self) -> int:
-        if self._t_created is None:
-            self._t_created = self.memory.us("t_created")
-        return self._t_created
-
-    _valid_from: int | None = None
-
-    @property
-    def valid_from(self) -> int:
-        """The memory's event time in microseconds (read once: several steps compare it)."""
-        if self._valid_from is None:
-            self._valid_from = self.memory.us("valid_from")
-        return self._valid_from
+    def __post_init__(self) -> None:
+        memory = self.memory
+        self.id = memory.id
+        self.t_created = memory.us("t_created")
+        self.valid_from = memory.us("valid_from")
 
     def content_terms(self) -> tuple[str, ...]:
         """The content's scoring terms: the backend's (``stored_terms``), else tokenised once."""
@@ -92,6 +83,7 @@ class Candidate:
         """
         ranks, scores = self.lane_ranks, self.lane_scores
         vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
+        fresh = float(self.freshness)  # round12, inline: usually 0.0
         known = self.rounded_rrf
         if known is not None and known[0] is self.rrf and known[2] is self.rrf_norm:
             rrf, rrf_norm = known[1], known[3]
@@ -104,14 +96,14 @@ class Candidate:
                 "vector_score": None if vector_score is None else float(vector_score),
                 "bm25_rank": ranks.get("bm25"),
                 "bm25_score": None if bm25_score is None else float(bm25_score),
-                "lanes": {k: ranks[k] for k in sorted(ranks)} if len(ranks) > 1 else dict(ranks),
+                "lanes": dict(sorted(ranks.items())) if len(ranks) > 1 else dict(ranks),
                 "rrf": rrf,
                 "rrf_norm": rrf_norm,
                 "graph_hops": self.graph_hops,
                 "graph_bonus": float(self.graph_bonus),
                 "decay": float(self.decay),
                 "boost": float(self.boost),
-                "freshness": round12(self.freshness),
+                "freshness": fresh if fresh.is_integer() else round(fresh, 12),
                 "session": float(self.session),
                 "coverage": float(self.coverage),
                 "time_cue": float(self.time_cue),
@@ -149,6 +141,8 @@ def tie_key(score: float, c: Candidate) -> tuple[float, int, str]:
 def order(cands: list[Candidate], attr: str = "relevance") -> list[Candidate]:
     """Candidates by ``tie_key`` of ``attr``; an attribute in ``ROUNDED`` is not rounded
     again (the same key: rounding a value rounded to 12 places gives it back)."""
+    if attr == "relevance":  # the common case, without getattr (a float: see ROUNDED)
+        return sorted(cands, key=lambda c: (-c.relevance, -c.t_created, c.id))
     if attr in ROUNDED:
         return sorted(cands, key=lambda c: (-float(getattr(c, attr)), -c.t_created, c.id))
     return sorted(cands, key=lambda c: tie_key(float(getattr(c, attr)), c))

@@ -43,6 +43,12 @@ def _session(c: Candidate) -> str | None:
     return sid if sid is not None and not RECORD_TAGS.isdisjoint(c.memory.tags) else None
 
 
+def credits_any(cands: Sequence[Candidate]) -> bool:
+    """Whether ``apply_coverage`` can credit anyone: a conversation record with a session
+    among ``cands`` (else it reads no term)."""
+    return any(_session(c) is not None for c in cands)
+
+
 def query_weights(query: str, cands: Sequence[Candidate]) -> dict[str, float]:
     """IDF of each distinct query term over the candidates (the BM25 form, always > 0)."""
     q = frozenset(terms(query))

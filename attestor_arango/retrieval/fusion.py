@@ -38,13 +38,15 @@ def fuse(
         seen: set[str] = set()
         rank = 0
         for hit in hits:
-            if hit.memory.id in seen:  # a lane names each memory once
+            memory = hit.memory
+            mid = memory.id
+            if mid in seen:  # a lane names each memory once
                 continue
-            seen.add(hit.memory.id)
+            seen.add(mid)
             rank += 1
-            cand = by_id.get(hit.memory.id)
+            cand = by_id.get(mid)
             if cand is None:
-                cand = by_id[hit.memory.id] = Candidate(memory=hit.memory)
+                cand = by_id[mid] = Candidate(memory=memory)
             cand.lane_ranks[lane] = rank
             cand.lane_scores[lane] = float(hit.score)
             cand.rrf += w / (rrf_k + rank)

@@ -48,7 +48,7 @@ from attestor_arango.retrieval.completion import (
     lane_union,
 )
 from attestor_arango.retrieval.config import RetrievalConfig
-from attestor_arango.retrieval.coverage import apply_coverage
+from attestor_arango.retrieval.coverage import apply_coverage, credits_any
 from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
@@ -277,6 +277,16 @@ def _inputs(scope: Scope, view: TemporalView, budget: int, query: str | None) ->
     return out
 
 
+def _attach_terms(
+    store: Store, scope: Scope, cands: Sequence[Candidate], tcache: dict[str, tuple[str, ...]]
+) -> None:
+    """Gives ``cands`` the scoring terms the backend kept (``stored_terms``); a candidate
+    it keeps none for tokenises its content when a step first asks."""
+    held = stored_terms(store, scope, [c.id for c in cands], tcache)
+    for cand in cands:
+        cand.terms = held.get(cand.id)
+
+
 def _result(c: Candidate, tokens: int, as_of: int) -> RecallResult:
     # built without re-validation: the memories are validated models, the rest plain
     # numbers converted to the field types (RecallResult(...) would only check them)
@@ -338,10 +348,7 @@ def recall(
     )
     weights = _weights(lanes, config)
     cands = fuse(lanes, config.rrf_k, weights=weights)
-    # scoring terms the backend's text index kept, so coverage need not tokenise again
-    held = stored_terms(store, scope, [c.id for c in cands], tcache)
-    for cand in cands:
-        cand.terms = held.get(cand.id)
+    fused = list(cands)
     tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)
 
     keys: list[str] = []
@@ -361,6 +368,12 @@ def recall(
         tr.step("vectors", len(cands), len(cands), error=errors["vectors_error"])
 
     apply_decay_boost(cands, view.as_of, config)
+    fresh = config.freshness_enabled and not asks_past(query)
+    if (config.coverage_enabled and credits_any(cands)) or fresh:
+        # only coverage (with a conversation record) and freshness read the terms: the
+        # fused candidates take the scoring terms the backend's text index kept, so
+        # neither tokenises them again
+        _attach_terms(store, scope, fused, tcache)
     if config.coverage_enabled:  # before freshness: an update yields on full relevance
         apply_coverage(cands, query, config.session_coverage_weight)
     if config.neighbour_weight > 0:  # before freshness, like coverage
@@ -369,7 +382,7 @@ def recall(
         apply_asking(cands, query, config.asking_weight)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
-    if config.freshness_enabled and not asks_past(query):
+    if fresh:
         apply_freshness(cands, vectors, config)
     tr.step("time", len(cands), len(cands))
 
