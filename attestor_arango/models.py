@@ -122,7 +122,7 @@ class Memory(BaseModel):
         Closing a row stamps ``t_expired`` and the successor link; before that
         instant the row was active with no successor, and a replay must say so.
         """
-        if self.t_expired is None or to_us(self.t_expired) <= as_of:
+        if self.t_expired is None or _us(self.t_expired) <= as_of:
             return self
         return self.model_copy(
             update={"t_expired": None, "superseded_by": None, "status": MemoryStatus.ACTIVE},

@@ -36,6 +36,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from attestor_arango.memo import Memo
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.text.dates import MONTH_NAMES, WEEKDAYS
 
@@ -82,6 +83,14 @@ def carries_time(text: str, year: int, month: int) -> bool:
         return True
     return False
 
+
+def _carries_key(key: tuple[str, int, int]) -> bool:
+    return carries_time(*key)
+
+
+# carries_time of (content, year, month): a "when" question runs the regexes over every
+# candidate's text, and the same rows come back recall after recall (pure, so bounded)
+_carries = Memo(_carries_key, 16_384)
 
 _MONTH_RE = "(" + "|".join(MONTH_NAMES) + ")"
 _DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}}) {_MONTH_RE},? ((?:19|20)\d\d)\b")
@@ -132,7 +141,7 @@ def apply_time_cue(
     for c in cands:
         when = c.memory.valid_from
         bonus = 0.0
-        if cue and carries_time(c.memory.content, when.year, when.month):
+        if cue and _carries((c.memory.content, when.year, when.month)):
             bonus += cue_weight
         if any(_falls_in(when.year, when.month, when.day, p) for p in dates):
             bonus += date_weight
