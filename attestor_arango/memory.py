@@ -203,14 +203,14 @@ class AgentMemory:
         memory_id = check_id(memory_id)
         changes = check_changes(
             self.config.max_content_chars,
-            content,
-            entity,
-            category,
-            tags,
-            confidence,
-            valid_from,
-            valid_until,
-            metadata,
+            content=content,
+            entity=entity,
+            category=category,
+            tags=tags,
+            confidence=confidence,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            metadata=metadata,
         )
         return self.writer.update(ctx, memory_id, changes)
 

@@ -92,13 +92,23 @@ def test_update_of_a_closed_version_names_the_current_one(
 
 
 def test_check_changes_validates_each_given_field_and_keeps_the_rest() -> None:
-    none = (None, KEEP, KEEP, None, None, None, None, None)
-    assert check_changes(100, *none) == Changes()
+    none: dict[str, object] = {
+        "content": None,
+        "entity": KEEP,
+        "category": KEEP,
+        "tags": None,
+        "confidence": None,
+        "valid_from": None,
+        "valid_until": None,
+        "metadata": None,
+    }
+    assert check_changes(100, **none) == Changes()  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
-        check_changes(100, *none[:4], 1.5, *none[5:])  # confidence above 1
+        check_changes(100, **{**none, "confidence": 1.5})  # type: ignore[arg-type]
     with pytest.raises(ValidationError):
-        check_changes(3, "four", *none[1:])  # longer than the content limit
-    assert check_changes(100, None, None, KEEP, ("a", "a"), *none[4:]).entity is None
+        check_changes(3, **{**none, "content": "four"})  # type: ignore[arg-type]
+    cleared = check_changes(100, **{**none, "entity": None, "tags": ["a", "a"]})  # type: ignore[arg-type]
+    assert cleared.entity is None and cleared.category is KEEP and cleared.tags == ("a",)
 
 
 def test_a_listing_resolves_to_scope_filter_and_view(

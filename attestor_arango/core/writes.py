@@ -59,6 +59,7 @@ class Changes:
 
 def check_changes(
     max_content_chars: int,
+    *,
     content: str | None,
     entity: str | None,
     category: str | None,
