@@ -3,6 +3,7 @@ same floats to the last bit on varied pools, and recalls that answer alike eithe
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -16,13 +17,19 @@ from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Memory, Provenance, content_hash
 from attestor_arango.retrieval import text_lane
-from attestor_arango.retrieval.text_lane import ScoresPool, raw_scores, rescore_pool, terms
+from attestor_arango.retrieval.text_lane import (
+    ScoresPool,
+    raw_scores,
+    rescore_pool,
+    round9,
+    terms,
+)
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded.column import BlobColumn
 from attestor_arango.store.embedded.pool_bm25 import pool_scores, stop_stems
 from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.embedded.text_index import TenantText
-from attestor_arango.store.protocol import TextHit
+from attestor_arango.store.protocol import PoolScores, TextHit
 from attestor_arango.text.stemming import stem
 from attestor_arango.text.stopwords import STOPWORDS
 
@@ -154,9 +161,13 @@ def _memory(scope: Scope, i: int, text: str, t: int) -> Memory:
 
 
 def _fill(store: SQLiteStore, rng: random.Random, n: int, first: int = 0) -> None:
+    """Rows in two namespaces; pairs share a time, and every other pair its text too (ties
+    of score and time: the id decides)."""
+    text = ""
     for i in range(first, first + n):
         scope = SCOPES[i % 2]
-        store.insert_memory(scope, _memory(scope, i, _text(rng) or "zzz", T0 + i * 10**6), None)
+        text = text if i % 4 == 1 else _text(rng) or "zzz"
+        store.insert_memory(scope, _memory(scope, i, text, T0 + (i // 2) * 10**6), None)
 
 
 def _queries(rng: random.Random) -> list[str]:
@@ -183,10 +194,11 @@ def test_the_store_scores_its_pool_as_raw_scores_would(tmp_path: Path, reopen: b
                     want = [
                         (t.id, t.t_created, s) for t, _, s in raw_scores(pool, query, held=held)
                     ]
-                    assert [(i, t, s.hex()) for i, t, s in got[0]] == [
+                    rows = zip(got.ids, got.t_created.tolist(), got.scores.tolist(), strict=True)
+                    assert [(i, t, s.hex()) for i, t, s in rows] == [
                         (i, t, s.hex()) for i, t, s in want
                     ]
-                    assert all(held[i] == t for i, t in got[1].items())
+                    assert all(held[i] == t for i, t in got.terms.items())
                     ranked = text_lane.scored_by_backend(store, scope, query, k, view)
                     assert ranked is not None
                     assert [tuple(r) for r in ranked] == [
@@ -233,3 +245,56 @@ def test_a_recall_answers_alike_whether_the_store_scores_its_pool_or_not(
     assert len(calls) >= len(questions)  # the store did score its pools
     monkeypatch.setattr(SQLiteStore, "text_pool_scores", lambda self, *args: None)
     assert _recalls(tmp_path / "slow.db", turns, questions) == fast
+
+
+def _near_halves(rng: random.Random, n: int) -> list[float]:
+    """Floats at and next to x.5e-9 steps (where numpy's and Python's rounding could part)."""
+    out = []
+    for _ in range(n):
+        half = (rng.randrange(10**11) + 0.5) / 1e9
+        out += [half, math.nextafter(half, 0), math.nextafter(half, 10)]
+    return out + [k / 1024 for k in range(1, 5000, 2)]  # exact binary halves: ties to even
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_round9_is_python_round_to_9_places(seed: int) -> None:
+    rng = random.Random(seed)
+    xs = [rng.uniform(0, 60) for _ in range(20_000)] + _near_halves(rng, 5000)
+    xs += [rng.uniform(0, 1) * 10.0 ** rng.randint(-15, 9) for _ in range(5000)]
+    xs += [0.0, 1e-10, 5e-10, 4.9999999999e-10, 999.9999999995, 1000.0, 1e7, 2.0**60]
+    got = round9(np.array(xs))
+    assert [v.hex() for v in got.tolist()] == [round(x, 9).hex() for x in xs]
+
+
+def test_round9_without_python_fallback_would_part_from_python() -> None:
+    """The check above can fail: numpy's rounding alone differs near halves."""
+    rng = random.Random(1)
+    xs = np.array(_near_halves(rng, 5000))
+    plain = np.rint(xs * 1e9) / 1e9
+    assert [v.hex() for v in plain.tolist()] != [round(x, 9).hex() for x in xs.tolist()]
+
+
+class _Scored:
+    """A backend answering ``text_pool_scores`` with fixed rows (ScoresPool)."""
+
+    def __init__(self, rows: list[tuple[str, int, float]]) -> None:
+        self.rows = rows
+
+    def text_pool_scores(self, scope: Scope, query: str, k: int, view: TemporalView) -> object:
+        ids, times, scores = zip(*self.rows, strict=True)
+        return PoolScores(list(ids), np.array(times), np.array(scores), {"b": ("x",)})
+
+
+def test_backend_scores_rank_as_rescore_pool_ties_and_rounding_included() -> None:
+    rows = [("d", 5, 0.5), ("c", 5, 0.5), ("b", 7, 0.5), ("a", 5, 0.5 + 1e-12), ("e", 9, 0.0)]
+    rows += [("f", 5, 1 / 1024), ("g", 6, 2.0000000004), ("h", 6, 2.0000000006)]
+    cache: dict[str, tuple[str, ...]] = {}
+    got = text_lane.scored_by_backend(_Scored(rows), Scope("t"), "q", 9, VIEWS[0], cache)
+    assert got is not None and cache == {"b": ("x",)}
+    pool = [TextHit(i, "", t, s) for i, t, s in rows if s > 0]
+    want = sorted(
+        (TextHit(t.id, "", t.t_created, round(t.score, 9)) for t in pool),
+        key=lambda t: (-t.score, -t.t_created, t.id),
+    )
+    assert [tuple(r) for r in got] == [(t.id, t.t_created, t.score) for t in want]
+    assert [r.id for r in got] == ["h", "g", "b", "a", "c", "d", "f"]  # a, c, d: one tie

@@ -16,11 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from attestor_arango.models import Memory
 from attestor_arango.retrieval.completion import read_through
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit, TextScore
+from attestor_arango.store.protocol import (
+    Hit,
+    MemoryStore,
+    PoolScores,
+    Store,
+    TextHit,
+    TextScore,
+)
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import STEMMER, scoring_terms
 
@@ -103,12 +112,36 @@ class ScoresPool(Protocol):
 
     def text_pool_scores(
         self, scope: Scope, query: str, k: int, view: TemporalView
-    ) -> tuple[list[tuple[str, int, float]], dict[str, tuple[str, ...]]] | None: ...
+    ) -> PoolScores | None: ...
 
 
 def _best_first(row: TextHit | TextScore) -> tuple[float, int, str]:
     """The lane's order: score desc, t_created desc, id asc."""
     return -row.score, -row.t_created, row.id
+
+
+# ``round9`` trusts numpy's rounding below this magnitude and away from a half (see there)
+_ROUND9_MAX = 1000.0
+_ROUND9_MARGIN = 1e-3
+
+
+def round9(scores: np.ndarray) -> np.ndarray:
+    """``round(x, 9)`` of every score, as Python rounds (the nearest float to x rounded
+    half-even to 9 decimals), without a Python call per score.
+
+    numpy's ``rint(x * 1e9) / 1e9`` gives the same float whenever ``x * 1e9`` rounded to a
+    float lies on the same side of a half as its exact value: the division of an integer
+    below 2**53 by 1e9 is then the nearest float to that decimal, as Python's is. For
+    |x| < 1000 the product is below 2**40, so it is off by at most 2**-13 of its exact
+    value; every score within 1e-3 of a half, or larger (BM25 scores never are), is
+    rounded by Python instead.
+    """
+    scaled = scores * 1e9
+    out = np.rint(scaled) / 1e9
+    near_half = np.abs(scaled - np.floor(scaled) - 0.5) <= _ROUND9_MARGIN
+    for i in np.flatnonzero(near_half | ~(np.abs(scores) < _ROUND9_MAX)).tolist():
+        out[i] = round(float(scores[i]), 9)
+    return out
 
 
 def rescore_pool(
@@ -141,18 +174,24 @@ def scored_by_backend(
     cache: dict[str, tuple[str, ...]] | None = None,
 ) -> list[TextScore] | None:
     """What ``rescore_pool`` makes of the ``k``-row pool and its terms, from a backend that
-    scores the pool itself (``ScoresPool``; None: it does not). The rows' texts are not
-    read; the terms it read on the way go to ``cache``."""
+    scores the pool itself (``ScoresPool``; None: it does not), ordered with numpy. The rows'
+    texts are not read; the terms it read on the way go to ``cache``."""
     if not isinstance(store, ScoresPool):
         return None
     got = store.text_pool_scores(scope, query, k, view)
     if got is None:
         return None
-    scores, held = got
     if cache is not None:
-        cache.update(held)
-    out = [TextScore(i, t, round(score, 9)) for i, t, score in scores if score > 0]
-    out.sort(key=_best_first)
+        cache.update(got.terms)
+    positive = np.flatnonzero(got.scores > 0)
+    scores, created = round9(got.scores[positive]), got.t_created[positive]
+    order = np.lexsort((-created, -scores))  # score desc, then t_created desc
+    scores, created = scores[order], created[order]
+    ids = [got.ids[i] for i in positive[order].tolist()]
+    out = list(map(TextScore, ids, created.tolist(), scores.tolist()))
+    tied = (scores[1:] == scores[:-1]) & (created[1:] == created[:-1])
+    if tied.any():  # equal score and time: the id decides, as in ``rescore_pool``
+        out.sort(key=_best_first)
     return out
 
 

@@ -63,6 +63,16 @@ class TextScore(NamedTuple):
     score: float
 
 
+class PoolScores(NamedTuple):
+    """A text pool scored by BM25 over the pool alone, by a backend that can (beside the
+    contract: retrieval's ``ScoresPool``): the rows holding a query term, in pool order."""
+
+    ids: list[str]
+    t_created: np.ndarray  # int64 microseconds
+    scores: np.ndarray  # float64, before rounding
+    terms: dict[str, tuple[str, ...]]  # the scoring terms of those rows it read, by id
+
+
 @dataclass(frozen=True, slots=True)
 class EmbeddingSpace:
     name: str

@@ -20,12 +20,14 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+import numpy as np
+
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess, scope_params, view_params
 from attestor_arango.store.embedded.caches import TenantCaches
 from attestor_arango.store.embedded.text_index import query_terms, query_words
-from attestor_arango.store.protocol import TextHit, check_tenant
+from attestor_arango.store.protocol import PoolScores, TextHit, check_tenant
 from attestor_arango.text import stemming
 
 TEXT_INDEXES = ("memory", "fts5")
@@ -101,27 +103,25 @@ class EmbeddedText:
 
     def text_pool_scores(
         self, scope: Scope, query: str, k: int, view: TemporalView
-    ) -> tuple[list[tuple[str, int, float]], dict[str, tuple[str, ...]]] | None:
-        """The ``k``-row text pool's rows holding a scoring term of ``query``, as (id,
-        t_created, BM25 over the pool alone before rounding), and the scoring terms of
-        those rows it read: what retrieval's ``raw_scores`` computes over
-        ``text_pool_terms``, to the bit, from the in-memory index's postings without
-        decoding the pool's texts (pool_bm25.py). None with FTS5 (no postings at hand).
-        Not part of the Store contract (retrieval's ``ScoresPool`` asks for it)."""
+    ) -> PoolScores | None:
+        """The ``k``-row text pool's rows holding a scoring term of ``query`` with their BM25
+        over the pool alone (before rounding), and the scoring terms of those rows it read:
+        what retrieval's ``raw_scores`` computes over ``text_pool_terms``, to the bit, from
+        the in-memory index's postings without decoding the pool's texts (pool_bm25.py).
+        None with FTS5 (no postings at hand). Not part of the Store contract (retrieval's
+        ``ScoresPool`` asks for it)."""
         if self.text_index == "fts5":
             return None
-        if k <= 0:
-            return [], {}
         terms = query_terms(query)
-        if not terms:
-            return [], {}
+        if k <= 0 or not terms:
+            return PoolScores([], np.zeros(0, dtype=np.int64), np.zeros(0), {})
         scoring = list(dict.fromkeys(stemming.scoring_terms(query)))
         with self._db.lock:
-            found, held, namespaces = self._caches.text_read(
+            found, namespaces = self._caches.text_read(
                 scope.tenant, lambda t: t.pool_scores(terms, scoring, k, scope.namespace, view)
             )
         check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
-        return found, held
+        return found
 
     def scoring_terms(self, scope: Scope, ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The scoring terms the tenant's loaded text index keeps for those of ``ids`` in the

@@ -35,7 +35,7 @@ from attestor_arango.store.embedded.graph import EmbeddedGraph
 from attestor_arango.store.embedded.health import role_health
 from attestor_arango.store.embedded.memories import EmbeddedMemories
 from attestor_arango.store.embedded.persisted import PersistedIndexes, index_folder
-from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, TextHit
+from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, PoolScores, TextHit
 
 # Rows each in-memory cache (vectors, text) may hold over all tenants of a store: at 100k
 # memories of 384 dimensions the vector cache takes ~190 MB and the text cache ~76 MB
@@ -173,7 +173,7 @@ class SQLiteStore:
 
     def text_pool_scores(
         self, scope: Scope, query: str, k: int, view: TemporalView
-    ) -> tuple[list[tuple[str, int, float]], dict[str, tuple[str, ...]]] | None:
+    ) -> PoolScores | None:
         """The text pool's BM25 over the pool alone (fts.py); beside the Store contract."""
         return self.text.text_pool_scores(scope, query, k, view)
 

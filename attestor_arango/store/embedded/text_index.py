@@ -35,7 +35,7 @@ from attestor_arango.store.embedded.column import (
 from attestor_arango.store.embedded.indexfile import Generation
 from attestor_arango.store.embedded.pool_bm25 import pool_scores
 from attestor_arango.store.embedded.rowtable import RowTable
-from attestor_arango.store.protocol import TextHit
+from attestor_arango.store.protocol import PoolScores, TextHit
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import Vocabulary, stem, stems_and_terms, words
 from attestor_arango.text.stopwords import CANDIDATE_STOPWORDS
@@ -369,22 +369,23 @@ class TenantText:
         k: int,
         namespace: str | None,
         view: TemporalView,
-    ) -> tuple[list[tuple[str, int, float]], dict[str, tuple[str, ...]], set[str]]:
-        """``pool``'s rows holding a ``scoring`` term as (id, t_created, BM25 over the pool
-        alone, before rounding), in pool order (pool_bm25.py: the floats of retrieval's
-        ``raw_scores`` over ``pool``, with only a few rows' terms decoded and no text); the
-        terms decoded on the way, by id; and the namespaces of the rows scored."""
+    ) -> tuple[PoolScores, set[str]]:
+        """``pool``'s rows holding a ``scoring`` term with their BM25 over the pool alone
+        (pool_bm25.py: the floats of retrieval's ``raw_scores`` over ``pool``, with only a
+        few rows' terms decoded and no text), and the namespaces of the rows scored."""
         if not scoring:  # nothing would score: no pool needed
-            return [], {}, set()
+            return PoolScores([], np.zeros(0, dtype=np.int64), np.zeros(0), {}), set()
         ranked, namespaces = self._ranked(terms, k, namespace, view)
         rows = np.fromiter((r for *_, r in ranked), dtype=np.int64, count=len(ranked))
         places, scores, decoded = pool_scores(rows, scoring, self._pairs, self.terms)
-        out = [
-            (ranked[p][2], -ranked[p][1], s)
-            for p, s in zip(places.tolist(), scores.tolist(), strict=True)
-        ]
-        ids = {r: i for _, _, i, r in ranked if r in decoded}
-        return out, {ids[r]: t for r, t in decoded.items()}, namespaces
+        at = places.tolist()
+        ids = [ranked[p][2] for p in at]
+        held = {
+            ranked[p][2]: decoded[r]
+            for p, r in zip(at, rows[places].tolist(), strict=True)
+            if r in decoded
+        }
+        return PoolScores(ids, self.rows.t_created[rows[places]], scores, held), namespaces
 
     def _ranked(
         self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
