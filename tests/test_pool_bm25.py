@@ -96,12 +96,13 @@ def test_pool_scores_are_raw_scores_bit_for_bit(seed: int) -> None:
             rows += rng.choices(rows, k=rng.randint(1, 5))
             rng.shuffle(rows)
         query, q = _query(rng)
-        places, scores, decoded = pool_scores(
-            np.array(rows, dtype=np.int64), q, index._pairs, index.terms
-        )
+        at = np.array(rows, dtype=np.int64)
+        lengths = index.terms.sizes(at)  # counted in the blob, or the tail's tuples
+        assert lengths.tolist() == [len(index.terms[r]) for r in rows]
+        places, scores, decoded = pool_scores(at, lengths, q, index._pairs, index.terms)
         got = [(f"m{rows[p]:04d}", s.hex()) for p, s in zip(places, scores.tolist(), strict=True)]
         assert got == _reference(index, texts, rows, query), (rows, query)
-        assert all(index.terms[r] == t for r, t in decoded.items())
+        assert all(index.terms[rows[p]] == t for p, t in decoded.items())
 
 
 def test_rows_of_three_terms_or_more_sum_in_the_order_the_row_holds_them() -> None:
@@ -112,7 +113,8 @@ def test_rows_of_three_terms_or_more_sum_in_the_order_the_row_holds_them() -> No
         index, texts = _index(rng, 40, 20)
         rows = list(range(40))
         query, q = _query(rng)
-        _, scores, _ = pool_scores(np.array(rows), q, index._pairs, index.terms)
+        at = np.array(rows)
+        _, scores, _ = pool_scores(at, index.terms.sizes(at), q, index._pairs, index.terms)
         want = _reference(index, texts, rows, query)
         assert [s.hex() for s in scores.tolist()] == [s for _, s in want]
         pool = [TextHit(f"m{r:04d}", texts[r], 0, 0.0) for r in rows]
@@ -135,9 +137,8 @@ def test_rows_of_three_terms_or_more_sum_in_the_order_the_row_holds_them() -> No
 def test_an_empty_pool_or_query_scores_nothing() -> None:
     index, _ = _index(random.Random(1), 10, 5)
     for rows, query in (([], ["alpha"]), ([1, 2], []), ([], [])):
-        places, scores, decoded = pool_scores(
-            np.array(rows, dtype=np.int64), query, index._pairs, index.terms
-        )
+        at = np.array(rows, dtype=np.int64)
+        places, scores, decoded = pool_scores(at, at, query, index._pairs, index.terms)
         assert places.size == 0 and scores.size == 0 and decoded == {}
 
 
@@ -180,10 +181,15 @@ def test_the_store_scores_its_pool_as_raw_scores_would(tmp_path: Path, reopen: b
     store = SQLiteStore(tmp_path / "m.db")
     assert isinstance(store, ScoresPool)
     _fill(store, rng, 300)
-    if reopen:  # the persisted index (blobs), then rows added since (tails)
+    if reopen:  # the persisted index (blobs, terms not counted yet), rows added since (tails)
+        store.text_pool(SCOPES[2], "alpha", 5, VIEWS[0])  # loaded, so saved at close
+        _fill(store, rng, 10, first=300)
         store.close()
         store = SQLiteStore(tmp_path / "m.db")
-        _fill(store, rng, 40, first=300)
+        _fill(store, rng, 40, first=310)
+        index = store.text._caches.tenant_text("t")
+        assert isinstance(index.terms, BlobColumn) and index.terms.appended()
+        assert min(index.term_counts) == -1
     for scope in SCOPES:
         for view in VIEWS:
             for query in _queries(rng):

@@ -29,6 +29,6 @@ def length_norm(length: Num, avgdl: float, k1: float = K1, b: float = B) -> Num:
     return k1 * (1.0 - b + b * length / avgdl)
 
 
-def term_score(weight: float, tf: Num, norm: Num, k1: float = K1) -> Num:
+def term_score(weight: float | Num, tf: Num, norm: Num, k1: float = K1) -> Num:
     """One term's part of a row's score: weight * tf * (k1 + 1) / (tf + norm)."""
     return weight * tf * (k1 + 1) / (tf + norm)

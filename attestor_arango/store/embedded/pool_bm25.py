@@ -36,7 +36,6 @@ from attestor_arango.text.stopwords import STOPWORDS
 class TermColumn(Protocol):
     """What is read of the index's per-row scoring terms (``column.py``'s columns)."""
 
-    def sizes(self, rows: np.ndarray) -> np.ndarray: ...
     def take(self, rows: np.ndarray) -> list[tuple[str, ...]]: ...
 
 
@@ -46,39 +45,49 @@ def stop_stems() -> frozenset[str]:
     return frozenset(stem(w) for w in STOPWORDS)
 
 
-def _frequencies(rows: np.ndarray, pairs: np.ndarray | None) -> np.ndarray:
-    """Each row's frequency in a term's (row, frequency) postings (ascending rows); 0: none."""
-    if pairs is None or len(pairs) == 0:
-        return np.zeros(rows.size, dtype=np.int64)
-    held = np.ascontiguousarray(pairs[:, 0])
-    at = np.minimum(np.searchsorted(held, rows), held.size - 1)
-    return np.where(held[at] == rows, pairs[at, 1], 0).astype(np.int64)
+def _frequencies(rows: np.ndarray, postings: list[np.ndarray | None]) -> np.ndarray:
+    """(terms, rows): each row's frequency in each term's (row, frequency) postings (rows
+    ascending in each), 0 where it has none; one binary search over all the terms."""
+    tf = np.zeros((len(postings), rows.size), dtype=np.int64)
+    held = [(j, p) for j, p in enumerate(postings) if p is not None and len(p)]
+    if not held:
+        return tf
+    # every posting row keyed by its term's place: one ascending array for all terms
+    step = max(int(rows.max()), *(int(p[-1, 0]) for _, p in held)) + 1
+    keys = np.concatenate([p[:, 0].astype(np.int64) + j * step for j, p in held])
+    freqs = np.concatenate([p[:, 1] for _, p in held])
+    terms = np.array([j for j, _ in held])
+    wanted = (terms[:, None] * step + rows[None, :]).ravel()
+    at = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+    tf[terms] = np.where(keys[at] == wanted, freqs[at], 0).reshape(terms.size, rows.size)
+    return tf
 
 
 def pool_scores(
     rows: np.ndarray,
+    lengths: np.ndarray,
     query: Sequence[str],
     pairs_of: Callable[[str], np.ndarray | None],
     terms: TermColumn,
     k1: float = bm25.K1,
     b: float = bm25.B,
 ) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[str, ...]]]:
-    """BM25 of the pool ``rows`` for the distinct scoring terms ``query``, statistics from
-    the pool alone (a repeated row counts once, at its first place).
+    """BM25 of the pool ``rows`` (with their numbers of scoring terms, ``lengths``) for the
+    distinct scoring terms ``query``, statistics from the pool alone (a repeated row counts
+    once, at its first place).
 
     Returns the pool places (into ``rows``, ascending) of the rows holding a query term, their
-    scores (before rounding) and the terms decoded on the way, by row.
+    scores (before rounding) and the terms decoded on the way, by pool place.
     """
     if not query or rows.size == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0), {}
     places = np.arange(rows.size)
     if len(set(rows.tolist())) < rows.size:  # the index never repeats a row; a caller might
         places = np.sort(np.unique(rows, return_index=True)[1])
-        rows = rows[places]
+        rows, lengths = rows[places], lengths[places]
     n = rows.size
-    lengths = terms.sizes(rows)
     avgdl = int(lengths.sum()) / n or 1.0
-    tf = np.stack([_frequencies(rows, pairs_of(w)) for w in query])  # (terms, rows)
+    tf = _frequencies(rows, [pairs_of(w) for w in query])  # (terms, rows)
     count = np.count_nonzero(tf, axis=0)
     stops = [j for j, w in enumerate(query) if w in stop_stems()]
     # rows whose terms must be read: more than two terms, or a stop word's stem counted
@@ -94,19 +103,27 @@ def pool_scores(
         count = np.count_nonzero(tf, axis=0)
     df = np.count_nonzero(tf, axis=1).tolist()
     norm = bm25.length_norm(lengths, avgdl, k1, b)
+    # each term's part of every row (0.0 where the row lacks it), elementwise as raw_scores
+    weights = np.array([[bm25.idf(n, d) if d else 0.0] for d in df])
+    parts = bm25.term_score(weights, tf.astype(np.float64), norm[None, :], k1)
     # every row's parts summed in query order, from 0.0 (an absent term adds +0.0) ...
     scores = np.zeros(n)
-    parts: dict[int, np.ndarray] = {}
-    for j, found in enumerate(df):
-        if found:
-            parts[j] = bm25.term_score(bm25.idf(n, found), tf[j].astype(np.float64), norm, k1)
-            scores += parts[j]
+    for part in parts:
+        scores += part
     # ... but a row of more than two terms in order of their first place in the row
-    for p in np.flatnonzero(count > 2).tolist():
-        toks = decoded[int(rows[p])]
-        score = 0.0
-        for j in sorted((j for j in parts if tf[j, p]), key=lambda j: toks.index(query[j])):
-            score += float(parts[j][p])
-        scores[p] = score
+    many = np.flatnonzero(count > 2)
+    if many.size:
+        found, values = tf[:, many].T.tolist(), parts[:, many].T.tolist()
+        for p, row, freqs, part in zip(
+            many.tolist(), rows[many].tolist(), found, values, strict=True
+        ):
+            toks = decoded[row]
+            score = 0.0
+            for j in sorted(
+                (j for j, f in enumerate(freqs) if f), key=lambda j: toks.index(query[j])
+            ):
+                score += part[j]
+            scores[p] = score
     hit = np.flatnonzero(count)
-    return places[hit], scores[hit], decoded
+    read = dict(zip(places[at].tolist(), decoded.values(), strict=True))
+    return places[hit], scores[hit], read

@@ -21,6 +21,7 @@ import struct
 from array import array
 from collections.abc import Callable, Sequence
 from functools import partial
+from operator import itemgetter
 
 import numpy as np
 
@@ -98,6 +99,9 @@ class TenantText:
         # skips the id index, about half of a by-id read
         self.rowids = array("q")
         self.lengths = array("i")
+        # each row's number of scoring terms (-1: not counted yet, for a persisted index's
+        # rows until a pool holds them): the lengths BM25 over a pool uses (pool_bm25.py)
+        self.term_counts = array("i")
         # term -> row, frequency, row, frequency, ... as int32 pairs: one compact buffer per
         # term (many terms occur once: ids, numbers), read by numpy without a copy. A
         # bytearray, not an array.array: the garbage collector tracks every array.array
@@ -189,6 +193,7 @@ class TenantText:
         self.contents = BlobColumn(contents_blob, contents_off, False)
         self.terms = BlobColumn(terms_blob, terms_off, True)
         self.lengths = lengths
+        self.term_counts = array("i", map(len, row_terms))
         self.rowids = array("q", [-1] * n if rowids is None else rowids)
         self._base_vocab = np.frombuffer("\n".join(vocab).encode(), dtype=np.uint8)
         self._base_terms = {term: j for j, term in enumerate(vocab)}
@@ -203,6 +208,7 @@ class TenantText:
         self.contents.append(content)
         self.terms.append(terms)
         self.lengths.append(sum(tf.values()))
+        self.term_counts.append(len(terms))
         for term, f in tf.items():
             pair = _PAIR.pack(row, f)
             posting = self.postings.get(term)
@@ -296,6 +302,7 @@ class TenantText:
         index.rows = RowTable.from_sections(sections, "r.", names)
         n = index.rows.n
         index.lengths = array("i", sections["lengths"].tobytes())
+        index.term_counts = array("i", [-1]) * len(index.lengths)
         index.rowids = array("q", sections["rowids"].tobytes())
         spans = {name: None if check is None else partial(check, name) for name in LAZY}
         index.contents = BlobColumn(
@@ -376,16 +383,23 @@ class TenantText:
         if not scoring:  # nothing would score: no pool needed
             return PoolScores([], np.zeros(0, dtype=np.int64), np.zeros(0), {}), set()
         ranked, namespaces = self._ranked(terms, k, namespace, view)
-        rows = np.fromiter((r for *_, r in ranked), dtype=np.int64, count=len(ranked))
-        places, scores, decoded = pool_scores(rows, scoring, self._pairs, self.terms)
-        at = places.tolist()
-        ids = [ranked[p][2] for p in at]
-        held = {
-            ranked[p][2]: decoded[r]
-            for p, r in zip(at, rows[places].tolist(), strict=True)
-            if r in decoded
-        }
+        rows = np.fromiter(map(itemgetter(3), ranked), dtype=np.int64, count=len(ranked))
+        places, scores, decoded = pool_scores(
+            rows, self._term_counts(rows), scoring, self._pairs, self.terms
+        )
+        ids = [ranked[p][2] for p in places.tolist()]
+        held = {ranked[p][2]: found for p, found in decoded.items()}
         return PoolScores(ids, self.rows.t_created[rows[places]], scores, held), namespaces
+
+    def _term_counts(self, rows: np.ndarray) -> np.ndarray:
+        """The number of scoring terms of each of ``rows`` (counted once per row)."""
+        known = np.frombuffer(self.term_counts, dtype=np.int32)
+        counts = known[rows].astype(np.int64)
+        todo = np.flatnonzero(counts < 0)
+        if todo.size:
+            counts[todo] = self.terms.sizes(rows[todo])
+            known[rows[todo]] = counts[todo]
+        return counts
 
     def _ranked(
         self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
