@@ -22,6 +22,7 @@ no float), which is the sequential sum exactly.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Protocol
@@ -37,6 +38,20 @@ class TermColumn(Protocol):
     """What is read of the index's per-row scoring terms (``column.py``'s columns)."""
 
     def take(self, rows: np.ndarray) -> list[tuple[str, ...]]: ...
+    def sizes(self, rows: np.ndarray) -> np.ndarray: ...
+
+
+def term_counts(known: array, rows: np.ndarray, terms: TermColumn) -> np.ndarray:
+    """The number of scoring terms of each of ``rows`` (int64) from the index's per-row
+    counts ``known`` (int32, -1: not counted yet), counting in ``terms`` (and noting in
+    ``known``) only the rows not counted yet: a persisted index's rows, once each."""
+    kept = np.frombuffer(known, dtype=np.int32)
+    counts = kept[rows].astype(np.int64)
+    todo = np.flatnonzero(counts < 0)
+    if todo.size:
+        counts[todo] = terms.sizes(rows[todo])
+        kept[rows[todo]] = counts[todo]
+    return counts
 
 
 @cache

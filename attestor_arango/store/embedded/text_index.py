@@ -34,7 +34,7 @@ from attestor_arango.store.embedded.column import (
     packed,
 )
 from attestor_arango.store.embedded.indexfile import Generation
-from attestor_arango.store.embedded.pool_bm25 import pool_scores
+from attestor_arango.store.embedded.pool_bm25 import pool_scores, term_counts
 from attestor_arango.store.embedded.rowtable import RowTable
 from attestor_arango.store.protocol import PoolScores, TextHit
 from attestor_arango.text import bm25
@@ -99,8 +99,7 @@ class TenantText:
         # skips the id index, about half of a by-id read
         self.rowids = array("q")
         self.lengths = array("i")
-        # each row's number of scoring terms (-1: not counted yet, for a persisted index's
-        # rows until a pool holds them): the lengths BM25 over a pool uses (pool_bm25.py)
+        # each row's number of scoring terms (-1: a persisted row not counted yet; pool_bm25)
         self.term_counts = array("i")
         # term -> row, frequency, row, frequency, ... as int32 pairs: one compact buffer per
         # term (many terms occur once: ids, numbers), read by numpy without a copy. A
@@ -384,22 +383,11 @@ class TenantText:
             return PoolScores([], np.zeros(0, dtype=np.int64), np.zeros(0), {}), set()
         ranked, namespaces = self._ranked(terms, k, namespace, view)
         rows = np.fromiter(map(itemgetter(3), ranked), dtype=np.int64, count=len(ranked))
-        places, scores, decoded = pool_scores(
-            rows, self._term_counts(rows), scoring, self._pairs, self.terms
-        )
+        lengths = term_counts(self.term_counts, rows, self.terms)
+        places, scores, decoded = pool_scores(rows, lengths, scoring, self._pairs, self.terms)
         ids = [ranked[p][2] for p in places.tolist()]
         held = {ranked[p][2]: found for p, found in decoded.items()}
         return PoolScores(ids, self.rows.t_created[rows[places]], scores, held), namespaces
-
-    def _term_counts(self, rows: np.ndarray) -> np.ndarray:
-        """The number of scoring terms of each of ``rows`` (counted once per row)."""
-        known = np.frombuffer(self.term_counts, dtype=np.int32)
-        counts = known[rows].astype(np.int64)
-        todo = np.flatnonzero(counts < 0)
-        if todo.size:
-            counts[todo] = self.terms.sizes(rows[todo])
-            known[rows[todo]] = counts[todo]
-        return counts
 
     def _ranked(
         self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
