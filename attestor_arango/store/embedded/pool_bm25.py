@@ -62,19 +62,16 @@ def stop_stems() -> frozenset[str]:
 
 def _frequencies(rows: np.ndarray, postings: list[np.ndarray | None]) -> np.ndarray:
     """(terms, rows): each row's frequency in each term's (row, frequency) postings (rows
-    ascending in each), 0 where it has none; one binary search over all the terms."""
+    ascending in each), 0 where it has none: a binary search per term (its rows are copied
+    once for it, O(postings) like the index's own ranking; one search over all terms'
+    postings joined cost 5-7x more at 20k-200k postings a term)."""
     tf = np.zeros((len(postings), rows.size), dtype=np.int64)
-    held = [(j, p) for j, p in enumerate(postings) if p is not None and len(p)]
-    if not held:
-        return tf
-    # every posting row keyed by its term's place: one ascending array for all terms
-    step = max(int(rows.max()), *(int(p[-1, 0]) for _, p in held)) + 1
-    keys = np.concatenate([p[:, 0].astype(np.int64) + j * step for j, p in held])
-    freqs = np.concatenate([p[:, 1] for _, p in held])
-    terms = np.array([j for j, _ in held])
-    wanted = (terms[:, None] * step + rows[None, :]).ravel()
-    at = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
-    tf[terms] = np.where(keys[at] == wanted, freqs[at], 0).reshape(terms.size, rows.size)
+    for j, pairs in enumerate(postings):
+        if pairs is None or len(pairs) == 0:
+            continue
+        held = np.ascontiguousarray(pairs[:, 0])
+        at = np.minimum(np.searchsorted(held, rows), held.size - 1)
+        tf[j] = np.where(held[at] == rows, pairs[at, 1], 0)
     return tf
 
 
