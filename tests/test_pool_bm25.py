@@ -3,7 +3,6 @@ same floats to the last bit on varied pools, and recalls that answer alike eithe
 
 from __future__ import annotations
 
-import math
 import random
 from pathlib import Path
 
@@ -21,7 +20,6 @@ from attestor_arango.retrieval.text_lane import (
     ScoresPool,
     raw_scores,
     rescore_pool,
-    round9,
     terms,
 )
 from attestor_arango.scope import Scope, TemporalView
@@ -251,33 +249,6 @@ def test_a_recall_answers_alike_whether_the_store_scores_its_pool_or_not(
     assert len(calls) >= len(questions)  # the store did score its pools
     monkeypatch.setattr(SQLiteStore, "text_pool_scores", lambda self, *args: None)
     assert _recalls(tmp_path / "slow.db", turns, questions) == fast
-
-
-def _near_halves(rng: random.Random, n: int) -> list[float]:
-    """Floats at and next to x.5e-9 steps (where numpy's and Python's rounding could part)."""
-    out = []
-    for _ in range(n):
-        half = (rng.randrange(10**11) + 0.5) / 1e9
-        out += [half, math.nextafter(half, 0), math.nextafter(half, 10)]
-    return out + [k / 1024 for k in range(1, 5000, 2)]  # exact binary halves: ties to even
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_round9_is_python_round_to_9_places(seed: int) -> None:
-    rng = random.Random(seed)
-    xs = [rng.uniform(0, 60) for _ in range(20_000)] + _near_halves(rng, 5000)
-    xs += [rng.uniform(0, 1) * 10.0 ** rng.randint(-15, 9) for _ in range(5000)]
-    xs += [0.0, 1e-10, 5e-10, 4.9999999999e-10, 999.9999999995, 1000.0, 1e7, 2.0**60]
-    got = round9(np.array(xs))
-    assert [v.hex() for v in got.tolist()] == [round(x, 9).hex() for x in xs]
-
-
-def test_round9_without_python_fallback_would_part_from_python() -> None:
-    """The check above can fail: numpy's rounding alone differs near halves."""
-    rng = random.Random(1)
-    xs = np.array(_near_halves(rng, 5000))
-    plain = np.rint(xs * 1e9) / 1e9
-    assert [v.hex() for v in plain.tolist()] != [round(x, 9).hex() for x in xs.tolist()]
 
 
 class _Scored:

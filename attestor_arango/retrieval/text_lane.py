@@ -21,6 +21,7 @@ import numpy as np
 from attestor_arango.models import Memory
 from attestor_arango.retrieval.completion import read_through
 from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
     Hit,
@@ -120,30 +121,6 @@ def _best_first(row: TextHit | TextScore) -> tuple[float, int, str]:
     return -row.score, -row.t_created, row.id
 
 
-# ``round9`` trusts numpy's rounding below this magnitude and away from a half (see there)
-_ROUND9_MAX = 1000.0
-_ROUND9_MARGIN = 1e-3
-
-
-def round9(scores: np.ndarray) -> np.ndarray:
-    """``round(x, 9)`` of every score, as Python rounds (the nearest float to x rounded
-    half-even to 9 decimals), without a Python call per score.
-
-    numpy's ``rint(x * 1e9) / 1e9`` gives the same float whenever ``x * 1e9`` rounded to a
-    float lies on the same side of a half as its exact value: the division of an integer
-    below 2**53 by 1e9 is then the nearest float to that decimal, as Python's is. For
-    |x| < 1000 the product is below 2**40, so it is off by at most 2**-13 of its exact
-    value; every score within 1e-3 of a half, or larger (BM25 scores never are), is
-    rounded by Python instead.
-    """
-    scaled = scores * 1e9
-    out = np.rint(scaled) / 1e9
-    near_half = np.abs(scaled - np.floor(scaled) - 0.5) <= _ROUND9_MARGIN
-    for i in np.flatnonzero(near_half | ~(np.abs(scores) < _ROUND9_MAX)).tolist():
-        out[i] = round(float(scores[i]), 9)
-    return out
-
-
 def rescore_pool(
     pool: Sequence[TextHit],
     query: str,
@@ -184,7 +161,7 @@ def scored_by_backend(
     if cache is not None:
         cache.update(got.terms)
     positive = np.flatnonzero(got.scores > 0)
-    scores, created = round9(got.scores[positive]), got.t_created[positive]
+    scores, created = round_array(got.scores[positive], 9), got.t_created[positive]
     order = np.lexsort((-created, -scores))  # score desc, then t_created desc
     scores, created = scores[order], created[order]
     ids = [got.ids[i] for i in positive[order].tolist()]
