@@ -84,6 +84,7 @@ class FakeStore:
         self.text_hits: list[Hit] | None = None
         self.fail: set[str] = set()
         self.calls: list[str] = []
+        self.prefilters: list[int] = []  # the prefilter each vector_candidates call got
         # the tenant's recorded embedding space; None: vectors are taken as the embedder's
         self.space: EmbeddingSpace | None = None
 
@@ -125,9 +126,10 @@ class FakeStore:
 
     # protocol subset -------------------------------------------------------------
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
+        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
     ) -> list[Hit]:
         self._check("vector_candidates")
+        self.prefilters.append(prefilter)
         if self.vector_hits is not None:
             return self.vector_hits[:k]
         scored = [

@@ -232,7 +232,7 @@ def test_kth_largest_is_exact(n: int) -> None:
     # the sampled rows hold the largest values: the threshold leaves too few, so the
     # whole array is partitioned
     skewed = rng.normal(size=n)
-    skewed[:: vectors_module._SAMPLE_STEP] += 100.0
+    skewed[:: vectors_module.SAMPLE_STEP] += 100.0
     arrays.append(skewed)
     for values in arrays:
         ordered = np.sort(values)[::-1]
@@ -312,3 +312,33 @@ def test_pruned_scan_over_a_subset_of_rows_equals_brute_force() -> None:
             want = _brute(index, q, 20, namespace, view)
             assert [g[0] for g in got] == [w[0] for w in want]
             assert [g[1] for g in got] == pytest.approx([w[1] for w in want], abs=1e-12)
+
+
+def test_the_prefilter_answers_the_exact_top_k_of_the_rows_nearest_by_code_signs() -> None:
+    """Opt-in and approximate: the answer is the exact top-k of the ``keep`` visible rows
+    nearest the query in Hamming distance of the code signs (ties with the keep-th
+    included), checked against that subset computed here from the codes; keeping at
+    least every visible row answers as the exact search."""
+    rng = np.random.default_rng(23)
+    n, d, keep = 12_000, 40, 700
+    vecs = _dense(rng, n, d)
+    index = _index(vecs, rng)
+    signs = index.codes[:n] > 0
+    for namespace, view in _views(n)[:4]:
+        mask = index.rows.visible_mask(namespace, view)
+        assert mask is not None
+        for q in _dense(rng, 3, d):
+            q_signs = quantize(q)[0][0] > 0
+            far = (signs != q_signs).sum(axis=1)
+            visible = np.flatnonzero(mask)
+            reach = np.sort(far[visible])[keep - 1]
+            subset = set(visible[far[visible] <= reach].tolist())
+            every = _brute(index, q, n, namespace, view)
+            row = {memory_id: i for i, memory_id in enumerate(index.rows.take_ids(range(n)))}
+            want = [p for p in every if row[p[0]] in subset][:10]
+            got = index.search(q, 10, namespace, view, prefilter=keep)
+            assert [g[0] for g in got] == [w[0] for w in want]
+            assert [g[1] for g in got] == pytest.approx([w[1] for w in want], abs=1e-12)
+            assert index.search(q, 10, namespace, view, prefilter=n) == index.search(
+                q, 10, namespace, view
+            )

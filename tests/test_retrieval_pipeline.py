@@ -236,7 +236,9 @@ def test_recall_id_hashes_the_canonical_json_of_every_input(
         sort_keys=True,
         separators=(",", ":"),
     )[:-1]
-    payload += "," + json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":")) + "]"
+    settings = config.to_dict()
+    del settings["vector_prefilter"]  # an off opt-in stage is left out: ids of before it
+    payload += "," + json.dumps(settings, sort_keys=True, separators=(",", ":")) + "]"
     want = "rc_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
     assert recall_id(tenant, namespace, query, as_of, window, budget, config.to_json()) == want
     assert config.to_json() is config.to_json()  # made once per config
@@ -254,3 +256,19 @@ def test_tracing_is_off_by_default_and_picks_a_path_when_on(
     assert tracer_from_settings(chosen) is not None
     tracer = tracer_from_settings(TraceSettings(enabled=True, path=str(tmp_path / "x.jsonl")))
     assert tracer is not None and not tracer.include_content
+
+
+def test_the_vector_prefilter_is_off_by_default_and_out_of_the_recall_id() -> None:
+    """Off: the store is asked as before and the config JSON (part of every recall id) is
+    the one of before the setting existed; on: it reaches the store and the id."""
+    store = corpus()
+    run(store)
+    assert store.prefilters and set(store.prefilters) == {0}
+    assert "vector_prefilter" not in RetrievalConfig().to_json()
+    on = RetrievalConfig(vector_prefilter=5000)
+    assert '"vector_prefilter":5000' in on.to_json()
+    store = corpus()
+    run(store, config=on)
+    assert set(store.prefilters) == {5000}
+    with pytest.raises(ValidationError):
+        RetrievalConfig(vector_prefilter=-1)

@@ -72,6 +72,12 @@ def _fatal(exc: Exception) -> None:
         raise exc
 
 
+def _prefilter(config: RetrievalConfig) -> dict[str, int]:
+    """The vector lane's opt-in approximate stage as a keyword, only when it is on (a
+    store written before it existed is then called as before)."""
+    return {"prefilter": config.vector_prefilter} if config.vector_prefilter else {}
+
+
 def _err(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -97,7 +103,9 @@ def _lanes(
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
-            found = store.vector_candidates(scope, qvec, config.vector_k, view)
+            found = store.vector_candidates(
+                scope, qvec, config.vector_k, view, **_prefilter(config)
+            )
             hits = exact_cosine(store, scope, qvec, found, vcache)
             lanes.append(("vector", hits))
             tr.step("vector", 0, len(hits), ids=[h.memory.id for h in hits])
@@ -122,7 +130,9 @@ def _lanes(
         try:
             for i, text in enumerate(expanders["hyde"](query)):
                 vec = embedder.embed([text])[0]
-                found = store.vector_candidates(scope, vec, config.vector_k, view)
+                found = store.vector_candidates(
+                    scope, vec, config.vector_k, view, **_prefilter(config)
+                )
                 hits = exact_cosine(store, scope, vec, found, vcache)
                 lanes.append((f"hyde_{i + 1}", hits))
             tr.step("hyde", 0, sum(len(h) for n, h in lanes if n.startswith("hyde_")))

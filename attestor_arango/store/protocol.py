@@ -151,8 +151,13 @@ class LaneStore(Protocol):
     """The candidate lanes: raw cosine and BM25 signals within a scope and a view."""
 
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
-    ) -> list[Hit]: ...
+        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
+    ) -> list[Hit]:
+        """The ``k`` visible memories nearest ``vector``; ``prefilter`` > 0 (opt-in) lets a
+        store score only that many rows it finds near first (approximate; a store without
+        such a stage ignores it)."""
+        ...
+
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         """The ``k`` best BM25 matches of ``query`` the view sees, as light rows (no memory
         decoded: the pipeline re-scores the pool and reads whole rows only for those it

@@ -234,7 +234,7 @@ class EmbeddedMemories:
 
     # candidate lanes ---------------------------------------------------------------------------
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
+        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
     ) -> list[Hit]:
         with self._db.lock:
             index = self._caches.tenant_vectors(scope.tenant)
@@ -242,7 +242,7 @@ class EmbeddedMemories:
                 return []
             query = query_vector(vector, index.dimension)
             pairs = self._caches.vector_read(
-                scope.tenant, lambda v: v.search(query, k, scope.namespace, view)
+                scope.tenant, lambda v: v.search(query, k, scope.namespace, view, prefilter)
             )
         found = self.get_memories(scope, [i for i, _ in pairs])
         return [Hit(found[i], s) for i, s in pairs if i in found]

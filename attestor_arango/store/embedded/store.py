@@ -158,9 +158,9 @@ class SQLiteStore:
 
     # candidate lanes (memories.py, fts.py) ----------------------------------------------
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView
+        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
     ) -> list[Hit]:
-        return self.memories.vector_candidates(scope, vector, k, view)
+        return self.memories.vector_candidates(scope, vector, k, view, prefilter)
 
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         return self.text.text_pool(scope, query, k, view)

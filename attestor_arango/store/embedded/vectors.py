@@ -27,45 +27,15 @@ except ImportError:  # pragma: no cover - a platform without its wheels uses num
     USE_SIMSIMD = False
 
 from attestor_arango.scope import TemporalView
+from attestor_arango.store.embedded import prefilter
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
+from attestor_arango.store.embedded.quantise import SAMPLE_STEP, kth_largest, quantize
 from attestor_arango.store.embedded.rowtable import RowTable, grown
 
-_SAMPLE_STEP = 32  # kth_largest: one value in 32 sets the threshold
 _CHUNK = 2048  # rows per step of the numpy fallback scan and of exact re-scoring (stays in cache)
 # below this many rows the float32 matrix sits in cache and one product beats quantising
 # the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
 _INT8_ROWS = 10_000
-# float32 rounding of a scanned score is far below this share of |row| * |query|; the
-# bound is widened by it so that rounding can never push a true top-k row out
-_ROUNDING = 1e-4
-
-
-def _round_up(bound: np.ndarray) -> np.ndarray:
-    """float32 copies of float64 bounds, never smaller than the bounds."""
-    out = bound.astype(np.float32)
-    return np.nextafter(out, np.float32(np.inf), where=out < bound, out=out.copy())
-
-
-def quantize(
-    rows: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: int8 codes, their float32 scale, and three float32 bounds.
-
-    ``err`` bounds |v - scale * codes| plus a rounding slack, ``rounding`` the
-    slack alone, ``size`` bounds |scale * codes|. For any query q,
-    |v.q - scale * codes.q| <= err * |q|, and a float32 product of v and q is
-    within rounding * |q| of the exact one.
-    """
-    v = np.atleast_2d(np.asarray(rows, dtype=np.float64))
-    peak = np.abs(v).max(axis=1) if v.shape[1] else np.zeros(len(v))
-    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    levels = np.clip(np.rint(v / scale[:, None]), -127, 127)
-    codes = levels.astype(np.int8)
-    approx = scale.astype(np.float64)[:, None] * levels
-    rounding = _ROUNDING * np.linalg.norm(v, axis=1)
-    err = np.linalg.norm(v - approx, axis=1) + rounding
-    size = np.linalg.norm(approx, axis=1)
-    return codes, scale, _round_up(err), _round_up(rounding), _round_up(size)
 
 
 def int8_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
@@ -91,26 +61,6 @@ def int8_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
     return out.astype(np.float64)
 
 
-def kth_largest(values: np.ndarray, k: int) -> float:
-    """The k-th largest of ``values`` (1 <= k <= size), exactly.
-
-    A full partition of 100k scores costs several times the scan's other steps. A
-    threshold read off a strided sample usually leaves a few hundred values at or
-    above it; when at least k do, the k-th largest is among them. When fewer do,
-    the whole array is partitioned.
-    """
-    n = values.size
-    if n >= 16 * _SAMPLE_STEP:
-        sample = values[::_SAMPLE_STEP]
-        m = max(1, 4 * k // _SAMPLE_STEP)
-        if m < sample.size:
-            guess = np.partition(sample, sample.size - m)[sample.size - m]
-            above = values[values >= guess]
-            if above.size >= k:
-                return float(np.partition(above, above.size - k)[above.size - k])
-    return float(np.partition(values, n - k)[n - k])
-
-
 class TenantVectors:
     def __init__(self, dimension: int, capacity: int = 1024) -> None:
         self.dimension = dimension
@@ -130,6 +80,7 @@ class TenantVectors:
         self.scale32 = np.zeros(capacity, dtype=np.float32)
         self.max_err = 0.0
         self.max_size = 0.0
+        self._signs = prefilter.SignBits()  # the opt-in prefilter's codes, built on first use
         # a persisted index (from_sections) keeps its first ``n0`` rows of codes and float32
         # vectors in read-only mapped arrays; ``matrix`` and ``codes`` then hold the rows
         # added since (row i at i - n0). Each persisted float row has a CRC-32, checked the
@@ -279,13 +230,16 @@ class TenantVectors:
         ]
         return out[0] if len(out) == 1 else np.concatenate(out)
 
-    def _int8_dots_of(self, rows: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
-        """``_int8_dots`` of some rows only (float64, exact)."""
+    def _codes_of(self, rows: np.ndarray) -> np.ndarray:
         codes = np.empty((rows.size, self.dimension), dtype=np.int8)
         base = rows < self.n0
         codes[base] = self._base_codes[rows[base]]
         codes[~base] = self.codes[rows[~base] - self.n0]
-        return int8_dots(codes, query_codes)
+        return codes
+
+    def _int8_dots_of(self, rows: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+        """``_int8_dots`` of some rows only (float64, exact)."""
+        return int8_dots(self._codes_of(rows), query_codes)
 
     def _visible(self, namespace: str | None, view: TemporalView) -> np.ndarray | None:
         """The visible rows, ascending; None when every row is visible (no gather needed)."""
@@ -315,15 +269,12 @@ class TenantVectors:
         """The rows whose score interval reaches the take-th best lower bound (a superset of
         what ``_scan`` over every row gives), from fewer passes over a large index.
 
-        Today's bounds are the same per row, but most rows are ruled out without
-        computing them: with ``a_v = s_v (c_v.c_q)`` (float32; the integer dot is exact
-        there, below 2**24) a row's upper bound is at most ``s_q a_v + S``, S the
-        largest slack of any row, so only rows with ``a_v >= (floor - S) / s_q`` can
-        reach the floor; their exact bounds are then taken as ``_scan`` takes them. The
-        floor is the take-th best lower bound among the rows with the largest ``a_v``
-        (a subset's take-th best is never above the whole index's, so it is still a
-        floor). None: the shortcut does not apply (small index, or a bound would be
-        too loose to prune), and the caller takes the full scan.
+        With ``a_v = s_v (c_v.c_q)`` (float32: the integer dot is exact below 2**24), a
+        row's upper bound is at most ``s_q a_v + S``, S the widest slack of any row, so
+        only rows with ``a_v >= (floor - S) / s_q`` get their exact bounds (``_scan``'s
+        arithmetic). The floor is the take-th best lower bound among the rows of largest
+        ``a_v`` (a subset's is never above the whole index's). None: the shortcut does
+        not apply (small index, or too loose to prune); the caller scans in full.
         """
         n = self.n
         if n < _INT8_ROWS or not USE_SIMSIMD or self.dimension * 127 * 127 >= 2**24:
@@ -340,9 +291,9 @@ class TenantVectors:
         a = np.multiply(dots, self.scale32[:n], out=dots)
         if idx is not None:
             a = a[idx]
-        sample = a[::_SAMPLE_STEP]
-        m = max(1, 4 * take // _SAMPLE_STEP)
-        if a.size < 16 * _SAMPLE_STEP or m >= sample.size:
+        sample = a[::SAMPLE_STEP]
+        m = max(1, 4 * take // SAMPLE_STEP)
+        if a.size < 16 * SAMPLE_STEP or m >= sample.size:
             return None
         guess = np.partition(sample, sample.size - m)[sample.size - m]
         top = np.flatnonzero(a >= guess)
@@ -373,13 +324,34 @@ class TenantVectors:
         slack = self.err[rows] * np.float32(q_norm) + self.size[rows] * np.float32(q_err)
         return approx - slack, approx + slack
 
+    def _prefiltered(
+        self, query: np.ndarray, idx: np.ndarray | None, take: int, keep: int
+    ) -> np.ndarray:
+        """APPROXIMATE (opt-in): the rows whose bounds reach the take-th best lower bound
+        among the ``keep`` visible rows nearest the query by code signs (prefilter.py)."""
+        q_codes, q_scale, q_err, _, _ = quantize(query)
+        bits = self._signs.of(self._codes_of, self.n, self.rows.capacity, self.dimension)
+        cand = prefilter.nearest(bits, q_codes[0], idx, keep)
+        q_norm = float(np.linalg.norm(query.astype(np.float64)))
+        lo, hi = self._bounds_of(cand, q_codes[0], float(q_scale[0]), float(q_err[0]), q_norm)
+        floor = float(np.partition(lo, lo.size - take)[lo.size - take])
+        return cand[hi >= floor]
+
     def search(
-        self, query: np.ndarray, k: int, namespace: str | None, view: TemporalView
+        self,
+        query: np.ndarray,
+        k: int,
+        namespace: str | None,
+        view: TemporalView,
+        prefilter: int = 0,
     ) -> list[tuple[str, float]]:
         """The k visible rows with the highest dot product with ``query``, exactly.
 
         Scores are float64 dot products of the stored float32 rows; order is
-        score descending, then id ascending.
+        score descending, then id ascending. ``prefilter`` > 0 (opt-in, APPROXIMATE):
+        on an index of at least 10k rows where more rows are visible, the answer is the
+        exact top-k of the ``prefilter`` rows nearest by code signs (``_prefiltered``),
+        not of every row.
         """
         if self.n == 0 or k <= 0:
             return []
@@ -389,7 +361,10 @@ class TenantVectors:
         visible = self.n if idx is None else idx.size
         q = np.asarray(query, dtype=np.float32)
         take = min(k, visible)
-        chosen = self._chosen(q, idx, take)
+        chosen: np.ndarray | None = None
+        if take <= prefilter < visible and self.n >= _INT8_ROWS and USE_SIMSIMD:
+            chosen = self._prefiltered(q, idx, take, prefilter)
+        chosen = self._chosen(q, idx, take) if chosen is None else chosen
         if chosen is None:
             # float32 bounds: their rounding is far inside the _ROUNDING slack of err
             approx, slack = self._scan(q)
