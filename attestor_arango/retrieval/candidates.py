@@ -79,7 +79,8 @@ class Candidate:
         response holds ~90 breakdowns, so it is not paid twice: decay, boost, session,
         coverage, time cue and relevance are stored already rounded to 12 places by the
         step that sets them (see ``ROUNDED``), and rounding a rounded value gives it back
-        (``tests/test_candidate_rounding.py``); ``final`` is the relevance.
+        (``tests/test_recall_fast_paths.py``); ``final`` is the relevance; rrf and
+        rrf_norm come rounded from fusion while they are unchanged (``rounded_rrf``).
         """
         ranks, scores = self.lane_ranks, self.lane_scores
         vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
