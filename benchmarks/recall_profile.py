@@ -40,7 +40,7 @@ from attestor_arango import AgentContext
 from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.memory import AgentMemory
 from attestor_arango.store.embedded import store as embedded
-from attestor_arango.store.embedded import vectors
+from attestor_arango.store.embedded import text_index, vectors
 
 # (owner, attribute, label): what is wrapped and timed
 TIMED: list[tuple[Any, str, str]] = [
@@ -48,8 +48,10 @@ TIMED: list[tuple[Any, str, str]] = [
     (embedded.SQLiteStore, "vector_candidates", "  vector lane: store"),
     (vectors.TenantVectors, "_scan", "    int8 / float32 scan"),
     (pipeline, "text_lane", "  text lane"),
-    (embedded.SQLiteStore, "text_pool", "    text pool (store)"),
-    (text_module, "rescore_pool", "    BM25 re-scoring"),
+    (embedded.SQLiteStore, "text_pool_scores", "    text pool and its BM25 (store)"),
+    (text_index, "pool_scores", "      BM25 over the pool"),
+    (embedded.SQLiteStore, "text_pool", "    text pool (store; other backends)"),
+    (text_module, "rescore_pool", "    BM25 re-scoring (other backends)"),
     (embedded.SQLiteStore, "get_memories", "  memories read and decoded"),
     (pipeline, "_complete", "  lane completion"),
     (pipeline, "fuse", "fusion"),

@@ -25,7 +25,8 @@ def test_recall_profile_reports_nested_step_timings(tmp_path: Path) -> None:
     steps = report["steps"]
     for label in (
         "lanes (vector + text + completion)",
-        "    BM25 re-scoring",
+        "    text pool and its BM25 (store)",
+        "      BM25 over the pool",
         "budget packing",
         "fusion",
     ):
@@ -36,4 +37,6 @@ def test_recall_profile_reports_nested_step_timings(tmp_path: Path) -> None:
         steps["lanes (vector + text + completion)"]["per_recall_ms"]
         < report["recall"]["per_recall_ms"]
     )
-    assert steps["    BM25 re-scoring"]["per_recall_ms"] < steps["  text lane"]["per_recall_ms"]
+    text = steps["  text lane"]["per_recall_ms"]
+    assert steps["      BM25 over the pool"]["per_recall_ms"] < text
+    assert "    BM25 re-scoring (other backends)" not in steps  # the store scored its pools
