@@ -374,7 +374,7 @@ class AgentMemory:
         self, *, limit: int = 100, after_seq: int = 0, context: AgentContext | None = None
     ) -> builtins.list[AuditEntry]:
         """The tenant's audit chain, oldest first. Raises ``AccessDenied`` without READ and
-        ``ValidationError`` for a bad limit."""
+        ``ValidationError`` for a bad limit or ``after_seq``."""
         ctx = self._ctx(context, Permission.READ, "audit_log")
         return trail.entries(self.runtime, ctx.tenant, limit, after_seq)
 

@@ -118,9 +118,10 @@ def check_id(value: object, name: str = "memory_id") -> str:
     return value
 
 
-def check_offset(value: object) -> int:
+def check_offset(value: object, field: str = "offset") -> int:
+    """A position to start after: a non-negative int (a bool or a float is refused)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError("offset must be a non-negative integer")
+        raise ValidationError(f"{field} must be a non-negative integer, got {value!r}")
     return value
 
 

@@ -269,3 +269,18 @@ def test_an_anchor_from_json_verifies(chain_mem: AgentMemory) -> None:
     assert [p.kind for p in chain_mem.verify_audit_chain(anchor=wrong, context=ORCH).problems] == [
         "anchor"
     ]
+
+
+@pytest.mark.parametrize("bad", ["3", -1, 1.5, None, True])
+def test_audit_log_refuses_an_after_seq_that_is_not_a_position(tmp_path: Path, bad: object) -> None:
+    """A string or a float once read as 'after everything' and answered an empty page."""
+    from attestor_arango import ValidationError
+
+    mem = AgentMemory(tmp_path / "m")
+    _build_chain(mem)
+    before = mem.audit_log(context=ORCH)
+    with pytest.raises(ValidationError, match="after_seq"):
+        mem.audit_log(after_seq=bad, context=ORCH)  # type: ignore[arg-type]
+    assert len(before) >= 9
+    assert mem.audit_log(after_seq=0, context=ORCH) == before
+    mem.close()

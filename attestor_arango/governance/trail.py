@@ -13,13 +13,14 @@ from attestor_arango.governance import audit_chain
 from attestor_arango.models import AuditEntry
 from attestor_arango.reports import AuditEntries, AuditPage, ChainReport
 from attestor_arango.scope import Scope
-from attestor_arango.validation import check_limit
+from attestor_arango.validation import check_limit, check_offset
 
 
-def entries(rt: Runtime, tenant: str, limit: object, after_seq: int) -> list[AuditEntry]:
+def entries(rt: Runtime, tenant: str, limit: object, after_seq: object) -> list[AuditEntry]:
     """``limit`` chain entries after ``after_seq``, oldest first, as stored (not checked);
-    ``ValidationError`` for a bad limit."""
-    return rt.store.read_audit(Scope(tenant), check_limit(limit), after_seq)
+    ``ValidationError`` for a bad limit or an ``after_seq`` that is not a non-negative int."""
+    seq = check_offset(after_seq, "after_seq")
+    return rt.store.read_audit(Scope(tenant), check_limit(limit), seq)
 
 
 def verify(rt: Runtime, tenant: str, anchor: object) -> ChainReport:
