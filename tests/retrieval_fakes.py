@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from attestor_arango.clock import OPEN, to_us
+from attestor_arango.clock import OPEN, from_us, to_us
 from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, Hit, TextHit, pool_of
@@ -218,3 +218,18 @@ class FakeStore:
 
 
 __all__ = ["OPEN", "FakeStore", "mem", "view_at"]
+
+
+def stored_memory(scope: Scope, i: int, text: str, t: int) -> Memory:
+    """A memory as a store test inserts it: id counting down from m9999 (so later rows sort
+    first by id), created and valid from ``t``, in the scope's namespace (default "n")."""
+    return Memory(
+        id=f"m{9999 - i:04d}",
+        tenant=scope.tenant,
+        namespace=scope.namespace or "n",
+        content=text,
+        valid_from=from_us(t),
+        t_created=from_us(t),
+        provenance=Provenance(agent_id="a", role="planner"),
+        content_hash=content_hash(text),
+    )

@@ -6,9 +6,8 @@ import random
 from pathlib import Path
 
 import pytest
+from retrieval_fakes import stored_memory
 
-from attestor_arango.clock import from_us
-from attestor_arango.models import Memory, Provenance, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import fts as embedded_fts
 from attestor_arango.store.embedded import sql as q
@@ -17,19 +16,6 @@ from attestor_arango.store.embedded.store import SQLiteStore
 
 T0 = 1_767_225_600_000_000
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "theta"]
-
-
-def _memory(scope: Scope, i: int, text: str, t: int) -> Memory:
-    return Memory(
-        id=f"m{9999 - i:04d}",
-        tenant=scope.tenant,
-        namespace=scope.namespace or "n",
-        content=text,
-        valid_from=from_us(t),
-        t_created=from_us(t),
-        provenance=Provenance(agent_id="a", role="planner"),
-        content_hash=content_hash(text),
-    )
 
 
 @pytest.mark.parametrize("min_factor", [1, 2, 50])
@@ -46,7 +32,7 @@ def test_two_step_lane_equals_full_join(
         # few distinct texts, so many rows tie on their BM25 score; ids run against rowid
         # order, so a cut that drops tied rows shows up in the id tie-break
         text = " ".join(rng.choices(WORDS[: 3 + i % 5], k=3))
-        store.insert_memory(scope, _memory(scope, i, text, T0 + i), None)
+        store.insert_memory(scope, stored_memory(scope, i, text, T0 + i), None)
     store.close_memory(scopes[0], "m9998", T0 + 500, "archived", None)
     views = [
         TemporalView(as_of=T0 + 1000),
@@ -81,7 +67,9 @@ def test_first_cut_follows_the_scopes_share_of_the_index(tmp_path: Path) -> None
     big, small = Scope("big", "n"), Scope("small", "n")
     for i in range(600):
         scope = small if i % 20 == 0 else big  # small holds 1 row in 20
-        store.insert_memory(scope, _memory(scope, i, f"alpha beta {WORDS[i % 8]}", T0 + i), None)
+        store.insert_memory(
+            scope, stored_memory(scope, i, f"alpha beta {WORDS[i % 8]}", T0 + i), None
+        )
     ranked_queries: list[int] = []
     execute = store.db.execute
 

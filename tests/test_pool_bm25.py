@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from retrieval_fakes import stored_memory
 
 from attestor_arango import AgentContext
 from attestor_arango.clock import ManualClock, from_us
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
-from attestor_arango.models import Memory, Provenance, content_hash
 from attestor_arango.retrieval import text_lane
 from attestor_arango.retrieval.text_lane import (
     ScoresPool,
@@ -146,19 +146,6 @@ SCOPES = [Scope("t", "a"), Scope("t", "b"), Scope("t")]
 VIEWS = [TemporalView(as_of=T0 + 10**12), TemporalView(as_of=T0 + 150 * 10**6)]
 
 
-def _memory(scope: Scope, i: int, text: str, t: int) -> Memory:
-    return Memory(
-        id=f"m{9999 - i:04d}",
-        tenant=scope.tenant,
-        namespace=scope.namespace or "n",
-        content=text,
-        valid_from=from_us(t),
-        t_created=from_us(t),
-        provenance=Provenance(agent_id="a", role="planner"),
-        content_hash=content_hash(text),
-    )
-
-
 def _fill(store: SQLiteStore, rng: random.Random, n: int, first: int = 0) -> None:
     """Rows in two namespaces; pairs share a time, and every other pair its text too (ties
     of score and time: the id decides)."""
@@ -166,7 +153,7 @@ def _fill(store: SQLiteStore, rng: random.Random, n: int, first: int = 0) -> Non
     for i in range(first, first + n):
         scope = SCOPES[i % 2]
         text = text if i % 4 == 1 else _text(rng) or "zzz"
-        store.insert_memory(scope, _memory(scope, i, text, T0 + (i // 2) * 10**6), None)
+        store.insert_memory(scope, stored_memory(scope, i, text, T0 + (i // 2) * 10**6), None)
 
 
 def _queries(rng: random.Random) -> list[str]:
