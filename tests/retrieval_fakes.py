@@ -67,8 +67,8 @@ def _visible(m: Memory, view: TemporalView) -> bool:
 
 
 # what a backend may offer beside the Store contract, asked for through retrieval's own
-# protocols (text_lane.PoolsTerms, ScoresPool); this fake offers none of it
-BESIDE_THE_CONTRACT = frozenset({"text_pool_terms", "text_pool_scores"})
+# protocols (text_lane.ScoresPool); this fake offers none of it
+BESIDE_THE_CONTRACT = frozenset({"text_pool_scores"})
 
 
 class FakeStore:

@@ -13,7 +13,7 @@ import pytest
 from attestor_arango.clock import OPEN, from_us
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import Memory, Provenance, content_hash
-from attestor_arango.retrieval.text_lane import PoolsTerms, rescore_pool
+from attestor_arango.retrieval.text_lane import rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded.rowtable import RowTable
 from attestor_arango.store.embedded.store import SQLiteStore
@@ -221,21 +221,20 @@ def test_the_fts5_index_stays_available_and_unknown_ones_are_refused(tmp_path: P
         SQLiteStore(tmp_path / "m.db", text_index="lucene")
 
 
-@pytest.mark.parametrize("lane", ["text_pool", "text_pool_terms"])
+@pytest.mark.parametrize("lane", ["text_pool", "text_pool_scores"])
 def test_a_row_of_another_namespace_is_refused_not_returned(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lane: str
 ) -> None:
     """Defence in depth: if the view filter ever let another namespace through, the store
-    raises; the pool with its terms (beside the contract) as the contract's pool."""
+    raises; the pool scored by the store (beside the contract) as the contract's pool."""
     store = SQLiteStore(tmp_path / "m.db")
     mine, theirs = Scope("t", "mine"), Scope("t", "theirs")
-    store.insert_memory(mine, _memory(mine, 1, "alpha here", T0), None)
+    here = _memory(mine, 1, "alpha here", T0)
+    store.insert_memory(mine, here, None)
     store.insert_memory(theirs, _memory(theirs, 2, "alpha there", T0), None)
     found = getattr(store, lane)(mine, "alpha", 5, VIEWS[0])
-    pool = found[0] if lane == "text_pool_terms" else found
-    assert [t.content for t in pool] == ["alpha here"]
-    if lane == "text_pool_terms":
-        assert list(found[1]) == [pool[0].id]  # the terms of the pool's rows only
+    ids = found.ids if lane == "text_pool_scores" else [t.id for t in found]
+    assert ids == [here.id]
     broken = RowTable.visible_mask
 
     def everything(self: RowTable, namespace: str | None, view: TemporalView) -> Any:
@@ -393,26 +392,6 @@ def test_scoring_terms_stay_within_the_scope(tmp_path: Path) -> None:
     assert store.scoring_terms(b, ids) == {}  # b's index is not loaded; a's never answers b
     store.text_pool(b, "alpha", 5, TemporalView(as_of=T0 + 10))
     assert store.scoring_terms(b, ids) == {"m9997": scoring_terms("alpha beta")}
-    store.close()
-
-
-@pytest.mark.parametrize("text_index", ["memory", "fts5"])
-def test_the_pool_and_its_terms_come_in_one_read(tmp_path: Path, text_index: str) -> None:
-    """``text_pool_terms`` (beside the contract, retrieval's ``PoolsTerms``) answers exactly
-    ``text_pool`` and, for its rows only, the terms ``scoring_terms`` gives: the content's
-    own, never a row of another scope."""
-    store = SQLiteStore(tmp_path / "m.db", text_index=text_index)
-    assert isinstance(store, PoolsTerms)
-    _fill(store, random.Random(9), 300)
-    for scope in SCOPES:
-        for view in VIEWS:
-            for query in ("alpha beta", "the", "kappa omega", "zzz"):
-                for k in (0, 3, 40):
-                    pool, held = store.text_pool_terms(scope, query, k, view)
-                    assert pool == store.text_pool(scope, query, k, view)
-                    if text_index == "memory":  # fts5: what a loaded index keeps, if any
-                        assert held == {t.id: scoring_terms(t.content) for t in pool}
-                    assert held == store.scoring_terms(scope, [t.id for t in pool])
     store.close()
 
 

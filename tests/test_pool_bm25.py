@@ -181,7 +181,8 @@ def test_the_store_scores_its_pool_as_raw_scores_would(tmp_path: Path, reopen: b
                 for k in (0, 5, 200):
                     got = store.text_pool_scores(scope, query, k, view)
                     assert got is not None
-                    pool, held = store.text_pool_terms(scope, query, k, view)
+                    pool = store.text_pool(scope, query, k, view)
+                    held = store.scoring_terms(scope, [t.id for t in pool])
                     want = [
                         (t.id, t.t_created, s) for t, _, s in raw_scores(pool, query, held=held)
                     ]

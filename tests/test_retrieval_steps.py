@@ -124,7 +124,7 @@ def test_stored_terms_asks_only_a_backend_that_keeps_them() -> None:
     assert stored_terms(object(), Scope("t"), ["a"]) == {}
 
 
-def test_the_pool_and_its_terms_come_from_one_call_when_the_backend_offers_it() -> None:
+def test_the_pool_comes_with_the_terms_a_backend_keeps() -> None:
     pool = [TextHit("a", "alpha beta", 2, 1.0)]
     calls: list[str] = []
 
@@ -137,28 +137,20 @@ def test_the_pool_and_its_terms_come_from_one_call_when_the_backend_offers_it() 
             calls.append("scoring_terms")
             return {i: ("kept",) for i in ids}
 
-    class Pools(Keeps):
-        def text_pool_terms(
-            self, scope: Scope, query: str, k: int, view: TemporalView
-        ) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]:
-            calls.append("text_pool_terms")
-            return pool, {"a": ("both",)}
-
     class PoolOnly:
         def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
             return pool
 
     view = TemporalView(as_of=10)
-    pools: Any = Pools()
-    assert pool_and_terms(pools, Scope("t"), "alpha", 5, view) == (pool, {"a": ("both",)})
-    assert calls == ["text_pool_terms"]
-    cache: dict[str, tuple[str, ...]] = {}  # one recall's terms: those of the pool join it
-    assert pool_and_terms(pools, Scope("t"), "alpha", 5, view, cache)[1] == {"a": ("both",)}
-    assert cache == {"a": ("both",)}
-    del calls[1:]
     keeps: Any = Keeps()
     assert pool_and_terms(keeps, Scope("t"), "alpha", 5, view) == (pool, {"a": ("kept",)})
-    assert calls[1:] == ["text_pool", "scoring_terms"]
+    assert calls == ["text_pool", "scoring_terms"]
+    cache: dict[str, tuple[str, ...]] = {}  # one recall's terms: those of the pool join it
+    assert pool_and_terms(keeps, Scope("t"), "alpha", 5, view, cache)[1] == {"a": ("kept",)}
+    assert cache == {"a": ("kept",)}
+    del calls[:]
+    assert pool_and_terms(keeps, Scope("t"), "alpha", 5, view, cache)[1] == {"a": ("kept",)}
+    assert calls == ["text_pool"]  # the cached terms are not asked for again
     only: Any = PoolOnly()
     assert pool_and_terms(only, Scope("t"), "alpha", 5, view) == (pool, {})
 

@@ -70,20 +70,6 @@ def stored_terms(
     return read_through(cache, ids, lambda wanted: store.scoring_terms(scope, wanted))
 
 
-@runtime_checkable
-class PoolsTerms(Protocol):
-    """A backend that hands over the text pool and its rows' scoring terms in one read (the
-    embedded one: its index has both at hand; looking the rows up again by id cost more).
-
-    Not part of the Store contract: for any other backend the pool comes from
-    ``text_pool`` and its terms from ``stored_terms``.
-    """
-
-    def text_pool_terms(
-        self, scope: Scope, query: str, k: int, view: TemporalView
-    ) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]: ...
-
-
 def pool_and_terms(
     store: Store,
     scope: Scope,
@@ -94,11 +80,6 @@ def pool_and_terms(
 ) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]:
     """The ``k``-row text pool and the scoring terms the backend holds for its rows;
     ``cache`` as for ``stored_terms`` (the terms read here are added to it)."""
-    if isinstance(store, PoolsTerms):
-        pool, held = store.text_pool_terms(scope, query, k, view)
-        if cache is not None:
-            cache.update(held)
-        return pool, held
     pool = store.text_pool(scope, query, k, view)
     return pool, stored_terms(store, scope, [t.id for t in pool], cache)
 

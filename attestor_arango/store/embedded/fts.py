@@ -78,35 +78,12 @@ class EmbeddedText:
         check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
         return found
 
-    def text_pool_terms(
-        self, scope: Scope, query: str, k: int, view: TemporalView
-    ) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]:
-        """``text_pool`` and the scoring terms of its rows, from one read of the in-memory
-        index (FTS5: those a loaded index keeps). The pipeline's BM25 re-scoring takes
-        both; asking ``scoring_terms`` after the pool looked every row up again by id and
-        checked its namespace row by row. Not part of the Store contract (retrieval's
-        ``PoolsTerms`` asks for it)."""
-        if k <= 0:
-            return [], {}
-        if self.text_index == "fts5":
-            pool = self._fts_pool(scope, query, k, view)
-            return pool, self.scoring_terms(scope, [t.id for t in pool])
-        terms = query_terms(query)
-        if not terms:
-            return [], {}
-        with self._db.lock:
-            found, held, namespaces = self._caches.text_read(
-                scope.tenant, lambda t: t.pool(terms, k, scope.namespace, view)
-            )
-        check_tenant(scope, [{"tenant": scope.tenant, "namespace": ns} for ns in namespaces])
-        return found, held
-
     def text_pool_scores(
         self, scope: Scope, query: str, k: int, view: TemporalView
     ) -> PoolScores | None:
         """The ``k``-row text pool's rows holding a scoring term of ``query`` with their BM25
         over the pool alone (before rounding), and the scoring terms of those rows it read:
-        what retrieval's ``raw_scores`` computes over ``text_pool_terms``, to the bit, from
+        what retrieval's ``raw_scores`` computes over ``text_pool``'s rows, to the bit, from
         the in-memory index's postings without decoding the pool's texts (pool_bm25.py).
         None with FTS5 (no postings at hand). Not part of the Store contract (retrieval's
         ``ScoresPool`` asks for it)."""

@@ -165,12 +165,6 @@ class SQLiteStore:
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         return self.text.text_pool(scope, query, k, view)
 
-    def text_pool_terms(
-        self, scope: Scope, query: str, k: int, view: TemporalView
-    ) -> tuple[list[TextHit], dict[str, tuple[str, ...]]]:
-        """``text_pool`` with its rows' scoring terms in one read (beside the contract)."""
-        return self.text.text_pool_terms(scope, query, k, view)
-
     def text_pool_scores(
         self, scope: Scope, query: str, k: int, view: TemporalView
     ) -> PoolScores | None:

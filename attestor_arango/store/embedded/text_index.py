@@ -355,19 +355,6 @@ class TenantText:
         hits = [TextHit(i, text, -t, -s) for (s, t, i, _), text in zip(ranked, texts, strict=True)]
         return hits, namespaces
 
-    def pool(
-        self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
-    ) -> tuple[list[TextHit], dict[str, tuple[str, ...]], set[str]]:
-        """``search`` with each found row's scoring terms (``scoring_terms(content)``).
-
-        The rows come out of the view's mask, so they are in the namespace already: no
-        id lookup and no per-row namespace check (``terms_of`` needs both)."""
-        ranked, namespaces = self._ranked(terms, k, namespace, view)
-        picked = [r for *_, r in ranked]
-        texts, row_terms = self.contents.take(picked), self.terms.take(picked)
-        hits = [TextHit(i, text, -t, -s) for (s, t, i, _), text in zip(ranked, texts, strict=True)]
-        return hits, dict(zip([h.id for h in hits], row_terms, strict=True)), namespaces
-
     def pool_scores(
         self,
         terms: Sequence[str],
