@@ -8,6 +8,7 @@ their bits (``hex``), so a last-bit difference or a lost sign of zero fails.
 from __future__ import annotations
 
 import copy
+import math
 import random
 from dataclasses import replace
 
@@ -22,9 +23,26 @@ from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.completion import exact_cosine
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.fusion import fuse
-from attestor_arango.retrieval.temporal import apply_decay_boost, apply_decay_boost_reference
+from attestor_arango.retrieval.temporal import age_days, apply_decay_boost
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit
+
+
+def apply_decay_boost_reference(
+    cands: list[Candidate], as_of: int, config: RetrievalConfig
+) -> None:
+    """``apply_decay_boost`` one candidate at a time with Python's ``round`` (its form
+    before the arrays): what the array form must equal bit for bit."""
+    for c in cands:
+        age = age_days(c, as_of)
+        if config.decay_enabled:
+            fade = 0.5 ** (age / config.decay_half_life_days)
+            c.decay = round(
+                config.decay_floor + (1.0 - config.decay_floor) * c.memory.confidence * fade, 12
+            )
+        if config.boost_enabled:
+            c.boost = round(config.recency_boost * math.exp(-age / config.recency_tau_days), 12)
+        c.compute_relevance()
 
 
 def _cands(seed: int, n: int = 2_000) -> list[Candidate]:

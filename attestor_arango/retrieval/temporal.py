@@ -88,23 +88,6 @@ def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalC
     update_relevance(cands)
 
 
-def apply_decay_boost_reference(
-    cands: Sequence[Candidate], as_of: int, config: RetrievalConfig
-) -> None:
-    """``apply_decay_boost`` one candidate at a time with Python's ``round``: what the
-    array form must equal bit for bit (kept for ``tests/test_relevance_arrays.py``)."""
-    for c in cands:
-        age = age_days(c, as_of)
-        if config.decay_enabled:
-            fade = 0.5 ** (age / config.decay_half_life_days)
-            c.decay = round(
-                config.decay_floor + (1.0 - config.decay_floor) * c.memory.confidence * fade, 12
-            )
-        if config.boost_enabled:
-            c.boost = round(config.recency_boost * math.exp(-age / config.recency_tau_days), 12)
-        c.compute_relevance()
-
-
 # English words that announce a changed fact, as stems (see text.terms)
 CHANGE_CUES = frozenset(
     terms(
