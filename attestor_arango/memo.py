@@ -7,12 +7,20 @@ process with a loaded 100k-memory index. A plain dict of strings to strings
 and its size costs the collector nothing. When the dict is full it is emptied
 rather than trimmed, which needs no iteration and so stays safe when threads
 share it; the functions are pure, so a miss only costs the call again.
+
+Their keys are texts the process saw (memory contents, queries, their words), so
+an erasure that removes rows (``purge_user``, compaction, a retention ``delete``)
+calls ``forget_all``: every memo of the process is emptied, and no word of the
+erased rows stays reachable in one. A memo is a pure function's cache, so emptying
+it changes no result; every tenant shares it for the same reason (a value depends
+on the text alone, never on whose it is).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+from weakref import WeakSet
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -27,6 +35,7 @@ class Memo(Generic[K, T]):
         self._values: dict[K, T] = {}
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
+        _ALL.add(self)
 
     def __call__(self, key: K) -> T:
         try:
@@ -44,6 +53,15 @@ class Memo(Generic[K, T]):
 
     def clear(self) -> None:
         self._values.clear()
+
+
+_ALL: WeakSet[Memo[Any, Any]] = WeakSet()  # every memo of the process
+
+
+def forget_all() -> None:
+    """Empties every memo of the process: after an erasure, so none holds its words."""
+    for each in list(_ALL):
+        each.clear()
 
 
 def memo(size: int) -> Callable[[Callable[[K], T]], Memo[K, T]]:

@@ -6,7 +6,9 @@ Order of events, each durable before the next:
    many rows each collection held) -- so even a crash mid-way leaves a record;
 2. one ``Store.purge_collection`` call per collection in
    ``Store.purge_collections()`` order, each its own commit, so progress made
-   before a failure stays made and a re-run only removes what is left;
+   before a failure stays made and a re-run only removes what is left; then
+   the process's memos of texts are emptied (``memo.forget_all``), so none
+   keeps a word of the erased rows;
 3. a scan of what the tenant still holds (``Store.tenant_residue``), and the
    write-ahead log flushed (a backend that has one);
 4. with recall tracing on, the tenant's events removed from the trace file
@@ -29,6 +31,7 @@ from attestor_arango.core.audit import Auditor
 from attestor_arango.core.reembed import default_staging_path, drop_staged
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
+from attestor_arango.memo import forget_all
 from attestor_arango.reports import PurgeReport
 from attestor_arango.retrieval.trace import erase_tenant
 from attestor_arango.scope import Scope
@@ -96,6 +99,7 @@ def purge_user(
             report.error = f"{type(exc).__name__}: {exc}"
             report.not_attempted = plan[i + 1 :]
             break
+    forget_all()  # the process's memos of texts: none may keep the erased words
     try:
         report.remaining = store.tenant_residue(scope)
     except Exception as exc:

@@ -31,6 +31,7 @@ from attestor_arango.core.audit import Auditor
 from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
+from attestor_arango.memo import forget_all
 from attestor_arango.models import Memory
 from attestor_arango.reports import PolicyOutcome, RetentionReport
 from attestor_arango.scope import Scope, TemporalView, check_name
@@ -154,12 +155,17 @@ def delete_audited(
     ids: list[str],
     details: dict[str, Any],
 ) -> int:
-    """Hard-deletes rows the way a purge does: audit first, remove, audit the outcome."""
+    """Hard-deletes rows the way a purge does: audit first, remove, audit the outcome.
+
+    Like a purge it leaves no word of the rows behind: the process's memos of texts
+    are emptied and the write-ahead log flushed (frames another connection's open read
+    kept there are counted in the outcome entry, ``wal_frames``)."""
     tenant = ctx.tenant
     attempt = auditor.record(ctx, f"{action}_attempted", tenant, {**details, "ids": ids})
     try:
         with rt.store.transaction():
             removed = rt.store.delete_memories(Scope(tenant), ids)
+        forget_all()  # the process's memos of texts: none may keep the removed words
     except Exception as exc:
         auditor.record(
             ctx,
@@ -168,7 +174,13 @@ def delete_audited(
             {**details, "attempt_seq": attempt.seq, "error": f"{type(exc).__name__}: {exc}"},
         )
         raise
-    auditor.record(ctx, action, tenant, {**details, "attempt_seq": attempt.seq, "removed": removed})
+    done = {**details, "attempt_seq": attempt.seq, "removed": removed}
+    flush = getattr(rt.store, "flush_erasure", None)  # a backend with a write-ahead log
+    if flush is not None:  # no old page image of a removed row stays in the log
+        frames = int(flush())
+        if frames:  # another connection's open read holds them: on record
+            done["wal_frames"] = frames
+    auditor.record(ctx, action, tenant, done)
     return removed
 
 

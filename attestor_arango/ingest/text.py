@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from attestor_arango.memo import memo
 from attestor_arango.text.keys import key_word
 from attestor_arango.text.stopwords import KEY_STOPWORDS
 
@@ -78,6 +79,7 @@ def words(text: str) -> list[str]:
     return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
 
 
+@memo(65_536)  # emptied by an erasure, as every memo (memo.forget_all)
 def stem(word: str) -> str:
     """The word's frozen key form ("smoking" -> "smoke"; text/keys.py); numbers pass unchanged."""
     return key_word(word)

@@ -25,8 +25,6 @@ that is not all letters (a number, "3rd", "$5") is kept as it is.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 VERSION = 1
 
 _VOWELS = frozenset("aeiouy")  # "y" is a vowel unless marked "Y" below
@@ -142,12 +140,12 @@ def _step_5(word: str, r1: int, r2: int) -> str:
     return word
 
 
-@lru_cache(maxsize=65_536)
 def key_word(word: str) -> str:
     """Version 1 of a word's stored-key form: "Smoking" -> "smoke", "plans" -> "plan".
 
     Lower-cased; a word that is not all letters is returned lower-cased and unchanged.
-    Frozen: see the module docstring before changing anything here.
+    Frozen: see the module docstring before changing anything here. Not memoised here
+    (this module imports only the standard library): ``ingest/text.py`` memoises it.
     """
     w = word.lower()
     if not w.isalpha():

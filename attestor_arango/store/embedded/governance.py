@@ -195,6 +195,8 @@ class EmbeddedGovernance:
             removed = 0
             for sql in q.DELETE_MEMORIES:
                 removed = self._db.execute(sql, params).rowcount
+            # as a purge: merge FTS segments so no deleted token survives in an old one
+            self._db.execute(q.FTS_OPTIMIZE)
             self._db.after_commit("drop", scope.tenant)
         return removed
 

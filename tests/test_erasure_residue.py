@@ -1,0 +1,223 @@
+"""Erasure leaves nothing in the process either: after ``purge_user``, a compaction or a
+retention ``delete``, no string or bytes object anywhere in the interpreter's reachable
+containers holds a word of the removed rows (the package's memos of stems, scoring
+terms, token counts, time cues and stored-key words included), and the store's files
+on disk (SQLite file, WAL, the side index files) hold none of it, before and after close.
+
+The words are built at run time, so the test's own constants do not hold them; the
+scan skips the one needle object the test keeps.
+"""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attestor_arango import AgentContext, AgentRole
+from attestor_arango.clock import ManualClock
+from attestor_arango.config import Config, TraceSettings
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.ids import SeededIdSource
+from attestor_arango.memory import AgentMemory
+
+ORCH = AgentRole.ORCHESTRATOR
+SUBJECT = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n1")
+OTHER = AgentContext(agent_id="orch", role=ORCH, tenant="other", namespace="n1")
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
+def _word(*parts: str) -> str:
+    """A word no constant of this module holds: made at run time from its parts."""
+    return "".join(parts)
+
+
+def reachable_holders(needle: str) -> list[str]:
+    """What holds a string or bytes containing ``needle`` (any case), besides the scan's own needle.
+
+    Every object the garbage collector tracks is a root; containers it does not track
+    (dicts of strings, tuples of strings: what the memos hold) are walked through, and
+    a dict's keys are read too (the collector's walk of a string-keyed dict skips them).
+    """
+    gc.collect()
+    low, raw = needle.lower(), needle.lower().encode()
+    found: list[str] = []
+    walked: set[int] = set()
+
+    def inner(obj: Any) -> list[Any]:
+        if isinstance(obj, dict):
+            return [*obj.keys(), *obj.values()]
+        return list(gc.get_referents(obj))
+
+    def holds(obj: Any) -> bool:
+        if obj is needle or obj is low or obj is raw:  # the scan's own
+            return False
+        if isinstance(obj, str):
+            return low in obj.lower()
+        if isinstance(obj, bytes | bytearray | memoryview):
+            return raw in bytes(obj).lower()
+        return False
+
+    roots = gc.get_objects()
+    for root in roots:
+        if root is roots or root is found or root is walked:
+            continue
+        stack = [root]
+        while stack:
+            obj = stack.pop()
+            for child in inner(obj):
+                if holds(child):
+                    found.append(f"{type(root).__qualname__}: {str(child)[:80]!r}")
+                elif (
+                    isinstance(child, _CONTAINERS)
+                    and not gc.is_tracked(child)
+                    and id(child) not in walked
+                ):
+                    walked.add(id(child))
+                    stack.append(child)
+    return found
+
+
+def _files_holding(folder: Path, needle: str) -> list[str]:
+    """Files holding the word, or its middle: a full-text index stores its terms stemmed,
+    each with the prefix it shares with the term before it left out."""
+    raw = needle.lower()[2:-2].encode()
+    return [
+        f.name for f in sorted(folder.rglob("*")) if f.is_file() and raw in f.read_bytes().lower()
+    ]
+
+
+def _memory(folder: Path, clock: ManualClock, tracing: bool = False) -> AgentMemory:
+    config = None
+    if tracing:
+        trace = TraceSettings(enabled=True, path=str(folder / "trace.jsonl"), include_content=True)
+        config = Config(path=str(folder / "mem.db"), trace=trace)
+    return AgentMemory(
+        folder / "mem.db",
+        config=config,
+        embedder=HashingEmbedder(64),
+        clock=clock,
+        ids=SeededIdSource(11),
+    )
+
+
+def _fill(mem: AgentMemory, ctx: AgentContext, word: str, turn: bool = True) -> list[str]:
+    """Rows that send ``word`` through every memo: adds, "when" recalls, packing, and with
+    ``turn`` an ingested turn (its episode, its graph entities: rows only a purge removes)."""
+    ids = [
+        mem.add(f"{word.capitalize()} lives in Paris since May 2020", context=ctx).id,
+        mem.add(f"{word} likes green tea", category="pref", context=ctx).id,
+        mem.add(f"met the {word}s last week in Lyon", context=ctx).id,
+    ]
+    if turn:
+        turn_text = {"user": f"I am {word} and I moved to Nice", "assistant": "Noted."}
+        mem.ingest_round(turn_text, context=ctx)
+        mem.add(f"{word} is the user", entity=word, category="name", context=ctx)
+    for query in (f"When did {word} move to Paris?", f"what does {word} like", f"{word}s"):
+        assert mem.recall(query, context=ctx).results
+    return ids
+
+
+@pytest.mark.parametrize("tracing", [False, True], ids=["tracing off", "tracing on"])
+def test_purge_user_leaves_no_word_of_the_subject_in_the_process_or_files(
+    tmp_path: Path, clock: ManualClock, tracing: bool
+) -> None:
+    secret, kept = _word("zyx", "wvbq", "kal"), _word("quorn", "flax", "ide")
+    mem = _memory(tmp_path, clock, tracing)
+    _fill(mem, SUBJECT, secret)
+    _fill(mem, OTHER, kept)
+    assert reachable_holders(secret) and _files_holding(tmp_path, secret), "the scans must see it"
+    other_before = [r.memory.id for r in mem.recall(f"{kept} Paris", context=OTHER).results]
+
+    report = mem.purge_user("subject", "GDPR erasure request #7", context=SUBJECT)
+
+    assert report.ok, report.to_dict()
+    assert sorted(set(reachable_holders(secret))) == []
+    assert _files_holding(tmp_path, secret) == []
+    # the other tenant's rows are untouched and rank as before
+    assert reachable_holders(kept)
+    assert [r.memory.id for r in mem.recall(f"{kept} Paris", context=OTHER).results] == (
+        other_before
+    )
+    mem.close()
+    assert _files_holding(tmp_path, secret) == []
+
+
+def test_compaction_leaves_no_word_of_the_removed_rows(tmp_path: Path, clock: ManualClock) -> None:
+    gone, stays = _word("vrell", "ophane"), _word("marbl", "ewick")
+    mem = _memory(tmp_path, clock)
+    ids = _fill(mem, SUBJECT, gone, turn=False)
+    _fill(mem, SUBJECT, stays)
+    for memory_id in ids:
+        mem.forget(memory_id, reason="asked", context=SUBJECT)
+    assert reachable_holders(gone) and _files_holding(tmp_path, gone)
+    clock.advance(days=2)
+
+    result = mem.compact(older_than="1d", context=SUBJECT)
+
+    assert result["removed"] == len(ids)
+    assert reachable_holders(gone) == []
+    assert _files_holding(tmp_path, gone) == []
+    assert mem.recall(f"{stays} Paris", context=SUBJECT).results
+    mem.close()
+    assert _files_holding(tmp_path, gone) == []
+
+
+def test_retention_delete_leaves_no_word_of_the_removed_rows(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    gone = _word("trel", "quishan")
+    mem = _memory(tmp_path, clock)
+    scratch = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="scratch")
+    _fill(mem, scratch, gone, turn=False)
+    mem.add("a note that stays", context=SUBJECT)
+    assert reachable_holders(gone) and _files_holding(tmp_path, gone)
+    clock.advance(days=40)
+    policy = [{"name": "scratch", "action": "delete", "namespace": "scratch", "older_than": "30d"}]
+
+    report = mem.apply_retention(policy, context=SUBJECT)
+
+    assert report.ok and report.outcomes[0].applied == 3, report.to_dict()
+    assert reachable_holders(gone) == []
+    assert _files_holding(tmp_path, gone) == []
+    mem.close()
+    assert _files_holding(tmp_path, gone) == []
+
+
+def test_every_cache_of_texts_in_the_package_is_a_memo_that_an_erasure_empties() -> None:
+    """A ``functools`` cache is out of ``memo.forget_all``'s reach: only these, which never
+    see a memory's or a query's text, may use one (the names below are the whole list)."""
+    import re
+
+    import attestor_arango
+
+    allowed = {
+        "llm/prompts.py": 1,  # the prompt templates
+        "interfaces/api/codec.py": 2,  # signatures of AgentMemory's methods
+        "store/embedded/pool_bm25.py": 1,  # the stop words' stems
+        "text/stemming.py": 1,  # the tokeniser's fingerprint
+    }
+    root = Path(attestor_arango.__file__).parent
+    pattern = re.compile(r"^\s*@(?:functools\.)?(?:lru_cache|cache)\b", re.M)
+    found = {
+        str(p.relative_to(root)): len(pattern.findall(p.read_text(encoding="utf-8")))
+        for p in sorted(root.rglob("*.py"))
+    }
+    assert {k: v for k, v in found.items() if v} == allowed
+
+
+def test_forget_all_empties_every_memo_and_changes_no_result() -> None:
+    from attestor_arango.ingest import text as ingest_text
+    from attestor_arango.memo import Memo, forget_all
+    from attestor_arango.text import stemming
+
+    word = _word("glorb", "ification")
+    before = (stemming.scoring_terms(f"the {word}s"), ingest_text.stem(word))
+    local = Memo(str.upper, 4)
+    local(word)
+    assert len(stemming.scoring_terms) and len(ingest_text.stem) and len(local)
+    forget_all()
+    assert len(stemming.scoring_terms) == len(ingest_text.stem) == len(local) == 0
+    assert (stemming.scoring_terms(f"the {word}s"), ingest_text.stem(word)) == before
