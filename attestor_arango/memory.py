@@ -44,7 +44,7 @@ from attestor_arango.governance.access import caller, guard, require, subject
 from attestor_arango.ids import IdSource
 from attestor_arango.ingest.conversation import ConversationTurn, add_turns
 from attestor_arango.ingest.model import IngestResult, Turn
-from attestor_arango.ingest.pipeline import Backends
+from attestor_arango.ingest.pipeline import Backends, ConfiguredBackends
 from attestor_arango.models import (
     AuditEntry,
     Episode,
@@ -108,6 +108,7 @@ class AgentMemory:
         self.default_context = context or AgentContext()
         # the extractor and resolver of ingest_round; None: the config's LLM, else the rules
         self.ingest_backends: Backends | None = None
+        self._configured = ConfiguredBackends()  # built again when ``config.llm`` changes
 
     # the runtime's parts, read as attributes; store, signer and retrieval_config replaceable
     config: Part[Config] = Part()
@@ -591,10 +592,10 @@ class AgentMemory:
         """Stores a round as an episode, then extracts its facts and resolves each (ADD /
         UPDATE / INVALIDATE / NOOP) through ``add``'s write path, atomically. Raises
         ``ValidationError`` for a malformed turn and what ``add`` raises."""
-        from attestor_arango.ingest import backends_for, ingest_round
+        from attestor_arango.ingest import ingest_round
 
         ctx = self._ctx(context, Permission.WRITE, "ingest_round")
-        backends = self.ingest_backends = self.ingest_backends or backends_for(self.config)
+        backends = self.ingest_backends or self._configured.of(self.config)
         return ingest_round(self.runtime, self.auditor, self.writer, turn, ctx, backends=backends)
 
     def add_turns(

@@ -12,6 +12,7 @@ then applied in one transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from copy import deepcopy
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -56,6 +57,23 @@ def backends_for(config: Config, *, model_key: str = "model") -> Backends:
     """The configured LLM (``llm:`` in the config, ``model_key`` naming the model), else rules."""
     provider = provider_from_settings(config.llm, model_key=model_key)
     return Backends.rules() if provider is None else Backends.llm(provider)
+
+
+class ConfiguredBackends:
+    """The backends of a config's ``llm`` settings, kept while those settings stay as they
+    were: a memory builds its LLM provider once, yet follows ``mem.config.llm`` (or a new
+    config) changed later, where a backend kept for good would ignore the change."""
+
+    def __init__(self) -> None:
+        self._settings: dict[str, Any] = {}
+        self._backends: Backends | None = None
+
+    def of(self, config: Config) -> Backends:
+        settings = config.llm
+        if self._backends is None or settings != self._settings:
+            self._backends = backends_for(config)
+            self._settings = deepcopy(settings)  # a later change in place differs from it
+        return self._backends
 
 
 def candidates_for(rt: Runtime, scope: Scope, fact: Fact, view: TemporalView) -> list[Memory]:
