@@ -89,7 +89,16 @@ def _files_holding(folder: Path, needle: str) -> list[str]:
     ]
 
 
-def _memory(folder: Path, clock: ManualClock, tracing: bool = False) -> AgentMemory:
+def _deleted_mappings(folder: Path) -> list[str]:
+    """Files of ``folder`` this process still maps though they were deleted (Linux)."""
+    maps = Path("/proc/self/maps")
+    if not maps.exists():
+        return []
+    lines = maps.read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if str(folder) in line and line.endswith("(deleted)")]
+
+
+def _memory(folder: Path, clock: ManualClock, tracing: bool = False, seed: int = 11) -> AgentMemory:
     config = None
     if tracing:
         trace = TraceSettings(enabled=True, path=str(folder / "trace.jsonl"), include_content=True)
@@ -99,7 +108,7 @@ def _memory(folder: Path, clock: ManualClock, tracing: bool = False) -> AgentMem
         config=config,
         embedder=HashingEmbedder(64),
         clock=clock,
-        ids=SeededIdSource(11),
+        ids=SeededIdSource(seed),
     )
 
 
@@ -128,6 +137,9 @@ def test_purge_user_leaves_no_word_of_the_subject_in_the_process_or_files(
     mem = _memory(tmp_path, clock, tracing)
     _fill(mem, SUBJECT, secret)
     _fill(mem, OTHER, kept)
+    mem.close()  # reopened: the indexes are now mapped from their files
+    mem = _memory(tmp_path, clock, tracing, seed=12)
+    assert mem.recall(f"{secret} tea", context=SUBJECT).results
     assert reachable_holders(secret) and _files_holding(tmp_path, secret), "the scans must see it"
     other_before = [r.memory.id for r in mem.recall(f"{kept} Paris", context=OTHER).results]
 
@@ -136,6 +148,7 @@ def test_purge_user_leaves_no_word_of_the_subject_in_the_process_or_files(
     assert report.ok, report.to_dict()
     assert sorted(set(reachable_holders(secret))) == []
     assert _files_holding(tmp_path, secret) == []
+    assert _deleted_mappings(tmp_path) == []
     # the other tenant's rows are untouched and rank as before
     assert reachable_holders(kept)
     assert [r.memory.id for r in mem.recall(f"{kept} Paris", context=OTHER).results] == (
