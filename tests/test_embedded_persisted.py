@@ -23,6 +23,7 @@ from attestor_arango.clock import from_us
 from attestor_arango.models import Memory, Provenance, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import indexfile
+from attestor_arango.store.embedded import vectors as vectors_module
 from attestor_arango.store.embedded.indexfile import IndexFile, IndexFileError
 from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.embedded.text_index import TenantText
@@ -479,6 +480,39 @@ def test_read_float_rows_do_not_stay_resident(tmp_path: Path) -> None:
     view = TemporalView(as_of=T0 + n)
     q = rng.standard_normal(dim).astype(np.float32)
     assert mapped.search(q, 10, None, view) == vectors.search(q, 10, None, view)
+
+
+def test_float_rows_are_released_once_enough_were_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One recall reads the same few rows two or three times (re-scoring, completion,
+    freshness): their pages are released once ``_RELEASE_ROWS`` persisted rows were read
+    since the last release, not after every read, so a re-read does not fault them in
+    again; what is read is the same either way (fails before: a release per read)."""
+    monkeypatch.setattr(vectors_module, "_RELEASE_ROWS", 100, raising=False)
+    rng = np.random.default_rng(14)
+    n, dim = 10_500, 8  # >= the int8 scan's threshold
+    vectors = TenantVectors(dim)
+    matrix = rng.standard_normal((n, dim)).astype(np.float32)
+    times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
+    vectors.load([f"v{i:05d}" for i in range(n)], ["n"] * n, matrix, times)
+    arrays, meta = vectors.sections()
+    path = tmp_path / "v.idx"
+    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
+    f = IndexFile(path, lazy=("matrix",))
+    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    released: list[int] = []
+    mapped.release_rows = lambda: released.append(1)
+    mapped.add("tail", "n", np.ones(dim, dtype=np.float32), T0 + n, 2**62, T0, 2**62)
+    rows = np.arange(0, n, 300)  # 35 persisted rows
+    for read in range(1, 9):
+        got = mapped.float_rows(rows)
+        np.testing.assert_array_equal(got, matrix[rows].astype(np.float64))
+        assert len(released) == (35 * read) // 100
+    both = mapped.float_rows(np.array([5, n], dtype=np.intp), np.float32)  # tail rows count not
+    assert both.dtype == np.float32 and both[1].tolist() == [1.0] * dim
+    np.testing.assert_array_equal(both[0], matrix[5])
+    assert mapped.vectors(["v00005", "tail", "nope"], "n").keys() == {"v00005", "tail"}
 
 
 def test_a_reopened_store_releases_its_float_rows(tmp_path: Path) -> None:

@@ -1,11 +1,13 @@
-"""The row table's visibility: the all-visible shortcut must agree with the mask."""
+"""The row table: the all-visible shortcut must agree with the mask, and ids find their rows."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from attestor_arango.clock import OPEN
 from attestor_arango.scope import TemporalView
+from attestor_arango.store.embedded import rowtable
 from attestor_arango.store.embedded.rowtable import RowTable
 
 
@@ -56,3 +58,41 @@ def test_a_closed_row_ends_all_visible_and_a_persisted_table_keeps_the_bounds() 
         assert not t.all_visible("a", now)
         assert t.all_visible("a", TemporalView(as_of=100, include_closed=True))
         assert _agrees(t, "a", TemporalView(as_of=55))
+
+
+def test_a_persisted_id_found_once_is_not_searched_for_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A recall asks for the rows of the ids a search just handed out, several times:
+    those (and ids found once) come from memory, not another binary search of the
+    persisted ids, and every answer stays the table's (fails before: every ask searched)."""
+    table = RowTable()
+    for i in range(300):
+        table.append(f"m{i:03d}", "a", (i, OPEN, 0, OPEN))
+    persisted = RowTable.from_sections(
+        {f"r.{k}": v for k, v in table.sections()[0].items()}, "r.", ["a"]
+    )
+    persisted.append("late", "a", (400, OPEN, 0, OPEN))
+    searched: list[str] = []
+    base = persisted._base
+    assert base is not None
+    real = base.rows_of
+
+    def counted(ids: list[str]) -> list[int]:
+        searched.extend(ids)
+        return real(ids)
+
+    monkeypatch.setattr(base, "rows_of", counted)
+    handed = persisted.take_ids(np.arange(10, 20))
+    assert handed == [f"m{i:03d}" for i in range(10, 20)]
+    asked = [*handed, "m250", "late", "nope"]
+    want = [(f"m{i:03d}", i) for i in range(10, 20)] + [("m250", 250), ("late", 300)]
+    assert persisted.rows_of(asked) == want
+    assert searched == ["m250", "nope"]  # the handed-out ids were not searched for
+    assert persisted.rows_of(asked) == want
+    assert searched == ["m250", "nope", "nope"]  # an id not held is asked again
+    monkeypatch.setattr(rowtable, "_SEEN", 4)  # past the bound: forgotten, still right
+    assert persisted.rows_of([f"m{i:03d}" for i in range(30)]) == [
+        (f"m{i:03d}", i) for i in range(30)
+    ]
+    assert persisted.rows_of(asked) == want

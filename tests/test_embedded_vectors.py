@@ -11,6 +11,7 @@ import pytest
 
 from attestor_arango.clock import OPEN
 from attestor_arango.scope import TemporalView
+from attestor_arango.store.embedded import quantise
 from attestor_arango.store.embedded import vectors as vectors_module
 from attestor_arango.store.embedded.vectors import TenantVectors, kth_largest, quantize
 
@@ -88,6 +89,7 @@ def test_search_equals_brute_force(
 ) -> None:
     monkeypatch.setattr(vectors_module, "_INT8_ROWS", int8_rows)
     monkeypatch.setattr(vectors_module, "USE_SIMSIMD", simd)
+    monkeypatch.setattr(quantise, "USE_SIMSIMD", simd)
     rng = np.random.default_rng(11)
     n, d = 5000, 48  # more than two scan chunks
     vecs = make(rng, n, d)  # type: ignore[operator]
@@ -171,19 +173,18 @@ def test_empty_and_zero_k() -> None:
 def test_simd_and_numpy_int8_dots_are_the_same_exact_integers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert vectors_module.USE_SIMSIMD  # the dependency is installed, so it is used
+    assert quantise.USE_SIMSIMD and vectors_module.USE_SIMSIMD  # installed, so it is used
     rng = np.random.default_rng(2)
     codes = rng.integers(-127, 128, size=(5000, 1100), dtype=np.int8)  # sums past 2**24
     q = rng.integers(-127, 128, size=1100, dtype=np.int8)
     want = codes.astype(np.int64) @ q.astype(np.int64)
-    simd = vectors_module.int8_dots(codes, q)
-    monkeypatch.setattr(vectors_module, "USE_SIMSIMD", False)
+    simd = quantise.int8_dots(codes, q)
+    small = (codes[:, :384].astype(np.int64) @ q[:384].astype(np.int64)).astype(np.float64)
+    assert np.array_equal(quantise.int8_dots32(codes[:, :384], q[:384]), small)
+    monkeypatch.setattr(quantise, "USE_SIMSIMD", False)
     assert np.array_equal(simd, want.astype(np.float64))
-    assert np.array_equal(vectors_module.int8_dots(codes, q), simd)
-    assert np.array_equal(
-        vectors_module.int8_dots(codes[:, :384], q[:384]),
-        (codes[:, :384].astype(np.int64) @ q[:384].astype(np.int64)).astype(np.float64),
-    )
+    assert np.array_equal(quantise.int8_dots(codes, q), simd)
+    assert np.array_equal(quantise.int8_dots(codes[:, :384], q[:384]), small)
 
 
 @pytest.mark.parametrize("simd", [True, False])
@@ -193,6 +194,7 @@ def test_scan_bounds_cover_both_quantisation_errors(
     """Rows exact in int8 and a query that is not: only the query's error is left."""
     monkeypatch.setattr(vectors_module, "_INT8_ROWS", 0)
     monkeypatch.setattr(vectors_module, "USE_SIMSIMD", simd)
+    monkeypatch.setattr(quantise, "USE_SIMSIMD", simd)
     rng = np.random.default_rng(4)
     dim = 8
     rows = np.vstack([np.eye(dim, dtype=np.float32), _dense(rng, 200, dim)])
@@ -342,3 +344,33 @@ def test_the_prefilter_answers_the_exact_top_k_of_the_rows_nearest_by_code_signs
             assert index.search(q, 10, namespace, view, prefilter=n) == index.search(
                 q, 10, namespace, view
             )
+
+
+def test_the_pruned_scan_reads_the_codes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the int8 threshold the bounds of the rows the shortcut keeps come from the
+    scan's own exact integer dots (gathered), not from a second pass over their codes;
+    the answers still equal a brute-force scan (fails before: two more int8 passes)."""
+    rng = np.random.default_rng(23)
+    n, d = 12_000, 32
+    vecs = _dense(rng, n, d)
+    ids = [f"m{i:05d}" for i in range(n)]
+    index = TenantVectors(d)
+    index.load(ids, ["a"] * n, vecs, np.tile(np.array([1, OPEN, 0, OPEN]), (n, 1)))
+    passes: list[int] = []
+    real = vectors_module.int8_dots
+
+    def counted(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+        passes.append(len(codes))
+        return real(codes, query_codes)
+
+    monkeypatch.setattr(vectors_module, "int8_dots", counted)
+    view = TemporalView(as_of=10**9)
+    pruned = 0
+    for q in _dense(rng, 6, d):
+        pruned += index._chosen(q, None, 50) is not None  # the shortcut applies
+        got = index.search(q, 50, "a", view)
+        want = _brute(index, q, 50, "a", view)
+        assert [g[0] for g in got] == [w[0] for w in want]
+        assert [g[1] for g in got] == pytest.approx([w[1] for w in want], abs=1e-12)
+    assert pruned >= 4
+    assert passes == []

@@ -1,4 +1,5 @@
-"""Per-row int8 quantisation with sound error bounds, and an exact k-th largest.
+"""Per-row int8 quantisation with sound error bounds, exact integer dot products of the
+codes, and an exact k-th largest.
 
 The vector index (vectors.py) scans int8 codes and keeps, per row, bounds on what
 the quantisation can have changed in a score; these are the pieces it computes them
@@ -9,10 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
+try:
+    import simsimd
+
+    USE_SIMSIMD = True
+except ImportError:  # pragma: no cover - a platform without its wheels uses numpy
+    USE_SIMSIMD = False
+
 SAMPLE_STEP = 32  # kth_largest: one value in 32 sets the threshold
 # float32 rounding of a scanned score is far below this share of |row| * |query|; the
 # bound is widened by it so that rounding can never push a true top-k row out
 _ROUNDING = 1e-4
+_CHUNK = 2048  # rows per step of the numpy fallback scan (stays in cache)
 
 
 def _round_up(bound: np.ndarray) -> np.ndarray:
@@ -61,3 +70,33 @@ def kth_largest(values: np.ndarray, k: int) -> float:
             if above.size >= k:
                 return float(np.partition(above, above.size - k)[above.size - k])
     return float(np.partition(values, n - k)[n - k])
+
+
+def int8_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+    """Exact integer dot products of every code row with the query's codes, as float64.
+
+    SimSIMD's int8 kernels do this about four times faster than numpy can cast
+    the codes to float; numpy is the fallback (and the reference in tests). Both
+    are exact, so they return the same numbers.
+    """
+    if USE_SIMSIMD and len(codes):
+        return np.asarray(simsimd.cdist(query_codes[None, :], codes, metric="dot"))[0]
+    n, dim = codes.shape
+    # integer sums stay exact in float32 while they stay below 2**24
+    exact = np.float32 if dim * 127 * 127 < 2**24 else np.float64
+    out = np.empty(n, dtype=exact)
+    q = query_codes.astype(exact)
+    buf = np.empty((min(_CHUNK, n), dim), dtype=exact)
+    for i in range(0, n, _CHUNK):
+        j = min(i + _CHUNK, n)
+        block = buf[: j - i]
+        np.copyto(block, codes[i:j], casting="unsafe")
+        np.matmul(block, q, out=out[i:j])
+    return out.astype(np.float64)
+
+
+def int8_dots32(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+    """``int8_dots`` as float32 from SimSIMD (exact while ``dim * 127 * 127 < 2**24``: the
+    caller checks), half the bytes to write and read again."""
+    out = simsimd.cdist(query_codes[None, :], codes, metric="dot", out_dtype="float32")
+    return np.asarray(out)[0]

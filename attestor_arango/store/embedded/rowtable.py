@@ -26,6 +26,7 @@ GROW = 1.5
 TIMES = ("t_created", "t_expired", "valid_from", "valid_until")
 # (max t_created, min t_expired, max valid_from, min valid_until) of a table with no row
 _EMPTY_BOUNDS = (np.iinfo(np.int64).min, np.iinfo(np.int64).max) * 2
+_SEEN = 8192  # persisted ids whose rows a table keeps (RowTable._remember): ~1 MB at most
 
 
 def grown(array: np.ndarray, length: int) -> np.ndarray:
@@ -97,6 +98,9 @@ class RowTable:
         self._base: IdLookup | None = None
         self._ids = ObjectColumn()  # str per row, out of the garbage collector's walk
         self._pos: dict[str, int] = {}  # str -> int only: the collector untracks it
+        # persisted ids found or handed out lately, -> row (``_remember``): a recall asks
+        # for the rows of the ids a search just returned, two or three times
+        self._seen: dict[str, int] = {}
         self._ns_codes: dict[str, int] = {}
         self._ns_names: list[str] = []
         self.ns = np.zeros(capacity, dtype=np.int32)
@@ -147,13 +151,27 @@ class RowTable:
     def rows_of(self, ids: Sequence[str]) -> list[tuple[str, int]]:
         """(id, row) of those of ``ids`` the table holds, in their order."""
         pos = self._pos
-        found = [pos.get(i, -1) for i in ids]
-        if self._base is not None:
+        if self._base is None:
+            found = [pos.get(i, -1) for i in ids]
+        else:
+            seen = self._seen
+            found = [pos.get(i, seen.get(i, -1)) for i in ids]
             rest = [j for j, r in enumerate(found) if r < 0]
             if rest:
-                for j, r in zip(rest, self._base.rows_of([ids[j] for j in rest]), strict=True):
+                asked = [ids[j] for j in rest]
+                rows = self._base.rows_of(asked)
+                for j, r in zip(rest, rows, strict=True):
                     found[j] = r
+                self._remember(asked, rows)
         return [(i, r) for i, r in zip(ids, found, strict=True) if r >= 0]
+
+    def _remember(self, ids: Sequence[str], rows: Sequence[int]) -> None:
+        """Keeps persisted ids' rows (-1: none, not kept; an id never changes its row, and
+        one not here may be appended later); forgets them all past ``_SEEN`` ids."""
+        seen = self._seen
+        if len(seen) + len(ids) > _SEEN:
+            seen.clear()
+        seen.update((i, r) for i, r in zip(ids, rows, strict=True) if r >= 0)
 
     def take_ids(self, rows: np.ndarray | Sequence[int]) -> list[str]:
         """The ids of some rows, in their order."""
@@ -162,7 +180,9 @@ class RowTable:
         if base is None or at.size == 0:
             return self._ids.take(at - n0)
         if int(at.max()) < n0:
-            return base.take(at)
+            ids = base.take(at)
+            self._remember(ids, at.tolist())
+            return ids
         if int(at.min()) >= n0:
             return self._ids.take(at - n0)
         out = self._ids.take(np.maximum(at - n0, 0))

@@ -19,46 +19,26 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-try:
-    import simsimd
-
-    USE_SIMSIMD = True
-except ImportError:  # pragma: no cover - a platform without its wheels uses numpy
-    USE_SIMSIMD = False
-
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded import prefilter
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
-from attestor_arango.store.embedded.quantise import SAMPLE_STEP, kth_largest, quantize
+from attestor_arango.store.embedded.quantise import (
+    SAMPLE_STEP,
+    USE_SIMSIMD,
+    int8_dots,
+    int8_dots32,
+    kth_largest,
+    quantize,
+)
 from attestor_arango.store.embedded.rowtable import RowTable, grown
 
-_CHUNK = 2048  # rows per step of the numpy fallback scan and of exact re-scoring (stays in cache)
+_CHUNK = 2048  # rows per step of a bulk load and of exact re-scoring (stays in cache)
 # below this many rows the float32 matrix sits in cache and one product beats quantising
 # the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
 _INT8_ROWS = 10_000
-
-
-def int8_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
-    """Exact integer dot products of every code row with the query's codes, as float64.
-
-    SimSIMD's int8 kernels do this about four times faster than numpy can cast
-    the codes to float; numpy is the fallback (and the reference in tests). Both
-    are exact, so they return the same numbers.
-    """
-    if USE_SIMSIMD and len(codes):
-        return np.asarray(simsimd.cdist(query_codes[None, :], codes, metric="dot"))[0]
-    n, dim = codes.shape
-    # integer sums stay exact in float32 while they stay below 2**24
-    exact = np.float32 if dim * 127 * 127 < 2**24 else np.float64
-    out = np.empty(n, dtype=exact)
-    q = query_codes.astype(exact)
-    buf = np.empty((min(_CHUNK, n), dim), dtype=exact)
-    for i in range(0, n, _CHUNK):
-        j = min(i + _CHUNK, n)
-        block = buf[: j - i]
-        np.copyto(block, codes[i:j], casting="unsafe")
-        np.matmul(block, q, out=out[i:j])
-    return out.astype(np.float64)
+# persisted float rows read between two releases of their pages (float_rows): with the
+# kernel's fault-around (64 KB per fault) at most ~32 MB stay resident meanwhile
+_RELEASE_ROWS = 512
 
 
 class TenantVectors:
@@ -95,6 +75,7 @@ class TenantVectors:
         # index reads a few scattered rows per query, which would otherwise stay resident
         # and, with the kernel's read-ahead, add up to the whole matrix within a few hundred
         self.release_rows: Callable[[], None] | None = None
+        self._unreleased = 0  # persisted rows read since the last release
 
     @property
     def n(self) -> int:
@@ -170,22 +151,41 @@ class TenantVectors:
         found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
         if not found:
             return {}
-        rows = self.float_rows(np.array([i for _, i in found], dtype=np.intp)).astype(np.float32)
-        return {memory_id: rows[j] for j, (memory_id, _) in enumerate(found)}
+        rows = self.float_rows(np.array([i for _, i in found], dtype=np.intp), np.float32)
+        return dict(zip([memory_id for memory_id, _ in found], rows, strict=True))
 
-    def float_rows(self, rows: np.ndarray) -> np.ndarray:
-        """The float32 vectors of some rows, as float64; IndexFileError if one is corrupt."""
-        out = np.empty((rows.size, self.dimension), dtype=np.float64)
+    def float_rows(self, rows: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+        """The float32 vectors of some rows, as ``dtype``; IndexFileError if one is corrupt.
+
+        Persisted rows are read from the mapping and its pages released again once
+        ``_RELEASE_ROWS`` rows were read since the last release: one recall reads the same
+        rows two or three times (re-scoring, completion, freshness), which then fault in
+        once, and what stays resident meanwhile is bounded.
+        """
+        out: np.ndarray = np.empty((rows.size, self.dimension), dtype=dtype)
         base = rows < self.n0
-        if base.any():
+        if base.all():
+            self._verify(rows)
+            out[:] = self._base_matrix[rows]
+            self._read_base(rows.size)
+        elif base.any():
             picked = rows[base]
             self._verify(picked)
             out[base] = self._base_matrix[picked]
-            if self.release_rows is not None and self.n >= _INT8_ROWS:  # small: scanned whole
-                self.release_rows()
-        if not base.all():
+            self._read_base(picked.size)
             out[~base] = self.matrix[rows[~base] - self.n0]
+        else:
+            out[:] = self.matrix[rows - self.n0]
         return out
+
+    def _read_base(self, count: int) -> None:
+        """Counts persisted rows read; releases their pages past ``_RELEASE_ROWS``."""
+        if self.release_rows is None or self.n < _INT8_ROWS:  # small: scanned whole
+            return
+        self._unreleased += count
+        if self._unreleased >= _RELEASE_ROWS:
+            self._unreleased = 0
+            self.release_rows()
 
     def _verify(self, rows: np.ndarray) -> None:
         """Checks the CRC-32 of persisted float rows not checked before."""
@@ -224,10 +224,7 @@ class TenantVectors:
         parts = [self._base_codes] if n0 else []
         if n > n0:
             parts.append(self.codes[: n - n0])
-        out = [
-            np.asarray(simsimd.cdist(query_codes[None, :], p, metric="dot", out_dtype="float32"))[0]
-            for p in parts
-        ]
+        out = [int8_dots32(p, query_codes) for p in parts]
         return out[0] if len(out) == 1 else np.concatenate(out)
 
     def _codes_of(self, rows: np.ndarray) -> np.ndarray:
@@ -288,7 +285,7 @@ class TenantVectors:
         if not np.isfinite(widest) or max_size > 1e26:
             return None  # float32 products could overflow: the float64 scan decides
         dots = self._int8_dots32(q_codes[0])
-        a = np.multiply(dots, self.scale32[:n], out=dots)
+        a = dots * self.scale32[:n]
         if idx is not None:
             a = a[idx]
         sample = a[::SAMPLE_STEP]
@@ -299,8 +296,9 @@ class TenantVectors:
         top = np.flatnonzero(a >= guess)
         if top.size < take:
             return None
-        at = (top if idx is None else idx[top], q_codes[0], q_scale, q_err, q_norm)
-        lo, _ = self._bounds_of(*at)
+        # the scan's dots are exact integers: gathered, they are int8_dots' very values
+        rows = top if idx is None else idx[top]
+        lo, _ = self._bounds_of(rows, dots[rows].astype(np.float64), q_scale, q_err, q_norm)
         floor = float(np.partition(lo, lo.size - take)[lo.size - take])
         # a_v >= a_exact (1 - 2**-24) - 2**-149: the threshold, lowered past both
         reach = (floor - widest) / q_scale
@@ -312,14 +310,14 @@ class TenantVectors:
         if near.size > max(take, a.size // 20):
             return None  # a bound too loose to prune: the full scan costs no more
         cand = near if idx is None else idx[near]
-        _, hi = self._bounds_of(cand, q_codes[0], q_scale, q_err, q_norm)
+        _, hi = self._bounds_of(cand, dots[cand].astype(np.float64), q_scale, q_err, q_norm)
         return cand[hi >= floor]
 
     def _bounds_of(
-        self, rows: np.ndarray, q_codes: np.ndarray, q_scale: float, q_err: float, q_norm: float
+        self, rows: np.ndarray, dots: np.ndarray, q_scale: float, q_err: float, q_norm: float
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper score bounds of some rows, with ``_scan``'s very arithmetic."""
-        dots = self._int8_dots_of(rows, q_codes)
+        """Lower and upper score bounds of some rows from the exact integer dot products of
+        their codes with the query's (float64), with ``_scan``'s very arithmetic."""
         approx = dots * (self.scale[rows] * q_scale)
         slack = self.err[rows] * np.float32(q_norm) + self.size[rows] * np.float32(q_err)
         return approx - slack, approx + slack
@@ -333,7 +331,8 @@ class TenantVectors:
         bits = self._signs.of(self._codes_of, self.n, self.rows.capacity, self.dimension)
         cand = prefilter.nearest(bits, q_codes[0], idx, keep)
         q_norm = float(np.linalg.norm(query.astype(np.float64)))
-        lo, hi = self._bounds_of(cand, q_codes[0], float(q_scale[0]), float(q_err[0]), q_norm)
+        dots = self._int8_dots_of(cand, q_codes[0])
+        lo, hi = self._bounds_of(cand, dots, float(q_scale[0]), float(q_err[0]), q_norm)
         floor = float(np.partition(lo, lo.size - take)[lo.size - take])
         return cand[hi >= floor]
 
