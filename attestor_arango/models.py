@@ -33,25 +33,33 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     type validation would produce (``tests/test_trusted_models.py`` compares the
     result with validated construction): then the instance is the same, field for
     field, as ``cls(**values)``. The slots are set through their descriptors (no
-    attribute lookup by name) and the set of fields is copied from one kept per class:
-    ~1.9 us instead of ~2.8 us, three times per recall result.
+    attribute lookup by name).
+
+    The set of fields given (``model_fields_set``) is, for a frozen model, one set shared
+    by every trusted instance of the class: nothing in pydantic changes it in place for a
+    frozen model (``model_copy`` copies it before adding the updated names, assignment is
+    refused), and a recall builds three models per result, so a copy each was ~0.3 us and
+    one more object for every young-generation collection to walk. A model that is not
+    frozen gets its own copy.
     """
     m = _new(cls)
-    _setattr(m, "__dict__", values)
-    fields = _FIELD_SETS.get(cls)
-    if fields is None:
-        fields = _FIELD_SETS[cls] = frozenset(cls.model_fields)
-    _set_fields(m, set(fields))
+    _set_dict(m, values)
+    entry = _FIELD_SETS.get(cls)
+    if entry is None:
+        entry = _FIELD_SETS[cls] = (set(cls.model_fields), bool(cls.model_config.get("frozen")))
+    fields, shared = entry
+    _set_fields(m, fields if shared else set(fields))
     _set_extra(m, None)
     _set_private(m, None)
     return m
 
 
 _new = object.__new__  # no model here defines __new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_FIELD_SETS: dict[type, frozenset[str]] = {}
+_FIELD_SETS: dict[type, tuple[set[str], bool]] = {}  # the fields, and whether shared
 
 
 # ``to_us`` of the datetimes memories hold: a recall converts each candidate's times
@@ -59,6 +67,10 @@ _FIELD_SETS: dict[type, frozenset[str]] = {}
 # datetimes are shared by every copy the row cache hands out, so a hit is a dict lookup
 # (equal datetimes are the same instant: the same microseconds). Bounded: ~2 MB.
 _us = Memo(to_us, 16_384)
+# the same memo for modules that read a required time field of many memories (the
+# candidates of a recall): ``us_of(m.t_created)`` is ``m.us("t_created")`` without the
+# attribute lookup by name and the open-bound test a required field never needs
+us_of = _us
 
 
 class MemoryStatus(StrEnum):

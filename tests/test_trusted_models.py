@@ -24,6 +24,7 @@ from attestor_arango.models import (
     RecallResult,
     ScoreBreakdown,
     content_hash,
+    trusted,
 )
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.store.codec import memory_from_doc, memory_to_doc
@@ -121,3 +122,30 @@ def test_recall_results_are_the_validated_ones(tmp_path: Any) -> None:
         same(r, validated)
         same(r.memory, validated.memory)
     mem.close()
+
+
+def test_a_copy_with_changes_leaves_the_shared_field_set_of_the_others_alone() -> None:
+    # trusted frozen models of a class share one set of given fields (models.trusted);
+    # replaying a closed row (Memory.at) copies with changes, which must not reach it
+    doc = memory_to_doc(a_memory(t_expired=from_us(T0 + 20), superseded_by="m2"))
+    closed, other = memory_from_doc(doc), memory_from_doc(memory_to_doc(a_memory()))
+    before = set(other.model_fields_set)
+    replayed = closed.at(T0 + 10)  # before the close: a copy, active, with no successor
+    assert replayed.t_expired is None and replayed.superseded_by is None
+    assert other.model_fields_set == before == closed.model_fields_set
+    copied = other.model_copy(update={"signature": "s"})
+    assert other.model_fields_set == before and copied.signature == "s"
+    plain = a_memory()
+    validated = Memory(**{**dict(plain), "provenance": Provenance(**dict(plain.provenance))})
+    same(memory_from_doc(memory_to_doc(plain)), validated)
+
+
+def test_a_model_that_is_not_frozen_gets_its_own_field_set() -> None:
+    class Open(BaseModel):
+        a: int = 0
+        b: int = 1
+
+    first, second = trusted(Open, {"a": 1, "b": 2}), trusted(Open, {"a": 3, "b": 4})
+    first.a = 5  # assignment on an open model adds to its own set only
+    assert first.model_fields_set is not second.model_fields_set
+    assert second.model_fields_set == {"a", "b"} and second.a == 3

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from attestor_arango.models import Memory, ScoreBreakdown, trusted
+from attestor_arango.models import Memory, ScoreBreakdown, trusted, us_of
 from attestor_arango.text.stemming import scoring_terms
 
 
@@ -46,8 +46,8 @@ class Candidate:
     def __post_init__(self) -> None:
         memory = self.memory
         self.id = memory.id
-        self.t_created = memory.us("t_created")
-        self.valid_from = memory.us("valid_from")
+        self.t_created = us_of(memory.t_created)  # both required: never an open bound
+        self.valid_from = us_of(memory.valid_from)
 
     def content_terms(self) -> tuple[str, ...]:
         """The content's scoring terms: the backend's (``stored_terms``), else tokenised once."""
@@ -90,6 +90,12 @@ class Candidate:
             rrf, rrf_norm = known[1], known[3]
         else:
             rrf, rrf_norm = float(round(self.rrf, 12)), float(round(self.rrf_norm, 12))
+        if len(ranks) < 2:
+            lanes = dict(ranks)
+        elif len(ranks) == 2 and "vector" in ranks and "bm25" in ranks:
+            lanes = {"bm25": ranks["bm25"], "vector": ranks["vector"]}  # the two lanes, sorted
+        else:
+            lanes = dict(sorted(ranks.items()))
         return trusted(
             ScoreBreakdown,
             {
@@ -97,7 +103,7 @@ class Candidate:
                 "vector_score": None if vector_score is None else float(vector_score),
                 "bm25_rank": ranks.get("bm25"),
                 "bm25_score": None if bm25_score is None else float(bm25_score),
-                "lanes": dict(sorted(ranks.items())) if len(ranks) > 1 else dict(ranks),
+                "lanes": lanes,
                 "rrf": rrf,
                 "rrf_norm": rrf_norm,
                 "graph_hops": self.graph_hops,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from attestor_arango.retrieval.candidates import Candidate, order
-from attestor_arango.retrieval.rounding import round_list
+from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.store.protocol import Hit
 
 
@@ -31,23 +31,28 @@ def fuse(
     """
     weights = weights or {}
     by_id: dict[str, Candidate] = {}
+    get = by_id.get
     total = 0.0
     for lane, hits in lanes:
         w = float(weights.get(lane, 1.0))
         total += w
-        seen: set[str] = set()
         rank = 0
         for hit in hits:
             memory = hit.memory
             mid = memory.id
-            if mid in seen:  # a lane names each memory once
+            cand = get(mid)
+            if cand is None:  # first named here: a new candidate, with its ranks and rrf
+                rank += 1
+                # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
+                by_id[mid] = Candidate(
+                    memory, {lane: rank}, {lane: float(hit.score)}, 0.0 + w / (rrf_k + rank)
+                )
                 continue
-            seen.add(mid)
+            ranks = cand.lane_ranks
+            if lane in ranks:  # a lane names each memory once
+                continue
             rank += 1
-            cand = by_id.get(mid)
-            if cand is None:
-                cand = by_id[mid] = Candidate(memory=memory)
-            cand.lane_ranks[lane] = rank
+            ranks[lane] = rank
             cand.lane_scores[lane] = float(hit.score)
             cand.rrf += w / (rrf_k + rank)
     best = total / (rrf_k + 1) if total > 0 else 1.0
@@ -60,9 +65,9 @@ def fuse(
     # all candidates at once, with the rounded rrf the breakdown reports (candidates.py)
     rrf = np.array([c.rrf for c in cands], dtype=np.float64)
     norm = rrf / best
-    rounded = round_list((norm + 0.0).tolist(), 12)
+    rounded = round_array(norm + 0.0, 12).tolist()
     for cand, value, r_norm, r_rrf in zip(
-        cands, norm.tolist(), rounded, round_list(rrf.tolist(), 12), strict=True
+        cands, norm.tolist(), rounded, round_array(rrf, 12).tolist(), strict=True
     ):
         cand.rrf_norm = value
         cand.relevance = r_norm
