@@ -413,7 +413,7 @@ def test_rows_in_a_namespace_filter_as_a_check_per_row_would() -> None:
 def test_dense_and_sorted_per_row_sums_score_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many hits per row take one dense array instead of a sort of the hits: the same
     rows, the same float scores (parts added in the same order), the same ranking."""
-    from attestor_arango.store.embedded import text_index
+    from attestor_arango.store.embedded import text_index, text_rank
 
     rng = random.Random(3)
     words = ["alpha", "beta", "gamma", "delta", "river", "stone", "music", "camp", "the"]
@@ -426,17 +426,17 @@ def test_dense_and_sorted_per_row_sums_score_alike(monkeypatch: pytest.MonkeyPat
     queries = [["alpha"], ["alpha", "river", "w3"], ["w5"], ["stone", "camp", "the", "gamma"]]
     answers = {}
     for share in (0.0, 2.0):  # every query dense, then every query sorted
-        monkeypatch.setattr(text_index, "DENSE_HITS", share)
+        monkeypatch.setattr(text_rank, "DENSE_HITS", share)
         answers[share] = [
             index.search(q, k, ns, view) for q in queries for k in (5, 200) for ns in (None, "n")
         ]
     assert answers[0.0] == answers[2.0]
     rows = np.array([5, 1, 5, 9, 1, 5])
     parts = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.7])
-    monkeypatch.setattr(text_index, "DENSE_HITS", 0.0)
-    dense = text_index._sum_per_row(rows, parts, 12)
-    monkeypatch.setattr(text_index, "DENSE_HITS", 2.0)
-    sorted_ = text_index._sum_per_row(rows, parts, 12)
+    monkeypatch.setattr(text_rank, "DENSE_HITS", 0.0)
+    dense = text_rank.sum_per_row(rows, parts, 12)
+    monkeypatch.setattr(text_rank, "DENSE_HITS", 2.0)
+    sorted_ = text_rank.sum_per_row(rows, parts, 12)
     assert dense[0].tolist() == sorted_[0].tolist() == [1, 5, 9]
     assert dense[1].tolist() == sorted_[1].tolist() == [0.2 + 0.5, 0.1 + 0.3 + 0.7, 0.4]
 

@@ -97,7 +97,7 @@ def test_pool_scores_are_raw_scores_bit_for_bit(seed: int) -> None:
         at = np.array(rows, dtype=np.int64)
         lengths = index.terms.sizes(at)  # counted in the blob, or the tail's tuples
         assert lengths.tolist() == [len(index.terms[r]) for r in rows]
-        places, scores, decoded = pool_scores(at, lengths, q, index._pairs, index.terms)
+        places, scores, decoded = pool_scores(at, lengths, q, index.postings_of, index.terms)
         got = [(f"m{rows[p]:04d}", s.hex()) for p, s in zip(places, scores.tolist(), strict=True)]
         assert got == _reference(index, texts, rows, query), (rows, query)
         assert all(index.terms[rows[p]] == t for p, t in decoded.items())
@@ -112,7 +112,7 @@ def test_rows_of_three_terms_or_more_sum_in_the_order_the_row_holds_them() -> No
         rows = list(range(40))
         query, q = _query(rng)
         at = np.array(rows)
-        _, scores, _ = pool_scores(at, index.terms.sizes(at), q, index._pairs, index.terms)
+        _, scores, _ = pool_scores(at, index.terms.sizes(at), q, index.postings_of, index.terms)
         want = _reference(index, texts, rows, query)
         assert [s.hex() for s in scores.tolist()] == [s for _, s in want]
         pool = [TextHit(f"m{r:04d}", texts[r], 0, 0.0) for r in rows]
@@ -136,7 +136,7 @@ def test_an_empty_pool_or_query_scores_nothing() -> None:
     index, _ = _index(random.Random(1), 10, 5)
     for rows, query in (([], ["alpha"]), ([1, 2], []), ([], [])):
         at = np.array(rows, dtype=np.int64)
-        places, scores, decoded = pool_scores(at, at, query, index._pairs, index.terms)
+        places, scores, decoded = pool_scores(at, at, query, index.postings_of, index.terms)
         assert places.size == 0 and scores.size == 0 and decoded == {}
 
 

@@ -29,6 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
+from attestor_arango.store.embedded.text_rank import Postings
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import stem
 from attestor_arango.text.stopwords import STOPWORDS
@@ -60,18 +61,18 @@ def stop_stems() -> frozenset[str]:
     return frozenset(stem(w) for w in STOPWORDS)
 
 
-def _frequencies(rows: np.ndarray, postings: list[np.ndarray | None]) -> np.ndarray:
-    """(terms, rows): each row's frequency in each term's (row, frequency) postings (rows
-    ascending in each), 0 where it has none: a binary search per term (its rows are copied
-    once for it, O(postings) like the index's own ranking; one search over all terms'
-    postings joined cost 5-7x more at 20k-200k postings a term)."""
+def _frequencies(rows: np.ndarray, postings: list[Postings | None]) -> np.ndarray:
+    """(terms, rows): each row's frequency in each term's postings (rows ascending, their
+    frequencies), 0 where it has none: a binary search per term (O(postings) like the
+    index's own ranking; one search over all terms' postings joined cost 5-7x more at
+    20k-200k postings a term)."""
     tf = np.zeros((len(postings), rows.size), dtype=np.int64)
-    for j, pairs in enumerate(postings):
-        if pairs is None or len(pairs) == 0:
+    for j, found in enumerate(postings):
+        if found is None or len(found[0]) == 0:
             continue
-        held = np.ascontiguousarray(pairs[:, 0])
+        held, freqs = found
         at = np.minimum(np.searchsorted(held, rows), held.size - 1)
-        tf[j] = np.where(held[at] == rows, pairs[at, 1], 0)
+        tf[j] = np.where(held[at] == rows, freqs[at], 0)
     return tf
 
 
@@ -79,14 +80,16 @@ def pool_scores(
     rows: np.ndarray,
     lengths: np.ndarray,
     query: Sequence[str],
-    pairs_of: Callable[[str], np.ndarray | None],
+    postings_of: Callable[[str], Postings | None],
     terms: TermColumn,
     k1: float = bm25.K1,
     b: float = bm25.B,
+    distinct: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[str, ...]]]:
     """BM25 of the pool ``rows`` (with their numbers of scoring terms, ``lengths``) for the
     distinct scoring terms ``query``, statistics from the pool alone (a repeated row counts
-    once, at its first place).
+    once, at its first place; ``distinct``: the caller knows none repeats). ``postings_of``:
+    a term's postings as (rows ascending, frequencies), those of the pool's rows at least.
 
     Returns the pool places (into ``rows``, ascending) of the rows holding a query term, their
     scores (before rounding) and the terms decoded on the way, by pool place.
@@ -94,12 +97,12 @@ def pool_scores(
     if not query or rows.size == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0), {}
     places = np.arange(rows.size)
-    if len(set(rows.tolist())) < rows.size:  # the index never repeats a row; a caller might
+    if not distinct and len(set(rows.tolist())) < rows.size:  # the index never repeats one
         places = np.sort(np.unique(rows, return_index=True)[1])
         rows, lengths = rows[places], lengths[places]
     n = rows.size
     avgdl = int(lengths.sum()) / n or 1.0
-    tf = _frequencies(rows, [pairs_of(w) for w in query])  # (terms, rows)
+    tf = _frequencies(rows, [postings_of(w) for w in query])  # (terms, rows)
     count = np.count_nonzero(tf, axis=0)
     stops = [j for j, w in enumerate(query) if w in stop_stems()]
     # rows whose terms must be read: more than two terms, or a stop word's stem counted

@@ -21,7 +21,6 @@ import struct
 from array import array
 from collections.abc import Callable, Sequence
 from functools import partial
-from operator import itemgetter
 
 import numpy as np
 
@@ -36,6 +35,7 @@ from attestor_arango.store.embedded.column import (
 from attestor_arango.store.embedded.indexfile import Generation
 from attestor_arango.store.embedded.pool_bm25 import pool_scores, term_counts
 from attestor_arango.store.embedded.rowtable import RowTable
+from attestor_arango.store.embedded.text_rank import Matched, best_first, sum_per_row
 from attestor_arango.store.protocol import PoolScores, TextHit
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import Vocabulary, stem, stems_and_terms, words
@@ -55,35 +55,6 @@ def query_words(query: str) -> list[str]:
 def query_terms(query: str) -> list[str]:
     """The query's distinct stems, in order, without very common words."""
     return list(dict.fromkeys(stem(w) for w in query_words(query)))
-
-
-# above this many hits per row of the index, per-row sums go through one dense array (two
-# passes over n) instead of sorting the hits (at 1M rows, with the hits sorted as runs
-# below: 0.38 hits per row 10-30 ms sorted, 25-45 ms dense; 0.5 about even; load ~2)
-DENSE_HITS = 0.5
-
-
-def _sum_per_row(rows: np.ndarray, parts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct hit rows (ascending) and each one's sum of its parts.
-
-    Both ways add a row's parts in the order given (``bincount`` walks its input in
-    order), so a row's score is the same float whichever way is taken. The hits come
-    as one ascending run per query term: a stable sort (timsort) merges the runs,
-    where ``np.unique``'s quicksort sorted them from scratch (twice the time at 1M).
-    """
-    if rows.size >= DENSE_HITS * n:
-        hit = np.bincount(rows, minlength=n)
-        sums = np.bincount(rows, weights=parts, minlength=n)
-        found = np.flatnonzero(hit)
-        return found, sums[found]
-    order = np.argsort(rows, kind="stable")
-    ordered = rows[order]
-    first = np.empty(ordered.size, dtype=bool)  # where each distinct row starts
-    first[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
-    where = np.empty(ordered.size, dtype=np.intp)  # each hit's distinct row (unique's inverse)
-    where[order] = np.cumsum(first) - 1
-    return ordered[first], np.bincount(where, weights=parts)
 
 
 class TenantText:
@@ -121,6 +92,7 @@ class TenantText:
         self._base_pairs = np.zeros((0, 2), dtype=np.int32)
         # the file's lazy block checks of the postings (IndexFile.check; None: verified)
         self._check: Callable[[str, np.ndarray, np.ndarray], None] | None = None
+        self._checked = bytearray()  # per persisted term: 1 once its postings were checked
         # the summed lengths of the first ``_total_at`` rows (``_total_length``)
         self._total = 0
         self._total_at = 0
@@ -227,9 +199,10 @@ class TenantText:
         if j is None:
             return tail
         lo, hi = int(self._base_start[j]), int(self._base_start[j + 1])
-        if self._check is not None:
+        if self._check is not None and not self._checked[j]:
             width = self._base_pairs.strides[0]
             self._check("p.pairs", np.array([lo * width]), np.array([hi * width]))
+            self._checked[j] = 1  # its blocks stay verified: a second read needs no check
         base = self._base_pairs[lo:hi]
         return base if tail is None else np.concatenate([base, tail])
 
@@ -321,6 +294,7 @@ class TenantText:
         index._base_terms = {term: j for j, term in enumerate(vocab)}
         index._base_start = start
         index._base_pairs = pairs
+        index._checked = bytearray(len(vocab))
         return index
 
     def rowids_of(self, ids: Sequence[str]) -> dict[str, int]:
@@ -350,9 +324,20 @@ class TenantText:
         against the scope). Each row's score sums its terms' parts in query order,
         so it is the same float whatever else the index holds.
         """
-        ranked, namespaces = self._ranked(terms, k, namespace, view)
-        texts = self.contents.take([r for *_, r in ranked])
-        hits = [TextHit(i, text, -t, -s) for (s, t, i, _), text in zip(ranked, texts, strict=True)]
+        found = self._best(terms, k, namespace, view)
+        if found is None:
+            return [], set()
+        matched, at, namespaces = found
+        rows = matched.rows[at]
+        hits = list(
+            map(
+                TextHit,
+                self.rows.take_ids(rows),
+                self.contents.take(rows),
+                self.rows.t_created[rows].tolist(),
+                matched.scores[at].tolist(),
+            )
+        )
         return hits, namespaces
 
     def pool_scores(
@@ -363,26 +348,64 @@ class TenantText:
         namespace: str | None,
         view: TemporalView,
     ) -> tuple[PoolScores, set[str]]:
-        """``pool``'s rows holding a ``scoring`` term with their BM25 over the pool alone
-        (pool_bm25.py: the floats of retrieval's ``raw_scores`` over ``pool``, with only a
-        few rows' terms decoded and no text), and the namespaces of the rows scored."""
-        if not scoring:  # nothing would score: no pool needed
+        """``search``'s rows holding a ``scoring`` term with their BM25 over the pool alone
+        (pool_bm25.py: the floats of retrieval's ``raw_scores`` over that pool, with only a
+        few rows' terms decoded and no text), in pool order, and the namespaces of the rows
+        scored. The pool's term frequencies come from the match (text_rank.py)."""
+        found = self._best(terms, k, namespace, view) if scoring else None
+        if found is None:  # nothing would score, or nothing matched
             return PoolScores([], np.zeros(0, dtype=np.int64), np.zeros(0), {}), set()
-        ranked, namespaces = self._ranked(terms, k, namespace, view)
-        rows = np.fromiter(map(itemgetter(3), ranked), dtype=np.int64, count=len(ranked))
+        matched, at, namespaces = found
+        rows = matched.rows[at]
         lengths = term_counts(self.term_counts, rows, self.terms)
-        places, scores, decoded = pool_scores(rows, lengths, scoring, self._pairs, self.terms)
-        ids = [ranked[p][2] for p in places.tolist()]
-        held = {ranked[p][2]: found for p, found in decoded.items()}
+        places, scores, decoded = pool_scores(
+            rows,
+            lengths,
+            scoring,
+            partial(matched.postings_of, fallback=self.postings_of),
+            self.terms,
+            distinct=True,
+        )
+        ids = self.rows.take_ids(rows[places])
+        held: dict[str, tuple[str, ...]] = {}
+        if decoded:
+            read = list(decoded)
+            held = dict(zip(self.rows.take_ids(rows[read]), decoded.values(), strict=True))
         return PoolScores(ids, self.rows.t_created[rows[places]], scores, held), namespaces
 
-    def _ranked(
+    def postings_of(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The term's postings as rows (ascending) and their frequencies, every row's."""
+        pairs = self._pairs(term)
+        return None if pairs is None else (pairs[:, 0], pairs[:, 1])
+
+    def _best(
         self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
-    ) -> tuple[list[tuple[float, int, str, int]], set[str]]:
-        """The k best visible rows as (-score, -t_created, id, row), in that (natural) order,
-        and the namespaces of the rows scored."""
-        if k <= 0 or not terms or self.n == 0:
-            return [], set()
+    ) -> tuple[Matched, np.ndarray, set[str]] | None:
+        """The query's matches, the places (into ``rows``) of the k best in order (score
+        desc, t_created desc, id asc) and the namespaces of the rows scored; None: none."""
+        matched = self._matched(terms, namespace, view) if k > 0 else None
+        if matched is None:
+            return None
+        rows, scores = matched.rows, matched.scores
+        if rows.size > k:  # the k-th best score, and every row tied with it
+            kept = np.flatnonzero(scores >= np.partition(scores, rows.size - k)[rows.size - k])
+        else:
+            kept = np.arange(rows.size)
+        order = best_first(
+            scores[kept],
+            self.rows.t_created[rows[kept]],
+            k,
+            lambda places: self.rows.take_ids(rows[kept[places]]),
+        )
+        return matched, kept[order], self.rows.namespaces(rows[kept])
+
+    def _matched(
+        self, terms: Sequence[str], namespace: str | None, view: TemporalView
+    ) -> Matched | None:
+        """Every visible row holding a query term with its BM25 over the view (text_rank.py);
+        None when no visible row holds one."""
+        if not terms or self.n == 0:
+            return None
         lengths = np.frombuffer(self.lengths, dtype=np.int32)[: self.n]
         mask: np.ndarray | None = None
         if self.rows.all_visible(namespace, view):  # no mask to build, none to read through
@@ -390,16 +413,18 @@ class TenantText:
         else:
             mask = self.rows.visible_mask(namespace, view)
             if mask is None:
-                return [], set()
+                return None
             visible = int(np.count_nonzero(mask))
             if visible == 0:
-                return [], set()
+                return None
             total = int(lengths[mask].sum(dtype=np.int64))
         avgdl = total / visible
+        postings: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
         hit_rows: list[np.ndarray] = []
         parts: list[np.ndarray] = []
         for term in dict.fromkeys(terms):
             pairs = self._pairs(term)
+            postings[term] = None
             if pairs is None:
                 continue
             if mask is None:
@@ -409,20 +434,13 @@ class TenantText:
                 rows, tf_raw = pairs[seen, 0], pairs[seen, 1]
             if rows.size == 0:
                 continue
+            postings[term] = (rows, tf_raw)
             tf = tf_raw.astype(np.float64)
             weight = bm25.idf(visible, rows.size)
             norm = bm25.length_norm(lengths[rows], avgdl)
             hit_rows.append(rows)
             parts.append(bm25.term_score(weight, tf, norm))
         if not hit_rows:
-            return [], set()
-        rows, scores = _sum_per_row(np.concatenate(hit_rows), np.concatenate(parts), self.n)
-        if rows.size > k:  # the k-th best score, and every row tied with it
-            keep = scores >= np.partition(scores, rows.size - k)[rows.size - k]
-            rows, scores = rows[keep], scores[keep]
-        created = (-self.rows.t_created[rows]).tolist()
-        at = rows.tolist()
-        # score desc, t_created desc, id asc as one natural tuple order (ids are unique,
-        # so the row number after them never decides)
-        order = zip((-scores).tolist(), created, self.rows.take_ids(rows), at, strict=True)
-        return sorted(order)[:k], self.rows.namespaces(rows)
+            return None
+        rows, scores = sum_per_row(np.concatenate(hit_rows), np.concatenate(parts), self.n)
+        return Matched(postings, rows, scores)
