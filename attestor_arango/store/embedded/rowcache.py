@@ -55,16 +55,21 @@ class MemoryRows:
         found: list[Memory] = []
         rest: list[str] = []
         rows = self._rows
+        get, seen = rows.get, rows.move_to_end
         for memory_id in ids:
-            entry = rows.get((tenant, memory_id))
+            key = (tenant, memory_id)
+            entry = get(key)
             if entry is None:
                 rest.append(memory_id)
                 continue
-            rows.move_to_end((tenant, memory_id))
+            seen(key)
             memory, metadata = entry
             if namespace is not None and memory.namespace != namespace:
                 continue
-            found.append(_fresh(memory, metadata))
+            # a new Memory equal to the kept one, with its own copy of the metadata
+            values = dict(memory.__dict__)
+            values["metadata"] = {} if metadata is None else dict(json.loads(metadata) or {})
+            found.append(trusted(Memory, values))
         self.hits += len(found)
         self.misses += len(rest)
         return found, rest
@@ -92,10 +97,3 @@ class MemoryRows:
 
     def clear(self) -> None:
         self._rows.clear()
-
-
-def _fresh(memory: Memory, metadata: str | None) -> Memory:
-    """A new ``Memory`` equal to ``memory``, with its own copy of the metadata."""
-    values = dict(memory.__dict__)
-    values["metadata"] = {} if metadata is None else dict(json.loads(metadata) or {})
-    return trusted(Memory, values)
