@@ -15,6 +15,7 @@ import numpy as np
 
 from attestor_arango.clock import OPEN, from_us, to_us
 from attestor_arango.errors import ValidationError
+from attestor_arango.memo import Memo
 from attestor_arango.models import (
     AuditEntry,
     Entity,
@@ -99,25 +100,58 @@ def memory_to_doc(m: Memory) -> dict[str, Any]:
     }
 
 
+_STATUS = {s.value: s for s in MemoryStatus}
+
+
+def _make_provenance(key: tuple[Any, ...]) -> Provenance:
+    agent_id, role, session_id, source_episode_id, agent_trail, parent_agent_id = key
+    return trusted(
+        Provenance,
+        {
+            "agent_id": agent_id,
+            "role": role,
+            "session_id": session_id,
+            "source_episode_id": source_episode_id,
+            "agent_trail": agent_trail,
+            "parent_agent_id": parent_agent_id,
+        },
+    )
+
+
+# (agent_id, role, session_id, source_episode_id, agent_trail, parent_agent_id) -> one
+# frozen Provenance of those values: most rows of a store share a few (a memo, so an
+# erasure's forget_all empties it too)
+_provenance_of: Memo[tuple[Any, ...], Provenance] = Memo(_make_provenance, 4096)
+
+
+def _provenance(d: dict[str, Any]) -> Provenance:
+    """The row's provenance; rows with the same values share one frozen instance."""
+    return _provenance_of(
+        (
+            d["agent_id"],
+            d["role"],
+            d.get("session_id"),
+            d.get("source_episode_id"),
+            tuple(d.get("agent_trail") or ()),
+            d.get("parent_agent_id"),
+        )
+    )
+
+
 def memory_from_doc(d: dict[str, Any]) -> Memory:
     """A stored document as a ``Memory``, built without re-running validation.
 
     Every row was validated when it was written, and recall decodes about a hundred
     rows per query, so the read path converts each field to exactly the type
     validation would produce (floats, tuples, the status enum, aware datetimes) and
-    constructs the frozen model directly: the same object, field for field.
+    constructs the frozen model directly: the same object, field for field. Immutable
+    parts are shared: one Provenance per distinct set of values (``_provenance``), and
+    one datetime for ``valid_from`` when it is ``t_created`` (as for most rows).
     """
-    provenance = trusted(
-        Provenance,
-        {
-            "agent_id": d["agent_id"],
-            "role": d["role"],
-            "session_id": d.get("session_id"),
-            "source_episode_id": d.get("source_episode_id"),
-            "agent_trail": tuple(d.get("agent_trail") or ()),
-            "parent_agent_id": d.get("parent_agent_id"),
-        },
-    )
+    created_us = int(d["t_created"])
+    valid_us = int(d["valid_from"])
+    created = from_us(created_us)
+    status = d.get("status", "active")
     return trusted(
         Memory,
         {
@@ -129,14 +163,14 @@ def memory_from_doc(d: dict[str, Any]) -> Memory:
             "category": d.get("category"),
             "tags": tuple(d.get("tags") or ()),
             "confidence": float(d.get("confidence", 1.0)),
-            "valid_from": from_us(int(d["valid_from"])),
+            "valid_from": created if valid_us == created_us else from_us(valid_us),
             "valid_until": us_or_none(int(d["valid_until"])),
-            "t_created": from_us(int(d["t_created"])),
+            "t_created": created,
             "t_expired": us_or_none(int(d["t_expired"])),
             "superseded_by": d.get("superseded_by"),
             "supersedes": d.get("supersedes"),
-            "status": MemoryStatus(d.get("status", "active")),
-            "provenance": provenance,
+            "status": _STATUS.get(status) or MemoryStatus(status),
+            "provenance": _provenance(d),
             "content_hash": d["content_hash"],
             "signature": d.get("signature"),
             "metadata": dict(d.get("metadata") or {}),
