@@ -453,11 +453,15 @@ def _mapped_rss_kb(path: Path) -> int:
 
 
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux smaps")
-def test_read_float_rows_do_not_stay_resident(tmp_path: Path) -> None:
+def test_read_float_rows_do_not_stay_resident(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A large persisted index re-scores a few scattered float rows per query; with the
     kernel's read-ahead those pages added up to the whole matrix in a few hundred
     queries. Once read, they are unmapped again (still in the page cache), and the rows
-    read the same afterwards (fails without IndexFile.release: everything stays mapped)."""
+    read the same afterwards (fails without IndexFile.release: everything stays mapped).
+    A matrix this small would stay mapped (``_RESIDENT_BYTES``): the bound is lowered."""
+    monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 20)
     rng = np.random.default_rng(13)
     n, dim = 12_000, 96  # >= the int8 scan's threshold; the matrix is 4.6 MB
     vectors = TenantVectors(dim)
@@ -490,6 +494,7 @@ def test_float_rows_are_released_once_enough_were_read(
     since the last release, not after every read, so a re-read does not fault them in
     again; what is read is the same either way (fails before: a release per read)."""
     monkeypatch.setattr(vectors_module, "_RELEASE_ROWS", 100, raising=False)
+    monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 10, raising=False)
     rng = np.random.default_rng(14)
     n, dim = 10_500, 8  # >= the int8 scan's threshold
     vectors = TenantVectors(dim)
@@ -513,6 +518,11 @@ def test_float_rows_are_released_once_enough_were_read(
     assert both.dtype == np.float32 and both[1].tolist() == [1.0] * dim
     np.testing.assert_array_equal(both[0], matrix[5])
     assert mapped.vectors(["v00005", "tail", "nope"], "n").keys() == {"v00005", "tail"}
+    monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 30, raising=False)
+    count = len(released)
+    for _ in range(8):  # a matrix no larger than the bound stays mapped
+        mapped.float_rows(rows)
+    assert len(released) == count
 
 
 def test_a_reopened_store_releases_its_float_rows(tmp_path: Path) -> None:

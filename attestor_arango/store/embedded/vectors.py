@@ -37,8 +37,10 @@ _CHUNK = 2048  # rows per step of a bulk load and of exact re-scoring (stays in 
 # the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
 _INT8_ROWS = 10_000
 # persisted float rows read between two releases of their pages (float_rows): with the
-# kernel's fault-around (64 KB per fault) at most ~32 MB stay resident meanwhile
+# kernel's fault-around (64 KB per fault) at most ~32 MB stay resident meanwhile, so a
+# persisted matrix no larger than that is never released (10k rows of 384: 15 MB)
 _RELEASE_ROWS = 512
+_RESIDENT_BYTES = 32 << 20
 
 
 class TenantVectors:
@@ -164,23 +166,21 @@ class TenantVectors:
         """
         out: np.ndarray = np.empty((rows.size, self.dimension), dtype=dtype)
         base = rows < self.n0
-        if base.all():
-            self._verify(rows)
-            out[:] = self._base_matrix[rows]
-            self._read_base(rows.size)
-        elif base.any():
+        if base.any():
             picked = rows[base]
             self._verify(picked)
             out[base] = self._base_matrix[picked]
             self._read_base(picked.size)
+        if not base.all():
             out[~base] = self.matrix[rows[~base] - self.n0]
-        else:
-            out[:] = self.matrix[rows - self.n0]
         return out
 
     def _read_base(self, count: int) -> None:
         """Counts persisted rows read; releases their pages past ``_RELEASE_ROWS``."""
-        if self.release_rows is None or self.n < _INT8_ROWS:  # small: scanned whole
+        # small: scanned whole, or no larger resident whole than the bound
+        if self.release_rows is None or self.n < _INT8_ROWS:
+            return
+        if self._base_matrix.nbytes <= _RESIDENT_BYTES:
             return
         self._unreleased += count
         if self._unreleased >= _RELEASE_ROWS:
