@@ -174,3 +174,14 @@ def test_decoded_rows_share_their_immutable_parts_and_stay_the_validated_ones() 
     assert len(codec._provenance_of) >= 2
     memo.forget_all()
     assert len(codec._provenance_of) == 0
+
+
+def test_a_breakdown_lists_its_lanes_by_name_whatever_order_they_were_ranked_in() -> None:
+    for ranks in ({"vector": 2, "bm25": 1}, {"bm25": 1, "vector": 2}, {"vector": 4}):
+        c = Candidate(memory=a_memory())
+        c.lane_ranks = dict(ranks)
+        c.lane_scores = {lane: 0.5 for lane in ranks}
+        got = c.breakdown()
+        assert list(got.lanes) == sorted(ranks) and got.lanes == ranks
+        same(got, ScoreBreakdown(**got.model_dump()))
+        assert got.model_dump_json().index('"lanes":{"' + sorted(ranks)[0]) > 0

@@ -91,12 +91,13 @@ class Candidate:
             rrf, rrf_norm = known[1], known[3]
         else:
             rrf, rrf_norm = float(round(self.rrf, 12)), float(round(self.rrf_norm, 12))
-        if len(ranks) < 2:
-            lanes = dict(ranks)
-        elif len(ranks) == 2 and "vector" in ranks and "bm25" in ranks:
-            lanes = {"bm25": ranks["bm25"], "vector": ranks["vector"]}  # the two lanes, sorted
+        # the lanes by name: fusion's own dict when it is in that order already (one lane,
+        # or two fused in name order: fusion.py); the candidate is not changed after this
+        if len(ranks) == 2:
+            first, second = ranks
+            lanes = ranks if first < second else {second: ranks[second], first: ranks[first]}
         else:
-            lanes = dict(sorted(ranks.items()))
+            lanes = ranks if len(ranks) < 2 else dict(sorted(ranks.items()))
         return trusted(
             ScoreBreakdown,
             {

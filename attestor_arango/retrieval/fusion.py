@@ -30,6 +30,11 @@ def fuse(
     scale a lane's contribution (default 1; LLM lanes use their base lane's).
     """
     weights = weights or {}
+    if len(lanes) == 2 and lanes[1][0] < lanes[0][0]:
+        # two lanes fuse in name order, so every candidate's ranks come sorted as its
+        # breakdown lists them (candidates.py); a sum of two terms from 0.0 is the same
+        # in either order. Three or more keep theirs: their sum depends on the order.
+        lanes = [lanes[1], lanes[0]]
     by_id: dict[str, Candidate] = {}
     get = by_id.get
     total = 0.0
