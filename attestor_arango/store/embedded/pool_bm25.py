@@ -82,9 +82,9 @@ def pool_scores(
     query: Sequence[str],
     postings_of: Callable[[str], Postings | None],
     terms: TermColumn,
+    distinct: bool = False,
     k1: float = bm25.K1,
     b: float = bm25.B,
-    distinct: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, dict[int, tuple[str, ...]]]:
     """BM25 of the pool ``rows`` (with their numbers of scoring terms, ``lengths``) for the
     distinct scoring terms ``query``, statistics from the pool alone (a repeated row counts

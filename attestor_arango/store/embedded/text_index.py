@@ -35,7 +35,7 @@ from attestor_arango.store.embedded.column import (
 from attestor_arango.store.embedded.indexfile import Generation
 from attestor_arango.store.embedded.pool_bm25 import pool_scores, term_counts
 from attestor_arango.store.embedded.rowtable import RowTable
-from attestor_arango.store.embedded.text_rank import Matched, best_first, sum_per_row
+from attestor_arango.store.embedded.text_rank import LengthNorms, Matched, best_first, sum_per_row
 from attestor_arango.store.protocol import PoolScores, TextHit
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import Vocabulary, stem, stems_and_terms, words
@@ -92,6 +92,7 @@ class TenantText:
         self._base_pairs = np.zeros((0, 2), dtype=np.int32)
         # the file's lazy block checks of the postings (IndexFile.check; None: verified)
         self._check: Callable[[str, np.ndarray, np.ndarray], None] | None = None
+        self._norms = LengthNorms()
         self._checked = bytearray()  # per persisted term: 1 once its postings were checked
         # the summed lengths of the first ``_total_at`` rows (``_total_length``)
         self._total = 0
@@ -328,17 +329,9 @@ class TenantText:
         if found is None:
             return [], set()
         matched, at, namespaces = found
-        rows = matched.rows[at]
-        hits = list(
-            map(
-                TextHit,
-                self.rows.take_ids(rows),
-                self.contents.take(rows),
-                self.rows.t_created[rows].tolist(),
-                matched.scores[at].tolist(),
-            )
-        )
-        return hits, namespaces
+        rows, ids, created = matched.rows[at], self.rows.take_ids, self.rows.t_created
+        texts, scores = self.contents.take(rows), matched.scores[at].tolist()
+        return list(map(TextHit, ids(rows), texts, created[rows].tolist(), scores)), namespaces
 
     def pool_scores(
         self,
@@ -358,23 +351,14 @@ class TenantText:
         matched, at, namespaces = found
         rows = matched.rows[at]
         lengths = term_counts(self.term_counts, rows, self.terms)
-        places, scores, decoded = pool_scores(
-            rows,
-            lengths,
-            scoring,
-            partial(matched.postings_of, fallback=self.postings_of),
-            self.terms,
-            distinct=True,
-        )
+        postings = partial(matched.postings_of, fallback=self.postings_of)
+        places, scores, decoded = pool_scores(rows, lengths, scoring, postings, self.terms, True)
         ids = self.rows.take_ids(rows[places])
-        held: dict[str, tuple[str, ...]] = {}
-        if decoded:
-            read = list(decoded)
-            held = dict(zip(self.rows.take_ids(rows[read]), decoded.values(), strict=True))
+        held = dict(zip(self.rows.take_ids(rows[list(decoded)]), decoded.values(), strict=True))
         return PoolScores(ids, self.rows.t_created[rows[places]], scores, held), namespaces
 
     def postings_of(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """The term's postings as rows (ascending) and their frequencies, every row's."""
+        """The term's postings: rows (ascending) and their frequencies."""
         pairs = self._pairs(term)
         return None if pairs is None else (pairs[:, 0], pairs[:, 1])
 
@@ -399,6 +383,13 @@ class TenantText:
         )
         return matched, kept[order], self.rows.namespaces(rows[kept])
 
+    def _posting_size(self, term: str) -> int:
+        """How many rows hold the term (its postings' length, without reading them)."""
+        added = self.postings.get(term)
+        size = 0 if added is None else len(added) // _PAIR.size
+        j = self._base_terms.get(term)
+        return size if j is None else size + int(self._base_start[j + 1] - self._base_start[j])
+
     def _matched(
         self, terms: Sequence[str], namespace: str | None, view: TemporalView
     ) -> Matched | None:
@@ -419,10 +410,12 @@ class TenantText:
                 return None
             total = int(lengths[mask].sum(dtype=np.int64))
         avgdl = total / visible
+        unique = list(dict.fromkeys(terms))
+        norms = self._norms.get(lengths, avgdl, sum(map(self._posting_size, unique)))
         postings: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
         hit_rows: list[np.ndarray] = []
         parts: list[np.ndarray] = []
-        for term in dict.fromkeys(terms):
+        for term in unique:
             pairs = self._pairs(term)
             postings[term] = None
             if pairs is None:
@@ -437,7 +430,7 @@ class TenantText:
             postings[term] = (rows, tf_raw)
             tf = tf_raw.astype(np.float64)
             weight = bm25.idf(visible, rows.size)
-            norm = bm25.length_norm(lengths[rows], avgdl)
+            norm = bm25.length_norm(lengths[rows], avgdl) if norms is None else norms[rows]
             hit_rows.append(rows)
             parts.append(bm25.term_score(weight, tf, norm))
         if not hit_rows:

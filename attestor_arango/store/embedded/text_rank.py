@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attestor_arango.text import bm25
+
 Postings = tuple[np.ndarray, np.ndarray]  # rows ascending, each one's frequency
 
 
@@ -39,6 +41,29 @@ class Matched:
         if term in self.postings:
             return self.postings[term]
         return fallback(term)
+
+
+class LengthNorms:
+    """Every row's BM25 length part for one average length, kept while the rows and the
+    average stay: gathered per query term it gives the floats computing it over the term's
+    rows gives, for fewer passes over the hits. Not kept (None) when the query's postings are
+    too few for a pass over every row to pay (rows added between recalls change the average
+    every time)."""
+
+    def __init__(self) -> None:
+        self.key: tuple[int, float] = (-1, 0.0)
+        self.values = np.zeros(0)
+
+    def get(self, lengths: np.ndarray, avgdl: float, hits: int) -> np.ndarray | None:
+        """``bm25.length_norm(lengths, avgdl)``, kept; None when not kept and ``hits`` (the
+        query's postings) is under half the rows."""
+        key = (lengths.size, avgdl)
+        if self.key != key:
+            if 2 * hits < lengths.size:
+                return None
+            self.values = bm25.length_norm(lengths, avgdl)
+            self.key = key
+        return self.values
 
 
 def best_first(
