@@ -50,7 +50,10 @@ def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> 
     if n == 0 or not dim:
         return np.zeros((n, 1), dtype=np.float64)
     zero = np.zeros(dim, dtype=np.float32)
-    mat = np.array([vectors.get(c.id, zero) for c in cands], dtype=np.float64)
+    rows = [vectors.get(c.id, zero) for c in cands]
+    # joined flat, then widened: the same float64 values as np.array(rows, float64), ~1.4x
+    # faster at the ~90 rows of a recall
+    mat = np.concatenate(rows).reshape(n, dim).astype(np.float64)
     norms = np.sqrt((mat * mat).sum(axis=1))
     norms[norms == 0] = 1.0
     mat /= norms[:, np.newaxis]
@@ -202,7 +205,11 @@ def _mutual_nearest_later(
 def apply_freshness(
     cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray], config: RetrievalConfig
 ) -> None:
-    """Demotes candidates restated later by a similar candidate about the same entity."""
+    """Demotes candidates restated later by a similar candidate about the same entity.
+
+    Each candidate's relevance must be current on the way in (every step before this one
+    calls ``compute_relevance`` on what it changes): only the candidates this step changes
+    are computed again."""
     exempt = set(config.freshness_exempt_tags)
     items = [
         c for c in cands if not c.synthetic and c.id in vectors and exempt.isdisjoint(c.memory.tags)
@@ -210,15 +217,17 @@ def apply_freshness(
     if len(items) < 2:
         return
     unit = unit_rows(items, vectors)
-    cued = np.array([announces_change(c.content_terms()) for c in items], dtype=bool)
+    cues = CHANGE_CUES  # announces_change of each, inline
+    cued = np.array([not cues.isdisjoint(c.content_terms()) for c in items], dtype=bool)
     before = [c.relevance for c in items]
     # once: the nearest-update test compares them for every candidate
-    whens = np.array([_when(c) for c in items], dtype=np.int64).reshape(-1, 2)
+    whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64).reshape(-1, 2)
     sessions = session_codes(items)
     # tie_key of each candidate's relevance, its rounding done for all at once (round_list)
     keys = [(-r, -c.t_created, c.id) for r, c in zip(round_list(before, 12), items, strict=True)]
     top = sorted(range(len(items)), key=keys.__getitem__)
     rank = {k: r for r, k in enumerate(top)}
+    changed: set[int] = set()
     for i in top[: config.freshness_top_n]:
         # close[j]: j may restate i; a change-announcing j needs less similarity
         sims = np.round(unit @ unit[i], 9)
@@ -253,4 +262,6 @@ def apply_freshness(
         older.freshness = -config.freshness_penalty
         lift = round(max(0.0, before[i] - before[best]) + FRESH_EPSILON, 12)
         items[best].freshness = max(items[best].freshness, lift)
-    update_relevance(items)  # compute_relevance of each, over arrays (candidates.py)
+        changed.update((i, best))
+    # only these changed: every step before keeps the others' relevance current
+    update_relevance([items[k] for k in sorted(changed)])
