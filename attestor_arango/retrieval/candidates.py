@@ -33,9 +33,13 @@ class Candidate:
     final: float = 0.0
     synthetic: bool = False
     terms: tuple[str, ...] | None = None  # scoring terms of the content, once known
-    # (rrf, round(rrf, 12), rrf_norm, round(rrf_norm, 12)) as fusion computed them: the
-    # breakdown uses the rounded pair while rrf and rrf_norm are still those very objects
-    rounded_rrf: tuple[float, float, float, float] | None = None
+    # rrf and rrf_norm as fusion computed them, with their round(x, 12): the breakdown
+    # uses the rounded pair while rrf and rrf_norm are still those very objects (four
+    # slots, not a tuple: one object fewer per candidate for the collector to count)
+    fused_rrf: float | None = None
+    fused_rrf_12: float = 0.0
+    fused_norm: float | None = None
+    fused_norm_12: float = 0.0
 
     # read from the memory once, at creation: the tie rule and decay read them for every
     # candidate, several times (``Memory.us`` converts a datetime)
@@ -81,14 +85,13 @@ class Candidate:
         coverage, time cue and relevance are stored already rounded to 12 places by the
         step that sets them (see ``ROUNDED``), and rounding a rounded value gives it back
         (``tests/test_recall_fast_paths.py``); ``final`` is the relevance; rrf and
-        rrf_norm come rounded from fusion while they are unchanged (``rounded_rrf``).
+        rrf_norm come rounded from fusion while they are unchanged (``fused_rrf``...).
         """
         ranks, scores = self.lane_ranks, self.lane_scores
         vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
         fresh = float(self.freshness)  # round12, inline: usually 0.0
-        known = self.rounded_rrf
-        if known is not None and known[0] is self.rrf and known[2] is self.rrf_norm:
-            rrf, rrf_norm = known[1], known[3]
+        if self.fused_rrf is self.rrf and self.fused_norm is self.rrf_norm:
+            rrf, rrf_norm = self.fused_rrf_12, self.fused_norm_12
         else:
             rrf, rrf_norm = float(round(self.rrf, 12)), float(round(self.rrf_norm, 12))
         # the lanes by name: fusion's own dict when it is in that order already (one lane,

@@ -76,5 +76,6 @@ def fuse(
     ):
         cand.rrf_norm = value
         cand.relevance = r_norm
-        cand.rounded_rrf = (cand.rrf, r_rrf, value, r_norm)
+        cand.fused_rrf, cand.fused_rrf_12 = cand.rrf, r_rrf
+        cand.fused_norm, cand.fused_norm_12 = value, r_norm
     return order(cands)
