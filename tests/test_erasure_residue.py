@@ -234,3 +234,47 @@ def test_forget_all_empties_every_memo_and_changes_no_result() -> None:
     forget_all()
     assert len(stemming.scoring_terms) == len(ingest_text.stem) == len(local) == 0
     assert (stemming.scoring_terms(f"the {word}s"), ingest_text.stem(word)) == before
+
+
+def test_no_cache_hands_one_tenants_rows_or_terms_to_another(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Two tenants whose memories have the very same ids (an id one tenant holds is free
+    in every other: the second tenant imports the first one's export as its own, words
+    changed), read in turns so that each read finds the other tenant's rows warm in
+    every cache (decoded rows, text index, vectors, the memos); then again from the
+    index files after a reopen. Each tenant only ever sees its own words."""
+    import json
+
+    words = {"subject": _word("ambr", "oquist"), "other": _word("sel", "vantine")}
+    ctxs = {"subject": SUBJECT, "other": OTHER}
+    mem = _memory(tmp_path, clock)
+    _fill(mem, SUBJECT, words["subject"], turn=False)
+    dump = json.dumps(mem.export_user("subject", context=SUBJECT))
+    for old, new in ((words["subject"], words["other"]), ('"subject"', '"other"')):
+        dump = dump.replace(old, new).replace(old.capitalize(), new.capitalize())
+    mem.import_user(json.loads(dump), context=OTHER)
+    ids = {t: sorted(m.id for m in mem.list(context=c, limit=100)) for t, c in ctxs.items()}
+    assert ids["subject"] and ids["subject"] == ids["other"]  # the premise: one set of ids
+
+    def check(mem: AgentMemory) -> None:
+        for _ in range(2):
+            for tenant, ctx in ctxs.items():
+                mine = words[tenant]
+                theirs = next(w for t, w in words.items() if t != tenant)
+                for query in (f"{mine} Paris", f"{theirs} Paris", "When did they move?"):
+                    response = mem.recall(query, context=ctx)
+                    texts = [r.memory.content.lower() for r in response.results]
+                    assert texts and all(theirs not in t for t in texts), (tenant, query, texts)
+                    assert all(r.memory.tenant == tenant for r in response.results)
+                    assert not response.errors, response.errors
+                got = [mem.get(i, context=ctx).content.lower() for i in ids[tenant]]
+                assert all(mine in t for t in got), got
+
+    check(mem)
+    assert mem.store.caches.rows.hits  # the decoded rows were served from the cache
+    mem.close()
+    clock.advance(seconds=1)  # past the ticks of the writes above
+    mem = _memory(tmp_path, clock, seed=13)
+    check(mem)
+    mem.close()
