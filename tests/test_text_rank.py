@@ -18,7 +18,7 @@ from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded import indexfile
 from attestor_arango.store.embedded.indexfile import IndexFile
 from attestor_arango.store.embedded.text_index import TenantText, query_terms
-from attestor_arango.store.embedded.text_rank import best_first
+from attestor_arango.store.embedded.text_rank import KeptTerms, best_first
 from attestor_arango.text import bm25
 
 T0 = 1_700_000_000_000_000
@@ -134,3 +134,66 @@ def test_a_persisted_terms_postings_are_checked_once(tmp_path: Path) -> None:
     assert mapped.search(["alpha", "beta"], 5, "n", view) == first
     assert mapped.search(["beta"], 5, "n", view)[0]
     assert checks.count("p.pairs") == 2  # read again: not checked again
+
+
+class _Counted:
+    """A terms column that counts the rows it decodes."""
+
+    def __init__(self, column: TenantText) -> None:
+        self.column = column.terms
+        self.decoded = 0
+
+    def take(self, rows: object) -> list[object]:
+        found = self.column.take(rows)  # type: ignore[arg-type]
+        self.decoded += len(found)
+        return found
+
+    def sizes(self, rows: np.ndarray) -> np.ndarray:
+        return self.column.sizes(rows)
+
+
+def test_kept_terms_read_as_the_column_and_decode_each_row_once_within_the_limit() -> None:
+    index = TenantText()
+    n = 300
+    rng = random.Random(2)
+    texts = [
+        " ".join(rng.choices(["alpha", "beta", "the", "gamma"], k=rng.randint(0, 5)))
+        for _ in range(n)
+    ]
+    times = np.array([[T0 + r, OPEN, T0, OPEN] for r in range(n)], dtype=np.int64)
+    index.load([_id(r) for r in range(n)], ["n"] * n, texts, times)
+    counted = _Counted(index)
+    kept = KeptTerms(counted, limit=100)  # type: ignore[arg-type]
+    for _ in range(50):
+        rows = rng.sample(range(n), rng.randint(0, 60))
+        assert kept.take(np.array(rows, dtype=np.int64)) == index.terms.take(rows)
+        assert len(kept._kept) <= 100
+    counted.decoded = 0
+    rows = list(range(40))
+    kept.take(rows)
+    kept.take(rows[::-1])
+    assert counted.decoded <= 40  # the second read decoded nothing
+
+
+def test_a_persisted_index_decodes_a_rows_terms_once_across_reads(tmp_path: Path) -> None:
+    """``terms_of`` (what coverage and freshness read every recall) and the pool's decoded
+    rows come from the kept rows after their first read."""
+    index = TenantText()
+    n = 200
+    times = np.array([[T0 + r, OPEN, T0, OPEN] for r in range(n)], dtype=np.int64)
+    index.load([_id(r) for r in range(n)], ["n"] * n, [f"alpha beta w{r}" for r in range(n)], times)
+    decoded: list[int] = []
+    take = type(index.terms).take
+
+    def counting(self: object, rows: object) -> list[object]:
+        found = take(self, rows)  # type: ignore[arg-type]
+        decoded.append(len(found))
+        return found
+
+    ids = [_id(r) for r in range(0, n, 3)]
+    first = index.terms_of(ids, "n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(type(index.terms), "take", counting)
+        assert index.terms_of(ids, "n") == first
+        assert index.terms_of(ids[::-1], None) == first
+    assert sum(decoded) == 0

@@ -25,6 +25,7 @@ from functools import partial
 import numpy as np
 
 from attestor_arango.scope import TemporalView
+from attestor_arango.store.embedded import text_rank
 from attestor_arango.store.embedded.column import (
     SEP,
     BlobColumn,
@@ -35,7 +36,6 @@ from attestor_arango.store.embedded.column import (
 from attestor_arango.store.embedded.indexfile import Generation
 from attestor_arango.store.embedded.pool_bm25 import pool_scores, term_counts
 from attestor_arango.store.embedded.rowtable import RowTable
-from attestor_arango.store.embedded.text_rank import LengthNorms, Matched, best_first, sum_per_row
 from attestor_arango.store.protocol import PoolScores, TextHit
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import Vocabulary, stem, stems_and_terms, words
@@ -92,7 +92,8 @@ class TenantText:
         self._base_pairs = np.zeros((0, 2), dtype=np.int32)
         # the file's lazy block checks of the postings (IndexFile.check; None: verified)
         self._check: Callable[[str, np.ndarray, np.ndarray], None] | None = None
-        self._norms = LengthNorms()
+        self._norms = text_rank.LengthNorms()
+        self._kept: text_rank.KeptTerms | None = None  # the blob's decoded rows (``_terms``)
         self._checked = bytearray()  # per persisted term: 1 once its postings were checked
         # the summed lengths of the first ``_total_at`` rows (``_total_length``)
         self._total = 0
@@ -311,7 +312,8 @@ class TenantText:
 
         Each id is looked up once (a recall asks for ~200: a binary search each)."""
         found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
-        return dict(zip([i for i, _ in found], self.terms.take([r for _, r in found]), strict=True))
+        terms = self._terms().take([r for _, r in found])
+        return dict(zip([i for i, _ in found], terms, strict=True))
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:
         self.rows.set_expired(memory_id, t_expired)
@@ -352,10 +354,18 @@ class TenantText:
         rows = matched.rows[at]
         lengths = term_counts(self.term_counts, rows, self.terms)
         postings = partial(matched.postings_of, fallback=self.postings_of)
-        places, scores, decoded = pool_scores(rows, lengths, scoring, postings, self.terms, True)
+        places, scores, decoded = pool_scores(rows, lengths, scoring, postings, self._terms(), True)
         ids = self.rows.take_ids(rows[places])
         held = dict(zip(self.rows.take_ids(rows[list(decoded)]), decoded.values(), strict=True))
         return PoolScores(ids, self.rows.t_created[rows[places]], scores, held), namespaces
+
+    def _terms(self) -> text_rank.KeptTerms | ObjectColumn:
+        """The terms column to read rows from: a blob's with its decoded rows kept."""
+        if isinstance(self.terms, ObjectColumn):  # already Python tuples: nothing to keep
+            return self.terms
+        if self._kept is None or self._kept.column is not self.terms:
+            self._kept = text_rank.KeptTerms(self.terms)
+        return self._kept
 
     def postings_of(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """The term's postings: rows (ascending) and their frequencies."""
@@ -364,7 +374,7 @@ class TenantText:
 
     def _best(
         self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
-    ) -> tuple[Matched, np.ndarray, set[str]] | None:
+    ) -> tuple[text_rank.Matched, np.ndarray, set[str]] | None:
         """The query's matches, the places (into ``rows``) of the k best in order (score
         desc, t_created desc, id asc) and the namespaces of the rows scored; None: none."""
         matched = self._matched(terms, namespace, view) if k > 0 else None
@@ -375,7 +385,7 @@ class TenantText:
             kept = np.flatnonzero(scores >= np.partition(scores, rows.size - k)[rows.size - k])
         else:
             kept = np.arange(rows.size)
-        order = best_first(
+        order = text_rank.best_first(
             scores[kept],
             self.rows.t_created[rows[kept]],
             k,
@@ -392,7 +402,7 @@ class TenantText:
 
     def _matched(
         self, terms: Sequence[str], namespace: str | None, view: TemporalView
-    ) -> Matched | None:
+    ) -> text_rank.Matched | None:
         """Every visible row holding a query term with its BM25 over the view (text_rank.py);
         None when no visible row holds one."""
         if not terms or self.n == 0:
@@ -428,12 +438,12 @@ class TenantText:
             if rows.size == 0:
                 continue
             postings[term] = (rows, tf_raw)
-            tf = tf_raw.astype(np.float64)
             weight = bm25.idf(visible, rows.size)
             norm = bm25.length_norm(lengths[rows], avgdl) if norms is None else norms[rows]
             hit_rows.append(rows)
-            parts.append(bm25.term_score(weight, tf, norm))
+            parts.append(bm25.term_score(weight, tf_raw.astype(np.float64), norm))
         if not hit_rows:
             return None
-        rows, scores = sum_per_row(np.concatenate(hit_rows), np.concatenate(parts), self.n)
-        return Matched(postings, rows, scores)
+        hits = np.concatenate(hit_rows)
+        rows, scores = text_rank.sum_per_row(hits, np.concatenate(parts), self.n)
+        return text_rank.Matched(postings, rows, scores)

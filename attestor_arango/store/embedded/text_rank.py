@@ -15,14 +15,22 @@ share of a recall. ``sum_per_row`` adds each row's parts of the query terms.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
 from attestor_arango.text import bm25
 
 Postings = tuple[np.ndarray, np.ndarray]  # rows ascending, each one's frequency
+
+
+class TermSource(Protocol):
+    """A column of rows' scoring terms (column.py's)."""
+
+    def take(self, rows: np.ndarray | Sequence[int]) -> list[Any]: ...
+    def sizes(self, rows: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +49,40 @@ class Matched:
         if term in self.postings:
             return self.postings[term]
         return fallback(term)
+
+
+class KeptTerms:
+    """A column of rows' scoring terms whose decoded rows are kept, up to ``limit`` rows
+    (then all are forgotten at once, which needs no bookkeeping per read).
+
+    A persisted index decodes a row's terms from its blob on every read (about 1.5 us a
+    row, with the file's block check); a recall reads ~100 rows' terms (coverage,
+    freshness, the pool's rows of three query terms or more), mostly the same rows from
+    one recall to the next in a small store. A row's terms never change. The tuples hold
+    only strings, so the collector stops tracking them and, after a collection, the dict.
+    """
+
+    def __init__(self, column: TermSource, limit: int = 4096) -> None:
+        self.column = column
+        self.limit = limit
+        self._kept: dict[int, tuple[str, ...]] = {}
+
+    def take(self, rows: np.ndarray | Sequence[int]) -> list[tuple[str, ...]]:
+        """``column.take(rows)``: the kept rows from memory, the others decoded (and kept)."""
+        at = rows.tolist() if isinstance(rows, np.ndarray) else list(rows)
+        kept = self._kept
+        out = [kept.get(r) for r in at]
+        missing = [j for j, terms in enumerate(out) if terms is None]
+        if missing:
+            wanted = [at[j] for j in missing]
+            if len(kept) + len(wanted) > self.limit:
+                kept.clear()
+            for j, row, terms in zip(missing, wanted, self.column.take(wanted), strict=True):
+                out[j] = kept[row] = terms
+        return out  # type: ignore[return-value]  # every None was filled
+
+    def sizes(self, rows: np.ndarray) -> np.ndarray:
+        return self.column.sizes(rows)
 
 
 class LengthNorms:
