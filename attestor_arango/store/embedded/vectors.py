@@ -36,10 +36,10 @@ _CHUNK = 2048  # rows per step of a bulk load and of exact re-scoring (stays in 
 # below this many rows the float32 matrix sits in cache and one product beats quantising
 # the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
 _INT8_ROWS = 10_000
-# persisted float rows read between two releases of their pages (float_rows): with the
-# kernel's fault-around (64 KB per fault) at most ~32 MB stay resident meanwhile, so a
-# persisted matrix no larger than that is never released (10k rows of 384: 15 MB)
-_RELEASE_ROWS = 512
+# a persisted float matrix no larger than this stays mapped whole (10k rows of 384: 15 MB);
+# a larger one has the pages of the rows a read touched released after that read: the
+# kernel's read-ahead around scattered row reads made 100k rows (154 MB) resident within
+# 50 recalls when releases waited for 512 rows (benchmarks/results/rss-s11-release.txt)
 _RESIDENT_BYTES = 32 << 20
 
 
@@ -77,7 +77,6 @@ class TenantVectors:
         # index reads a few scattered rows per query, which would otherwise stay resident
         # and, with the kernel's read-ahead, add up to the whole matrix within a few hundred
         self.release_rows: Callable[[], None] | None = None
-        self._unreleased = 0  # persisted rows read since the last release
 
     @property
     def n(self) -> int:
@@ -159,10 +158,9 @@ class TenantVectors:
     def float_rows(self, rows: np.ndarray, dtype: type = np.float64) -> np.ndarray:
         """The float32 vectors of some rows, as ``dtype``; IndexFileError if one is corrupt.
 
-        Persisted rows are read from the mapping and its pages released again once
-        ``_RELEASE_ROWS`` rows were read since the last release: one recall reads the same
-        rows two or three times (re-scoring, completion, freshness), which then fault in
-        once, and what stays resident meanwhile is bounded.
+        Persisted rows are read from the mapping, whose pages are released again after
+        the read unless the matrix is small (``_RESIDENT_BYTES``): re-reading a row faults
+        it in again (from the page cache), which costs less than a resident matrix.
         """
         out: np.ndarray = np.empty((rows.size, self.dimension), dtype=dtype)
         base = rows < self.n0
@@ -170,21 +168,17 @@ class TenantVectors:
             picked = rows[base]
             self._verify(picked)
             out[base] = self._base_matrix[picked]
-            self._read_base(picked.size)
+            self._read_base()
         if not base.all():
             out[~base] = self.matrix[rows[~base] - self.n0]
         return out
 
-    def _read_base(self, count: int) -> None:
-        """Counts persisted rows read; releases their pages past ``_RELEASE_ROWS``."""
-        # small: scanned whole, or no larger resident whole than the bound
+    def _read_base(self) -> None:
+        """Releases the pages of persisted rows just read, unless the matrix stays mapped
+        (small: scanned whole, or no larger resident whole than ``_RESIDENT_BYTES``)."""
         if self.release_rows is None or self.n < _INT8_ROWS:
             return
-        if self._base_matrix.nbytes <= _RESIDENT_BYTES:
-            return
-        self._unreleased += count
-        if self._unreleased >= _RELEASE_ROWS:
-            self._unreleased = 0
+        if self._base_matrix.nbytes > _RESIDENT_BYTES:
             self.release_rows()
 
     def _verify(self, rows: np.ndarray) -> None:
