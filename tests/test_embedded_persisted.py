@@ -452,6 +452,23 @@ def _mapped_rss_kb(path: Path) -> int:
     return total
 
 
+def _mapped_vectors(
+    tmp_path: Path, rng: np.random.Generator, n: int, dim: int
+) -> tuple[TenantVectors, np.ndarray, Path, IndexFile, TenantVectors]:
+    """An in-memory vector index of ``n`` random rows, the file it was saved to, and the
+    index mapped back from that file with its float matrix read lazily."""
+    vectors = TenantVectors(dim)
+    matrix = rng.standard_normal((n, dim)).astype(np.float32)
+    times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
+    vectors.load([f"v{i:05d}" for i in range(n)], ["n"] * n, matrix, times)
+    arrays, meta = vectors.sections()
+    path = tmp_path / "v.idx"
+    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
+    f = IndexFile(path, lazy=("matrix",))
+    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    return vectors, matrix, path, f, mapped
+
+
 @pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux smaps")
 def test_read_float_rows_do_not_stay_resident(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -464,15 +481,7 @@ def test_read_float_rows_do_not_stay_resident(
     monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 20)
     rng = np.random.default_rng(13)
     n, dim = 12_000, 96  # >= the int8 scan's threshold; the matrix is 4.6 MB
-    vectors = TenantVectors(dim)
-    matrix = rng.standard_normal((n, dim)).astype(np.float32)
-    times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
-    vectors.load([f"v{i:05d}" for i in range(n)], ["n"] * n, matrix, times)
-    arrays, meta = vectors.sections()
-    path = tmp_path / "v.idx"
-    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
-    f = IndexFile(path, lazy=("matrix",))
-    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    vectors, matrix, path, f, mapped = _mapped_vectors(tmp_path, rng, n, dim)
     mapped.release_rows = lambda: f.release("matrix")
     baseline = _mapped_rss_kb(path)
     rows = np.arange(0, n, 7)  # every seventh row: every page of the matrix
@@ -499,15 +508,7 @@ def test_large_float_rows_are_released_after_every_read(
     monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 10, raising=False)
     rng = np.random.default_rng(14)
     n, dim = 10_500, 8  # >= the int8 scan's threshold
-    vectors = TenantVectors(dim)
-    matrix = rng.standard_normal((n, dim)).astype(np.float32)
-    times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
-    vectors.load([f"v{i:05d}" for i in range(n)], ["n"] * n, matrix, times)
-    arrays, meta = vectors.sections()
-    path = tmp_path / "v.idx"
-    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
-    f = IndexFile(path, lazy=("matrix",))
-    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    _, matrix, _, _, mapped = _mapped_vectors(tmp_path, rng, n, dim)
     released: list[int] = []
     mapped.release_rows = lambda: released.append(1)
     mapped.add("tail", "n", np.ones(dim, dtype=np.float32), T0 + n, 2**62, T0, 2**62)
