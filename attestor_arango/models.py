@@ -66,11 +66,10 @@ _FIELD_SETS: dict[type, tuple[set[str], bool]] = {}  # the fields, and whether s
 # several times (the lanes' tie rule, decay, freshness), ~1 us each; a decoded row's
 # datetimes are shared by every copy the row cache hands out, so a hit is a dict lookup
 # (equal datetimes are the same instant: the same microseconds). Bounded: ~2 MB.
-_us = Memo(to_us, 16_384)
-# the same memo for modules that read a required time field of many memories (the
-# candidates of a recall): ``us_of(m.t_created)`` is ``m.us("t_created")`` without the
-# attribute lookup by name and the open-bound test a required field never needs
-us_of = _us
+# Modules that read a required time field of many memories (the candidates of a recall)
+# call it too: ``us_of(m.t_created)`` is ``m.us("t_created")`` without the attribute
+# lookup by name and the open-bound test a required field never needs.
+us_of = Memo(to_us, 16_384)
 
 
 class MemoryStatus(StrEnum):
@@ -126,7 +125,7 @@ class Memory(BaseModel):
     def us(self, name: str) -> int:
         """A time field in microseconds, OPEN for an open bound."""
         value = getattr(self, name)
-        return OPEN if value is None else _us(value)
+        return OPEN if value is None else us_of(value)
 
     def at(self, as_of: int) -> Memory:
         """This row as a reader at ``as_of`` saw it: later closes are masked.
@@ -134,7 +133,7 @@ class Memory(BaseModel):
         Closing a row stamps ``t_expired`` and the successor link; before that
         instant the row was active with no successor, and a replay must say so.
         """
-        if self.t_expired is None or _us(self.t_expired) <= as_of:
+        if self.t_expired is None or us_of(self.t_expired) <= as_of:
             return self
         return self.model_copy(
             update={"t_expired": None, "superseded_by": None, "status": MemoryStatus.ACTIVE},
