@@ -259,6 +259,25 @@ def test_no_mixins_and_no_casts_to_the_facade() -> None:
         assert 'cast("AgentMemory"' not in text, path
 
 
+def _asserts(source: str) -> list[int]:
+    """Lines of ``assert`` statements: ``python -O`` strips them, so an invariant the code
+    relies on at run time must ``raise`` instead."""
+    return [n.lineno for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Assert)]
+
+
+def test_the_assert_finder_finds_one() -> None:
+    assert _asserts("def f(x):\n    assert x\n    return x\n") == [2]
+
+
+def test_runtime_invariants_raise_instead_of_asserting() -> None:
+    found = {
+        module: lines
+        for module, path in MODULES.items()
+        if (lines := _asserts(path.read_text(encoding="utf-8")))
+    }
+    assert found == {}
+
+
 def test_test_tooling_is_not_shipped() -> None:
     for name in ("testing", "lints", "scripted"):
         assert not any(m.endswith(f".{name}") for m in MODULES), name

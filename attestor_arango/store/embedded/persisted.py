@@ -189,7 +189,8 @@ class PersistedIndexes:
     def _catch_up(self, index: Index, tenant: str, gen: Generation) -> None:
         """Rows inserted and closed since the file was written, from the table."""
         saved = index.saved
-        assert isinstance(saved, Generation)
+        if saved is None:  # _from_file sets it on every index it returns
+            raise RuntimeError("a persisted index was loaded without the generation it holds")
         if saved.inserts != gen.inserts:
             if isinstance(index, TenantText):
                 self._text_rows(index, tenant, saved.last_rowid)
