@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from latency import bench_queries, sentence
 
+import attestor_arango.retrieval.lane_run as lane_run
 import attestor_arango.retrieval.pipeline as pipeline
 import attestor_arango.retrieval.text_lane as text_module
 from attestor_arango import AgentContext
@@ -44,16 +45,16 @@ from attestor_arango.store.embedded import text_index, vectors
 
 # (owner, attribute, label): what is wrapped and timed
 TIMED: list[tuple[Any, str, str]] = [
-    (pipeline, "_lanes", "lanes (vector + text + completion)"),
+    (pipeline, "run_lanes", "lanes (vector + text + completion)"),
     (embedded.SQLiteStore, "vector_candidates", "  vector lane: store"),
     (vectors.TenantVectors, "_scan", "    int8 / float32 scan"),
-    (pipeline, "text_lane", "  text lane"),
+    (lane_run, "text_lane", "  text lane"),
     (embedded.SQLiteStore, "text_pool_scores", "    text pool and its BM25 (store)"),
     (text_index, "pool_scores", "      BM25 over the pool"),
     (embedded.SQLiteStore, "text_pool", "    text pool (store; other backends)"),
     (text_module, "rescore_pool", "    BM25 re-scoring (other backends)"),
     (embedded.SQLiteStore, "get_memories", "  memories read and decoded"),
-    (pipeline, "_complete", "  lane completion"),
+    (lane_run, "_complete", "  lane completion"),
     (pipeline, "fuse", "fusion"),
     (pipeline, "_graph", "graph"),
     (pipeline, "_vectors", "candidate vectors"),

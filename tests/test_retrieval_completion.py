@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 from retrieval_fakes import FakeStore, mem, view_at
 
-from attestor_arango.retrieval import RetrievalConfig, recall
-from attestor_arango.retrieval import pipeline as pipeline_mod
+from attestor_arango.retrieval import RetrievalConfig, lane_run, recall
 from attestor_arango.retrieval.completion import complete, lane_union, missing
+from attestor_arango.retrieval.trace import Tracer
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit
 
@@ -27,8 +29,8 @@ class FixedEmbedder:
         return np.tile(np.array([1.0, 0.0], dtype=np.float32), (len(texts), 1))
 
 
-def store() -> FakeStore:
-    s = FakeStore()
+def store(s: FakeStore | None = None) -> FakeStore:
+    s = FakeStore() if s is None else s
     s.add(mem("a", "garden party", day=1), [1.0, 0.0])  # cosine 1.0
     s.add(mem("b", "weekend plans", day=2), [0.8, 0.6])  # cosine 0.8, no query term
     s.add(mem("c", "garden", day=3), [0.6, 0.8])  # cosine 0.6
@@ -92,7 +94,7 @@ def test_a_failing_completion_degrades_to_the_lanes_as_they_came(
     def boom(*_: object) -> list[object]:
         raise RuntimeError("no tail today")
 
-    monkeypatch.setattr(pipeline_mod, "complete_lanes", boom)
+    monkeypatch.setattr(lane_run, "complete_lanes", boom)
     resp = recall(store(), FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, BARE)  # type: ignore[arg-type]
     assert resp.errors == {"completion_error": "RuntimeError: no tail today"}
     assert [r.memory.id for r in resp.results] == ["d", "a", "b"]
@@ -118,3 +120,50 @@ def test_complete_appends_union_members_of_the_tail_in_its_order_once() -> None:
         "d",
         "c",
     ]
+
+
+def test_the_vector_lane_and_its_completion_read_the_vectors_once() -> None:
+    # the lane's own rows and the union members it missed are read in one call
+    s = store()
+    recall(s, FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, BARE)  # type: ignore[arg-type]
+    assert s.calls.count("get_vectors") == 1
+
+
+class _NoVectorFor(FakeStore):
+    """Fails to read the vectors of one memory (the union member the vector lane missed)."""
+
+    def __init__(self, broken: str) -> None:
+        super().__init__()
+        self.broken = broken
+
+    def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if self.broken in ids:
+            raise RuntimeError(f"no vector for {self.broken}")
+        return super().get_vectors(scope, ids)
+
+
+def test_a_failing_union_read_keeps_the_vector_lane_and_fails_completion() -> None:
+    resp = recall(
+        store(_NoVectorFor("d")), FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, BARE
+    )  # type: ignore[arg-type]
+    assert resp.errors == {"completion_error": "RuntimeError: no vector for d"}
+    # the lanes as they came (as without completion): the vector lane re-scored alone
+    assert [(r.memory.id, dict(r.breakdown.lanes)) for r in resp.results] == [
+        ("d", {"bm25": 1}),
+        ("a", {"vector": 1}),
+        ("b", {"vector": 2}),
+    ]
+
+
+def test_trace_events_keep_the_lane_order(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    resp = recall(
+        store(), FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, BARE, tracer=Tracer(path)
+    )  # type: ignore[arg-type]
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [e["step"] for e in events][:4] == ["start", "vector", "bm25", "complete"]
+    vector, bm25, complete = events[1:4]
+    assert vector["ids"] == ["a", "b"] and bm25["ids"] == ["d"]
+    assert complete["candidates_in"] == 3 and complete["candidates_out"] == 5
+    assert all(e["ms"] >= 0 for e in events)
+    assert resp.results

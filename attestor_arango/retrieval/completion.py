@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from attestor_arango.models import Memory
+from attestor_arango.models import Memory, us_of
 from attestor_arango.retrieval.rounding import round_list
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore
@@ -54,6 +54,53 @@ def cached_vectors(
     return read_through(cache, ids, lambda wanted: store.get_vectors(scope, wanted))
 
 
+def cosines(
+    store: MemoryStore,
+    scope: Scope,
+    qvec: np.ndarray,
+    ids: Sequence[str],
+    cache: dict[str, np.ndarray] | None = None,
+) -> dict[str, float]:
+    """Exact float64 cosine to ``qvec``, rounded to 9 places, of each of ``ids`` that has a
+    stored vector (one read and one pass over arrays for all of them).
+
+    An index's float32 scores can differ in the last bits with the shape of the
+    matrix it scanned (and so with rows added after a replay's as_of); exact
+    float64 cosine over the candidates' own vectors depends on them alone.
+    ``cache``: see ``cached_vectors``.
+    """
+    vecs = cached_vectors(store, scope, ids, cache)
+    have = [i for i in ids if i in vecs]
+    if not have:
+        return {}
+    q = np.asarray(qvec, dtype=np.float64)
+    q = q / (float(np.linalg.norm(q)) or 1.0)
+    # the rows joined flat, then widened: the same float64 values as np.array(rows, float64)
+    mat = np.concatenate([vecs[i] for i in have]).reshape(len(have), -1).astype(np.float64)
+    # row by row, elementwise then summed: a row's cosine does not depend on the
+    # other rows in the batch (a BLAS kernel's summation order may vary with shape)
+    norms = np.sqrt((mat * mat).sum(axis=1))
+    dots = (mat * q).sum(axis=1)
+    # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
+    # the array at once (IEEE division as Python's; round_array is round, bit for bit)
+    values = round_list((dots / np.where(norms == 0.0, 1.0, norms)).tolist(), 9)
+    return dict(zip(have, values, strict=True))
+
+
+def _tie(h: Hit) -> tuple[float, int, str]:
+    memory = h.memory
+    return (-h.score, -us_of(memory.t_created), memory.id)
+
+
+def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
+    """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
+    places), re-ordered by the tie rule."""
+    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in scores]
+    out.extend(Hit(h.memory, scores[h.memory.id]) for h in hits if h.memory.id in scores)
+    out.sort(key=_tie)
+    return out
+
+
 def exact_cosine(
     store: MemoryStore,
     scope: Scope,
@@ -61,32 +108,12 @@ def exact_cosine(
     hits: Sequence[Hit],
     cache: dict[str, np.ndarray] | None = None,
 ) -> list[Hit]:
-    """The vector lane re-scored in float64 from the stored vectors, re-ordered by the tie rule.
-
-    An index's float32 scores can differ in the last bits with the shape of the
-    matrix it scanned (and so with rows added after a replay's as_of); exact
-    float64 cosine over the candidates' own vectors depends on them alone.
-    ``cache``: see ``cached_vectors``.
-    """
+    """The vector lane re-scored in float64 from the stored vectors (``cosines``),
+    re-ordered by the tie rule."""
     if not hits:
         return []
-    vecs = cached_vectors(store, scope, sorted({h.memory.id for h in hits}), cache)
-    q = np.asarray(qvec, dtype=np.float64)
-    q = q / (float(np.linalg.norm(q)) or 1.0)
-    found = [h for h in hits if h.memory.id in vecs]
-    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in vecs]
-    if found:
-        # row by row, elementwise then summed: a row's cosine does not depend on the
-        # other rows in the batch (a BLAS kernel's summation order may vary with shape)
-        mat = np.array([vecs[h.memory.id] for h in found], dtype=np.float64)
-        norms = np.sqrt((mat * mat).sum(axis=1))
-        dots = (mat * q).sum(axis=1)
-        # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
-        # the array at once (IEEE division as Python's; round_array is round, bit for bit)
-        cosines = round_list((dots / np.where(norms == 0.0, 1.0, norms)).tolist(), 9)
-        out.extend(Hit(h.memory, cos) for h, cos in zip(found, cosines, strict=True))
-    out.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
-    return out
+    ids = sorted({h.memory.id for h in hits})
+    return rescored(hits, cosines(store, scope, qvec, ids, cache))
 
 
 def lane_union(lanes: Sequence[tuple[str, Sequence[Hit]]]) -> dict[str, Memory]:
@@ -117,25 +144,22 @@ def complete(hits: Sequence[Hit], tail: Sequence[Hit], union: dict[str, Memory])
 
 
 def complete_lanes(
-    store: MemoryStore,
-    scope: Scope,
-    qvec: np.ndarray | None,
     lanes: Sequence[tuple[str, Sequence[Hit]]],
     text_tail: Sequence[TextHit | TextScore],
-    cache: dict[str, np.ndarray] | None = None,
+    vector_scores: Mapping[str, float] | None,
 ) -> list[tuple[str, Sequence[Hit]]]:
     """The vector and text lanes ranked over their union; other lanes as they came.
 
-    The vector lane's missing candidates are scored by exact cosine to ``qvec``;
+    The vector lane's missing candidates are scored by ``vector_scores``, the exact
+    cosines (``cosines``) of the union's members, read with the lane's own in one pass;
     the text lane's come from ``text_tail``, the re-scored pool below its cut
     (light rows: every union member is a decoded memory already).
     """
     union = lane_union(lanes)
     out: list[tuple[str, Sequence[Hit]]] = []
     for name, hits in lanes:
-        if name == "vector" and qvec is not None:
-            absent = [Hit(m, 0.0) for m in missing(hits, union)]
-            tail = exact_cosine(store, scope, qvec, absent, cache)
+        if name == "vector" and vector_scores is not None:
+            tail = rescored([Hit(m, 0.0) for m in missing(hits, union)], vector_scores)
         elif name == "bm25":
             tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
         else:

@@ -37,144 +37,28 @@ import numpy as np
 
 from attestor_arango.clock import from_us
 from attestor_arango.embeddings import Embedder
-from attestor_arango.errors import TenantLeakError, ValidationError
+from attestor_arango.errors import ValidationError
 from attestor_arango.models import CutResult, RecallResponse, RecallResult, Relation, trusted
 from attestor_arango.retrieval.budget import left_out, pack
 from attestor_arango.retrieval.candidates import Candidate, order
-from attestor_arango.retrieval.completion import (
-    cached_vectors,
-    complete_lanes,
-    exact_cosine,
-    lane_union,
-)
+from attestor_arango.retrieval.completion import cached_vectors
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
 from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
+from attestor_arango.retrieval.lane_run import describe, fatal, run_lanes
 from attestor_arango.retrieval.lanes import QueryExpander
 from attestor_arango.retrieval.neighbours import add_neighbours, apply_asking, apply_neighbours
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.speakers import apply_speaker
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness, asks_past
-from attestor_arango.retrieval.text_lane import stored_terms, text_lane
+from attestor_arango.retrieval.text_lane import stored_terms
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit, TextScore
+from attestor_arango.store.protocol import Hit, MemoryStore, Store
 from attestor_arango.validation import entity_key
-
-
-def _fatal(exc: Exception) -> None:
-    """A tenant leak is never a lane failure: it fails the whole call (lock 3 of the
-    tenant filter); only expected lane failures degrade the answer."""
-    if isinstance(exc, TenantLeakError):
-        raise exc
-
-
-def _prefilter(config: RetrievalConfig) -> dict[str, int]:
-    """The vector lane's opt-in approximate stage as a keyword, only when it is on (a
-    store written before it existed is then called as before)."""
-    return {"prefilter": config.vector_prefilter} if config.vector_prefilter else {}
-
-
-def _err(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _lanes(
-    store: Store,
-    embedder: Embedder,
-    scope: Scope,
-    query: str,
-    view: TemporalView,
-    config: RetrievalConfig,
-    expanders: Mapping[str, QueryExpander] | None,
-    errors: dict[str, str],
-    tr: RecallTrace,
-    vcache: dict[str, np.ndarray],
-    tcache: dict[str, tuple[str, ...]],
-) -> list[tuple[str, Sequence[Hit]]]:
-    """The lanes that ran, with their hits; ``vcache`` collects the stored vectors read,
-    ``tcache`` the scoring terms."""
-    lanes: list[tuple[str, Sequence[Hit]]] = []
-    qvec: np.ndarray | None = None
-    bm25_tail: Sequence[TextHit | TextScore] = []  # the re-scored pool below the lane's cut
-    if config.vector_enabled:
-        try:
-            qvec = embedder.embed([query])[0]
-            found = store.vector_candidates(
-                scope, qvec, config.vector_k, view, **_prefilter(config)
-            )
-            hits = exact_cosine(store, scope, qvec, found, vcache)
-            lanes.append(("vector", hits))
-            tr.step("vector", 0, len(hits), ids=[h.memory.id for h in hits])
-        except Exception as exc:  # a lane failure degrades, it does not abort
-            _fatal(exc)
-            errors["vector_error"] = _err(exc)
-            tr.step("vector", 0, 0, error=errors["vector_error"])
-    if config.bm25_enabled:
-        try:
-            known = {h.memory.id: h.memory for _, found in lanes for h in found}
-            hits, bm25_tail = text_lane(store, scope, query, view, config, known, tcache)
-            lanes.append(("bm25", hits))
-            tr.step("bm25", 0, len(hits), ids=[h.memory.id for h in hits])
-        except Exception as exc:
-            _fatal(exc)
-            errors["bm25_error"] = _err(exc)
-            tr.step("bm25", 0, 0, error=errors["bm25_error"])
-    if config.lane_completion and len(lanes) > 1:  # one lane has nothing to complete
-        lanes = _complete(store, scope, qvec, lanes, bm25_tail, errors, tr, vcache)
-    expanders = expanders or {}
-    if config.hyde_enabled and "hyde" in expanders:
-        try:
-            for i, text in enumerate(expanders["hyde"](query)):
-                vec = embedder.embed([text])[0]
-                found = store.vector_candidates(
-                    scope, vec, config.vector_k, view, **_prefilter(config)
-                )
-                hits = exact_cosine(store, scope, vec, found, vcache)
-                lanes.append((f"hyde_{i + 1}", hits))
-            tr.step("hyde", 0, sum(len(h) for n, h in lanes if n.startswith("hyde_")))
-        except Exception as exc:
-            _fatal(exc)
-            errors["hyde_error"] = _err(exc)
-            tr.step("hyde", 0, 0, error=errors["hyde_error"])
-    if config.multi_query_enabled and "multi_query" in expanders:
-        try:
-            rewrites = expanders["multi_query"](query)[: config.multi_query_n]
-            for i, text in enumerate(rewrites):
-                known = {h.memory.id: h.memory for _, found in lanes for h in found}
-                mq_hits, _ = text_lane(store, scope, text, view, config, known, tcache)
-                lanes.append((f"mq_{i + 1}", mq_hits))
-            tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
-        except Exception as exc:
-            _fatal(exc)
-            errors["multi_query_error"] = _err(exc)
-            tr.step("multi_query", 0, 0, error=errors["multi_query_error"])
-    return lanes
-
-
-def _complete(
-    store: MemoryStore,
-    scope: Scope,
-    qvec: np.ndarray | None,
-    lanes: list[tuple[str, Sequence[Hit]]],
-    bm25_tail: Sequence[TextHit | TextScore],
-    errors: dict[str, str],
-    tr: RecallTrace,
-    vcache: dict[str, np.ndarray],
-) -> list[tuple[str, Sequence[Hit]]]:
-    """Lane completion (completion.py); if it fails, the lanes as they came still rank."""
-    try:
-        out = complete_lanes(store, scope, qvec, lanes, bm25_tail, vcache)
-        tr.step("complete", len(lane_union(lanes)), sum(len(h) for _, h in out))
-        return out
-    except Exception as exc:  # the lanes as they came are still a ranking
-        _fatal(exc)
-        errors["completion_error"] = _err(exc)
-        tr.step("complete", 0, 0, error=errors["completion_error"])
-        return lanes
 
 
 def _weights(
@@ -248,8 +132,8 @@ def _graph(
         tr.step("graph", n_in, len(cands), query_entities=len(keys))
         return cands, keys
     except Exception as exc:
-        _fatal(exc)
-        errors["graph_error"] = _err(exc)
+        fatal(exc)
+        errors["graph_error"] = describe(exc)
         tr.step("graph", n_in, len(cands), error=errors["graph_error"])
         return cands, []
 
@@ -269,8 +153,8 @@ def _vectors(
         if real:
             vectors.update(cached_vectors(store, scope, real, vcache))
     except Exception as exc:
-        _fatal(exc)
-        errors["vectors_error"] = _err(exc)
+        fatal(exc)
+        errors["vectors_error"] = describe(exc)
     return vectors
 
 
@@ -353,7 +237,7 @@ def recall(
 
     vcache: dict[str, np.ndarray] = {}  # stored vectors read by this recall, by id
     tcache: dict[str, tuple[str, ...]] = {}  # and the scoring terms
-    lanes = _lanes(
+    lanes = run_lanes(
         store, embedder, scope, query, view, config, expanders, errors, tr, vcache, tcache
     )
     weights = _weights(lanes, config)
@@ -369,7 +253,7 @@ def recall(
         try:
             cands = add_neighbours(store, scope, view, cands, config.neighbour_fetch)
         except Exception as exc:  # the candidates as they came still rank
-            errors["neighbour_error"] = _err(exc)
+            errors["neighbour_error"] = describe(exc)
             tr.step("neighbours", len(cands), len(cands), error=errors["neighbour_error"])
 
     need_vectors = config.freshness_enabled and bool(cands)

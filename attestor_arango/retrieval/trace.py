@@ -19,11 +19,13 @@ import json
 import os
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from attestor_arango.errors import ValidationError
+from attestor_arango.store.protocol import Hit
 
 
 def canonical_json(value: Any) -> str:
@@ -156,6 +158,24 @@ class RecallTrace:
     def include_content(self) -> bool:
         return bool(self.tracer and self.tracer.include_content)
 
+    @property
+    def on(self) -> bool:
+        """Whether events are written: what only an event reads (id lists, counts) is
+        worth computing only then."""
+        return self.tracer is not None
+
+    def lap(self) -> float:
+        """Milliseconds since the last step or lap, and the clock restarted: the time of a
+        step whose event is written later (``step(..., ms=...)``)."""
+        now = time.perf_counter()
+        ms = round((now - self._t) * 1000, 3)
+        self._t = now
+        return ms
+
+    def ids(self, hits: Sequence[Hit]) -> list[str] | None:
+        """The memory ids of ``hits`` for an event, when events are written."""
+        return None if self.tracer is None else [h.memory.id for h in hits]
+
     def step(
         self,
         step: str,
@@ -163,20 +183,21 @@ class RecallTrace:
         n_out: int,
         *,
         error: str | None = None,
+        ms: float | None = None,
         **extra: Any,
     ) -> None:
-        now = time.perf_counter()
-        ms = round((now - self._t) * 1000, 3)
-        self._t = now
-        if self.tracer is None:
+        """Writes one event; its time is ``ms`` when given (see ``lap``), else the time
+        since the last step or lap."""
+        if self.tracer is None:  # off: nothing reads the clock
             return
+        lapped = self.lap()
         event: dict[str, Any] = {
             "tenant": self.tenant,
             "recall_id": self.rid,
             "step": step,
             "candidates_in": n_in,
             "candidates_out": n_out,
-            "ms": ms,
+            "ms": lapped if ms is None else ms,
         }
         if error is not None:
             event["error"] = error

@@ -1,0 +1,220 @@
+"""The lanes of one recall: vector and text top-K, their completion, the LLM lanes.
+
+The vector lane is re-scored by exact cosine (completion.py) once the text lane has
+run: when completion will rank the lanes over their union, the union's stored vectors
+are read and scored in one pass with the lane's own, instead of the lane's first and
+the missing members' in a second read. Trace events keep their order (vector, bm25,
+complete) and each step's own time (``RecallTrace.lap``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from attestor_arango.embeddings import Embedder
+from attestor_arango.errors import TenantLeakError
+from attestor_arango.retrieval.completion import (
+    complete_lanes,
+    cosines,
+    exact_cosine,
+    lane_union,
+    rescored,
+)
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.lanes import QueryExpander
+from attestor_arango.retrieval.text_lane import text_lane
+from attestor_arango.retrieval.trace import RecallTrace
+from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit, TextScore
+
+
+def fatal(exc: Exception) -> None:
+    """A tenant leak is never a lane failure: it fails the whole call (lock 3 of the
+    tenant filter); only expected lane failures degrade the answer."""
+    if isinstance(exc, TenantLeakError):
+        raise exc
+
+
+def describe(exc: BaseException) -> str:
+    """A failure as ``errors`` names it: its type and message."""
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _prefilter(config: RetrievalConfig) -> dict[str, int]:
+    """The vector lane's opt-in approximate stage as a keyword, only when it is on (a
+    store written before it existed is then called as before)."""
+    return {"prefilter": config.vector_prefilter} if config.vector_prefilter else {}
+
+
+def run_lanes(
+    store: Store,
+    embedder: Embedder,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    config: RetrievalConfig,
+    expanders: Mapping[str, QueryExpander] | None,
+    errors: dict[str, str],
+    tr: RecallTrace,
+    vcache: dict[str, np.ndarray],
+    tcache: dict[str, tuple[str, ...]],
+) -> list[tuple[str, Sequence[Hit]]]:
+    """The lanes that ran, with their hits; ``vcache`` collects the stored vectors read,
+    ``tcache`` the scoring terms."""
+    lanes: list[tuple[str, Sequence[Hit]]] = []
+    qvec: np.ndarray | None = None
+    found: Sequence[Hit] | None = None  # the vector lane as the store ranked it
+    text: Sequence[Hit] | None = None
+    text_error: str | None = None
+    bm25_tail: Sequence[TextHit | TextScore] = []  # the re-scored pool below the lane's cut
+    if config.vector_enabled:
+        try:
+            qvec = embedder.embed([query])[0]
+            found = store.vector_candidates(
+                scope, qvec, config.vector_k, view, **_prefilter(config)
+            )
+        except Exception as exc:  # a lane failure degrades, it does not abort
+            fatal(exc)
+            errors["vector_error"] = describe(exc)
+            tr.step("vector", 0, 0, error=errors["vector_error"])
+    vector_ms = tr.lap()
+    if config.bm25_enabled:
+        try:
+            known = {h.memory.id: h.memory for h in found or ()}
+            text, bm25_tail = text_lane(store, scope, query, view, config, known, tcache)
+        except Exception as exc:
+            fatal(exc)
+            text_error = errors["bm25_error"] = describe(exc)
+    text_ms = tr.lap()
+    scores: dict[str, float] | None = None  # the union's cosines, when completion runs
+    if found is not None and qvec is not None:
+        completing = config.lane_completion and text is not None
+        hits, scores = _vector_lane(store, scope, qvec, found, text, completing, errors, vcache)
+        vector_ms = round(vector_ms + tr.lap(), 3)  # the lane's time includes its scoring
+        if hits is not None:
+            lanes.append(("vector", hits))
+            tr.step("vector", 0, len(hits), ms=vector_ms, ids=tr.ids(hits))
+        else:
+            tr.step("vector", 0, 0, ms=vector_ms, error=errors["vector_error"])
+    if text is not None:
+        lanes.append(("bm25", text))
+        tr.step("bm25", 0, len(text), ms=text_ms, ids=tr.ids(text))
+    elif text_error is not None:
+        tr.step("bm25", 0, 0, ms=text_ms, error=text_error)
+    if config.lane_completion and len(lanes) > 1:  # one lane has nothing to complete
+        lanes = _complete(lanes, bm25_tail, scores, errors, tr)
+    if expanders and (config.hyde_enabled or config.multi_query_enabled):
+        _llm_lanes(
+            store,
+            embedder,
+            scope,
+            query,
+            view,
+            config,
+            expanders,
+            errors,
+            tr,
+            lanes,
+            vcache,
+            tcache,
+        )
+    return lanes
+
+
+def _vector_lane(
+    store: MemoryStore,
+    scope: Scope,
+    qvec: np.ndarray,
+    found: Sequence[Hit],
+    text: Sequence[Hit] | None,
+    completing: bool,
+    errors: dict[str, str],
+    vcache: dict[str, np.ndarray],
+) -> tuple[list[Hit] | None, dict[str, float] | None]:
+    """The lane re-scored by exact cosine (None if that failed: ``vector_error``), and the
+    cosines of the lanes' whole union when ``completing`` (one read for both; if reading
+    the union fails, the lane's own rows are read and ``completion_error`` says why)."""
+    own = sorted({h.memory.id for h in found})
+    if completing and text is not None:
+        try:
+            scores = cosines(
+                store, scope, qvec, sorted({*own, *(h.memory.id for h in text)}), vcache
+            )
+            return rescored(found, scores), scores
+        except Exception as exc:  # completion fails; the lane may still be read alone
+            fatal(exc)
+            errors["completion_error"] = describe(exc)
+    try:
+        return (rescored(found, cosines(store, scope, qvec, own, vcache)) if found else []), None
+    except Exception as exc:
+        fatal(exc)
+        errors.pop("completion_error", None)  # no lane to complete: the lane failed
+        errors["vector_error"] = describe(exc)
+        return None, None
+
+
+def _complete(
+    lanes: list[tuple[str, Sequence[Hit]]],
+    bm25_tail: Sequence[TextHit | TextScore],
+    scores: dict[str, float] | None,
+    errors: dict[str, str],
+    tr: RecallTrace,
+) -> list[tuple[str, Sequence[Hit]]]:
+    """Lane completion (completion.py); if it fails, the lanes as they came still rank."""
+    failed = errors.get("completion_error")  # set when the union's vectors could not be read
+    if failed is None:
+        try:
+            out = complete_lanes(lanes, bm25_tail, scores)
+            n_in = len(lane_union(lanes)) if tr.on else 0  # counted for the trace only
+            tr.step("complete", n_in, sum(len(h) for _, h in out))
+            return out
+        except Exception as exc:  # the lanes as they came are still a ranking
+            fatal(exc)
+            failed = errors["completion_error"] = describe(exc)
+    tr.step("complete", 0, 0, error=failed)
+    return lanes
+
+
+def _llm_lanes(
+    store: Store,
+    embedder: Embedder,
+    scope: Scope,
+    query: str,
+    view: TemporalView,
+    config: RetrievalConfig,
+    expanders: Mapping[str, QueryExpander],
+    errors: dict[str, str],
+    tr: RecallTrace,
+    lanes: list[tuple[str, Sequence[Hit]]],
+    vcache: dict[str, np.ndarray],
+    tcache: dict[str, tuple[str, ...]],
+) -> None:
+    """The optional LLM lanes (HyDE, multi-query), appended to ``lanes``."""
+    if config.hyde_enabled and "hyde" in expanders:
+        try:
+            for i, text in enumerate(expanders["hyde"](query)):
+                vec = embedder.embed([text])[0]
+                found = store.vector_candidates(
+                    scope, vec, config.vector_k, view, **_prefilter(config)
+                )
+                hits = exact_cosine(store, scope, vec, found, vcache)
+                lanes.append((f"hyde_{i + 1}", hits))
+            tr.step("hyde", 0, sum(len(h) for n, h in lanes if n.startswith("hyde_")))
+        except Exception as exc:
+            fatal(exc)
+            errors["hyde_error"] = describe(exc)
+            tr.step("hyde", 0, 0, error=errors["hyde_error"])
+    if config.multi_query_enabled and "multi_query" in expanders:
+        try:
+            rewrites = expanders["multi_query"](query)[: config.multi_query_n]
+            for i, text in enumerate(rewrites):
+                known = {h.memory.id: h.memory for _, found in lanes for h in found}
+                mq_hits, _ = text_lane(store, scope, text, view, config, known, tcache)
+                lanes.append((f"mq_{i + 1}", mq_hits))
+            tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
+        except Exception as exc:
+            fatal(exc)
+            errors["multi_query_error"] = describe(exc)
+            tr.step("multi_query", 0, 0, error=errors["multi_query_error"])
