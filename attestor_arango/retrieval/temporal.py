@@ -28,9 +28,10 @@ that), never the wall clock, and measure a memory's age on the event-time axis
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -203,30 +204,47 @@ def _mutual_nearest_later(
 
 
 def apply_freshness(
-    cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray], config: RetrievalConfig
+    cands: Sequence[Candidate],
+    vectors: Mapping[str, np.ndarray],
+    config: RetrievalConfig,
+    attach: Callable[[list[Candidate]], None] | None = None,
 ) -> None:
     """Demotes candidates restated later by a similar candidate about the same entity.
 
     Each candidate's relevance must be current on the way in (every step before this one
     calls ``compute_relevance`` on what it changes): only the candidates this step changes
-    are computed again."""
+    are computed again.
+
+    Only the ``freshness_update_rank`` most relevant candidates can be an update, so only
+    their words are read (whether they announce a change) and only they are tested as one;
+    ``attach``, when given, is first handed those that may lack their scoring terms (the
+    pipeline gives them the backend's instead of tokenising).
+    """
     exempt = set(config.freshness_exempt_tags)
     items = [
         c for c in cands if not c.synthetic and c.id in vectors and exempt.isdisjoint(c.memory.tags)
     ]
     if len(items) < 2:
         return
-    unit = unit_rows(items, vectors)
-    cues = CHANGE_CUES  # announces_change of each, inline
-    cued = np.array([not cues.isdisjoint(c.content_terms()) for c in items], dtype=bool)
     before = [c.relevance for c in items]
+    # tie_key of each candidate's relevance (stored rounded to 12 places: candidates.ROUNDED),
+    # and only the first places: the top_n that may yield, the update_rank that may update
+    keys = [(-r, -c.t_created, c.id) for r, c in zip(before, items, strict=True)]
+    places = max(config.freshness_top_n, config.freshness_update_rank)
+    top = heapq.nsmallest(places, range(len(items)), key=keys.__getitem__)
+    able = top[: config.freshness_update_rank]  # the candidates that may be an update
+    if attach is not None:
+        attach([items[k] for k in able if items[k].terms is None])
+    cues = CHANGE_CUES  # announces_change of each, inline
+    cued = np.zeros(len(items), dtype=bool)
+    for k in able:
+        cued[k] = not cues.isdisjoint(items[k].content_terms())
+    eligible = np.zeros(len(items), dtype=bool)
+    eligible[able] = True
+    unit = unit_rows(items, vectors)
     # once: the nearest-update test compares them for every candidate
     whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64).reshape(-1, 2)
     sessions = session_codes(items)
-    # tie_key of each candidate's relevance, its rounding done for all at once (round_list)
-    keys = [(-r, -c.t_created, c.id) for r, c in zip(round_list(before, 12), items, strict=True)]
-    top = sorted(range(len(items)), key=keys.__getitem__)
-    rank = {k: r for r, k in enumerate(top)}
     changed: set[int] = set()
     for i in top[: config.freshness_top_n]:
         # close[j]: j may restate i; a change-announcing j needs less similarity
@@ -244,7 +262,9 @@ def apply_freshness(
         t_old = _when(older)
         s_old = older.memory.provenance.session_id
         updates: list[int] = []
-        for j in (int(x) for x in np.flatnonzero(close)):
+        # not among the update_rank most relevant: not an answer to this query, whatever
+        # it restates (tested first: it rules out nearly every candidate)
+        for j in np.flatnonzero(close & eligible).tolist():
             newer = items[j]
             if newer.memory.entity != older.memory.entity:
                 continue
@@ -252,8 +272,6 @@ def apply_freshness(
                 continue  # one conversation going on, not a later update
             if _when(newer) <= t_old:
                 continue
-            if rank[j] >= config.freshness_update_rank:
-                continue  # not an answer to this query, whatever it restates
             updates.append(j)
         if not updates:
             continue
