@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -175,12 +174,10 @@ def _inputs(scope: Scope, view: TemporalView, budget: int, query: str | None) ->
 def _attach_terms(
     store: Store, scope: Scope, cands: Sequence[Candidate], tcache: dict[str, tuple[str, ...]]
 ) -> None:
-    """Gives the lanes' candidates among ``cands`` the scoring terms the backend kept
-    (``stored_terms``); a candidate it keeps none for, or one that no lane returned (a
-    neighbouring turn), tokenises its content when a step first asks."""
-    found = [c for c in cands if c.lane_ranks]
-    held = stored_terms(store, scope, [c.id for c in found], tcache) if found else {}
-    for cand in found:
+    """Gives ``cands`` the scoring terms the backend kept (``stored_terms``); a candidate
+    it keeps none for tokenises its content when a step first asks."""
+    held = stored_terms(store, scope, [c.id for c in cands], tcache)
+    for cand in cands:
         cand.terms = held.get(cand.id)
 
 
@@ -266,11 +263,10 @@ def recall(
 
     apply_decay_boost(cands, view.as_of, config)
     fresh = config.freshness_enabled and not asks_past(query)
-    covers = config.coverage_enabled and credits_any(cands)
-    if covers:
-        # only coverage (with a conversation record) and freshness read the terms: the
-        # fused candidates take the scoring terms the backend's text index kept, so
-        # neither tokenises them again
+    if config.coverage_enabled and credits_any(cands):
+        # coverage (with a conversation record) reads every candidate's terms: the fused
+        # candidates take the scoring terms the backend's text index kept, so it does not
+        # tokenise them again (freshness reads a few: the memoised tokeniser's, if need be)
         _attach_terms(store, scope, fused, tcache)
     if config.coverage_enabled:  # before freshness: an update yields on full relevance
         apply_coverage(cands, query, config.session_coverage_weight)
@@ -280,9 +276,8 @@ def recall(
         apply_asking(cands, query, config.asking_weight)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
-    if fresh:  # reads the terms of a few candidates: those coverage did not read, now
-        attach = None if covers else partial(_attach_terms, store, scope, tcache=tcache)
-        apply_freshness(cands, vectors, config, attach)
+    if fresh:  # reads the words of the few candidates that may be an update
+        apply_freshness(cands, vectors, config)
     tr.step("time", len(cands), len(cands))
 
     ranked = order(cands)

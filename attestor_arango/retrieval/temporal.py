@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -204,10 +204,7 @@ def _mutual_nearest_later(
 
 
 def apply_freshness(
-    cands: Sequence[Candidate],
-    vectors: Mapping[str, np.ndarray],
-    config: RetrievalConfig,
-    attach: Callable[[list[Candidate]], None] | None = None,
+    cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray], config: RetrievalConfig
 ) -> None:
     """Demotes candidates restated later by a similar candidate about the same entity.
 
@@ -216,9 +213,9 @@ def apply_freshness(
     are computed again.
 
     Only the ``freshness_update_rank`` most relevant candidates can be an update, so only
-    their words are read (whether they announce a change) and only they are tested as one;
-    ``attach``, when given, is first handed those that may lack their scoring terms (the
-    pipeline gives them the backend's instead of tokenising).
+    their words are read (whether they announce a change: ``content_terms``, the backend's
+    terms when coverage attached them, else the memoised tokeniser's, the same terms) and
+    only they are tested as one.
     """
     exempt = set(config.freshness_exempt_tags)
     items = [
@@ -233,8 +230,6 @@ def apply_freshness(
     places = max(config.freshness_top_n, config.freshness_update_rank)
     top = heapq.nsmallest(places, range(len(items)), key=keys.__getitem__)
     able = top[: config.freshness_update_rank]  # the candidates that may be an update
-    if attach is not None:
-        attach([items[k] for k in able if items[k].terms is None])
     cues = CHANGE_CUES  # announces_change of each, inline
     cued = np.zeros(len(items), dtype=bool)
     for k in able:
