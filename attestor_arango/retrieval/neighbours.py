@@ -33,6 +33,12 @@ from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryStore
 
 
+def has_turns(cands: Sequence[Candidate]) -> bool:
+    """Whether a (non-synthetic) candidate is a conversation turn, with its link: every
+    step of this module reads only those, so without one none of them has anything to do."""
+    return any(isinstance(c.memory.metadata.get("turn"), dict) for c in cands if not c.synthetic)
+
+
 def replies_to(c: Candidate) -> str | None:
     link = c.memory.metadata.get("turn")
     if not isinstance(link, dict):

@@ -49,7 +49,12 @@ from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
 from attestor_arango.retrieval.lane_run import describe, fatal, run_lanes
 from attestor_arango.retrieval.lanes import QueryExpander
-from attestor_arango.retrieval.neighbours import add_neighbours, apply_asking, apply_neighbours
+from attestor_arango.retrieval.neighbours import (
+    add_neighbours,
+    apply_asking,
+    apply_neighbours,
+    has_turns,
+)
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.speakers import apply_speaker
 from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness, asks_past
@@ -228,8 +233,10 @@ def recall(
         config.to_json(),
     )
     tr = RecallTrace(tracer, rid, scope.tenant)
-    # the inputs a replay needs (never the query text unless include_content is set)
-    tr.step("start", 0, 0, **_inputs(scope, view, budget, query if tr.include_content else None))
+    if tr.on:  # the inputs a replay needs (never the query text unless include_content is set)
+        tr.step(
+            "start", 0, 0, **_inputs(scope, view, budget, query if tr.include_content else None)
+        )
     errors = embedder_warnings(store, scope, embedder)
     if "embedding_space" in errors:  # vectors of two spaces are never compared
         config = replace(config, vector_enabled=False, hyde_enabled=False)
@@ -249,7 +256,10 @@ def recall(
     if config.graph_enabled and cands is not None:
         cands, keys = _graph(store, scope, query, view, config, cands, errors, tr)
 
-    if config.neighbour_weight > 0 and cands:
+    # conversation turns (their links) are what the neighbour and asking steps read: without
+    # one among the candidates, all three have nothing to do
+    turns = has_turns(cands)
+    if config.neighbour_weight > 0 and turns:
         try:
             cands = add_neighbours(store, scope, view, cands, config.neighbour_fetch)
         except Exception as exc:  # the candidates as they came still rank
@@ -263,16 +273,16 @@ def recall(
 
     apply_decay_boost(cands, view.as_of, config)
     fresh = config.freshness_enabled and not asks_past(query)
-    if config.coverage_enabled and credits_any(cands):
-        # coverage (with a conversation record) reads every candidate's terms: the fused
-        # candidates take the scoring terms the backend's text index kept, so it does not
-        # tokenise them again (freshness reads a few: the memoised tokeniser's, if need be)
+    if config.coverage_enabled and credits_any(cands):  # only conversation records gain
+        # coverage reads every candidate's terms: the fused candidates take the scoring
+        # terms the backend's text index kept, so it does not tokenise them again
+        # (freshness reads a few: the memoised tokeniser's, if need be)
         _attach_terms(store, scope, fused, tcache)
-    if config.coverage_enabled:  # before freshness: an update yields on full relevance
+        # before freshness: an update yields on full relevance
         apply_coverage(cands, query, config.session_coverage_weight)
-    if config.neighbour_weight > 0:  # before freshness, like coverage
+    if config.neighbour_weight > 0 and turns:  # before freshness, like coverage
         apply_neighbours(cands, config.neighbour_weight)
-    if config.asking_weight != 0:
+    if config.asking_weight != 0 and turns:
         apply_asking(cands, query, config.asking_weight)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
@@ -292,7 +302,7 @@ def recall(
         len(kept),
         tokens_used=used,
         token_budget=budget,
-        ids=[c.id for c, _ in kept],
+        ids=[c.id for c, _ in kept] if tr.on else None,
     )
 
     results = tuple(_result(c, tokens, view.as_of) for c, tokens in kept)
