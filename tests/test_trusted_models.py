@@ -171,9 +171,9 @@ def test_decoded_rows_share_their_immutable_parts_and_stay_the_validated_ones() 
     assert a.valid_from is a.t_created
     other = memory_from_doc({**docs[0], "session_id": "s2"})
     assert other.provenance is not a.provenance and other.provenance.session_id == "s2"
-    assert len(codec._provenance_of) >= 2
+    assert len(codec.provenance_of) >= 2
     memo.forget_all()
-    assert len(codec._provenance_of) == 0
+    assert len(codec.provenance_of) == 0
 
 
 def test_a_breakdown_lists_its_lanes_by_name_whatever_order_they_were_ranked_in() -> None:
@@ -185,3 +185,57 @@ def test_a_breakdown_lists_its_lanes_by_name_whatever_order_they_were_ranked_in(
         assert list(got.lanes) == sorted(ranks) and got.lanes == ranks
         same(got, ScoreBreakdown(**got.model_dump()))
         assert got.model_dump_json().index('"lanes":{"' + sorted(ranks)[0]) > 0
+
+
+def test_a_stored_row_decodes_by_position_as_through_its_document(tmp_path: Any) -> None:
+    """The embedded store reads memory rows by position (memories.memory_from_row, without
+    the intermediate document): the same memory as decode_row + memory_from_doc gave, and as
+    validation gives, for a plain row and one using every field; rows with the same agent
+    trail share its Provenance; an erasure's forget_all empties the JSON-text memos."""
+    import sqlite3
+
+    from attestor_arango import memo
+    from attestor_arango.scope import Scope
+    from attestor_arango.store.embedded import memories, sql
+    from attestor_arango.store.embedded.base import decode_row
+    from attestor_arango.store.embedded.store import SQLiteStore
+
+    trail = Provenance(agent_id="a", role="writer", agent_trail=("p", "a"), parent_agent_id="p")
+    full = a_memory(
+        id="m2",
+        entity="Berlin",
+        category="home",
+        tags=("verbatim", "x"),
+        confidence=0.5,
+        valid_from=from_us(T0 - 7),
+        valid_until=from_us(T0 + 10),
+        t_expired=from_us(T0 + 20),
+        superseded_by="m3",
+        supersedes="m0",
+        status=MemoryStatus.SUPERSEDED,
+        provenance=trail.model_copy(update={"session_id": "s", "source_episode_id": "e"}),
+        signature="sig",
+        metadata={"k": [1, 2], "turn": {"replies_to": "m0"}},  # keys as stored: sorted
+    )
+    twin = a_memory(id="m4", provenance=trail, tags=("x",), metadata={"a": 1})
+    store = SQLiteStore(tmp_path / "m.db")
+    scope = Scope(tenant="t", namespace="n")
+    for memory in (a_memory(), full, twin, a_memory(id="m5", provenance=trail)):
+        store.insert_memory(scope, memory, None)
+    store.close()
+    conn = sqlite3.connect(tmp_path / "m.db")
+    conn.row_factory = sqlite3.Row
+    rows = conn.execute(f"SELECT {sql.MEMORY_COLUMNS} FROM memories ORDER BY rowid").fetchall()
+    conn.close()
+    got = [memories.memory_from_row(r) for r in rows]
+    for memory, row, decoded in zip((a_memory(), full, twin), rows, got, strict=False):
+        validated = Memory(**{**dict(memory), "provenance": Provenance(**dict(memory.provenance))})
+        same(decoded, validated)
+        same(decoded, memory_from_doc(decode_row(row)))
+        same(decoded.provenance, validated.provenance)
+    assert got[2].provenance is got[3].provenance
+    got[2].metadata["b"] = 2  # each decoded row has its own metadata
+    assert memories.memory_from_row(rows[2]).metadata == {"a": 1}
+    assert len(memories._strings_of) >= 2 and len(memories._provenance_of_row) >= 2
+    memo.forget_all()
+    assert len(memories._strings_of) == 0 and len(memories._provenance_of_row) == 0

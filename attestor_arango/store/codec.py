@@ -121,12 +121,12 @@ def _make_provenance(key: tuple[Any, ...]) -> Provenance:
 # (agent_id, role, session_id, source_episode_id, agent_trail, parent_agent_id) -> one
 # frozen Provenance of those values: most rows of a store share a few (a memo, so an
 # erasure's forget_all empties it too)
-_provenance_of: Memo[tuple[Any, ...], Provenance] = Memo(_make_provenance, 4096)
+provenance_of: Memo[tuple[Any, ...], Provenance] = Memo(_make_provenance, 4096)
 
 
 def _provenance(d: dict[str, Any]) -> Provenance:
     """The row's provenance; rows with the same values share one frozen instance."""
-    return _provenance_of(
+    return provenance_of(
         (
             d["agent_id"],
             d["role"],
@@ -139,41 +139,87 @@ def _provenance(d: dict[str, Any]) -> Provenance:
 
 
 def memory_from_doc(d: dict[str, Any]) -> Memory:
-    """A stored document as a ``Memory``, built without re-running validation.
+    """A stored document as a ``Memory``, built without re-running validation (``memory_of``)."""
+    return memory_of(
+        d["id"],
+        d["tenant"],
+        d["namespace"],
+        d["content"],
+        d.get("entity"),
+        d.get("category"),
+        tuple(d.get("tags") or ()),
+        d.get("confidence", 1.0),
+        d["valid_from"],
+        d["valid_until"],
+        d["t_created"],
+        d["t_expired"],
+        d.get("superseded_by"),
+        d.get("supersedes"),
+        d.get("status", "active"),
+        _provenance(d),
+        d["content_hash"],
+        d.get("signature"),
+        dict(d.get("metadata") or {}),
+    )
+
+
+def memory_of(
+    memory_id: str,
+    tenant: str,
+    namespace: str,
+    content: str,
+    entity: str | None,
+    category: str | None,
+    tags: tuple[str, ...],
+    confidence: Any,
+    valid_from: Any,
+    valid_until: Any,
+    t_created: Any,
+    t_expired: Any,
+    superseded_by: str | None,
+    supersedes: str | None,
+    status: Any,
+    provenance: Provenance,
+    content_hash: str,
+    signature: str | None,
+    metadata: dict[str, Any],
+) -> Memory:
+    """A stored memory's fields (times in microseconds, OPEN for an open bound) as a
+    ``Memory``, built without re-running validation: the one conversion every reader of
+    stored rows goes through (``memory_from_doc``; the embedded store's rows, positionally).
 
     Every row was validated when it was written, and recall decodes about a hundred
     rows per query, so the read path converts each field to exactly the type
-    validation would produce (floats, tuples, the status enum, aware datetimes) and
-    constructs the frozen model directly: the same object, field for field. Immutable
-    parts are shared: one Provenance per distinct set of values (``_provenance``), and
-    one datetime for ``valid_from`` when it is ``t_created`` (as for most rows).
+    validation would produce (floats, the status enum, aware datetimes) and constructs
+    the frozen model directly: the same object, field for field. Immutable parts are
+    shared: one Provenance per distinct set of values (``provenance_of``), and one
+    datetime for ``valid_from`` when it is ``t_created`` (as for most rows).
     """
-    created_us = int(d["t_created"])
-    valid_us = int(d["valid_from"])
+    created_us = int(t_created)
+    valid_us = int(valid_from)
     created = from_us(created_us)
-    status = d.get("status", "active")
     return trusted(
         Memory,
         {
-            "id": d["id"],
-            "tenant": d["tenant"],
-            "namespace": d["namespace"],
-            "content": d["content"],
-            "entity": d.get("entity"),
-            "category": d.get("category"),
-            "tags": tuple(d.get("tags") or ()),
-            "confidence": float(d.get("confidence", 1.0)),
+            "id": memory_id,
+            "tenant": tenant,
+            "namespace": namespace,
+            "content": content,
+            "entity": entity,
+            "category": category,
+            "tags": tags,
+            "confidence": float(confidence),
             "valid_from": created if valid_us == created_us else from_us(valid_us),
-            "valid_until": us_or_none(int(d["valid_until"])),
+            "valid_until": us_or_none(int(valid_until)),
             "t_created": created,
-            "t_expired": us_or_none(int(d["t_expired"])),
-            "superseded_by": d.get("superseded_by"),
-            "supersedes": d.get("supersedes"),
+            "t_expired": us_or_none(int(t_expired)),
+            "superseded_by": superseded_by,
+            "supersedes": supersedes,
             "status": _STATUS.get(status) or MemoryStatus(status),
-            "provenance": _provenance(d),
-            "content_hash": d["content_hash"],
-            "signature": d.get("signature"),
-            "metadata": dict(d.get("metadata") or {}),
+            "provenance": provenance,
+            "content_hash": content_hash,
+            "signature": signature,
+            "metadata": metadata,
         },
     )
 
