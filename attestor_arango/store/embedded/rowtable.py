@@ -134,8 +134,11 @@ class RowTable:
         return self._ns_names[int(self.ns[row])]
 
     def namespaces(self, rows: np.ndarray) -> set[str]:
-        """The distinct namespaces of some rows."""
-        return {self._ns_names[int(code)] for code in np.unique(self.ns[rows])}
+        """The distinct namespaces of some rows (a table of one namespace needs no look)."""
+        names = self._ns_names
+        if len(names) == 1:
+            return set(names) if len(rows) else set()
+        return {names[int(code)] for code in np.unique(self.ns[rows])}
 
     # ids ------------------------------------------------------------------------------------
     def row_of(self, memory_id: str) -> int | None:
@@ -165,13 +168,17 @@ class RowTable:
                 self._remember(asked, rows)
         return [(i, r) for i, r in zip(ids, found, strict=True) if r >= 0]
 
-    def _remember(self, ids: Sequence[str], rows: Sequence[int]) -> None:
+    def _remember(self, ids: Sequence[str], rows: Sequence[int], every: bool = False) -> None:
         """Keeps persisted ids' rows (-1: none, not kept; an id never changes its row, and
-        one not here may be appended later); forgets them all past ``_SEEN`` ids."""
+        one not here may be appended later); forgets them all past ``_SEEN`` ids.
+        ``every``: the caller knows each row is one (no -1 to filter out, half the time)."""
         seen = self._seen
         if len(seen) + len(ids) > _SEEN:
             seen.clear()
-        seen.update((i, r) for i, r in zip(ids, rows, strict=True) if r >= 0)
+        if every:
+            seen.update(zip(ids, rows, strict=True))
+        else:
+            seen.update((i, r) for i, r in zip(ids, rows, strict=True) if r >= 0)
 
     def take_ids(self, rows: np.ndarray | Sequence[int]) -> list[str]:
         """The ids of some rows, in their order."""
@@ -181,7 +188,7 @@ class RowTable:
             return self._ids.take(at - n0)
         if int(at.max()) < n0:
             ids = base.take(at)
-            self._remember(ids, at.tolist())
+            self._remember(ids, at.tolist(), every=True)
             return ids
         if int(at.min()) >= n0:
             return self._ids.take(at - n0)
