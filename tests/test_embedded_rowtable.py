@@ -96,3 +96,38 @@ def test_a_persisted_id_found_once_is_not_searched_for_again(
         (f"m{i:03d}", i) for i in range(30)
     ]
     assert persisted.rows_of(asked) == want
+
+
+def test_a_persisted_row_handed_out_once_is_not_decoded_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A recall hands out the ids of the same rows several times (the pool, its decoded
+    rows, rows tied on score), and a small store's rows recur from one recall to the next:
+    a row's id is decoded from the persisted bytes once while remembered, in any mix with
+    new rows and rows appended since, and every answer stays the table's (fails before:
+    every take decoded every row)."""
+    table = RowTable()
+    for i in range(300):
+        table.append(f"m{i:03d}", "a", (i, OPEN, 0, OPEN))
+    persisted = RowTable.from_sections(
+        {f"r.{k}": v for k, v in table.sections()[0].items()}, "r.", ["a"]
+    )
+    persisted.append("late", "a", (400, OPEN, 0, OPEN))
+    decoded: list[int] = []
+    base = persisted._base
+    assert base is not None
+    real = base.take
+
+    def counted(rows: np.ndarray) -> list[str]:
+        decoded.extend(rows.tolist())
+        return real(rows)
+
+    monkeypatch.setattr(base, "take", counted)
+    assert persisted.take_ids(np.array([12, 10, 11])) == ["m012", "m010", "m011"]
+    assert persisted.take_ids(np.array([11, 13, 10, 12])) == ["m011", "m013", "m010", "m012"]
+    assert decoded == [12, 10, 11, 13]
+    assert persisted.take_ids(np.array([299, 300, 10])) == ["m299", "late", "m010"]
+    assert persisted.rows_of(["m013", "m299"]) == [("m013", 13), ("m299", 299)]
+    monkeypatch.setattr(rowtable, "_SEEN", 2)  # past the bound: forgotten, still right
+    assert persisted.take_ids(np.array([5, 6, 7])) == ["m005", "m006", "m007"]
+    assert persisted.take_ids(np.array([5, 13])) == ["m005", "m013"]

@@ -26,7 +26,7 @@ GROW = 1.5
 TIMES = ("t_created", "t_expired", "valid_from", "valid_until")
 # (max t_created, min t_expired, max valid_from, min valid_until) of a table with no row
 _EMPTY_BOUNDS = (np.iinfo(np.int64).min, np.iinfo(np.int64).max) * 2
-_SEEN = 8192  # persisted ids whose rows a table keeps (RowTable._remember): ~1 MB at most
+_SEEN = 8192  # persisted ids a table keeps with their rows (RowTable._remember): ~2 MB at most
 
 
 def grown(array: np.ndarray, length: int) -> np.ndarray:
@@ -101,6 +101,7 @@ class RowTable:
         # persisted ids found or handed out lately, -> row (``_remember``): a recall asks
         # for the rows of the ids a search just returned, two or three times
         self._seen: dict[str, int] = {}
+        self._named: dict[int, str] = {}  # the same, row -> id (``take_ids``)
         self._ns_codes: dict[str, int] = {}
         self._ns_names: list[str] = []
         self.ns = np.zeros(capacity, dtype=np.int32)
@@ -172,13 +173,17 @@ class RowTable:
         """Keeps persisted ids' rows (-1: none, not kept; an id never changes its row, and
         one not here may be appended later); forgets them all past ``_SEEN`` ids.
         ``every``: the caller knows each row is one (no -1 to filter out, half the time)."""
-        seen = self._seen
+        seen, named = self._seen, self._named
         if len(seen) + len(ids) > _SEEN:
             seen.clear()
+            named.clear()
         if every:
             seen.update(zip(ids, rows, strict=True))
+            named.update(zip(rows, ids, strict=True))
         else:
-            seen.update((i, r) for i, r in zip(ids, rows, strict=True) if r >= 0)
+            found = [(i, r) for i, r in zip(ids, rows, strict=True) if r >= 0]
+            seen.update(found)
+            named.update((r, i) for i, r in found)
 
     def take_ids(self, rows: np.ndarray | Sequence[int]) -> list[str]:
         """The ids of some rows, in their order."""
@@ -187,9 +192,15 @@ class RowTable:
         if base is None or at.size == 0:
             return self._ids.take(at - n0)
         if int(at.max()) < n0:
-            ids = base.take(at)
-            self._remember(ids, at.tolist(), every=True)
-            return ids
+            rows = at.tolist()
+            named: list[str | None] = list(map(self._named.get, rows))
+            missing = [j for j, i in enumerate(named) if i is None]
+            if missing:  # rows not handed out lately: decoded, and remembered
+                read = base.take(at[missing])
+                for j, memory_id in zip(missing, read, strict=True):
+                    named[j] = memory_id
+                self._remember(read, [rows[j] for j in missing], every=True)
+            return named  # type: ignore[return-value]  # every None was filled
         if int(at.min()) >= n0:
             return self._ids.take(at - n0)
         out = self._ids.take(np.maximum(at - n0, 0))
