@@ -267,8 +267,9 @@ class RowTable:
         self, found: list[tuple[str, int]], namespace: str | None
     ) -> list[tuple[str, int]]:
         """Those (id, row) pairs (``rows_of``) whose row lives in ``namespace`` (any: None),
-        as one array comparison rather than a check per row."""
-        if namespace is None or not found:
+        as one array comparison rather than a check per row (none in a table of that one
+        namespace: every row is in it)."""
+        if namespace is None or not found or self._ns_names == [namespace]:
             return found
         code = self._ns_codes.get(namespace)
         if code is None:
