@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 
-_TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+# a started 4 characters of a word, or one punctuation mark: a word of n characters is
+# ceil(n / 4) matches (the matches chunk each maximal run of word characters), so the count
+# is the number of matches, found in C (summing per word in Python took a third longer)
+_TOKEN = re.compile(r"\w{1,4}|[^\w\s]", re.UNICODE)
 
 
 def count_tokens(text: str) -> int:
-    return sum(1 if len(p) <= 4 else (len(p) + 3) // 4 for p in _TOKEN.findall(text))
+    return len(_TOKEN.findall(text))
