@@ -5,7 +5,14 @@ hashing-embedder vectors, then times ``search`` (k=50, every row visible)
 against ``matrix @ query`` + argpartition, the scan it replaced. Also reports
 how many rows the bounds left for exact re-scoring. Prints a table, writes JSON.
 
+``--parts`` times the int8 scan alone (store/embedded/scan.py) instead, interleaved
+per query: one SimSIMD call per block, the same rows in parts shared with the helper
+threads, and SimSIMD's own ``threads=2`` (OpenMP) for reference; wall p50/p95 and
+process CPU (helpers included), then ``--threads`` callers scanning at once (a server's
+recall workers): scans per second of each way. Load averages are printed beside.
+
     .venv/bin/python benchmarks/vector_scan.py [--rows 10000 100000] [--dim 384]
+    .venv/bin/python benchmarks/vector_scan.py --parts [--rows 20000 40000 100000 1000000]
 """
 
 from __future__ import annotations
@@ -14,7 +21,9 @@ import argparse
 import json
 import os
 import platform
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +35,7 @@ from attestor_arango.clock import OPEN
 from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.scope import TemporalView
+from attestor_arango.store.embedded import quantise, scan
 from attestor_arango.store.embedded.vectors import _INT8_ROWS, TenantVectors
 
 K = 50
@@ -55,14 +65,95 @@ def timed(fn: object, queries: np.ndarray) -> list[float]:
     return out
 
 
+Scan = Callable[[np.ndarray], object]
+
+
+def _ways(codes: np.ndarray) -> dict[str, Scan]:
+    """The int8 scan of ``codes``: one call, in parts with the helpers, OpenMP threads=2."""
+    import simsimd
+
+    def one(q: np.ndarray) -> object:
+        return scan.dots([codes], q, quantise.dots_into, np.float32, 1 << 62)
+
+    def in_parts(q: np.ndarray) -> object:
+        return scan.dots([codes], q, quantise.dots_into, np.float32, 0)
+
+    def omp(q: np.ndarray) -> object:
+        return simsimd.cdist(q[None, :], codes, metric="dot", out_dtype="float32", threads=2)
+
+    return {"one call": one, "in parts": in_parts, "omp threads=2": omp}
+
+
+def _callers(way: Scan, qs: np.ndarray, threads: int, seconds: float = 2.0) -> float:
+    """Scans per second of ``threads`` callers scanning at once (a server's workers)."""
+    done = [0] * threads
+    stop = threading.Event()
+
+    def worker(i: int) -> None:
+        while not stop.is_set():
+            way(qs[(done[i] * 7 + i) % len(qs)])
+            done[i] += 1
+
+    workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
+    t0 = time.perf_counter()
+    for w in workers:
+        w.start()
+    time.sleep(seconds)
+    stop.set()
+    for w in workers:
+        w.join()
+    return round(sum(done) / (time.perf_counter() - t0), 1)
+
+
+def parts(rows: list[int], dim: int, queries: int, threads: int) -> list[dict[str, object]]:
+    """Per row count: each way's wall p50/p95 and process CPU, interleaved per query."""
+    rng = np.random.default_rng(7)
+    codes_all = rng.integers(-127, 128, size=(max(rows), dim), dtype=np.int8)
+    qs = rng.integers(-127, 128, size=(queries, dim), dtype=np.int8)
+    out = []
+    for n in rows:
+        ways = _ways(codes_all[:n])
+        want = np.asarray(ways["one call"](qs[0]))
+        assert np.array_equal(np.asarray(ways["in parts"](qs[0])), want)  # the same dots
+        wall: dict[str, list[float]] = {k: [] for k in ways}
+        cpu: dict[str, list[float]] = {k: [] for k in ways}
+        row: dict[str, object] = {"rows": n, "load_before": [round(x, 2) for x in os.getloadavg()]}
+        for q in qs:
+            for name, way in ways.items():
+                t, c = time.perf_counter(), time.process_time()
+                way(q)
+                wall[name].append((time.perf_counter() - t) * 1e3)
+                cpu[name].append((time.process_time() - c) * 1e3)
+        for name in ways:
+            row[name] = {
+                "wall_p50_ms": round(float(np.percentile(wall[name], 50)), 3),
+                "wall_p95_ms": round(float(np.percentile(wall[name], 95)), 3),
+                "cpu_p50_ms": round(float(np.percentile(cpu[name], 50)), 3),
+            }
+        for name in ("one call", "in parts"):
+            row[f"{name}: scans/s, {threads} callers"] = _callers(ways[name], qs, threads)
+        row["load_after"] = [round(x, 2) for x in os.getloadavg()]
+        print(json.dumps(row))
+        out.append(row)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--parts", action="store_true", help="time the int8 scan in parts")
+    ap.add_argument("--threads", type=int, default=2, help="--parts: callers at once")
     ap.add_argument("--out", default="benchmarks/results/vector_scan.json")
     args = ap.parse_args()
     limit_blas_threads()
+    if args.parts:
+        found = parts(args.rows, args.dim, args.queries, args.threads)
+        meta = {"python": platform.python_version(), "cpus": os.cpu_count()}
+        Path(args.out).write_text(json.dumps({**meta, "parts": found}, indent=2))
+        print(f"wrote {args.out}")
+        return
     rng = np.random.default_rng(7)
     view = TemporalView(as_of=OPEN - 1)
     rows = []

@@ -178,13 +178,13 @@ def test_simd_and_numpy_int8_dots_are_the_same_exact_integers(
     codes = rng.integers(-127, 128, size=(5000, 1100), dtype=np.int8)  # sums past 2**24
     q = rng.integers(-127, 128, size=1100, dtype=np.int8)
     want = codes.astype(np.int64) @ q.astype(np.int64)
-    simd = quantise.int8_dots(codes, q)
+    simd = quantise.int8_dots([codes], q)
     small = (codes[:, :384].astype(np.int64) @ q[:384].astype(np.int64)).astype(np.float64)
-    assert np.array_equal(quantise.int8_dots32(codes[:, :384], q[:384]), small)
+    assert np.array_equal(quantise.int8_dots32([codes[:, :384]], q[:384]), small)
     monkeypatch.setattr(quantise, "USE_SIMSIMD", False)
     assert np.array_equal(simd, want.astype(np.float64))
-    assert np.array_equal(quantise.int8_dots(codes, q), simd)
-    assert np.array_equal(quantise.int8_dots(codes[:, :384], q[:384]), small)
+    assert np.array_equal(quantise.int8_dots([codes[:2000], codes[2000:]], q), simd)
+    assert np.array_equal(quantise.int8_dots([codes[:, :384]], q[:384]), small)
 
 
 @pytest.mark.parametrize("simd", [True, False])
@@ -359,9 +359,9 @@ def test_the_pruned_scan_reads_the_codes_once(monkeypatch: pytest.MonkeyPatch) -
     passes: list[int] = []
     real = vectors_module.int8_dots
 
-    def counted(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
-        passes.append(len(codes))
-        return real(codes, query_codes)
+    def counted(blocks: list[np.ndarray], query_codes: np.ndarray) -> np.ndarray:
+        passes.append(sum(len(b) for b in blocks))
+        return real(blocks, query_codes)
 
     monkeypatch.setattr(vectors_module, "int8_dots", counted)
     view = TemporalView(as_of=10**9)

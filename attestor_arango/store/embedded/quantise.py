@@ -8,7 +8,11 @@ with, kept apart so the index's own module stays one reading long.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+
+from attestor_arango.store.embedded import scan
 
 try:
     import simsimd
@@ -72,15 +76,20 @@ def kth_largest(values: np.ndarray, k: int) -> float:
     return float(np.partition(values, n - k)[n - k])
 
 
-def int8_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
-    """Exact integer dot products of every code row with the query's codes, as float64.
+def int8_dots(blocks: Sequence[np.ndarray], query_codes: np.ndarray) -> np.ndarray:
+    """Exact integer dot products of every code row of ``blocks`` (in order) with the
+    query's codes, as float64.
 
     SimSIMD's int8 kernels do this about four times faster than numpy can cast
-    the codes to float; numpy is the fallback (and the reference in tests). Both
-    are exact, so they return the same numbers.
+    the codes to float (a large index on more than one core: scan.py); numpy is the
+    fallback (and the reference in tests). Both are exact: the same numbers.
     """
-    if USE_SIMSIMD and len(codes):
-        return np.asarray(simsimd.cdist(query_codes[None, :], codes, metric="dot"))[0]
+    if USE_SIMSIMD:
+        return scan.dots(blocks, query_codes, dots_into, np.float64)
+    return np.concatenate([np.zeros(0), *(_numpy_dots(b, query_codes) for b in blocks)])
+
+
+def _numpy_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
     n, dim = codes.shape
     # integer sums stay exact in float32 while they stay below 2**24
     exact = np.float32 if dim * 127 * 127 < 2**24 else np.float64
@@ -95,8 +104,20 @@ def int8_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
     return out.astype(np.float64)
 
 
-def int8_dots32(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
-    """``int8_dots`` as float32 from SimSIMD (exact while ``dim * 127 * 127 < 2**24``: the
-    caller checks), half the bytes to write and read again."""
-    out = simsimd.cdist(query_codes[None, :], codes, metric="dot", out_dtype="float32")
-    return np.asarray(out)[0]
+def dots_into(codes: np.ndarray, query_codes: np.ndarray, out: np.ndarray) -> None:
+    """SimSIMD's exact integer dots of some code rows with the query's codes, copied into
+    ``out`` (float64, or float32 while ``dim * 127 * 127 < 2**24``). Not through SimSIMD's
+    ``out=``: in 6.5 each such call drops one reference to None too many, which on
+    Python 3.11 ends the process after enough calls ("deallocating None")."""
+    if out.dtype == np.float32:
+        dots = simsimd.cdist(query_codes[None, :], codes, metric="dot", out_dtype="float32")
+    else:
+        dots = simsimd.cdist(query_codes[None, :], codes, metric="dot", out_dtype="float64")
+    out[:] = np.asarray(dots)[0]
+
+
+def int8_dots32(blocks: Sequence[np.ndarray], query_codes: np.ndarray) -> np.ndarray:
+    """``int8_dots`` of the rows of ``blocks`` (in order) as float32 from SimSIMD (exact while
+    ``dim * 127 * 127 < 2**24``: the caller checks), half the bytes to write and read
+    again; a large index on more than one core (scan.py)."""
+    return scan.dots(blocks, query_codes, dots_into, np.float32)

@@ -202,24 +202,14 @@ class TenantVectors:
         self._verify(np.arange(n0))  # a small index reads every row anyway
         return np.concatenate([self._base_matrix @ query, self.matrix[: n - n0] @ query])
 
-    def _int8_dots(self, query_codes: np.ndarray) -> np.ndarray:
-        n, n0 = self.n, self.n0
-        if n0 == 0:
-            return int8_dots(self.codes[:n], query_codes)
-        if n == n0:
-            return int8_dots(self._base_codes, query_codes)
-        tail = int8_dots(self.codes[: n - n0], query_codes)
-        return np.concatenate([int8_dots(self._base_codes, query_codes), tail])
+    def _code_blocks(self) -> list[np.ndarray]:
+        """The codes of every row in order: the persisted ones, then those added since."""
+        return [b for b in (self._base_codes, self.codes[: self.n - self.n0]) if len(b)]
 
     def _int8_dots32(self, query_codes: np.ndarray) -> np.ndarray:
-        """``_int8_dots`` as float32 (exact: a sum of 384 products of int8s stays below 2**24),
+        """``int8_dots`` as float32 (exact: a sum of 384 products of int8s stays below 2**24),
         half the bytes to write and read again."""
-        n, n0 = self.n, self.n0
-        parts = [self._base_codes] if n0 else []
-        if n > n0:
-            parts.append(self.codes[: n - n0])
-        out = [int8_dots32(p, query_codes) for p in parts]
-        return out[0] if len(out) == 1 else np.concatenate(out)
+        return int8_dots32(self._code_blocks(), query_codes)
 
     def _codes_of(self, rows: np.ndarray) -> np.ndarray:
         codes = np.empty((rows.size, self.dimension), dtype=np.int8)
@@ -229,8 +219,8 @@ class TenantVectors:
         return codes
 
     def _int8_dots_of(self, rows: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
-        """``_int8_dots`` of some rows only (float64, exact)."""
-        return int8_dots(self._codes_of(rows), query_codes)
+        """``int8_dots`` of some rows only (float64, exact)."""
+        return int8_dots([self._codes_of(rows)], query_codes)
 
     def _visible(self, namespace: str | None, view: TemporalView) -> np.ndarray | None:
         """The visible rows, ascending; None when every row is visible (no gather needed)."""
@@ -251,7 +241,7 @@ class TenantVectors:
         if n < _INT8_ROWS:
             return self._float_scan(query), self.rounding[:n] * np.float32(q_norm)
         q_codes, q_scale, q_err, _, _ = quantize(query)
-        dots = self._int8_dots(q_codes[0])
+        dots = int8_dots(self._code_blocks(), q_codes[0])
         approx = dots * (self.scale[:n] * float(q_scale[0]))
         slack = self.err[:n] * np.float32(q_norm) + self.size[:n] * q_err[0]
         return approx, slack

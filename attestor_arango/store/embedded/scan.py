@@ -1,0 +1,173 @@
+"""The int8 scan of a large vector index on more than one core, with the same exact dots.
+
+At 100k rows of 384 dimensions the scan of the codes is the largest single cost of a
+recall (4.5 ms of SimSIMD's int8 kernel on one core here). SimSIMD's own ``threads``
+argument runs an OpenMP team with a static split: when the second core is busy (another
+process, another recall) its half waits and the first spins at the barrier, which took
+8 ms instead of 4.3 on this 2-core machine. So the rows are cut into parts instead, and
+the calling thread and a few helper threads (started once, kept for the process) claim
+parts one at a time until none is left. SimSIMD releases the GIL while it scans, so a
+helper scans beside the caller when a core is free; when none is, the caller scans every
+part itself (a helper that wakes late finds nothing left to claim).
+
+A part a helper claimed and then could not finish (descheduled by a busy machine) would
+hold the caller back: the caller waits for it about as long as one of its own parts took,
+then scans it too, and whichever copy finishes first is kept (helpers write into their own
+buffer and copy it in under the job's lock, so every slice of the output is written once).
+Each part is an ordinary one-thread SimSIMD call over a slice of the rows, so the numbers
+are the very integer dots of a single call, whatever the split and whoever scanned a part.
+No process-wide setting changes (BLAS and OpenMP thread counts stay the process owner's).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+# fills ``out`` with the dots of some code rows with the query's codes
+Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+
+# rows per part: large enough that a part's fixed cost (a SimSIMD call, a claim) stays
+# far below its scan, small enough that the last part of one thread leaves the other
+# little to wait for; and the fewest rows of an index scanned in parts (below it a
+# helper's wake-up costs more than it saves: benchmarks/vector_scan.py --parts)
+PART_ROWS = 16_384
+PARALLEL_ROWS = 65_536
+MAX_HELPERS = 3  # memory bandwidth, not cores, bounds a scan beyond a few threads
+
+
+class _Job:
+    """One scan in parts: each part claimed once in order, and kept from its first finish."""
+
+    def __init__(
+        self,
+        parts: list[tuple[np.ndarray, slice]],
+        query: np.ndarray,
+        kernel: Kernel,
+        out: np.ndarray,
+    ) -> None:
+        self.parts: list[tuple[np.ndarray, slice]] = parts
+        self.query, self.kernel, self.out = query, kernel, out
+        self.claims = itertools.count()  # next() is atomic: one claimant per part
+        self.finished = [False] * len(parts)
+        self.left = len(parts)
+        self.changed = threading.Condition(threading.Lock())
+
+    def _finish(self, i: int) -> None:
+        self.finished[i] = True
+        self.left -= 1
+        if self.left == 0:
+            self.changed.notify_all()
+
+    def _aside(self, i: int) -> None:
+        """Scans part i into a buffer of its own and copies it in, unless already in."""
+        codes, where = self.parts[i]
+        out = self.out
+        mine = np.empty(len(codes), dtype=out.dtype)
+        self.kernel(codes, self.query, mine)
+        with self.changed:
+            if not self.finished[i]:
+                out[where] = mine
+                self._finish(i)
+
+    def help(self) -> None:
+        """A helper's share: claims parts until none is left."""
+        while (i := next(self.claims)) < len(self.parts):
+            try:
+                self._aside(i)
+            except Exception:  # the caller scans the part again, and raises
+                return
+
+    def lead(self) -> None:
+        """The caller's share: its claims straight into the output, then any part a helper
+        claimed and has not finished after about one part's time."""
+        took, started = 0, time.perf_counter()
+        try:
+            while (i := next(self.claims)) < len(self.parts):
+                codes, where = self.parts[i]
+                self.kernel(codes, self.query, self.out[where])
+                with self.changed:
+                    self._finish(i)
+                took += 1
+            grace = (time.perf_counter() - started) / took if took else 1e-3
+            with self.changed:
+                self.changed.wait_for(lambda: self.left == 0, timeout=grace)
+                late = [i for i, done in enumerate(self.finished) if not done]
+            for i in late:
+                self._aside(i)
+        finally:  # a helper that wakes later finds nothing, and no job holds rows or output
+            self.parts, self.out = [], np.zeros(0, dtype=self.out.dtype)
+
+
+class _Helpers:
+    """Daemon threads that help with submitted scans; started again in a forked child."""
+
+    def __init__(self, count: int) -> None:
+        self.pid = os.getpid()
+        self.count = count
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        for i in range(count):
+            name = f"attestor-vector-scan-{i}"
+            threading.Thread(target=self._serve, name=name, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            job = self.jobs.get()
+            job.help()
+            del job
+
+
+_start = threading.Lock()
+_helpers: _Helpers | None = None
+
+
+def _pool() -> _Helpers | None:
+    """The process's helpers (None with one core), started on first use."""
+    global _helpers
+    pool = _helpers
+    if pool is not None and pool.pid == os.getpid():
+        return pool
+    with _start:
+        if _helpers is None or _helpers.pid != os.getpid():
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+            count = min(MAX_HELPERS, cores - 1)
+            _helpers = _Helpers(count) if count > 0 else None
+        return _helpers
+
+
+def dots(
+    blocks: Sequence[np.ndarray],
+    query_codes: np.ndarray,
+    kernel: Kernel,
+    dtype: type,
+    parallel_rows: int | None = None,
+) -> np.ndarray:
+    """The exact integer dots of every row of ``blocks`` (in order) with the query's codes,
+    as one ``dtype`` array; an index of at least ``parallel_rows`` rows is scanned in parts
+    by the caller and any free helper."""
+    n = sum(len(b) for b in blocks)
+    out: np.ndarray = np.empty(n, dtype=dtype)
+    step = PART_ROWS if n >= (PARALLEL_ROWS if parallel_rows is None else parallel_rows) else n
+    parts: list[tuple[np.ndarray, slice]] = []
+    at = 0
+    for block in blocks:
+        for lo in range(0, len(block), max(step, 1)):
+            rows = block[lo : lo + step]
+            parts.append((rows, slice(at + lo, at + lo + len(rows))))
+        at += len(block)
+    pool = _pool() if len(parts) > 1 else None
+    if pool is None:
+        for rows, where in parts:
+            kernel(rows, query_codes, out[where])
+        return out
+    job = _Job(parts, query_codes, kernel, out)
+    for _ in range(min(pool.count, len(parts) - 1)):
+        pool.jobs.put(job)
+    job.lead()
+    return out
