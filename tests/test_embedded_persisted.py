@@ -7,6 +7,7 @@ cache, so they may only ever change how fast an answer comes, never what it is.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import signal
@@ -473,16 +474,15 @@ def _mapped_vectors(
 def test_read_float_rows_do_not_stay_resident(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A large persisted index re-scores a few scattered float rows per query; with the
-    kernel's read-ahead those pages added up to the whole matrix in a few hundred
-    queries. Once read, they are unmapped again (still in the page cache), and the rows
-    read the same afterwards (fails without IndexFile.release: everything stays mapped).
+    """A large persisted index re-scores a few scattered float rows per query; through the
+    mapping, with the kernel's fault-around, those pages added up to the whole matrix in a
+    few hundred queries. They are copied out of the file instead, and read the same.
     A matrix this small would stay mapped (``_RESIDENT_BYTES``): the bound is lowered."""
     monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 20)
     rng = np.random.default_rng(13)
     n, dim = 12_000, 96  # >= the int8 scan's threshold; the matrix is 4.6 MB
     vectors, matrix, path, f, mapped = _mapped_vectors(tmp_path, rng, n, dim)
-    mapped.release_rows = lambda: f.release("matrix")
+    mapped.read_rows = functools.partial(f.read_rows, "matrix")
     baseline = _mapped_rss_kb(path)
     rows = np.arange(0, n, 7)  # every seventh row: every page of the matrix
     first = mapped.float_rows(rows)
@@ -498,40 +498,99 @@ def test_read_float_rows_do_not_stay_resident(
     assert mapped.search(q, 10, None, view) == vectors.search(q, 10, None, view)
 
 
-def test_large_float_rows_are_released_after_every_read(
+def test_large_float_rows_are_read_from_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A matrix larger than ``_RESIDENT_BYTES`` has its pages released after every read
-    of persisted rows (waiting for 512 rows let read-ahead make a 100k matrix resident
-    whole); one no larger stays mapped; what is read is the same either way, and rows
-    added since the file was written are never counted."""
+    """A matrix larger than ``_RESIDENT_BYTES`` has its persisted rows read from the file
+    (``read_rows``, each row once per call, in ascending order); one no larger is read
+    through the mapping; what is read is the same either way, rows added since the file
+    was written never come from it, a row asked twice in one call is read once, and rows
+    the previous read took are not read again."""
     monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 10, raising=False)
     rng = np.random.default_rng(14)
     n, dim = 10_500, 8  # >= the int8 scan's threshold
-    _, matrix, _, _, mapped = _mapped_vectors(tmp_path, rng, n, dim)
-    released: list[int] = []
-    mapped.release_rows = lambda: released.append(1)
+    _, matrix, _, f, mapped = _mapped_vectors(tmp_path, rng, n, dim)
+    asked: list[list[int]] = []
+
+    def read(rows: np.ndarray) -> np.ndarray:
+        asked.append(rows.tolist())
+        return f.read_rows("matrix", rows)
+
+    mapped.read_rows = read
     mapped.add("tail", "n", np.ones(dim, dtype=np.float32), T0 + n, 2**62, T0, 2**62)
-    rows = np.arange(0, n, 300)  # 35 persisted rows
-    for read in range(1, 9):
-        got = mapped.float_rows(rows)
-        np.testing.assert_array_equal(got, matrix[rows].astype(np.float64))
-        assert len(released) == read
+    rows = np.arange(n - 1, 0, -300)  # 35 persisted rows, descending
+    got = mapped.float_rows(rows)
+    np.testing.assert_array_equal(got, matrix[rows].astype(np.float64))
+    assert asked == [sorted(rows.tolist())]
+    again = mapped.float_rows(rows[3:9])  # rows the last read took: no read of the file
+    np.testing.assert_array_equal(again, matrix[rows[3:9]].astype(np.float64))
+    assert len(asked) == 1
     tail = mapped.float_rows(np.array([n], dtype=np.intp), np.float32)  # no persisted row
     assert tail.dtype == np.float32 and tail[0].tolist() == [1.0] * dim
-    assert len(released) == 8
-    both = mapped.float_rows(np.array([5, n], dtype=np.intp), np.float32)
+    assert len(asked) == 1
+    both = mapped.float_rows(np.array([5, n, 5], dtype=np.intp), np.float32)
     np.testing.assert_array_equal(both[0], matrix[5])
+    np.testing.assert_array_equal(both[2], matrix[5])
+    assert asked[-1] == [5]
     assert mapped.vectors(["v00005", "tail", "nope"], "n").keys() == {"v00005", "tail"}
     monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 30, raising=False)
-    count = len(released)
-    for _ in range(8):  # a matrix no larger than the bound stays mapped
-        mapped.float_rows(rows)
-    assert len(released) == count
+    count = len(asked)
+    np.testing.assert_array_equal(mapped.float_rows(rows), got)  # stays mapped: no file read
+    assert len(asked) == count
 
 
-def test_a_reopened_store_releases_its_float_rows(tmp_path: Path) -> None:
-    """The store wires the release into the vector index it maps (persisted.py)."""
+def test_rows_read_from_a_replaced_or_removed_file_come_from_the_mapping(
+    tmp_path: Path,
+) -> None:
+    """``read_rows`` reads the file it mapped: once another file took its name, or it was
+    removed, rows come from the mapping (and are released again), never from the other
+    file (fails if read_rows opens the path without checking it is the same file)."""
+    rng = np.random.default_rng(15)
+    _, matrix, path, f, _ = _mapped_vectors(tmp_path, rng, 300, 16)
+    other = TenantVectors(16)
+    times = np.array([[T0, 2**62, T0, 2**62]] * 300, dtype=np.int64)
+    other.load([f"o{i}" for i in range(300)], ["n"] * 300, -matrix, times)
+    arrays, meta = other.sections()
+    indexfile.install(indexfile.write_temp(path, meta, arrays), path)  # same name, new file
+    rows = np.array([0, 1, 2, 150, 299])
+    np.testing.assert_array_equal(f.read_rows("matrix", rows), matrix[rows])
+    _, matrix2, path2, f2, _ = _mapped_vectors(tmp_path / "b", rng, 300, 16)
+    path2.unlink()
+    np.testing.assert_array_equal(f2.read_rows("matrix", rows), matrix2[rows])
+    _, matrix3, _, f3, _ = _mapped_vectors(tmp_path / "c", rng, 300, 16)
+    np.testing.assert_array_equal(f3.read_rows("matrix", rows), matrix3[rows])  # preadv
+    assert f3._fd is not None and f3._fd >= 0
+    descriptor = f3._fd
+    del f3
+    with pytest.raises(OSError):  # closed with its file object
+        os.fstat(descriptor)
+
+
+def test_a_corrupt_row_read_from_the_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows copied out of a large matrix's file are checked against their CRC-32 too."""
+    monkeypatch.setattr(vectors_module, "_RESIDENT_BYTES", 1 << 10, raising=False)
+    monkeypatch.setattr(vectors_module, "_INT8_ROWS", 0)
+    rng = np.random.default_rng(16)
+    vectors = TenantVectors(DIM)
+    times = np.array([[T0, 2**62, T0, 2**62]] * 400, dtype=np.int64)
+    vectors.load([f"v{i}" for i in range(400)], ["n"] * 400, rng.standard_normal((400, DIM)), times)
+    arrays, meta = vectors.sections()
+    arrays["matrix"] = arrays["matrix"].copy()
+    arrays["matrix"][7, 3] += 1.0  # the row no longer matches its CRC
+    path = tmp_path / "v.idx"
+    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
+    f = IndexFile(path, lazy=("matrix",))
+    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped.read_rows = functools.partial(f.read_rows, "matrix")
+    np.testing.assert_array_equal(mapped.float_rows(np.array([6, 8])), arrays["matrix"][[6, 8]])
+    with pytest.raises(IndexFileError):
+        mapped.float_rows(np.array([5, 7]))
+
+
+def test_a_reopened_store_reads_its_float_rows_from_the_file(tmp_path: Path) -> None:
+    """The store wires the file's row reader into the vector index it maps (persisted.py)."""
     db = tmp_path / "m.db"
     store = _fresh(db)
     _add(store, random.Random(1), np.random.default_rng(1), 0, 30)
@@ -540,7 +599,8 @@ def test_a_reopened_store_releases_its_float_rows(tmp_path: Path) -> None:
     reopened = SQLiteStore(db)
     index = reopened.caches.tenant_vectors("t")
     assert index is not None and index.n0 > 0
-    assert index.release_rows is not None
+    assert index.read_rows is not None
+    np.testing.assert_array_equal(index.read_rows(np.array([0, 1])), index._base_matrix[:2])
     reopened.close()
 
 

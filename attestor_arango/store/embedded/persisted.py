@@ -136,7 +136,7 @@ class PersistedIndexes:
                 index = TenantText.from_sections(sections, meta, file.check)
             else:
                 index = TenantVectors.from_sections(sections, meta)
-                index.release_rows = functools.partial(file.release, "matrix")
+                index.read_rows = functools.partial(file.read_rows, "matrix")
         except (IndexFileError, ValueError, KeyError, TypeError):
             return None  # rebuilt from the rows, and the file rewritten
         index.saved, index.saved_rows = saved, index.n
