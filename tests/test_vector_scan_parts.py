@@ -62,41 +62,39 @@ def test_scans_from_many_threads_at_once_do_not_mix(monkeypatch: pytest.MonkeyPa
     assert wrong == []
 
 
-def test_a_part_a_stalled_helper_holds_is_scanned_by_the_caller(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("fail", [False, True])
+def test_the_caller_waits_for_a_helpers_part_and_gets_its_errors(
+    fail: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A helper descheduled in the middle of a part does not hold the scan back: the caller
-    scans that part too, keeps the first copy, and the helper's later copy changes nothing
-    (fails if the caller waits for every part a helper claimed: the helper never finishes
-    before the caller returns)."""
+    """A part a helper holds is waited for (its dots are in the answer), and an error in it
+    is raised in the caller, not lost in the helper thread."""
     if scan._pool() is None:
         pytest.skip("needs a second core")
     monkeypatch.setattr(scan, "PART_ROWS", 100)
     rng = np.random.default_rng(3)
     codes = _codes(rng, 1000)
     q = _codes(rng, 1)[0]
-    claimed, release, helper_done = threading.Event(), threading.Event(), threading.Event()
-    stalled: list[str] = []
+    claimed = threading.Event()
+    held: list[int] = []
 
     def kernel(rows: np.ndarray, query: np.ndarray, out: np.ndarray) -> None:
-        if threading.current_thread().name.startswith("attestor-vector-scan") and not stalled:
-            stalled.append(threading.current_thread().name)
-            claimed.set()
-            release.wait(30)  # descheduled, as far as the caller can tell
-            quantise.dots_into(rows, query, out)
-            out[:] = -1  # a wrong copy would show if it were kept
-            helper_done.set()
-            return
-        claimed.wait(30)  # the caller's first part lasts until a helper holds one
+        if threading.current_thread().name.startswith("attestor-vector-scan"):
+            if not held:
+                held.append(1)
+                claimed.set()
+                if fail:
+                    raise RuntimeError("helper's part failed")
+        else:
+            claimed.wait(30)  # the caller's first part lasts until a helper holds one
         quantise.dots_into(rows, query, out)
 
-    got = scan.dots([codes], q, kernel, np.float32, 0)
-    finished_first = not helper_done.is_set()
-    release.set()
-    helper_done.wait(30)
-    assert stalled  # a helper claimed a part
-    assert finished_first
-    assert np.array_equal(got.astype(np.float64), _one_call(codes, q))
+    if fail:
+        with pytest.raises(RuntimeError, match="helper's part failed"):
+            scan.dots([codes], q, kernel, np.float32, 0)
+    else:
+        got = scan.dots([codes], q, kernel, np.float32, 0)
+        assert np.array_equal(got.astype(np.float64), _one_call(codes, q))
+    assert held  # a helper took part
 
 
 def test_an_error_in_the_callers_part_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:

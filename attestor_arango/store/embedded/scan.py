@@ -7,16 +7,13 @@ process, another recall) its half waits and the first spins at the barrier, whic
 8 ms instead of 4.3 on this 2-core machine. So the rows are cut into parts instead, and
 the calling thread and a few helper threads (started once, kept for the process) claim
 parts one at a time until none is left. SimSIMD releases the GIL while it scans, so a
-helper scans beside the caller when a core is free; when none is, the caller scans every
-part itself (a helper that wakes late finds nothing left to claim).
-
-A part a helper claimed and then could not finish (descheduled by a busy machine) would
-hold the caller back: the caller waits for it about as long as one of its own parts took,
-then scans it too, and whichever copy finishes first is kept (helpers write into their own
-buffer and copy it in under the job's lock, so every slice of the output is written once).
-Each part is an ordinary one-thread SimSIMD call over a slice of the rows, so the numbers
-are the very integer dots of a single call, whatever the split and whoever scanned a part.
-No process-wide setting changes (BLAS and OpenMP thread counts stay the process owner's).
+helper scans beside the caller when a core is free; when none is, the caller scans the
+parts itself (a helper that wakes late finds nothing left to claim) and waits at most for
+the one part a helper may hold. Scanning again a part a descheduled helper holds was
+tried: on this busy machine it only added CPU (the helper's copy ran on, late) and did
+not lower p95. Each part is an ordinary one-thread SimSIMD call over a slice of the rows,
+so the numbers are the very integer dots of a single call, whatever the split. No
+process-wide setting changes (BLAS and OpenMP thread counts stay the process owner's).
 """
 
 from __future__ import annotations
@@ -25,7 +22,6 @@ import itertools
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -33,17 +29,18 @@ import numpy as np
 # fills ``out`` with the dots of some code rows with the query's codes
 Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
 
-# rows per part: large enough that a part's fixed cost (a SimSIMD call, a claim) stays
-# far below its scan, small enough that the last part of one thread leaves the other
-# little to wait for; and the fewest rows of an index scanned in parts (below it a
-# helper's wake-up costs more than it saves: benchmarks/vector_scan.py --parts)
+# rows per part: a quarter of the rows, within [PART_ROWS, 4 * PART_ROWS] (each part costs
+# the caller and the helper a GIL hand-off; quarters of 100k rows scanned faster than
+# parts of 16k here, and a part a descheduled helper holds stays short at 1M); and the
+# fewest rows of an index scanned in parts (benchmarks/vector_scan.py --parts: below it
+# a second thread did not pay on this machine)
 PART_ROWS = 16_384
-PARALLEL_ROWS = 65_536
+PARALLEL_ROWS = 200_000
 MAX_HELPERS = 3  # memory bandwidth, not cores, bounds a scan beyond a few threads
 
 
 class _Job:
-    """One scan in parts: each part claimed once in order, and kept from its first finish."""
+    """One scan in parts: each part claimed once, in order, by whichever thread comes first."""
 
     def __init__(
         self,
@@ -55,54 +52,33 @@ class _Job:
         self.parts: list[tuple[np.ndarray, slice]] = parts
         self.query, self.kernel, self.out = query, kernel, out
         self.claims = itertools.count()  # next() is atomic: one claimant per part
-        self.finished = [False] * len(parts)
         self.left = len(parts)
         self.changed = threading.Condition(threading.Lock())
+        self.error: BaseException | None = None
 
-    def _finish(self, i: int) -> None:
-        self.finished[i] = True
-        self.left -= 1
-        if self.left == 0:
-            self.changed.notify_all()
-
-    def _aside(self, i: int) -> None:
-        """Scans part i into a buffer of its own and copies it in, unless already in."""
-        codes, where = self.parts[i]
-        out = self.out
-        mine = np.empty(len(codes), dtype=out.dtype)
-        self.kernel(codes, self.query, mine)
-        with self.changed:
-            if not self.finished[i]:
-                out[where] = mine
-                self._finish(i)
-
-    def help(self) -> None:
-        """A helper's share: claims parts until none is left."""
+    def work(self) -> None:
+        """Claims and scans parts until none is left; the last one finished wakes the caller."""
         while (i := next(self.claims)) < len(self.parts):
+            codes, where = self.parts[i]
             try:
-                self._aside(i)
-            except Exception:  # the caller scans the part again, and raises
-                return
+                self.kernel(codes, self.query, self.out[where])
+            except BaseException as exc:  # raised in the caller
+                self.error = exc
+            with self.changed:
+                self.left -= 1
+                if self.left == 0:
+                    self.changed.notify_all()
 
     def lead(self) -> None:
-        """The caller's share: its claims straight into the output, then any part a helper
-        claimed and has not finished after about one part's time."""
-        took, started = 0, time.perf_counter()
+        """The caller's share, then the wait for parts a helper claimed (at most one each)."""
         try:
-            while (i := next(self.claims)) < len(self.parts):
-                codes, where = self.parts[i]
-                self.kernel(codes, self.query, self.out[where])
-                with self.changed:
-                    self._finish(i)
-                took += 1
-            grace = (time.perf_counter() - started) / took if took else 1e-3
+            self.work()
             with self.changed:
-                self.changed.wait_for(lambda: self.left == 0, timeout=grace)
-                late = [i for i, done in enumerate(self.finished) if not done]
-            for i in late:
-                self._aside(i)
+                self.changed.wait_for(lambda: self.left == 0)
         finally:  # a helper that wakes later finds nothing, and no job holds rows or output
             self.parts, self.out = [], np.zeros(0, dtype=self.out.dtype)
+        if self.error is not None:
+            raise self.error
 
 
 class _Helpers:
@@ -119,7 +95,7 @@ class _Helpers:
     def _serve(self) -> None:
         while True:
             job = self.jobs.get()
-            job.help()
+            job.work()
             del job
 
 
@@ -153,7 +129,9 @@ def dots(
     by the caller and any free helper."""
     n = sum(len(b) for b in blocks)
     out: np.ndarray = np.empty(n, dtype=dtype)
-    step = PART_ROWS if n >= (PARALLEL_ROWS if parallel_rows is None else parallel_rows) else n
+    step = min(max(-(-n // 4), PART_ROWS), 4 * PART_ROWS)
+    if n < (PARALLEL_ROWS if parallel_rows is None else parallel_rows):
+        step = n
     parts: list[tuple[np.ndarray, slice]] = []
     at = 0
     for block in blocks:
