@@ -84,7 +84,8 @@ class FakeStore:
         self.text_hits: list[Hit] | None = None
         self.fail: set[str] = set()
         self.calls: list[str] = []
-        self.prefilters: list[int] = []  # the prefilter each vector_candidates call got
+        # the prefilter and its row threshold each vector_candidates call got
+        self.prefilters: list[tuple[int, int]] = []
         # the tenant's recorded embedding space; None: vectors are taken as the embedder's
         self.space: EmbeddingSpace | None = None
 
@@ -126,10 +127,16 @@ class FakeStore:
 
     # protocol subset -------------------------------------------------------------
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        k: int,
+        view: TemporalView,
+        prefilter: int = 0,
+        prefilter_rows: int = 0,
     ) -> list[Hit]:
         self._check("vector_candidates")
-        self.prefilters.append(prefilter)
+        self.prefilters.append((prefilter, prefilter_rows))
         if self.vector_hits is not None:
             return self.vector_hits[:k]
         scored = [

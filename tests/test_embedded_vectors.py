@@ -346,6 +346,29 @@ def test_the_prefilter_answers_the_exact_top_k_of_the_rows_nearest_by_code_signs
             )
 
 
+def test_the_prefilter_applies_from_its_row_threshold_of_visible_rows() -> None:
+    """``prefilter_rows``: below that many visible rows the answer is the exact one, from
+    it the prefiltered one; rows the view does not see do not count (a replay at the same
+    as_of decides alike however many rows arrived since)."""
+    rng = np.random.default_rng(24)
+    n, d, keep = 12_000, 40, 300
+    vecs = _dense(rng, n, d)
+    index = _index(vecs, rng)
+    differs = 0
+    for namespace, view in _views(n)[:4]:
+        mask = index.rows.visible_mask(namespace, view)
+        visible = n if mask is None else int(mask.sum())
+        for q in _dense(rng, 3, d):
+            exact = index.search(q, 10, namespace, view)
+            approx = index.search(q, 10, namespace, view, prefilter=keep)
+            differs += approx != exact
+            below = index.search(q, 10, namespace, view, keep, prefilter_rows=visible + 1)
+            assert below == exact
+            at = index.search(q, 10, namespace, view, keep, prefilter_rows=visible)
+            assert at == approx
+    assert differs  # the stage changes some answers, so the threshold is seen to act
+
+
 def test_the_pruned_scan_reads_the_codes_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Above the int8 threshold the bounds of the rows the shortcut keeps come from the
     scan's own exact integer dots (gathered), not from a second pass over their codes;

@@ -237,7 +237,7 @@ def test_recall_id_hashes_the_canonical_json_of_every_input(
         separators=(",", ":"),
     )[:-1]
     settings = config.to_dict()
-    del settings["vector_prefilter"]  # an off opt-in stage is left out: ids of before it
+    del settings["vector_prefilter"], settings["vector_prefilter_rows"]  # default: left out
     payload += "," + json.dumps(settings, sort_keys=True, separators=(",", ":")) + "]"
     want = "rc_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
     assert recall_id(tenant, namespace, query, as_of, window, budget, config.to_json()) == want
@@ -258,17 +258,28 @@ def test_tracing_is_off_by_default_and_picks_a_path_when_on(
     assert tracer is not None and not tracer.include_content
 
 
-def test_the_vector_prefilter_is_off_by_default_and_out_of_the_recall_id() -> None:
-    """Off: the store is asked as before and the config JSON (part of every recall id) is
-    the one of before the setting existed; on: it reaches the store and the id."""
+def test_the_vector_prefilter_is_on_from_250k_rows_by_default_and_out_of_the_recall_id() -> None:
+    """By default the store is asked for the approximate stage from 250k visible rows and
+    the config JSON (part of every recall id) is the one of before the settings existed;
+    vector_prefilter=0 asks as before the stage existed (exact) and is in the id; other
+    values reach the store and the id."""
     store = corpus()
     run(store)
-    assert store.prefilters and set(store.prefilters) == {0}
-    assert "vector_prefilter" not in RetrievalConfig().to_json()
-    on = RetrievalConfig(vector_prefilter=5000)
-    assert '"vector_prefilter":5000' in on.to_json()
+    assert store.prefilters and set(store.prefilters) == {(5000, 250_000)}
+    default = RetrievalConfig().to_json()
+    assert "vector_prefilter" not in default and "vector_prefilter_rows" not in default
+    exact = RetrievalConfig(vector_prefilter=0)
+    assert '"vector_prefilter":0' in exact.to_json()
     store = corpus()
-    run(store, config=on)
-    assert set(store.prefilters) == {5000}
+    run(store, config=exact)
+    assert set(store.prefilters) == {(0, 0)}  # the keywords' defaults: not passed
+    other = RetrievalConfig(vector_prefilter=2000, vector_prefilter_rows=10_000)
+    assert '"vector_prefilter":2000' in other.to_json()
+    assert '"vector_prefilter_rows":10000' in other.to_json()
+    store = corpus()
+    run(store, config=other)
+    assert set(store.prefilters) == {(2000, 10_000)}
     with pytest.raises(ValidationError):
         RetrievalConfig(vector_prefilter=-1)
+    with pytest.raises(ValidationError):
+        RetrievalConfig(vector_prefilter_rows=-1)

@@ -43,9 +43,11 @@ def describe(exc: BaseException) -> str:
 
 
 def _prefilter(config: RetrievalConfig) -> dict[str, int]:
-    """The vector lane's opt-in approximate stage as a keyword, only when it is on (a
-    store written before it existed is then called as before)."""
-    return {"prefilter": config.vector_prefilter} if config.vector_prefilter else {}
+    """The vector lane's approximate stage as keywords, only when it is on (a store written
+    before it existed is then called as before)."""
+    if not config.vector_prefilter:
+        return {}
+    return {"prefilter": config.vector_prefilter, "prefilter_rows": config.vector_prefilter_rows}
 
 
 def run_lanes(

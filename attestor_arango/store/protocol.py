@@ -151,11 +151,17 @@ class LaneStore(Protocol):
     """The candidate lanes: raw cosine and BM25 signals within a scope and a view."""
 
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        k: int,
+        view: TemporalView,
+        prefilter: int = 0,
+        prefilter_rows: int = 0,
     ) -> list[Hit]:
-        """The ``k`` visible memories nearest ``vector``; ``prefilter`` > 0 (opt-in) lets a
-        store score only that many rows it finds near first (approximate; a store without
-        such a stage ignores it)."""
+        """The ``k`` visible memories nearest ``vector``; ``prefilter`` > 0 lets a store score
+        only that many rows it finds near first when at least ``prefilter_rows`` rows are
+        visible (approximate; a store without such a stage ignores both)."""
         ...
 
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:

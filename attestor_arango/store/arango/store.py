@@ -274,7 +274,13 @@ class ArangoStore(GraphAndGovernance):
 
     # candidate lanes ----------------------------------------------------------------------
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        k: int,
+        view: TemporalView,
+        prefilter: int = 0,
+        prefilter_rows: int = 0,
     ) -> list[Hit]:
         # ``prefilter`` (the embedded index's approximate first stage) has no meaning here
         space = self.get_embedding_space(scope)

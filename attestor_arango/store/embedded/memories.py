@@ -302,7 +302,13 @@ class EmbeddedMemories:
 
     # candidate lanes ---------------------------------------------------------------------------
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        k: int,
+        view: TemporalView,
+        prefilter: int = 0,
+        prefilter_rows: int = 0,
     ) -> list[Hit]:
         with self._db.lock:
             index = self._caches.tenant_vectors(scope.tenant)
@@ -310,7 +316,8 @@ class EmbeddedMemories:
                 return []
             query = query_vector(vector, index.dimension)
             pairs = self._caches.vector_read(
-                scope.tenant, lambda v: v.search(query, k, scope.namespace, view, prefilter)
+                scope.tenant,
+                lambda v: v.search(query, k, scope.namespace, view, prefilter, prefilter_rows),
             )
         found = self.get_memories(scope, [i for i, _ in pairs])
         return [Hit(found[i], s) for i, s in pairs if i in found]

@@ -158,9 +158,15 @@ class SQLiteStore:
 
     # candidate lanes (memories.py, fts.py) ----------------------------------------------
     def vector_candidates(
-        self, scope: Scope, vector: np.ndarray, k: int, view: TemporalView, prefilter: int = 0
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        k: int,
+        view: TemporalView,
+        prefilter: int = 0,
+        prefilter_rows: int = 0,
     ) -> list[Hit]:
-        return self.memories.vector_candidates(scope, vector, k, view, prefilter)
+        return self.memories.vector_candidates(scope, vector, k, view, prefilter, prefilter_rows)
 
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         return self.text.text_pool(scope, query, k, view)

@@ -62,7 +62,7 @@ class TenantVectors:
         self.scale32 = np.zeros(capacity, dtype=np.float32)
         self.max_err = 0.0
         self.max_size = 0.0
-        self._signs = prefilter.SignBits()  # the opt-in prefilter's codes, built on first use
+        self._signs = prefilter.SignBits()  # the prefilter's codes, built on first use
         # a persisted index (from_sections) keeps its first ``n0`` rows of codes and float32
         # vectors in read-only mapped arrays; ``matrix`` and ``codes`` then hold the rows
         # added since (row i at i - n0). Each persisted float row has a CRC-32, checked the
@@ -326,7 +326,7 @@ class TenantVectors:
     def _prefiltered(
         self, query: np.ndarray, idx: np.ndarray | None, take: int, keep: int
     ) -> np.ndarray:
-        """APPROXIMATE (opt-in): the rows whose bounds reach the take-th best lower bound
+        """APPROXIMATE: the rows whose bounds reach the take-th best lower bound
         among the ``keep`` visible rows nearest the query by code signs (prefilter.py)."""
         q_codes, q_scale, q_err, _, _ = quantize(query)
         bits = self._signs.of(self._codes_of, self.n, self.rows.capacity, self.dimension)
@@ -344,15 +344,13 @@ class TenantVectors:
         namespace: str | None,
         view: TemporalView,
         prefilter: int = 0,
+        prefilter_rows: int = 0,
     ) -> list[tuple[str, float]]:
-        """The k visible rows with the highest dot product with ``query``, exactly.
-
-        Scores are float64 dot products of the stored float32 rows; order is
-        score descending, then id ascending. ``prefilter`` > 0 (opt-in, APPROXIMATE):
-        on an index of at least 10k rows where more rows are visible, the answer is the
-        exact top-k of the ``prefilter`` rows nearest by code signs (``_prefiltered``),
-        not of every row.
-        """
+        """The k visible rows with the highest dot product with ``query``, exactly: float64
+        dots of the stored float32 rows, score descending, then id ascending. APPROXIMATE
+        with ``prefilter`` > 0, on an index of >= 10k rows where >= ``prefilter_rows`` and
+        more than ``prefilter`` rows are visible: the exact top-k of the ``prefilter`` rows
+        nearest by code signs (``_prefiltered``), not of every row."""
         if self.n == 0 or k <= 0:
             return []
         idx = self._visible(namespace, view)
@@ -362,7 +360,8 @@ class TenantVectors:
         q = np.asarray(query, dtype=np.float32)
         take = min(k, visible)
         chosen: np.ndarray | None = None
-        if take <= prefilter < visible and self.n >= _INT8_ROWS and USE_SIMSIMD:
+        approximate = take <= prefilter < visible and visible >= prefilter_rows
+        if approximate and self.n >= _INT8_ROWS and USE_SIMSIMD:
             chosen = self._prefiltered(q, idx, take, prefilter)
         chosen = self._chosen(q, idx, take) if chosen is None else chosen
         if chosen is None:
