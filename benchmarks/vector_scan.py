@@ -73,10 +73,10 @@ def _ways(codes: np.ndarray) -> dict[str, Scan]:
     import simsimd
 
     def one(q: np.ndarray) -> object:
-        return scan.dots([codes], q, quantise.dots_into, np.float32, 1 << 62)
+        return scan.dots([codes], q, quantise.simd_dots32, np.float32, 1 << 62)
 
     def in_parts(q: np.ndarray) -> object:
-        return scan.dots([codes], q, quantise.dots_into, np.float32, 0)
+        return scan.dots([codes], q, quantise.simd_dots32, np.float32, 0)
 
     def omp(q: np.ndarray) -> object:
         return simsimd.cdist(q[None, :], codes, metric="dot", out_dtype="float32", threads=2)

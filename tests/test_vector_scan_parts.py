@@ -33,11 +33,15 @@ def test_parts_give_the_dots_of_one_scan(dtype: type, monkeypatch: pytest.Monkey
     blocks = [_codes(rng, 4321), _codes(rng, 0), _codes(rng, 999), _codes(rng, 2500)]
     q = _codes(rng, 1)[0]
     want = _one_call(np.concatenate(blocks), q)
+    kernel = quantise.simd_dots32 if dtype == np.float32 else quantise.simd_dots64
     for parallel_rows in (0, 10**9):  # in parts, and one call per block
-        got = scan.dots(blocks, q, quantise.dots_into, dtype, parallel_rows)
+        got = scan.dots(blocks, q, kernel, dtype, parallel_rows)
         assert got.dtype == dtype
         assert np.array_equal(got.astype(np.float64), want)
-    assert scan.dots([], q, quantise.dots_into, dtype, 0).size == 0
+    assert scan.dots([], q, kernel, dtype, 0).size == 0
+    assert scan.dots([blocks[1]], q, kernel, dtype, 10**9).size == 0
+    one = scan.dots([blocks[0]], q, kernel, dtype, 10**9)  # one part: the kernel's array
+    assert one.dtype == dtype and np.array_equal(one.astype(np.float64), want[:4321])
 
 
 def test_scans_from_many_threads_at_once_do_not_mix(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,7 +54,7 @@ def test_scans_from_many_threads_at_once_do_not_mix(monkeypatch: pytest.MonkeyPa
 
     def recall(i: int) -> None:
         for _ in range(20):
-            got = scan.dots([codes[i]], queries[i], quantise.dots_into, np.float32, 0)
+            got = scan.dots([codes[i]], queries[i], quantise.simd_dots32, np.float32, 0)
             if not np.array_equal(got.astype(np.float64), _one_call(codes[i], queries[i])):
                 wrong.append(i)
 
@@ -77,7 +81,7 @@ def test_the_caller_waits_for_a_helpers_part_and_gets_its_errors(
     claimed = threading.Event()
     held: list[int] = []
 
-    def kernel(rows: np.ndarray, query: np.ndarray, out: np.ndarray) -> None:
+    def kernel(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         if threading.current_thread().name.startswith("attestor-vector-scan"):
             if not held:
                 held.append(1)
@@ -86,7 +90,7 @@ def test_the_caller_waits_for_a_helpers_part_and_gets_its_errors(
                     raise RuntimeError("helper's part failed")
         else:
             claimed.wait(30)  # the caller's first part lasts until a helper holds one
-        quantise.dots_into(rows, query, out)
+        return quantise.simd_dots32(rows, query)
 
     if fail:
         with pytest.raises(RuntimeError, match="helper's part failed"):
@@ -101,7 +105,7 @@ def test_an_error_in_the_callers_part_is_raised(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(scan, "PART_ROWS", 100)
     rng = np.random.default_rng(4)
 
-    def kernel(rows: np.ndarray, query: np.ndarray, out: np.ndarray) -> None:
+    def kernel(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         raise ValueError("broken kernel")
 
     with pytest.raises(ValueError, match="broken kernel"):
@@ -134,6 +138,6 @@ def test_scans_leave_the_reference_count_of_none_alone() -> None:
     codes, q = _codes(rng, 3000), _codes(rng, 1)[0]
     before = sys.getrefcount(None)
     for _ in range(50):
-        scan.dots([codes], q, quantise.dots_into, np.float32, 0)
-        scan.dots([codes], q, quantise.dots_into, np.float64, 1 << 62)
+        scan.dots([codes], q, quantise.simd_dots32, np.float32, 0)
+        scan.dots([codes], q, quantise.simd_dots64, np.float64, 1 << 62)
     assert sys.getrefcount(None) >= before - 10  # other threads may hold a few at any time

@@ -85,7 +85,7 @@ def int8_dots(blocks: Sequence[np.ndarray], query_codes: np.ndarray) -> np.ndarr
     fallback (and the reference in tests). Both are exact: the same numbers.
     """
     if USE_SIMSIMD:
-        return scan.dots(blocks, query_codes, dots_into, np.float64)
+        return scan.dots(blocks, query_codes, simd_dots64, np.float64)
     return np.concatenate([np.zeros(0), *(_numpy_dots(b, query_codes) for b in blocks)])
 
 
@@ -104,20 +104,22 @@ def _numpy_dots(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
     return out.astype(np.float64)
 
 
-def dots_into(codes: np.ndarray, query_codes: np.ndarray, out: np.ndarray) -> None:
-    """SimSIMD's exact integer dots of some code rows with the query's codes, copied into
-    ``out`` (float64, or float32 while ``dim * 127 * 127 < 2**24``). Not through SimSIMD's
-    ``out=``: in 6.5 each such call drops one reference to None too many, which on
-    Python 3.11 ends the process after enough calls ("deallocating None")."""
-    if out.dtype == np.float32:
-        dots = simsimd.cdist(query_codes[None, :], codes, metric="dot", out_dtype="float32")
-    else:
-        dots = simsimd.cdist(query_codes[None, :], codes, metric="dot", out_dtype="float64")
-    out[:] = np.asarray(dots)[0]
+def simd_dots32(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+    """SimSIMD's exact integer dots of some code rows with the query's codes, as float32
+    (exact while ``dim * 127 * 127 < 2**24``). Never through SimSIMD's ``out=``: in 6.5
+    each such call drops one reference to None too many, which on Python 3.11 ends the
+    process after enough calls ("deallocating None")."""
+    dots = simsimd.cdist(query_codes[None, :], codes, metric="dot", out_dtype="float32")
+    return np.asarray(dots)[0]
+
+
+def simd_dots64(codes: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
+    """``simd_dots32`` as float64 (exact at any dimension SimSIMD takes)."""
+    return np.asarray(simsimd.cdist(query_codes[None, :], codes, metric="dot"))[0]
 
 
 def int8_dots32(blocks: Sequence[np.ndarray], query_codes: np.ndarray) -> np.ndarray:
     """``int8_dots`` of the rows of ``blocks`` (in order) as float32 from SimSIMD (exact while
     ``dim * 127 * 127 < 2**24``: the caller checks), half the bytes to write and read
     again; a large index on more than one core (scan.py)."""
-    return scan.dots(blocks, query_codes, dots_into, np.float32)
+    return scan.dots(blocks, query_codes, simd_dots32, np.float32)

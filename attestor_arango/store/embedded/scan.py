@@ -26,8 +26,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-# fills ``out`` with the dots of some code rows with the query's codes
-Kernel = Callable[[np.ndarray, np.ndarray, np.ndarray], None]
+# the values (one per row, 1-D) of some code rows against the query's codes
+Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 # rows per part: a quarter of the rows, within [PART_ROWS, 4 * PART_ROWS] (each part costs
 # the caller and the helper a GIL hand-off; quarters of 100k rows scanned faster than
@@ -61,7 +61,7 @@ class _Job:
         while (i := next(self.claims)) < len(self.parts):
             codes, where = self.parts[i]
             try:
-                self.kernel(codes, self.query, self.out[where])
+                self.out[where] = self.kernel(codes, self.query)
             except BaseException as exc:  # raised in the caller
                 self.error = exc
             with self.changed:
@@ -124,10 +124,12 @@ def dots(
     dtype: type,
     parallel_rows: int | None = None,
 ) -> np.ndarray:
-    """The exact integer dots of every row of ``blocks`` (in order) with the query's codes,
-    as one ``dtype`` array; an index of at least ``parallel_rows`` rows is scanned in parts
-    by the caller and any free helper."""
+    """``kernel``'s values of every row of ``blocks`` (in order) against the query, as one
+    ``dtype`` array; an index of at least ``parallel_rows`` rows is scanned in parts by the
+    caller and any free helper (one block in one part: the kernel's own array, no copy)."""
     n = sum(len(b) for b in blocks)
+    if len(blocks) == 1 and 0 < n < (PARALLEL_ROWS if parallel_rows is None else parallel_rows):
+        return np.asarray(kernel(blocks[0], query_codes), dtype=dtype)
     out: np.ndarray = np.empty(n, dtype=dtype)
     step = min(max(-(-n // 4), PART_ROWS), 4 * PART_ROWS)
     if n < (PARALLEL_ROWS if parallel_rows is None else parallel_rows):
@@ -142,7 +144,7 @@ def dots(
     pool = _pool() if len(parts) > 1 else None
     if pool is None:
         for rows, where in parts:
-            kernel(rows, query_codes, out[where])
+            out[where] = kernel(rows, query_codes)
         return out
     job = _Job(parts, query_codes, kernel, out)
     for _ in range(min(pool.count, len(parts) - 1)):
