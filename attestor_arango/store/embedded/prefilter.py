@@ -12,7 +12,7 @@ is why the stage only runs from ``RetrievalConfig.vector_prefilter_rows`` visibl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -26,19 +26,22 @@ class SignBits:
         self.bits = np.zeros((0, 0), dtype=np.uint8)
         self.n = 0
 
-    def of(
-        self, codes_of: Callable[[np.ndarray], np.ndarray], n: int, capacity: int, dim: int
-    ) -> np.ndarray:
-        """The packed signs of rows 0..n-1 (``codes_of(rows)``: those rows' int8 codes)."""
+    def of(self, blocks: Sequence[np.ndarray], capacity: int, dim: int) -> np.ndarray:
+        """The packed signs of every row of ``blocks`` (the int8 codes in row order), packed
+        from slices of the blocks (gathering 1M rows by index took 4x as long: 544 ms)."""
+        n = sum(len(b) for b in blocks)
         width = -(-dim // 8)
         if len(self.bits) < n:
             grown = np.zeros((max(n, capacity), width), dtype=np.uint8)
             if self.n:
                 grown[: self.n] = self.bits[: self.n]
             self.bits = grown
-        for lo in range(self.n, n, _BLOCK):
-            hi = min(lo + _BLOCK, n)
-            self.bits[lo:hi] = np.packbits(codes_of(np.arange(lo, hi)) > 0, axis=1)
+        at = 0
+        for block in blocks:
+            for lo in range(max(self.n - at, 0), len(block), _BLOCK):
+                part = block[lo : lo + _BLOCK]
+                self.bits[at + lo : at + lo + len(part)] = np.packbits(part > 0, axis=1)
+            at += len(block)
         self.n = n
         return self.bits[:n]
 

@@ -329,7 +329,7 @@ class TenantVectors:
         """APPROXIMATE: the rows whose bounds reach the take-th best lower bound
         among the ``keep`` visible rows nearest the query by code signs (prefilter.py)."""
         q_codes, q_scale, q_err, _, _ = quantize(query)
-        bits = self._signs.of(self._codes_of, self.n, self.rows.capacity, self.dimension)
+        bits = self._signs.of(self._code_blocks(), self.rows.capacity, self.dimension)
         cand = prefilter.nearest(bits, q_codes[0], idx, keep)
         q_norm = float(np.linalg.norm(query.astype(np.float64)))
         dots = self._int8_dots_of(cand, q_codes[0])
