@@ -32,10 +32,13 @@ Kernel = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # rows per part: a quarter of the rows, within [PART_ROWS, 4 * PART_ROWS] (each part costs
 # the caller and the helper a GIL hand-off; quarters of 100k rows scanned faster than
 # parts of 16k here, and a part a descheduled helper holds stays short at 1M); and the
-# fewest rows of an index scanned in parts (benchmarks/vector_scan.py --parts: below it
-# a second thread did not pay on this machine)
+# fewest rows of an index scanned in parts. At 100k rows, 200 LoCoMo recalls alternating
+# per query in one process on a quiet 2-core machine: recall p50 15.8 vs 17.7 ms, p95 22.0
+# vs 24.4 ms with parts (benchmarks/results/vector-scan-parts-s12-100k-quiet.txt); with
+# the second core busy (other benchmarks running) parts cost 5-8 % instead
+# (vector-lane-s12-parts-ab-100k.txt). An idle core is the common case of a memory server.
 PART_ROWS = 16_384
-PARALLEL_ROWS = 200_000
+PARALLEL_ROWS = 65_536
 MAX_HELPERS = 3  # memory bandwidth, not cores, bounds a scan beyond a few threads
 
 
