@@ -10,7 +10,8 @@ no float conversion), every row gets an interval that provably holds its true
 score, and only the rows whose interval reaches the k-th best lower bound are
 re-scored exactly, in float64, from the float32 row. The answer is the exact top-k (ties included,
 broken by id), with no approximation left in it; ``tests/test_embedded_vectors.py``
-checks it against a brute-force scan.
+checks it against a brute-force scan. Only ``search(prefilter=...)`` approximates (the
+pipeline asks for it from ``vector_prefilter_rows`` visible rows: retrieval/config.py).
 """
 
 from __future__ import annotations
