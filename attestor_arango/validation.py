@@ -13,6 +13,8 @@ from attestor_arango.errors import ValidationError
 
 MAX_LABEL = 256
 MAX_TAGS = 64
+MAX_METADATA_BYTES = 1_048_576  # a memory's metadata as UTF-8 JSON: REST's largest body
+MAX_METADATA_DEPTH = 32  # nesting of metadata, as REST bounds a request body
 
 TimeInput = datetime | str | int | float
 Window = tuple[TimeInput, TimeInput] | None  # a time_window argument: (start, end) or none
@@ -73,6 +75,7 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:
             raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
+        check_text(tag, "a tag")
         if tag.strip() not in out:
             out.append(tag.strip())
     if len(out) > MAX_TAGS:
@@ -89,14 +92,37 @@ def check_confidence(value: object) -> float:
 
 
 def check_metadata(value: object) -> dict[str, Any]:
+    """Metadata as JSON gives it back: at most ``MAX_METADATA_DEPTH`` levels and
+    ``MAX_METADATA_BYTES`` of UTF-8 JSON, valid text only (no lone surrogate)."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise ValidationError("metadata must be a JSON object (a dict with string keys)")
+    _check_depth(value, MAX_METADATA_DEPTH, "metadata")
     try:
-        return dict(json.loads(json.dumps(value, sort_keys=True, allow_nan=False)))
+        text = json.dumps(value, sort_keys=True, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"metadata is not JSON-serialisable: {exc}") from exc
+    size = len(check_text(text, "metadata").encode("utf-8"))
+    if size > MAX_METADATA_BYTES:
+        raise ValidationError(
+            f"metadata is {size} bytes as JSON, over the limit of {MAX_METADATA_BYTES}; "
+            "keep large documents elsewhere and store a reference",
+            limit=MAX_METADATA_BYTES,
+        )
+    return dict(json.loads(text))
+
+
+def _check_depth(value: object, limit: int, what: str) -> None:
+    """Refuses containers nested deeper than ``limit`` (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth > limit:
+                raise ValidationError(f"{what} nests deeper than {limit} levels; flatten it")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
 
 
 def check_window(window: tuple[TimeInput, TimeInput] | None) -> tuple[int, int] | None:

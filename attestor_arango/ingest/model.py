@@ -18,6 +18,7 @@ from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.timeexpr import TimeSpan
 from attestor_arango.models import Episode, Memory, content_hash
+from attestor_arango.validation import check_metadata
 
 Speaker = Literal["user", "assistant"]
 MAX_TURN_CHARS = 64_000
@@ -42,6 +43,11 @@ class Turn(BaseModel):
         if value is None:
             return None
         return from_us(parse_time(value, field="timestamp"))  # type: ignore[arg-type]
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_metadata(value)
 
     @field_validator("user", "assistant")
     @classmethod
