@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from attestor_arango.clock import Clock, from_us, parse_time, to_us
-from attestor_arango.context import AgentContext
+from attestor_arango.context import MAX_AGENT_ID, AgentContext
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.writes import Writer
 from attestor_arango.errors import ValidationError
@@ -80,6 +80,13 @@ class ConversationTurn(BaseModel):
         if not value.strip() or len(value) > 256:
             raise ValueError("speaker must be a non-empty name of at most 256 characters")
         return value.strip()
+
+    @field_validator("session_id")
+    @classmethod
+    def _session(cls, value: str | None) -> str | None:
+        if value is not None and (len(value) > MAX_AGENT_ID or not value.isprintable()):
+            raise ValueError(f"session_id must be at most {MAX_AGENT_ID} printable characters")
+        return value
 
     @field_validator("text")
     @classmethod

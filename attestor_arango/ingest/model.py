@@ -18,7 +18,7 @@ from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.timeexpr import TimeSpan
 from attestor_arango.models import Episode, Memory, content_hash
-from attestor_arango.validation import check_metadata
+from attestor_arango.validation import check_label, check_metadata, check_text
 
 Speaker = Literal["user", "assistant"]
 MAX_TURN_CHARS = 64_000
@@ -43,6 +43,13 @@ class Turn(BaseModel):
         if value is None:
             return None
         return from_us(parse_time(value, field="timestamp"))  # type: ignore[arg-type]
+
+    @field_validator("user_name")
+    @classmethod
+    def _user_name(cls, value: str | None) -> str | None:
+        """The entity the user's facts are about: a label, as ``add``'s entity."""
+        label = check_label(value, "user_name")
+        return None if label is None else check_text(label, "user_name")
 
     @field_validator("metadata")
     @classmethod

@@ -29,7 +29,7 @@ from attestor_arango.models import Memory
 from attestor_arango.reports import Reflection
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.protocol import MemoryFilter
-from attestor_arango.validation import entity_key
+from attestor_arango.validation import check_label, check_text, entity_key
 
 PREFERENCE = re.compile(r"^(?:likes|prefers|favorite_.*|diet|uses)$")
 CONSTRAINT = re.compile(
@@ -145,6 +145,8 @@ def reflect(
 ) -> Reflection:
     if isinstance(min_episodes, bool) or not isinstance(min_episodes, int) or min_episodes < 1:
         raise ValidationError("min_episodes must be a positive integer")
+    label = check_label(user, "user")  # the entity the reflection is kept under
+    user = None if label is None else check_text(label, "user")
     scope = ctx.scope
     wanted = None if user is None else entity_key(user)
     episodes = [
