@@ -71,6 +71,10 @@ class _Server(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> Any:
+        schema = self._tool_input_schema(name)  # None: an unknown tool, which the SDK reports
+        loose = "" if schema is None else f.loose_arguments(name, arguments, schema)
+        if loose:
+            raise ToolError(json.dumps(_invalid(loose, name)))
         token = _HEADERS.set(_headers_of(context))
         try:
             return await super().call_tool(name, arguments, context)
@@ -116,6 +120,12 @@ def _headers_of(context: Context[Any, Any] | None) -> Mapping[str, str] | None:
 
 
 _HEADERS: ContextVar[Mapping[str, str] | None] = ContextVar("mcp_headers", default=None)
+
+
+def _invalid(message: str, tool: str) -> dict[str, Any]:
+    from attestor_arango.errors import ValidationError
+
+    return ValidationError(message, tool=tool).to_dict()
 
 
 def argument_error(tool: str, exc: PydanticValidationError, schema: Mapping[str, Any]) -> Any:

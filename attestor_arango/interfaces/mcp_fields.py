@@ -7,6 +7,7 @@ its limits, so a call is right the first time. The bounds mirror
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from mcp_types import ToolAnnotations
@@ -140,3 +141,35 @@ TimelineEntity = Annotated[
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 ADD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
 FORGET = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
+
+
+def loose_arguments(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
+    """What the SDK's lax validation would let through silently, in a sentence (or "").
+
+    An argument the tool does not have is dropped by the SDK (a misspelt ``as_of`` would
+    read the present), and ``true`` is read as 1 for a number (``confidence``, ``limit``,
+    ``token_budget``); REST refuses both, so MCP does too.
+    """
+    props: Mapping[str, Any] = schema.get("properties") or {}
+    unknown = sorted(name for name in arguments if name not in props)
+    if unknown:
+        return (
+            f"{tool} has no argument {', '.join(map(repr, unknown))}; "
+            f"its arguments are {', '.join(sorted(props))}"
+        )
+    for name, value in arguments.items():
+        types = _types(props[name])
+        if isinstance(value, bool) and types and "boolean" not in types:
+            return f"'{name}' must be {' or '.join(sorted(types - {'null'}))}, not true/false"
+    return ""
+
+
+def _types(prop: Mapping[str, Any]) -> set[str]:
+    """The JSON types a schema property admits (through anyOf / oneOf)."""
+    found: set[str] = set()
+    kind = prop.get("type")
+    found.update([kind] if isinstance(kind, str) else kind or [])
+    for key in ("anyOf", "oneOf"):
+        for option in prop.get(key) or ():
+            found |= _types(option)
+    return found

@@ -110,7 +110,26 @@ def call_kwargs(fn: Callable[..., Any], title: str, raw: Mapping[str, Any]) -> d
             f"invalid arguments for {title}: fix the fields listed in details",
             errors=jsonable(detail),
         ) from None
-    return {name: getattr(parsed, name) for name in parsed.model_fields_set}
+    kwargs = {name: getattr(parsed, name) for name in parsed.model_fields_set}
+    coerced = sorted(name for name, value in kwargs.items() if _bool_lost(raw[name], value))
+    if coerced:  # pydantic's lax mode reads true as 1: a number, limit or timestamp
+        raise ValidationError(
+            f"invalid arguments for {title}: {', '.join(coerced)} must not be true/false; "
+            "send a number or text",
+            fields=coerced,
+        )
+    return kwargs
+
+
+def _bool_lost(raw: Any, parsed: Any) -> bool:
+    """Whether a JSON boolean in ``raw`` became something else (1, 1.0, a time) in ``parsed``."""
+    if isinstance(raw, bool):
+        return not isinstance(parsed, bool)
+    if isinstance(raw, list) and isinstance(parsed, list | tuple) and len(raw) == len(parsed):
+        return any(_bool_lost(r, p) for r, p in zip(raw, parsed, strict=True))
+    if isinstance(raw, dict) and isinstance(parsed, dict):
+        return any(_bool_lost(v, parsed[k]) for k, v in raw.items() if k in parsed)
+    return False
 
 
 VERDICTS = ("ok", "status")
