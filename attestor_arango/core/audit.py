@@ -136,6 +136,20 @@ def row_digest(memory: Memory) -> str:
     return hashlib.sha256(blob.encode("ascii")).hexdigest()
 
 
+def extra_digest(memory: Memory) -> str:
+    """SHA-256 over what a row asserts beside ``row_digest``: its metadata and the agents it
+    passed through (``agent_trail``, ``parent_agent_id``). Recorded as ``extra`` by every
+    write since h4 (older entries lack it, so ``row_digest`` stays as chains recorded it)."""
+    p = memory.provenance
+    doc = {
+        "metadata": memory.metadata,
+        "agent_trail": list(p.agent_trail),
+        "parent_agent_id": p.parent_agent_id,
+    }
+    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()
+
+
 def entry_hash(fields: dict[str, Any]) -> str:
     """SHA-256 over the canonical JSON of an entry's fields (without its own hash)."""
     payload = {k: v for k, v in fields.items() if k != "hash"}

@@ -14,7 +14,7 @@ import numpy as np
 
 from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.context import AgentContext
-from attestor_arango.core.audit import Auditor, row_digest
+from attestor_arango.core.audit import Auditor, extra_digest, row_digest
 from attestor_arango.core.quota import check_quota
 from attestor_arango.core.reads import get_memory
 from attestor_arango.core.runtime import Runtime
@@ -207,7 +207,9 @@ class Writer:
                 rt.store.set_embedding_space(scope, new_space)
             rt.store.insert_memory(scope, memory, vector)
             # every write is in the chain, with the digest verification recomputes from the row
-            auditor.record(ctx, "add", memory.id, {"row": row_digest(memory)})
+            auditor.record(
+                ctx, "add", memory.id, {"row": row_digest(memory), "extra": extra_digest(memory)}
+            )
             for old in to_close:
                 rt.store.close_memory(scope, old.id, now, MemoryStatus.SUPERSEDED.value, memory.id)
                 action = "update" if old.id == supersedes_id else "supersede"
@@ -271,7 +273,7 @@ class Writer:
                 raise ConflictError(f"memory {memory_id} is already {old.status.value}")
             now = rt.clock.now_us()
             rt.store.close_memory(scope, memory_id, now, MemoryStatus.ARCHIVED.value, None)
-            self.auditor.record(ctx, "forget", memory_id, {"reason": reason})
+            self.auditor.record(ctx, "forget", memory_id, {"reason": reason, "at": now})
             closed = rt.store.get_memory(scope, memory_id)
         if closed is None:  # the row was written in the same transaction
             raise NotFoundError(f"memory {memory_id} vanished while it was being archived")

@@ -209,7 +209,10 @@ def apply_retention(
                             Scope(tenant, m.namespace), m.id, now, "archived", None
                         )
                     auditor.record(
-                        ctx, "retention_archive", tenant, {**details, "ids": outcome.matched}
+                        ctx,
+                        "retention_archive",
+                        tenant,
+                        {**details, "ids": outcome.matched, "at": now},
                     )
                 outcome.applied = len(rows)
             else:

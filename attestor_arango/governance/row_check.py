@@ -8,7 +8,11 @@ the digest of every row it restored. Replaying those entries gives the state the
 tenant must be in, which is compared with the rows the store holds:
 
 - ``row_modified``: a row's digest differs (an edited validity, entity, category,
-  confidence, content or namespace) or its status differs from what was recorded;
+  confidence, content or namespace; with entries written since h4 also its metadata
+  and agent trail, ``extra_digest``), its ``content_hash`` is not its content's, or its
+  status, closing time or successor differs
+  from what was recorded (the close entries carry ``at`` and, for a supersession,
+  ``by``);
 - ``row_unforgotten``: the chain closed the row, the store holds it open;
 - ``row_closed_unrecorded``: the store holds it closed, the chain never closed it;
 - ``row_missing``: the chain wrote it and never removed it, the store lacks it
@@ -23,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attestor_arango.clock import OPEN
-from attestor_arango.core.audit import row_digest
+from attestor_arango.core.audit import extra_digest, row_digest
 from attestor_arango.core.paging import all_memories
-from attestor_arango.models import AuditEntry, Memory
+from attestor_arango.models import AuditEntry, Memory, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, MemoryStore
 
@@ -38,6 +42,14 @@ class Expected:
     digest: str
     status: str | None = None  # None: open; else the status the chain closed it with
     removable: bool = False  # a removal of it was attempted (its absence is recorded)
+    extra: str | None = None  # extra_digest, when the entry recorded one
+    closed_at: int | None = None  # t_expired the close recorded (None: not recorded)
+    successor: str | None = None  # superseded_by the close recorded, with closed_at
+
+    def close(self, status: str, at: object, successor: object = None) -> None:
+        self.status = status
+        self.closed_at = at if type(at) is int else None
+        self.successor = successor if isinstance(successor, str) else None
 
 
 @dataclass
@@ -50,13 +62,14 @@ class RowLedger:
         d: dict[str, Any] = entry.details
         action, target = entry.action, entry.target
         if action == "add" and target and isinstance(d.get("row"), str):
-            self.rows[target] = Expected(d["row"])
+            extra = d.get("extra")
+            self.rows[target] = Expected(d["row"], extra=extra if isinstance(extra, str) else None)
         elif action in CLOSES and target in self.rows:
-            self.rows[target].status = CLOSES[action]
+            self.rows[target].close(CLOSES[action], d.get("at"), d.get("by"))
         elif action == "retention_archive":
             for rid in d.get("ids") or ():
                 if rid in self.rows:
-                    self.rows[rid].status = "archived"
+                    self.rows[rid].close("archived", d.get("at"))
         elif action in REMOVES:
             for rid in d.get("ids") or ():
                 if rid in self.rows:
@@ -68,9 +81,13 @@ class RowLedger:
             self.rows.clear()
         elif action == "import":
             for item in d.get("rows") or ():
-                if isinstance(item, list) and len(item) == 3:
-                    rid, digest, status = item
-                    self.rows[str(rid)] = Expected(str(digest), status)
+                if isinstance(item, list) and len(item) in (3, 6):
+                    rid, digest, status, *more = item
+                    row = self.rows[str(rid)] = Expected(str(digest), status)
+                    if more:  # written since h4: extra digest, closing time, successor
+                        row.extra = more[0] if isinstance(more[0], str) else None
+                        if status is not None:
+                            row.close(status, more[1], more[2])
 
 
 def _all_rows(store: MemoryStore, tenant: str) -> list[Memory]:
@@ -91,6 +108,12 @@ def check_rows(store: MemoryStore, tenant: str, ledger: RowLedger) -> list[tuple
         if row_digest(m) != want.digest:
             problems.append(("row_modified", f"memory {rid} no longer matches the digest "
                              "its write recorded: what it asserts was edited"))  # fmt: skip
+        elif want.extra is not None and extra_digest(m) != want.extra:
+            problems.append(("row_modified", f"memory {rid}'s metadata or agent trail no "
+                             "longer matches what its write recorded"))  # fmt: skip
+        elif m.content_hash != content_hash(m.content):  # what dedup and signatures compare
+            problems.append(("row_modified", f"memory {rid}'s content_hash is not the "
+                             "hash of its content"))  # fmt: skip
         closed = m.t_expired is not None
         if want.status is not None and not closed:
             problems.append(("row_unforgotten", f"memory {rid} was closed "
@@ -101,6 +124,12 @@ def check_rows(store: MemoryStore, tenant: str, ledger: RowLedger) -> list[tuple
         elif want.status is not None and m.status.value != want.status:
             problems.append(("row_modified", f"memory {rid} has status {m.status.value}, "
                              f"the chain recorded {want.status}"))  # fmt: skip
+        elif closed and want.closed_at is not None and m.us("t_expired") != want.closed_at:
+            problems.append(("row_modified", f"memory {rid} was closed at another time than "
+                             "the chain recorded: what past reads replay was edited"))  # fmt: skip
+        elif closed and want.closed_at is not None and m.superseded_by != want.successor:
+            problems.append(("row_modified", f"memory {rid} names another successor than "
+                             f"the chain recorded ({want.successor})"))  # fmt: skip
     for rid, want in ledger.rows.items():
         if rid not in held and not want.removable:
             problems.append(("row_missing", f"memory {rid} was written and never removed "
@@ -109,7 +138,16 @@ def check_rows(store: MemoryStore, tenant: str, ledger: RowLedger) -> list[tuple
 
 
 def import_rows(memories: list[Memory]) -> list[list[Any]]:
-    """What an ``import`` entry records per restored row: id, digest, closing status."""
+    """What an ``import`` entry records per restored row: id, digest, closing status,
+    extra digest, closing time and successor."""
     return [
-        [m.id, row_digest(m), None if m.t_expired is None else m.status.value] for m in memories
+        [
+            m.id,
+            row_digest(m),
+            None if m.t_expired is None else m.status.value,
+            extra_digest(m),
+            None if m.t_expired is None else m.us("t_expired"),
+            m.superseded_by,
+        ]
+        for m in memories
     ]
