@@ -29,7 +29,7 @@ from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.rekey import rekey
 from attestor_arango.governance.row_check import import_rows
-from attestor_arango.models import Entity, Episode, Memory, Relation
+from attestor_arango.models import Entity, Episode, Memory, MemoryStatus, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
@@ -37,8 +37,16 @@ from attestor_arango.store.protocol import (
     MemoryFilter,
     MemoryStore,
 )
+from attestor_arango.validation import (
+    check_content,
+    check_label,
+    check_metadata,
+    check_tags,
+    check_text,
+)
 
 FORMAT = "attestor-arango-export"
+MAX_ID = 128  # an imported id (kept when the tenant is the export's own)
 VERSION = 1
 EMBED_BATCH = 64
 
@@ -196,6 +204,43 @@ def check_times(parsed: dict[str, Any], now: int) -> None:
         check_not_ahead(to_us(r.t_created), now, field=f"relation {r.id} t_created")
 
 
+def check_memories(memories: list[Memory], max_chars: int) -> list[Memory]:
+    """Every imported memory is a row the write path could have stored: a short id;
+    content, labels, tags and metadata that pass ``add``'s checks; validity that ends
+    after it starts; a closing that agrees with its status (open and active; closed no
+    earlier than created, superseded with a successor or archived without one). Raises
+    ``ValidationError`` naming the first row that is not. Returns the memories with
+    ``content_hash`` (derived data, what dedup compares) computed from their content, as
+    a hand-edited export may not have it right."""
+    checked: list[Memory] = []
+    for m in memories:
+        try:
+            if not 0 < len(m.id) <= MAX_ID or not m.id.isprintable() or " " in m.id:
+                raise ValidationError(f"its id must be 1-{MAX_ID} printable characters")
+            if check_content(m.content, max_chars) != m.content:
+                raise ValidationError("content has surrounding whitespace add would strip")
+            for label, what in ((m.entity, "entity"), (m.category, "category")):
+                if label is not None and check_text(str(check_label(label, what)), what) != label:
+                    raise ValidationError(f"{what} is not a label as add stores it")
+            check_tags(m.tags)
+            check_metadata(m.metadata)
+            if m.us("valid_until") <= m.us("valid_from"):
+                raise ValidationError("valid_until is not after valid_from")
+            closed, status = m.t_expired is not None, m.status
+            if closed != (status != MemoryStatus.ACTIVE):
+                raise ValidationError(f"status {status.value} disagrees with t_expired")
+            if closed and m.us("t_expired") < m.us("t_created"):
+                raise ValidationError("t_expired is before t_created")
+            if (m.superseded_by is not None) != (status == MemoryStatus.SUPERSEDED):
+                raise ValidationError(f"superseded_by disagrees with status {status.value}")
+        except ValidationError as exc:
+            raise ValidationError(
+                f"the export's memory {m.id} cannot be imported: {exc}", memory_id=m.id
+            ) from None
+        checked.append(m.model_copy(update={"content_hash": content_hash(m.content)}))
+    return checked
+
+
 def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) -> dict[str, int]:
     """Restores an export into the context's tenant, which must hold no data.
 
@@ -206,6 +251,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     """
     tenant = ctx.tenant
     parsed = parse_export(data, tenant)
+    parsed["memories"] = check_memories(parsed["memories"], rt.config.max_content_chars)
     source = parsed["source"]["tenant"]
     rekeyed = isinstance(source, str) and source != tenant
     if rekeyed:
