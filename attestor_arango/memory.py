@@ -447,7 +447,7 @@ class AgentMemory:
     ) -> dict[str, Any]:
         """Sets the tenant's writes per UTC day (None: no limit); audited. ``user_id=`` is
         Attestor's ``user``. Raises ``AccessDenied`` (FORGET, own tenant) and
-        ``ValidationError`` for no or two different subjects or a non-positive limit."""
+        ``ValidationError`` for no or two different subjects or a negative limit (0 blocks)."""
         user = subject(user, user_id, "user_id", "set_quota")
         ctx = self._guarded(context, "set_quota", user)
         limit = gov_quotas.check_limit(daily_writes)

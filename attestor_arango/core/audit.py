@@ -139,7 +139,8 @@ def row_digest(memory: Memory) -> str:
 def extra_digest(memory: Memory) -> str:
     """SHA-256 over what a row asserts beside ``row_digest``: its metadata and the agents it
     passed through (``agent_trail``, ``parent_agent_id``). Recorded as ``extra`` by every
-    write since h4 (older entries lack it, so ``row_digest`` stays as chains recorded it)."""
+    write (entries written before it existed lack it, so ``row_digest`` stays as chains
+    recorded it)."""
     p = memory.provenance
     doc = {
         "metadata": memory.metadata,

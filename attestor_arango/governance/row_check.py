@@ -8,7 +8,7 @@ the digest of every row it restored. Replaying those entries gives the state the
 tenant must be in, which is compared with the rows the store holds:
 
 - ``row_modified``: a row's digest differs (an edited validity, entity, category,
-  confidence, content or namespace; with entries written since h4 also its metadata
+  confidence, content or namespace; with entries that record ``extra`` also its metadata
   and agent trail, ``extra_digest``), its ``content_hash`` is not its content's, or its
   status, closing time or successor differs
   from what was recorded (the close entries carry ``at`` and, for a supersession,
@@ -84,7 +84,7 @@ class RowLedger:
                 if isinstance(item, list) and len(item) in (3, 6):
                     rid, digest, status, *more = item
                     row = self.rows[str(rid)] = Expected(str(digest), status)
-                    if more:  # written since h4: extra digest, closing time, successor
+                    if more:  # newer entries: extra digest, closing time, successor
                         row.extra = more[0] if isinstance(more[0], str) else None
                         if status is not None:
                             row.close(status, more[1], more[2])

@@ -1,4 +1,4 @@
-"""h4 finding 4: ``verify_audit_chain`` missed edits of what a row holds beside its digest.
+"""Adversarial finding: ``verify_audit_chain`` missed edits of a row beside its digest.
 
 With the file in hand (its own connection, as in ``test_holes_tamper.py``), an attacker
 could rewrite a memory's ``metadata``, ``agent_trail`` or ``parent_agent_id``, move the

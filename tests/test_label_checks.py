@@ -1,4 +1,4 @@
-"""h4 finding 2: names that become an entity or a session bypassed the label checks.
+"""Adversarial finding: names that become an entity or a session bypassed the label checks.
 
 ``ingest_round``'s ``user_name`` and ``reflect``'s ``user`` become the entity of the facts
 (and of the reflection) they store, yet a 100,000-character name was stored as an entity

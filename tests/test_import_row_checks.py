@@ -1,4 +1,4 @@
-"""h4 finding 5: ``import_user`` stored rows the write path refuses.
+"""Adversarial finding: ``import_user`` stored rows the write path refuses.
 
 An export is plain JSON that anyone can edit before importing it (REST
 ``/v1/governance/import``, CLI ``import``). Its memories were stored as given: content

@@ -1,4 +1,4 @@
-"""h4 finding 3: REST and MCP took what the library refuses.
+"""Adversarial finding: REST and MCP took what the library refuses.
 
 Pydantic's lax mode read a JSON ``true`` as 1: over REST ``confidence: true`` stored 1.0,
 ``valid_from: true`` stored a fact valid from 1970-01-01T00:00:01Z, ``limit: true`` and

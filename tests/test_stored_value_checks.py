@@ -1,4 +1,4 @@
-"""h4 finding 1: tags and metadata bypassed the text checks content gets.
+"""Adversarial finding: tags and metadata bypassed the text checks content gets.
 
 A lone UTF-16 surrogate in a tag or in metadata (in-process, or from the CLI's
 ``--metadata '{"k": "\\ud800"}'``) was stored; afterwards every REST list, recall and
