@@ -79,6 +79,7 @@ from attestor_arango.validation import (
     check_limit,
     check_metadata,
     check_offset,
+    check_reason,
     check_tags,
 )
 
@@ -220,10 +221,12 @@ class AgentMemory:
     ) -> Memory:
         """Archives a memory (closed in transaction time; the row stays for replay); the id
         may be short, as for ``get``. Raises ``AccessDenied`` (FORGET needed),
-        ``NotFoundError``, ``ValidationError`` (ambiguous id), ``ConflictError`` (closed)."""
+        ``NotFoundError``, ``ValidationError`` (ambiguous id, a reason that is not text of
+        at most 2000 characters), ``ConflictError`` (closed)."""
         ctx = self._ctx(context, Permission.FORGET, "forget")
+        why = check_reason(reason, "reason")
         memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), check_id(memory_id))
-        return self.writer.forget(ctx, memory_id, reason)
+        return self.writer.forget(ctx, memory_id, why)
 
     # reads ------------------------------------------------------------------------------------
     def get(

@@ -12,6 +12,7 @@ from attestor_arango.clock import parse_time
 from attestor_arango.errors import ValidationError
 
 MAX_LABEL = 256
+MAX_REASON = 2000  # a reason kept in the audit chain (forget, purge)
 MAX_TAGS = 64
 MAX_METADATA_BYTES = 1_048_576  # a memory's metadata as UTF-8 JSON: REST's largest body
 MAX_METADATA_DEPTH = 32  # nesting of metadata, as REST bounds a request body
@@ -48,6 +49,19 @@ def check_text(text: str, what: str) -> str:
             f"{what} holds a lone UTF-16 surrogate, which is not text; send valid Unicode"
         ) from None
     return text
+
+
+def check_reason(value: object, what: str) -> str | None:
+    """An optional free-text reason the audit chain keeps: None (or blank), else text of at
+    most ``MAX_REASON`` characters. Raises ``ValidationError`` otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be a string or None")
+    text = check_text(value.strip(), what)
+    if len(text) > MAX_REASON:
+        raise ValidationError(f"{what} is longer than {MAX_REASON} characters; shorten it")
+    return text or None
 
 
 def check_label(value: object, what: str) -> str | None:

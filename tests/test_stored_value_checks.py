@@ -5,8 +5,9 @@ A lone UTF-16 surrogate in a tag or in metadata (in-process, or from the CLI's
 export of the tenant answered 422 and the CLI's ``list`` died with a traceback, so the
 tenant could no longer even be exported. Metadata nested past Python's recursion
 limit raised a bare ``RecursionError``, and metadata had no size bound at all (50 MB
-accepted while content stops at 32,000 characters). Each is now a ``ValidationError``
-that stores nothing: no row, no audit entry, no quota count.
+accepted while content stops at 32,000 characters); ``forget``'s reason, kept in the
+audit chain, took any object. Each is now a ``ValidationError`` that stores nothing: no
+row, no audit entry, no quota count.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ CASES: dict[str, Callable[[AgentMemory, str], object]] = {
     "ingest metadata 3000 deep": lambda m, _: m.ingest_round(
         {"user": "I like tea", "metadata": _deep(3000)}, context=CTX
     ),
+    # the forget reason the audit chain keeps: text, as a purge's reason is
+    "forget reason not text": lambda m, mid: m.forget(mid, reason=5, context=CTX),  # type: ignore[arg-type]
+    "forget reason surrogate": lambda m, mid: m.forget(mid, reason=LONE, context=CTX),
+    "forget reason too long": lambda m, mid: m.forget(mid, reason="x" * 2001, context=CTX),
 }
 
 

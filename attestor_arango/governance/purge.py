@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attestor_arango import validation
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.reembed import default_staging_path, drop_staged
@@ -36,17 +37,15 @@ from attestor_arango.reports import PurgeReport
 from attestor_arango.retrieval.trace import erase_tenant
 from attestor_arango.scope import Scope
 
-MAX_REASON = 2000
-
 
 def check_reason(reason: object) -> str:
-    if not isinstance(reason, str) or not reason.strip():
+    """The purge's reason: required text (``validation.check_reason``'s limits)."""
+    checked = validation.check_reason(reason, "purge reason")
+    if checked is None:
         raise ValidationError(
             "purge needs a reason (e.g. 'GDPR erasure request #123'); it is kept in the audit log"
         )
-    if len(reason) > MAX_REASON:
-        raise ValidationError(f"purge reason is longer than {MAX_REASON} characters; shorten it")
-    return reason.strip()
+    return checked
 
 
 def _erase_traces(rt: Runtime, user: str, report: PurgeReport) -> None:
