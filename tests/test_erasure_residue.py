@@ -22,6 +22,7 @@ from attestor_arango.config import Config, TraceSettings
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
+from attestor_arango.store.embedded import vectors
 
 ORCH = AgentRole.ORCHESTRATOR
 SUBJECT = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n1")
@@ -156,6 +157,52 @@ def test_purge_user_leaves_no_word_of_the_subject_in_the_process_or_files(
     )
     mem.close()
     assert _files_holding(tmp_path, secret) == []
+
+
+def _open_files(folder: Path) -> list[str]:
+    """Files of ``folder`` this process holds open (Linux), deleted ones marked as such."""
+    fds = Path("/proc/self/fd")
+    if not fds.exists():
+        pytest.skip("needs /proc/self/fd (Linux)")
+    held = []
+    for fd in fds.iterdir():
+        try:
+            target = str(fd.readlink())
+        except OSError:  # closed while listed (the listing's own descriptor)
+            continue
+        if str(folder) in target:
+            held.append(target)
+    return held
+
+
+def _deleted_descriptors(folder: Path) -> list[str]:
+    """Deleted files of ``folder`` still open: the file system keeps their blocks, and so
+    their bytes, until the last descriptor closes."""
+    return [f for f in _open_files(folder) if f.endswith("(deleted)")]
+
+
+def test_purge_user_closes_the_descriptors_of_a_large_index_it_deletes(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large persisted vector matrix is read with positional reads on a descriptor of its
+    file (IndexFile.read_rows); the purge deletes the file, and no descriptor may keep its
+    blocks (the subject's vectors) allocated. The thresholds are lowered so that 1,500 rows
+    take that path."""
+    monkeypatch.setattr(vectors, "_RESIDENT_BYTES", 0)
+    monkeypatch.setattr(vectors, "_INT8_ROWS", 64)
+    mem = _memory(tmp_path, clock)
+    for i in range(1500):
+        mem.add(f"zyxwvbq fact {i} about tea", context=SUBJECT)
+    mem.close()  # written to the index files, then mapped back on the next open
+    mem = _memory(tmp_path, clock, seed=12)
+    for query in ("zyxwvbq tea", "fact 17", "tea 3"):
+        assert mem.recall(query, context=SUBJECT).results
+    opened = [p for p in _open_files(tmp_path) if p.endswith(".vectors")]
+    assert len(opened) >= 2, opened  # the mapping's and read_rows' descriptors
+
+    assert mem.purge_user("subject", "GDPR erasure request #8", context=SUBJECT).ok
+    assert _deleted_descriptors(tmp_path) == []
+    mem.close()
 
 
 def test_compaction_leaves_no_word_of_the_removed_rows(tmp_path: Path, clock: ManualClock) -> None:
