@@ -81,10 +81,20 @@ def entity_key(name: str) -> str:
 
 
 def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
+    """Tags as stored: stripped, first occurrence kept, at most ``MAX_TAGS``.
+
+    Raises:
+        ValidationError: ``tags`` is not a list or tuple of non-empty strings of at
+            most ``MAX_LABEL`` characters, or holds more than ``MAX_TAGS`` distinct tags.
+    """
     if tags is None:
         return ()
     if isinstance(tags, str):
         raise ValidationError("tags must be a list of strings, not one string")
+    if not isinstance(tags, list | tuple):
+        # A dict would give its keys and a set an order that changes between runs
+        # (stored bytes must not): only an ordered sequence says what the caller meant.
+        raise ValidationError(f"tags must be a list of strings, not {type(tags).__name__}")
     out: list[str] = []
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:

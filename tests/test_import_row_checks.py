@@ -6,8 +6,9 @@ of 100,000 characters (``add`` stops at 32,000), empty content or a NUL, a 5,000
 entity, 1,000 tags, a lone surrogate in a tag or metadata (after which REST could no
 longer list or export the tenant), validity ending before it starts, ``t_expired``
 before ``t_created``, or a status that disagrees with ``t_expired`` (an "active" row
-every replay hides, an "archived" row every replay shows). Each import is now refused with a
-``ValidationError`` naming the row, and nothing is stored. A ``content_hash`` that is not
+every replay hides, an "archived" row every replay shows), or a row superseded by
+itself. Each import is now refused with a ``ValidationError`` naming the row, and
+nothing is stored. A ``content_hash`` that is not
 the content's (what dedup compares) was stored as given; it is derived data, so the
 import now computes it from the content.
 """
@@ -57,6 +58,7 @@ EDITS: dict[str, Edit] = {
     "active with t_expired": _set(0, status="active", superseded_by=None),
     "archived without t_expired": _set(1, status="archived"),
     "superseded without successor": _set(0, superseded_by=None),
+    "its own successor": lambda rows: rows[0].update(superseded_by=rows[0]["id"]),
     "id of 100,000 characters": _set(1, id="x" * 100_000),
 }
 

@@ -36,6 +36,9 @@ def _deep(levels: int) -> dict[str, Any]:
 
 CASES: dict[str, Callable[[AgentMemory, str], object]] = {
     "tag surrogate": lambda m, _: m.add("fact a", tags=["ok", LONE], context=CTX),
+    # a dict gave its keys as tags, a set an order that changes between runs
+    "tags a dict": lambda m, _: m.add("fact g", tags={"a": 1}, context=CTX),  # type: ignore[arg-type]
+    "tags a set": lambda m, _: m.add("fact h", tags={"x", "y"}, context=CTX),  # type: ignore[arg-type]
     "metadata key surrogate": lambda m, _: m.add("fact b", metadata={LONE: 1}, context=CTX),
     "metadata value surrogate": lambda m, _: m.add("fact c", metadata={"k": [LONE]}, context=CTX),
     "metadata 40 deep": lambda m, _: m.add("fact d", metadata=_deep(40), context=CTX),

@@ -208,7 +208,7 @@ def check_memories(memories: list[Memory], max_chars: int) -> list[Memory]:
     """Every imported memory is a row the write path could have stored: a short id;
     content, labels, tags and metadata that pass ``add``'s checks; validity that ends
     after it starts; a closing that agrees with its status (open and active; closed no
-    earlier than created, superseded with a successor or archived without one). Raises
+    earlier than created, superseded by another row or archived without a successor). Raises
     ``ValidationError`` naming the first row that is not. Returns the memories with
     ``content_hash`` (derived data, what dedup compares) computed from their content, as
     a hand-edited export may not have it right."""
@@ -233,6 +233,8 @@ def check_memories(memories: list[Memory], max_chars: int) -> list[Memory]:
                 raise ValidationError("t_expired is before t_created")
             if (m.superseded_by is not None) != (status == MemoryStatus.SUPERSEDED):
                 raise ValidationError(f"superseded_by disagrees with status {status.value}")
+            if m.superseded_by == m.id:
+                raise ValidationError("it names itself as its successor")
         except ValidationError as exc:
             raise ValidationError(
                 f"the export's memory {m.id} cannot be imported: {exc}", memory_id=m.id
