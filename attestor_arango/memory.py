@@ -393,7 +393,8 @@ class AgentMemory:
         context: AgentContext | None = None,
     ) -> RecallResponse:
         """Ranked, budget-packed memories for a query; no LLM, no writes. Raises
-        ``ValidationError`` for an empty query or a non-positive budget; a failing lane
+        ``ValidationError`` for an empty query, one holding a lone surrogate (not text) or
+        a non-positive budget; a failing lane
         degrades the answer and is named in ``response.errors``."""
         ctx = self._ctx(context, Permission.READ, "recall")
         rt, auditor = self.runtime, self.auditor

@@ -102,3 +102,15 @@ def test_metadata_within_the_bounds_is_kept_as_given(tmp_path: Path) -> None:
     stored = mem.add("Ann lives in Oslo", metadata=meta, context=CTX)
     assert mem.get(stored.id, context=CTX).metadata == meta
     mem.close()
+
+
+@pytest.mark.parametrize("method", ["recall", "explain_recall", "recall_as_pack", "search"])
+def test_a_query_that_is_not_text_is_refused(tmp_path: Path, method: str) -> None:
+    """The response echoes the query; with a lone surrogate it could not be serialised
+    (``model_dump_json`` raised), so MCP or any JSON caller failed after the search ran."""
+    mem = AgentMemory(tmp_path, embedder=HashingEmbedder(64))
+    mem.add("Ann lives in Oslo", context=CTX)
+    with pytest.raises(ValidationError, match="surrogate"):
+        getattr(mem, method)(f"where {LONE} Ann", context=CTX)
+    assert mem.recall("where does Ann live", context=CTX).model_dump_json()
+    mem.close()

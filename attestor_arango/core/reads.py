@@ -19,7 +19,14 @@ from attestor_arango.models import Episode, Memory, Stats
 from attestor_arango.retrieval.text_lane import decoded, rescore_pool
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, TextHit
-from attestor_arango.validation import TagsInput, TimeInput, Window, check_label, check_tags
+from attestor_arango.validation import (
+    TagsInput,
+    TimeInput,
+    Window,
+    check_label,
+    check_tags,
+    check_text,
+)
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
 TIMELINE_LIMIT = 10_000
@@ -129,7 +136,7 @@ def check_query(query: object) -> str | None:
         raise ValidationError(
             "query is empty; pass the words to search for, or omit it for a filtered search"
         )
-    return query
+    return check_text(query, "query")
 
 
 def facts_only(rows: list[Memory]) -> list[Memory]:

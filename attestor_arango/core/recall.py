@@ -20,7 +20,7 @@ from attestor_arango.retrieval.lanes import expanders_for
 from attestor_arango.retrieval.pipeline import recall as run_recall
 from attestor_arango.retrieval.trace import shared_tracer
 from attestor_arango.scope import Scope
-from attestor_arango.validation import TimeInput, Window
+from attestor_arango.validation import TimeInput, Window, check_text
 
 
 def recall(
@@ -37,10 +37,12 @@ def recall(
     """Ranked, budget-packed memories; ``cut`` (when given) receives what the budget left.
 
     ``op`` names the public method in a tenant-leak audit entry. Raises ``ValidationError``
-    for an empty query, a bad budget, window or ``as_of``, and ``TenantLeakError`` (audited).
+    for an empty query or one that is not valid text, a bad budget, window or ``as_of``,
+    and ``TenantLeakError`` (audited).
     """
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty; pass what you want to recall")
+    check_text(query, "query")  # the response echoes it: it must encode as JSON does
     budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
     cfg = rt.retrieval_config
     try:
