@@ -402,7 +402,7 @@ def test_the_pruned_scan_reads_the_codes_once(monkeypatch: pytest.MonkeyPatch) -
 def test_sign_bits_follow_both_code_blocks_as_rows_arrive() -> None:
     """The prefilter's packed signs of a persisted block and the rows added since, built
     from slices and extended as rows come, equal those packed from all codes at once."""
-    from attestor_arango.store.embedded.prefilter import SignBits
+    from attestor_arango.store.embedded.prefilter import SignBits, sign_words
 
     rng = np.random.default_rng(25)
     base = rng.integers(-127, 128, size=(70_000, 20), dtype=np.int8)  # more than one step
@@ -410,7 +410,7 @@ def test_sign_bits_follow_both_code_blocks_as_rows_arrive() -> None:
     signs = SignBits()
     for used in (1000, 1000, 3000):  # rows added since the file, then more of them
         got = signs.of([base, tail[:used]], 80_000, 20).copy()
-        want = np.packbits(np.concatenate([base, tail[:used]]) > 0, axis=1)
+        want = sign_words(np.concatenate([base, tail[:used]])).T
         assert np.array_equal(got, want)
     fresh = SignBits().of([tail[:10]], 16, 20)  # an index with no persisted rows
-    assert np.array_equal(fresh, np.packbits(tail[:10] > 0, axis=1))
+    assert np.array_equal(fresh, sign_words(tail[:10]).T)
