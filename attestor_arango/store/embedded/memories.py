@@ -194,7 +194,7 @@ class EmbeddedMemories:
             cache = None if self._db.in_transaction else self._caches.rows
             cached: list[Memory] = []
             if cache is not None:
-                self._caches.refresh()  # another connection's commit empties it
+                self._caches.fresh()  # another connection's commit empties it
                 # the scope's own rows only (keyed by tenant, namespace filtered): checked
                 # against the scope when they were read, not again
                 cached, wanted = cache.take(scope.tenant, scope.namespace, wanted)
