@@ -31,12 +31,12 @@ from collections.abc import Iterable, Sequence
 
 from attestor_arango.models import Memory, trusted
 
-# Rows kept: a recall reads ~90 rows, and the rows the benchmark's 200 LoCoMo questions
-# read were 3,930 at 10k memories and 7,247 at 100k (2,048 kept a third of them out:
-# ~21 rows a recall read and decoded again, ~10 % of a recall at 10k and 100k). Bounded
-# by bytes as well, since a memory may hold up to 32,000 characters: 8,192 rows of short
-# turns are ~11 MB, and no more than ``MEMORY_BYTES`` is kept whatever the rows hold.
-MEMORY_ROWS = 8192
+# Rows kept (~3 MB of short turns). 8,192 held the benchmark's whole working set at 10k
+# (3,930 rows) and 100k (7,247), but at 100k each extra kept row is one more object for
+# every full garbage collection to walk: a single pass of 200 questions took two full
+# collections instead of one (GC 210 vs 130 ms a pass) and recall CPU went 1.02-1.03x.
+# Bounded by bytes as well, since a memory may hold up to 32,000 characters.
+MEMORY_ROWS = 2048
 MEMORY_BYTES = 16 * 1024 * 1024
 # a decoded memory beside its content and metadata text: the model, its field dict, its
 # datetimes and strings, the cache's key and entry (measured: ~1,370 bytes a LoCoMo turn
