@@ -137,3 +137,27 @@ def test_the_cache_holds_at_most_its_limit(tmp_path: Path) -> None:
     assert len(store.caches.rows) == 8
     assert _dumped(store.get_memories(Scope("acme"), IDS)) == _dumped(found)
     store.close()
+
+
+def test_the_cache_holds_at_most_its_bytes(tmp_path: Path) -> None:
+    """Rows may be long (up to 32,000 characters), so the cache is bounded by the bytes
+    its rows hold too; its count follows every put, close, purge and clear."""
+    from attestor_arango.store.embedded.rowcache import row_bytes
+
+    store = _store(tmp_path / "m.db")
+    rows = store.caches.rows
+    one = row_bytes(store.get_memories(ACME, ["m0001"])["m0001"], '{"turn": 1}')
+    rows.max_bytes = 5 * one
+    found = store.get_memories(Scope("acme"), IDS)
+    assert 0 < len(rows) <= 5
+    assert rows.bytes <= rows.max_bytes
+    assert _dumped(store.get_memories(Scope("acme"), IDS)) == _dumped(found)
+    kept = list(rows._rows.values())
+    assert rows.bytes == sum(size for _, _, size in kept)
+    assert all(size == row_bytes(m, meta) for m, meta, size in kept)
+    last = next(reversed(rows._rows))[1]
+    store.close_memory(ACME, last, T0 + 10_000, "archived", None)  # discarded from the cache
+    assert rows.bytes == sum(size for _, _, size in rows._rows.values())
+    store.purge_tenant(Scope("acme"))
+    assert len(rows) == 0 and rows.bytes == 0
+    store.close()

@@ -9,6 +9,9 @@ fails whole and is on record; a partial answer is never returned).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Protocol
 
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
@@ -21,6 +24,22 @@ from attestor_arango.retrieval.pipeline import recall as run_recall
 from attestor_arango.retrieval.trace import shared_tracer
 from attestor_arango.scope import Scope
 from attestor_arango.validation import TimeInput, Window, check_text
+
+
+class ReadsTogether(Protocol):
+    """A backend whose reads for one request can share one check of what other writers
+    committed (the embedded store: ``SQLiteStore.reads_together``, one ``PRAGMA
+    data_version`` a recall instead of six). Not part of the Store contract."""
+
+    def reads_together(self) -> AbstractContextManager[None]: ...
+
+
+def _reads_together(store: object) -> AbstractContextManager[None]:
+    """The backend's ``ReadsTogether.reads_together``, else nothing. Looked up by name: an
+    ``isinstance`` of a runtime protocol costs more than the checks it saves."""
+    together: Callable[[], AbstractContextManager[None]] | None
+    together = getattr(store, ReadsTogether.reads_together.__name__, None)
+    return contextlib.nullcontext() if together is None else together()
 
 
 def recall(
@@ -46,20 +65,21 @@ def recall(
     budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
     cfg = rt.retrieval_config
     try:
-        response = run_recall(
-            rt.store,
-            rt.embedder,
-            rt.scope(ctx),
-            query.strip(),
-            rt.view(as_of, time_window),
-            budget,
-            cfg,
-            tracer=shared_tracer(rt.config.trace),
-            expanders=expanders_for(
-                cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
-            ),
-            cut=cut,
-        )
+        with _reads_together(rt.store):
+            response = run_recall(
+                rt.store,
+                rt.embedder,
+                rt.scope(ctx),
+                query.strip(),
+                rt.view(as_of, time_window),
+                budget,
+                cfg,
+                tracer=shared_tracer(rt.config.trace),
+                expanders=expanders_for(
+                    cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
+                ),
+                cut=cut,
+            )
     except TenantLeakError:  # never a partial answer: the call fails, and is on record
         with contextlib.suppress(Exception):
             auditor.record(ctx, "tenant_leak", None, {"operation": op})

@@ -11,12 +11,19 @@ It also keeps the few small values every write reads (``kept``: the tenant's emb
 space, its quota and its audit chain's last entry), so an add does not read them again
 from SQLite: the writes of this connection set them once they committed, and another
 connection's commit empties them like the indexes.
+
+Whether another connection committed is asked of SQLite (``PRAGMA data_version``, ~11 us
+outside a transaction: it takes a read lock of the WAL) before a read of the caches, or
+once for a whole request's reads (``reading``): a recall made six such checks, one per
+store call, and now makes one as it begins.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from attestor_arango.errors import StoreError
@@ -53,8 +60,38 @@ class TenantCaches:
         self._data_version = data_version()
         self.rows = MemoryRows()  # decoded memories between reads (rowcache.py)
         self.state: dict[tuple[str, str], Any] = {}  # (kind, tenant) -> value (``kept``)
+        self._reading = threading.local()  # per thread: how deep in ``reading`` it is
 
     # following the commits (CommitListener) ---------------------------------------------
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """The calling thread's reads of the caches inside are one request's (a recall):
+        other connections' commits are checked once, as it begins, not before each read.
+
+        So the request reads the caches as they were when it began, as if it ran at that
+        instant, and a commit that lands while it runs is seen by the next request (a
+        request that begins after another process's commit finished always sees it).
+        Without it each store call checks, and the calls of one recall could read caches
+        of different moments. Other threads check as before; a write transaction always
+        checks (under SQLite's write lock), and so does ``kept`` inside one.
+        """
+        local = self._reading
+        depth = getattr(local, "depth", 0)
+        if depth == 0:
+            with self._db.lock:
+                self.refresh()
+        local.depth = depth + 1
+        try:
+            yield
+        finally:
+            local.depth = depth
+
+    def fresh(self) -> None:
+        """Before a read of the caches: ``refresh``, unless this thread reads inside
+        ``reading`` (which checked as it began)."""
+        if not getattr(self._reading, "depth", 0):
+            self.refresh()
+
     def refresh(self) -> None:
         """Another connection committed: our caches may be stale, reload lazily."""
         version = self._data_version_of()
@@ -124,7 +161,7 @@ class TenantCaches:
                     own = True
                     break
             if not self._db.in_transaction:  # a write transaction refreshed under its lock
-                self.refresh()
+                self.fresh()
             key = (kind, tenant)
             if not own and key in self.state:
                 kept: T = self.state[key]
@@ -157,7 +194,7 @@ class TenantCaches:
 
     def tenant_vectors(self, tenant: str) -> TenantVectors | None:
         """The tenant's vector index (loaded if needed); None before its first vector."""
-        self.refresh()
+        self.fresh()
         cached = self.vectors.get(tenant)
         if cached is not None:
             self._used(tenant)
@@ -206,7 +243,7 @@ class TenantCaches:
 
     def tenant_text(self, tenant: str) -> TenantText:
         """The tenant's text index, loaded if needed."""
-        self.refresh()
+        self.fresh()
         cached = self.texts.get(tenant)
         if cached is not None:
             self._used(tenant)

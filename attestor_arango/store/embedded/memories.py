@@ -194,11 +194,12 @@ class EmbeddedMemories:
             cache = None if self._db.in_transaction else self._caches.rows
             cached: list[Memory] = []
             if cache is not None:
-                self._caches.refresh()  # another connection's commit empties it
+                self._caches.fresh()  # another connection's commit empties it
+                # the scope's own rows only (keyed by tenant, namespace filtered): checked
+                # against the scope when they were read, not again
                 cached, wanted = cache.take(scope.tenant, scope.namespace, wanted)
-                if not wanted:
-                    check_tenant(scope, cached)
-                    return _in_order(asked, cached)
+                if not wanted:  # in the order asked, each id once
+                    return {m.id: m for m in cached}
             texts = self._caches.texts.get(scope.tenant)
             rowids = list(texts.rowids_of(wanted).values()) if texts is not None else []
             rows: list[sqlite3.Row] = []
@@ -215,7 +216,6 @@ class EmbeddedMemories:
             read = self._memories(scope, rows)
             if cache is not None:
                 cache.put(zip(read, (r["metadata"] for r in rows), strict=True))
-        check_tenant(scope, cached)
         return _in_order(asked, [*cached, *read])
 
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -11,7 +11,8 @@ kept here, keyed by tenant and id, and dropped:
 - with the whole tenant, when its rows are purged or its embedding space changes (``drop``);
 - all at once when another connection commits (``PRAGMA data_version`` moved), since
   this process did not see what it wrote;
-- least recently used first, past ``limit`` entries (``MEMORY_ROWS``: a few MB).
+- least recently used first, past ``limit`` entries (``MEMORY_ROWS``) or past ``max_bytes``
+  of them (``MEMORY_BYTES``, each entry counted as ``row_bytes`` estimates it).
 
 Rows read inside a write transaction are neither served from nor put into the cache:
 they may hold changes that are not committed yet (and may be rolled back).
@@ -24,22 +25,40 @@ reaches another's. Everything else in a ``Memory`` is immutable and shared.
 from __future__ import annotations
 
 import json
+import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
 from attestor_arango.models import Memory, trusted
 
-# about 3.5 KB per decoded memory: 2,048 rows hold ~7 MB
+# Rows kept (~3 MB of short turns). 8,192 held the benchmark's whole working set at 10k
+# (3,930 rows) and 100k (7,247), but at 100k each extra kept row is one more object for
+# every full garbage collection to walk: a single pass of 200 questions took two full
+# collections instead of one (GC 210 vs 130 ms a pass) and recall CPU went 1.02-1.03x.
+# Bounded by bytes as well, since a memory may hold up to 32,000 characters.
 MEMORY_ROWS = 2048
+MEMORY_BYTES = 16 * 1024 * 1024
+# a decoded memory beside its content and metadata text: the model, its field dict, its
+# datetimes and strings, the cache's key and entry (measured: ~1,370 bytes a LoCoMo turn
+# of ~100 characters, all told)
+ROW_OVERHEAD = 1280
+
+
+def row_bytes(memory: Memory, metadata: str | None) -> int:
+    """About the memory one kept row holds: its content, its stored metadata text (decoded
+    again on each hit) and ``ROW_OVERHEAD``."""
+    return ROW_OVERHEAD + sys.getsizeof(memory.content) + (len(metadata) if metadata else 0)
 
 
 class MemoryRows:
     """Decoded memories by (tenant, id), least recently read first; see the module docstring."""
 
-    def __init__(self, limit: int = MEMORY_ROWS) -> None:
+    def __init__(self, limit: int = MEMORY_ROWS, max_bytes: int = MEMORY_BYTES) -> None:
         self.limit = limit
-        # (tenant, id) -> the memory and its metadata as stored (None: empty)
-        self._rows: OrderedDict[tuple[str, str], tuple[Memory, str | None]] = OrderedDict()
+        self.max_bytes = max_bytes
+        # (tenant, id) -> the memory, its metadata as stored (None: empty), its row_bytes
+        self._rows: OrderedDict[tuple[str, str], tuple[Memory, str | None, int]] = OrderedDict()
+        self.bytes = 0  # the entries' row_bytes summed
         self.hits = 0
         self.misses = 0
 
@@ -49,9 +68,11 @@ class MemoryRows:
     def take(
         self, tenant: str, namespace: str | None, ids: Sequence[str]
     ) -> tuple[list[Memory], list[str]]:
-        """(the cached memories of ``ids`` visible in ``namespace`` (any: None), the ids to
-        read from the rows). A cached row of another namespace is not visible, as the
-        query's scope filter would not return it either."""
+        """(the cached memories of ``ids`` visible in ``namespace`` (any: None), in the order
+        of ``ids``, the ids to read from the rows). A cached row of another namespace is not
+        visible, as the query's scope filter would not return it either; a row of another
+        tenant is never found (the key holds the memory's own tenant, see ``put``), so the
+        memories handed out need no tenant check of their own."""
         found: list[Memory] = []
         rest: list[str] = []
         rows = self._rows
@@ -63,11 +84,11 @@ class MemoryRows:
                 rest.append(memory_id)
                 continue
             seen(key)
-            memory, metadata = entry
+            memory, metadata, _ = entry
             if namespace is not None and memory.namespace != namespace:
                 continue
             # a new Memory equal to the kept one, with its own copy of the metadata
-            values = dict(memory.__dict__)
+            values = memory.__dict__.copy()
             values["metadata"] = {} if metadata is None else dict(json.loads(metadata) or {})
             found.append(trusted(Memory, values))
         self.hits += len(found)
@@ -78,22 +99,30 @@ class MemoryRows:
         """Keeps decoded memories, each with its metadata column as stored (JSON text)."""
         rows = self._rows
         for memory, metadata in memories:
-            empty = metadata is None or metadata in ("", "{}")
-            rows[(memory.tenant, memory.id)] = (memory, None if empty else metadata)
-            rows.move_to_end((memory.tenant, memory.id))
-        while len(rows) > self.limit:
-            rows.popitem(last=False)
+            kept = None if metadata is None or metadata in ("", "{}") else metadata
+            key = (memory.tenant, memory.id)
+            size = row_bytes(memory, kept)
+            old = rows.pop(key, None)
+            if old is not None:
+                self.bytes -= old[2]
+            rows[key] = (memory, kept, size)
+            self.bytes += size
+        while rows and (len(rows) > self.limit or self.bytes > self.max_bytes):
+            self.bytes -= rows.popitem(last=False)[1][2]
 
     def held(self, tenant: str) -> int:
         """How many of the tenant's memories are kept."""
         return sum(1 for t, _ in self._rows if t == tenant)
 
     def discard(self, tenant: str, memory_id: str) -> None:
-        self._rows.pop((tenant, memory_id), None)
+        old = self._rows.pop((tenant, memory_id), None)
+        if old is not None:
+            self.bytes -= old[2]
 
     def drop(self, tenant: str) -> None:
         for key in [k for k in self._rows if k[0] == tenant]:
-            del self._rows[key]
+            self.bytes -= self._rows.pop(key)[2]
 
     def clear(self) -> None:
         self._rows.clear()
+        self.bytes = 0

@@ -105,6 +105,12 @@ class SQLiteStore:
     def transaction(self) -> AbstractContextManager[None]:
         return self.db.transaction()
 
+    def reads_together(self) -> AbstractContextManager[None]:
+        """The calling thread's reads inside answer one request (a recall): other
+        connections' commits are checked once, as it begins (caches.py, ``reading``).
+        Beside the Store contract (core/recall.py asks for it)."""
+        return self.caches.reading()
+
     def integrity_check(self) -> str:
         with self.db.lock:
             return str(self.db.conn.execute("PRAGMA integrity_check").fetchone()[0])
