@@ -76,7 +76,7 @@ def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalC
     """
     if not cands:
         return
-    ages = [age_days(c, as_of) for c in cands]
+    ages = [max(0, as_of - c.valid_from) / US_PER_DAY for c in cands]  # age_days, inline
     if config.decay_enabled:
         half_life, floor = config.decay_half_life_days, config.decay_floor
         fades = np.array([0.5 ** (age / half_life) for age in ages], dtype=np.float64)
