@@ -252,13 +252,8 @@ def recall(
             errors["neighbour_error"] = describe(exc)
             tr.step("neighbours", len(cands), len(cands), error=errors["neighbour_error"])
 
-    need_vectors = config.freshness_enabled and bool(cands)
-    vectors = _vectors(store, scope, cands, errors, vcache) if need_vectors else {}
-    if "vectors_error" in errors:
-        tr.step("vectors", len(cands), len(cands), error=errors["vectors_error"])
-
     apply_decay_boost(cands, view.as_of, config)
-    fresh = config.freshness_enabled and not asks_past(query)
+    fresh = config.freshness_enabled and not asks_past(query) and bool(cands)
     if config.coverage_enabled and credits_any(cands):  # only conversation records gain
         # coverage reads every candidate's terms: the fused candidates take the scoring
         # terms the backend's text index kept, so it does not tokenise them again
@@ -273,6 +268,10 @@ def recall(
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
     if fresh:  # reads the words of the few candidates that may be an update
+        # the stored vectors only freshness compares: not read for a query that skips it
+        vectors = _vectors(store, scope, cands, errors, vcache)
+        if "vectors_error" in errors:
+            tr.step("vectors", len(cands), len(cands), error=errors["vectors_error"])
         apply_freshness(cands, vectors, config)
     tr.step("time", len(cands), len(cands))
 
