@@ -9,7 +9,7 @@ the interval is still open.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -33,25 +33,40 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
     type validation would produce (``tests/test_trusted_models.py`` compares the
     result with validated construction): then the instance is the same, field for
     field, as ``cls(**values)``. The slots are set through their descriptors (no
-    attribute lookup by name).
+    attribute lookup by name). A caller that builds many of one class takes its
+    ``trusted_maker`` once instead.
+    """
+    make = _MAKERS.get(cls)
+    if make is None:
+        make = _MAKERS[cls] = trusted_maker(cls)
+    return make(values)
+
+
+def trusted_maker(cls: type[_M]) -> Callable[[dict[str, Any]], _M]:
+    """``trusted(cls, values)`` as a function of ``values`` alone, with the class's lookups
+    done once: a recall builds two models per returned result (its breakdown and the
+    result), ~170 calls, so the per-call class lookup is worth leaving out.
 
     The set of fields given (``model_fields_set``) is, for a frozen model, one set shared
     by every trusted instance of the class: nothing in pydantic changes it in place for a
     frozen model (``model_copy`` copies it before adding the updated names, assignment is
-    refused), and a recall builds three models per result, so a copy each was ~0.3 us and
-    one more object for every young-generation collection to walk. A model that is not
-    frozen gets its own copy.
+    refused), and a copy each was ~0.3 us and one more object for every young-generation
+    collection to walk. A model that is not frozen gets its own copy.
     """
-    m = _new(cls)
-    _set_dict(m, values)
-    entry = _FIELD_SETS.get(cls)
-    if entry is None:
-        entry = _FIELD_SETS[cls] = (set(cls.model_fields), bool(cls.model_config.get("frozen")))
-    fields, shared = entry
-    _set_fields(m, fields if shared else set(fields))
-    _set_extra(m, None)
-    _set_private(m, None)
-    return m
+    fields = set(cls.model_fields)
+    shared = bool(cls.model_config.get("frozen"))
+    new, set_dict, set_fields = _new, _set_dict, _set_fields
+    set_extra, set_private = _set_extra, _set_private
+
+    def make(values: dict[str, Any]) -> _M:
+        m = new(cls)
+        set_dict(m, values)
+        set_fields(m, fields if shared else set(fields))
+        set_extra(m, None)
+        set_private(m, None)
+        return m
+
+    return make
 
 
 _new = object.__new__  # no model here defines __new__
@@ -59,7 +74,17 @@ _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_FIELD_SETS: dict[type, tuple[set[str], bool]] = {}  # the fields, and whether shared
+_MAKERS: dict[type, Callable[[dict[str, Any]], Any]] = {}  # trusted_maker by class
+
+
+class _Times(Memo[datetime, int]):
+    """``us_of``'s memo, with its lookup as the dict's own ``get`` (a C call, no Python frame)."""
+
+    @property
+    def known(self) -> Callable[[datetime], int | None]:
+        """The microseconds of a datetime already converted, else None (the memo's dict is
+        emptied in place, never replaced, so the bound ``get`` stays the memo's)."""
+        return self._values.get
 
 
 # ``to_us`` of the datetimes memories hold: a recall converts each candidate's times
@@ -69,7 +94,10 @@ _FIELD_SETS: dict[type, tuple[set[str], bool]] = {}  # the fields, and whether s
 # Modules that read a required time field of many memories (the candidates of a recall)
 # call it too: ``us_of(m.t_created)`` is ``m.us("t_created")`` without the attribute
 # lookup by name and the open-bound test a required field never needs.
-us_of = Memo(to_us, 16_384)
+us_of = _Times(to_us, 16_384)
+# ``known_us(dt)`` is ``us_of(dt)`` for a datetime seen before, else None: the candidates of
+# a recall are built from rows read before, ~2 conversions each (``Candidate``)
+known_us = us_of.known
 
 
 class MemoryStatus(StrEnum):

@@ -185,3 +185,26 @@ def test_a_recall_without_conversation_records_asks_the_store_for_no_terms() -> 
     # no conversation record: coverage credits none and reads no terms; freshness reads
     # the words of a few, through the memoised tokeniser rather than a store call
     assert s.asked == []
+
+
+class _FailingVectors(FakeStore):
+    """Stored vectors cannot be read: a recall that compares them says so in ``errors``."""
+
+    def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        raise OSError("vectors unreadable")
+
+
+def test_only_a_recall_that_runs_freshness_reads_the_candidates_stored_vectors() -> None:
+    s = _FailingVectors()
+    for i in range(5):
+        s.add(mem(f"m{i:02d}", f"Alice moved piano lessons {i}", day=i), [1.0, 0.0])
+    # the text lane alone: no lane reads a vector, so only freshness would
+    config = CFG.replace(vector_enabled=False)
+    scope = Scope("t", "ns")
+    now = recall(s, _Fixed(), scope, "Alice piano lessons now", view_at(40), 10_000, config)
+    assert "vectors_error" in now.errors  # freshness runs: the read was needed, and failed
+    # a question in the past tense skips freshness, so nothing needs the vectors
+    past = recall(
+        s, _Fixed(), scope, "Where did Alice have piano lessons", view_at(40), 10_000, config
+    )
+    assert "vectors_error" not in past.errors

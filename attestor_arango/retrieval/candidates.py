@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from attestor_arango.models import Memory, ScoreBreakdown, trusted, us_of
+from attestor_arango.models import (
+    Memory,
+    RecallResult,
+    ScoreBreakdown,
+    known_us,
+    trusted_maker,
+    us_of,
+)
 from attestor_arango.text.stemming import scoring_terms
 
 
@@ -50,8 +57,13 @@ class Candidate:
     def __post_init__(self) -> None:
         memory = self.memory
         self.id = memory.id
-        self.t_created = us_of(memory.t_created)  # both required: never an open bound
-        self.valid_from = us_of(memory.valid_from)
+        # both required: never an open bound; ``us_of`` without its Python call when the
+        # datetime was converted before (rows recur from recall to recall)
+        created, valid_from = memory.t_created, memory.valid_from
+        us = known_us(created)
+        self.t_created = us_of(created) if us is None else us
+        us = known_us(valid_from)
+        self.valid_from = us_of(valid_from) if us is None else us
 
     def content_terms(self) -> tuple[str, ...]:
         """The content's scoring terms: the backend's (``stored_terms``), else tokenised once."""
@@ -101,8 +113,7 @@ class Candidate:
             lanes = ranks if first < second else {second: ranks[second], first: ranks[first]}
         else:
             lanes = ranks if len(ranks) < 2 else dict(sorted(ranks.items()))
-        return trusted(
-            ScoreBreakdown,
+        return _breakdown(
             {
                 "vector_rank": ranks.get("vector"),
                 "vector_score": None if vector_score is None else float(vector_score),
@@ -122,8 +133,26 @@ class Candidate:
                 "relevance": float(self.relevance),
                 "synthetic": bool(self.synthetic),
                 "final": float(self.final),
-            },
+            }
         )
+
+    def result(self, tokens: int, as_of: int) -> RecallResult:
+        """The response's result for this candidate: the memory as a reader at ``as_of``
+        saw it, the relevance as score, ``tokens`` and the breakdown; built without
+        re-validation (the memory is a validated model, the rest plain numbers of the
+        field types: ``RecallResult(...)`` would only check them)."""
+        return _result(
+            {
+                "memory": self.memory.at(as_of),
+                "score": float(self.final),  # the relevance: rounded to 12 places already
+                "tokens": int(tokens),
+                "breakdown": self.breakdown(),
+            }
+        )
+
+
+_breakdown = trusted_maker(ScoreBreakdown)
+_result = trusted_maker(RecallResult)
 
 
 def update_relevance(cands: Sequence[Candidate]) -> None:

@@ -38,7 +38,7 @@ import numpy as np
 from attestor_arango.clock import from_us
 from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import ValidationError
-from attestor_arango.models import CutResult, RecallResponse, RecallResult, Relation, trusted
+from attestor_arango.models import CutResult, RecallResponse, Relation, trusted_maker
 from attestor_arango.retrieval.budget import left_out, pack
 from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.completion import cached_vectors
@@ -186,20 +186,6 @@ def _attach_terms(
         cand.terms = held.get(cand.id)
 
 
-def _result(c: Candidate, tokens: int, as_of: int) -> RecallResult:
-    # built without re-validation: the memories are validated models, the rest plain
-    # numbers converted to the field types (RecallResult(...) would only check them)
-    return trusted(
-        RecallResult,
-        {
-            "memory": c.memory.at(as_of),
-            "score": float(c.final),  # the relevance: rounded to 12 places already
-            "tokens": int(tokens),
-            "breakdown": c.breakdown(),
-        },
-    )
-
-
 def recall(
     store: Store,
     embedder: Embedder,
@@ -266,13 +252,8 @@ def recall(
             errors["neighbour_error"] = describe(exc)
             tr.step("neighbours", len(cands), len(cands), error=errors["neighbour_error"])
 
-    need_vectors = config.freshness_enabled and bool(cands)
-    vectors = _vectors(store, scope, cands, errors, vcache) if need_vectors else {}
-    if "vectors_error" in errors:
-        tr.step("vectors", len(cands), len(cands), error=errors["vectors_error"])
-
     apply_decay_boost(cands, view.as_of, config)
-    fresh = config.freshness_enabled and not asks_past(query)
+    fresh = config.freshness_enabled and not asks_past(query) and bool(cands)
     if config.coverage_enabled and credits_any(cands):  # only conversation records gain
         # coverage reads every candidate's terms: the fused candidates take the scoring
         # terms the backend's text index kept, so it does not tokenise them again
@@ -287,6 +268,10 @@ def recall(
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
     if fresh:  # reads the words of the few candidates that may be an update
+        # the stored vectors only freshness compares: not read for a query that skips it
+        vectors = _vectors(store, scope, cands, errors, vcache)
+        if "vectors_error" in errors:
+            tr.step("vectors", len(cands), len(cands), error=errors["vectors_error"])
         apply_freshness(cands, vectors, config)
     tr.step("time", len(cands), len(cands))
 
@@ -305,19 +290,26 @@ def recall(
         ids=[c.id for c, _ in kept] if tr.on else None,
     )
 
-    results = tuple(_result(c, tokens, view.as_of) for c, tokens in kept)
+    results = tuple(c.result(tokens, view.as_of) for c, tokens in kept)
     if cut is not None:
         cut.extend(
-            CutResult(rank=place, result=_result(c, tokens, view.as_of))
+            CutResult(rank=place, result=c.result(tokens, view.as_of))
             for place, c, tokens in left_out(ranked, kept)
         )
-    return RecallResponse(
-        query=query,
-        as_of=from_us(view.as_of),
-        results=results,
-        tokens_used=used,
-        token_budget=budget,
-        errors=dict(sorted(errors.items())),
-        recall_id=rid,
-        query_entities=tuple(keys),
+    # built without re-validation: every value is of its field's type already (the results
+    # are trusted models, the errors text by lane), so validation would only check them
+    return _response(
+        {
+            "query": str(query),  # a str subclass as validation gives it: plain text
+            "as_of": from_us(view.as_of),
+            "results": results,
+            "tokens_used": int(used),
+            "token_budget": int(budget),
+            "errors": dict(sorted(errors.items())),
+            "recall_id": rid,
+            "query_entities": tuple(keys),
+        }
     )
+
+
+_response = trusted_maker(RecallResponse)

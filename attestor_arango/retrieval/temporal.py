@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalC
     """
     if not cands:
         return
-    ages = [age_days(c, as_of) for c in cands]
+    ages = [max(0, as_of - c.valid_from) / US_PER_DAY for c in cands]  # age_days, inline
     if config.decay_enabled:
         half_life, floor = config.decay_half_life_days, config.decay_floor
         fades = np.array([0.5 ** (age / half_life) for age in ages], dtype=np.float64)
@@ -170,6 +170,7 @@ def _mutual_nearest_later(
     sessions: np.ndarray,
     whens: np.ndarray,
     floor: float,
+    wanted: Container[int] | None = None,
 ) -> int | None:
     """The later candidate that is ``i``'s nearest, when ``i`` is also its nearest earlier one.
 
@@ -183,7 +184,9 @@ def _mutual_nearest_later(
     statements (a statement's twin in its own session, such as an ingest round's
     verbatim record beside the fact read from it, must not hide the update). Among two
     candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
-    candidate's (valid_from, t_created), ``sessions`` its ``session_codes``.
+    candidate's (valid_from, t_created), ``sessions`` its ``session_codes``. With
+    ``wanted``, a nearest later candidate outside it is not tested further (None): a
+    caller that can use only those answers saves the search back.
     """
     if len(sessions) < 3:
         return None
@@ -192,7 +195,7 @@ def _mutual_nearest_later(
     if not later.any():
         return None
     j = _best(sims, later)
-    if sims[j] < floor:
+    if sims[j] < floor or (wanted is not None and j not in wanted):
         return None
     back = np.round(unit @ unit[j], 9)
     t_j = (int(whens[j, 0]), int(whens[j, 1]))
@@ -230,48 +233,52 @@ def apply_freshness(
     places = max(config.freshness_top_n, config.freshness_update_rank)
     top = heapq.nsmallest(places, range(len(items)), key=keys.__getitem__)
     able = top[: config.freshness_update_rank]  # the candidates that may be an update
+    # what may update each candidate that may yield: the inner tests of an update that read
+    # no vector (same entity, not its own conversation's session, said later), among the
+    # update_rank most relevant; a candidate with none yields to nothing, and without any
+    # such pair no vector is read and nothing changes
+    pairs: list[tuple[int, list[int]]] = []
+    for i in top[: config.freshness_top_n]:
+        older = items[i]
+        t_old = _when(older)
+        entity, s_old = older.memory.entity, older.memory.provenance.session_id
+        newer_ones = [
+            j
+            for j in able
+            if items[j].memory.entity == entity
+            and (s_old is None or s_old != items[j].memory.provenance.session_id)
+            and _when(items[j]) > t_old
+        ]
+        if newer_ones:
+            pairs.append((i, newer_ones))
+    if not pairs:
+        return
     cues = CHANGE_CUES  # announces_change of each, inline
     cued = np.zeros(len(items), dtype=bool)
     for k in able:
         cued[k] = not cues.isdisjoint(items[k].content_terms())
-    eligible = np.zeros(len(items), dtype=bool)
-    eligible[able] = True
     unit = unit_rows(items, vectors)
     # once: the nearest-update test compares them for every candidate
     whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64).reshape(-1, 2)
     sessions = session_codes(items)
     changed: set[int] = set()
-    for i in top[: config.freshness_top_n]:
+    for i, newer_ones in pairs:
         # close[j]: j may restate i; a change-announcing j needs less similarity
         sims = np.round(unit @ unit[i], 9)
         close = (sims >= config.freshness_similarity) | (
             (sims >= config.freshness_cue_similarity) & cued
         )
-        close[i] = False
         mate = _mutual_nearest_later(
-            i, sims, unit, sessions, whens, config.freshness_cue_similarity
+            i, sims, unit, sessions, whens, config.freshness_cue_similarity, newer_ones
         )
         if mate is not None:
             close[mate] = True
-        older = items[i]
-        t_old = _when(older)
-        s_old = older.memory.provenance.session_id
-        updates: list[int] = []
-        # not among the update_rank most relevant: not an answer to this query, whatever
-        # it restates (tested first: it rules out nearly every candidate)
-        for j in np.flatnonzero(close & eligible).tolist():
-            newer = items[j]
-            if newer.memory.entity != older.memory.entity:
-                continue
-            if s_old is not None and s_old == newer.memory.provenance.session_id:
-                continue  # one conversation going on, not a later update
-            if _when(newer) <= t_old:
-                continue
-            updates.append(j)
+        updates = [j for j in newer_ones if close[j]]
         if not updates:
             continue
         # the most relevant update takes over the rank of the fact it updates
         best = min(updates, key=keys.__getitem__)
+        older = items[i]
         older.freshness = -config.freshness_penalty
         lift = round(max(0.0, before[i] - before[best]) + FRESH_EPSILON, 12)
         items[best].freshness = max(items[best].freshness, lift)

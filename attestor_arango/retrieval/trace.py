@@ -30,7 +30,12 @@ from attestor_arango.store.protocol import Hit
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, no spaces: the same value, the same bytes."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL(value)
+
+
+# ``json.dumps(value, sort_keys=True, separators=(",", ":"))`` builds this very encoder on
+# every call (any non-default argument does); made once, every recall id saves that
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
 
 def recall_id(
