@@ -167,3 +167,28 @@ def test_trace_events_keep_the_lane_order(tmp_path: Path) -> None:
     assert complete["candidates_in"] == 3 and complete["candidates_out"] == 5
     assert all(e["ms"] >= 0 for e in events)
     assert resp.results
+
+
+def test_the_tie_rule_sort_equals_sorting_by_the_whole_rule() -> None:
+    """``by_tie_rule`` skips the creation times when no two scores are equal: the order
+    must still be score descending, then newer first, then id (``_tie``)."""
+    import random
+
+    from attestor_arango.retrieval.completion import _tie, by_tie_rule
+
+    rng = random.Random(3)
+    for trial in range(300):
+        n = rng.randrange(0, 40)
+        # few distinct scores (ties) in some trials, all distinct in others
+        pool = [round(rng.random(), 2) for _ in range(3)] if trial % 2 else None
+        hits = [
+            Hit(
+                mem(f"m{rng.randrange(1000):03d}-{j}", "x", day=rng.randrange(1, 5)),
+                rng.choice(pool) if pool else rng.random() * rng.choice([1, -1]),
+            )
+            for j in range(n)
+        ]
+        if trial % 10 == 0 and n:
+            hits.append(Hit(hits[0].memory, -0.0))
+            hits.append(Hit(mem("z", "x", day=1), 0.0))
+        assert by_tie_rule(list(hits)) == sorted(hits, key=_tie)

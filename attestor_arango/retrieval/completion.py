@@ -26,7 +26,7 @@ from typing import TypeVar
 import numpy as np
 
 from attestor_arango.models import Memory, us_of
-from attestor_arango.retrieval.rounding import round_list
+from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore
 
@@ -83,7 +83,7 @@ def cosines(
     dots = (mat * q).sum(axis=1)
     # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
     # the array at once (IEEE division as Python's; round_array is round, bit for bit)
-    values = round_list((dots / np.where(norms == 0.0, 1.0, norms)).tolist(), 9)
+    values = round_array(dots / np.where(norms == 0.0, 1.0, norms), 9).tolist()
     return dict(zip(have, values, strict=True))
 
 
@@ -92,13 +92,29 @@ def _tie(h: Hit) -> tuple[float, int, str]:
     return (-h.score, -us_of(memory.t_created), memory.id)
 
 
+def by_tie_rule(hits: list[Hit]) -> list[Hit]:
+    """``hits`` sorted by ``_tie``: score descending, then newer first, then id.
+
+    When no two scores are equal (the common case: 9-place cosines) the scores alone
+    decide, and no hit's creation time is looked up; a tie (or a NaN) sorts by the
+    whole rule.
+    """
+    keys = [-h.score for h in hits]
+    if len(set(keys)) == len(keys) and all(k == k for k in keys):
+        return [h for _, h in sorted(zip(keys, hits, strict=True), key=_first)]
+    return sorted(hits, key=_tie)
+
+
+def _first(pair: tuple[float, Hit]) -> float:
+    return pair[0]
+
+
 def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
     """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
     places), re-ordered by the tie rule."""
     out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in scores]
     out.extend(Hit(h.memory, scores[h.memory.id]) for h in hits if h.memory.id in scores)
-    out.sort(key=_tie)
-    return out
+    return by_tie_rule(out)
 
 
 def exact_cosine(
@@ -159,7 +175,11 @@ def complete_lanes(
     out: list[tuple[str, Sequence[Hit]]] = []
     for name, hits in lanes:
         if name == "vector" and vector_scores is not None:
-            tail = rescored([Hit(m, 0.0) for m in missing(hits, union)], vector_scores)
+            # ``rescored`` of the missing members as hits scored 0.0, each Hit made once
+            gone = missing(hits, union)
+            tail = [Hit(m, 0.0) for m in gone if m.id not in vector_scores]
+            tail.extend(Hit(m, vector_scores[m.id]) for m in gone if m.id in vector_scores)
+            tail = by_tie_rule(tail)
         elif name == "bm25":
             tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
         else:

@@ -22,6 +22,7 @@ import numpy as np
 
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded import prefilter
+from attestor_arango.store.embedded.exact import exact_scores, ranked
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
 from attestor_arango.store.embedded.quantise import (
     SAMPLE_STEP,
@@ -30,10 +31,11 @@ from attestor_arango.store.embedded.quantise import (
     int8_dots32,
     kth_largest,
     quantize,
+    quantize_query,
 )
 from attestor_arango.store.embedded.rowtable import RowTable, grown
 
-_CHUNK = 2048  # rows per step of a bulk load and of exact re-scoring (stays in cache)
+_CHUNK = 2048  # rows per step of a bulk load (float64 temporaries stay in cache)
 # below this many rows the float32 matrix sits in cache and one product beats quantising
 # the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
 _INT8_ROWS = 10_000
@@ -166,11 +168,15 @@ class TenantVectors:
         ``_RESIDENT_BYTES``) are read from the mapping; those of a larger one are copied
         out of the file (``read_rows``) and nothing of them stays resident.
         """
+        if self.n0 == 0:  # every row in memory: one gather
+            return self.matrix[rows].astype(dtype, copy=False)
+        large = self.n >= _INT8_ROWS and self._base_matrix.nbytes > _RESIDENT_BYTES
+        if self._all_checked and not large and rows.size and int(rows.max()) < self.n0:
+            return self._base_matrix[rows].astype(dtype, copy=False)  # mapped, every row checked
         out: np.ndarray = np.empty((rows.size, self.dimension), dtype=dtype)
         base = rows < self.n0
         if base.any():
             picked = rows[base]
-            large = self.n >= _INT8_ROWS and self._base_matrix.nbytes > _RESIDENT_BYTES
             if self.read_rows is None or not large:
                 read = self._base_matrix[picked]
                 self._verify(picked, read)
@@ -217,7 +223,10 @@ class TenantVectors:
         n, n0 = self.n, self.n0
         if n0 == 0:
             return self.matrix[:n] @ query
-        self._verify(np.arange(n0), self._base_matrix)  # a small index reads every row anyway
+        if not self._all_checked:  # a small index reads every row anyway
+            self._verify(np.arange(n0), self._base_matrix)
+        if n == n0:
+            return self._base_matrix @ query
         return np.concatenate([self._base_matrix @ query, self.matrix[: n - n0] @ query])
 
     def _code_blocks(self) -> list[np.ndarray]:
@@ -258,10 +267,10 @@ class TenantVectors:
         q_norm = float(np.linalg.norm(query.astype(np.float64)))
         if n < _INT8_ROWS:
             return self._float_scan(query), self.rounding[:n] * np.float32(q_norm)
-        q_codes, q_scale, q_err, _, _ = quantize(query)
-        dots = int8_dots(self._code_blocks(), q_codes[0])
-        approx = dots * (self.scale[:n] * float(q_scale[0]))
-        slack = self.err[:n] * np.float32(q_norm) + self.size[:n] * q_err[0]
+        qc = quantize_query(query)
+        dots = int8_dots(self._code_blocks(), qc.codes)
+        approx = dots * (self.scale[:n] * qc.scale)
+        slack = self.err[:n] * np.float32(q_norm) + self.size[:n] * np.float32(qc.err)
         return approx, slack
 
     def _chosen(self, query: np.ndarray, idx: np.ndarray | None, take: int) -> np.ndarray | None:
@@ -279,14 +288,13 @@ class TenantVectors:
         if n < _INT8_ROWS or not USE_SIMSIMD or self.dimension * 127 * 127 >= 2**24:
             return None
         q_norm = float(np.linalg.norm(query.astype(np.float64)))
-        q_codes, q_scale_, q_err_, _, _ = quantize(query)
-        q_scale, q_err = float(q_scale_[0]), float(q_err_[0])
+        q_codes, q_scale, q_err = quantize_query(query)
         max_err, max_size = self.max_err, self.max_size
         # the largest float32 slack of a row: two products and a sum, each rounded once
         widest = (max_err * q_norm + max_size * q_err) * (1 + 1e-6)
         if not np.isfinite(widest) or max_size > 1e26:
             return None  # float32 products could overflow: the float64 scan decides
-        dots = self._int8_dots32(q_codes[0])
+        dots = self._int8_dots32(q_codes)
         a = dots * self.scale32[:n]
         if idx is not None:
             a = a[idx]
@@ -329,12 +337,12 @@ class TenantVectors:
     ) -> np.ndarray:
         """APPROXIMATE: the rows whose bounds reach the take-th best lower bound
         among the ``keep`` visible rows nearest the query by code signs (prefilter.py)."""
-        q_codes, q_scale, q_err, _, _ = quantize(query)
+        q_codes, q_scale, q_err = quantize_query(query)
         bits = self._signs.of(self._code_blocks(), self.rows.capacity, self.dimension)
-        cand = prefilter.nearest(bits, q_codes[0], idx, keep)
+        cand = prefilter.nearest(bits, q_codes, idx, keep)
         q_norm = float(np.linalg.norm(query.astype(np.float64)))
-        dots = self._int8_dots_of(cand, q_codes[0])
-        lo, hi = self._bounds_of(cand, dots, float(q_scale[0]), float(q_err[0]), q_norm)
+        dots = self._int8_dots_of(cand, q_codes)
+        lo, hi = self._bounds_of(cand, dots, q_scale, q_err, q_norm)
         floor = float(np.partition(lo, lo.size - take)[lo.size - take])
         return cand[hi >= floor]
 
@@ -374,21 +382,8 @@ class TenantVectors:
             floor = kth_largest(approx - slack, take)
             hit = approx + slack >= floor
             chosen = np.flatnonzero(hit) if idx is None else idx[hit]
-        # an elementwise product summed per row: the same arithmetic for a row
-        # whatever else was chosen with it (a BLAS kernel may vary with shape);
-        # in chunks, so that a query tied with every row cannot allocate them all
-        q64 = q.astype(np.float64)
-        exact = np.empty(chosen.size, dtype=np.float64)
-        for lo in range(0, chosen.size, _CHUNK):
-            part = chosen[lo : lo + _CHUNK]
-            exact[lo : lo + part.size] = (self.float_rows(part) * q64).sum(axis=1)
-        if chosen.size > take:  # keep the take best, and every row tied with the last
-            kth = np.partition(exact, chosen.size - take)[chosen.size - take]
-            keep = exact >= kth
-            chosen, exact = chosen[keep], exact[keep]
-        pairs = list(zip(self.rows.take_ids(chosen), exact.tolist(), strict=True))
-        pairs.sort(key=lambda p: (-p[1], p[0]))
-        return pairs[:take]
+        exact = exact_scores(self.float_rows, chosen, q)
+        return ranked(self.rows.take_ids, chosen, exact, take)
 
     # persistence (persisted.py) ----------------------------------------------------------
     def sections(self) -> tuple[dict[str, Section], dict[str, object]]:

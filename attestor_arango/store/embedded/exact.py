@@ -1,0 +1,59 @@
+"""The exact stage of a vector search: the rows the bounds chose, re-scored and ranked.
+
+The scan (vectors.py) only narrows the index to rows whose score interval can reach the
+top k. Those rows are scored again here from their float32 vectors in float64, and the
+best k returned by score, ties broken by id. Kept apart from the index so that its module
+stays one reading long; nothing here holds rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+CHUNK = 2048  # rows re-scored per step (the float64 temporaries stay small)
+
+
+def exact_scores(
+    float_rows: Callable[[np.ndarray], np.ndarray], chosen: np.ndarray, query: np.ndarray
+) -> np.ndarray:
+    """float64 dot products of the ``chosen`` rows (``float_rows`` reads them as float64)
+    with ``query``: an elementwise product summed per row, the same arithmetic for a row
+    whatever else was chosen with it (a BLAS kernel may vary with shape); in chunks, so
+    that a query tied with every row cannot allocate them all."""
+    q64 = np.asarray(query, dtype=np.float64)
+    if chosen.size <= CHUNK:
+        return (float_rows(chosen) * q64).sum(axis=1)
+    exact = np.empty(chosen.size, dtype=np.float64)
+    for lo in range(0, chosen.size, CHUNK):
+        part = chosen[lo : lo + CHUNK]
+        exact[lo : lo + part.size] = (float_rows(part) * q64).sum(axis=1)
+    return exact
+
+
+def ranked(
+    take_ids: Callable[[np.ndarray], Sequence[str]],
+    chosen: np.ndarray,
+    exact: np.ndarray,
+    take: int,
+) -> list[tuple[str, float]]:
+    """The ``take`` best of the re-scored rows: score descending, then id ascending.
+
+    Without a tie among the finite scores the order is the scores' alone: one argsort,
+    and only the ``take`` ids returned are looked up (``take_ids``: row -> id). A tie,
+    or a score that is not finite, sorts (id, score) pairs of the rows at or above the
+    last kept score as Python orders them.
+    """
+    order = np.argsort(-exact, kind="stable")
+    scores = exact[order]
+    if np.isfinite(scores).all() and not (scores[1:] == scores[:-1]).any():
+        top = order[:take]
+        return list(zip(take_ids(chosen[top]), scores[:take].tolist(), strict=True))
+    if chosen.size > take:  # keep the take best, and every row tied with the last
+        kth = np.partition(exact, chosen.size - take)[chosen.size - take]
+        keep = exact >= kth
+        chosen, exact = chosen[keep], exact[keep]
+    pairs = list(zip(take_ids(chosen), exact.tolist(), strict=True))
+    pairs.sort(key=lambda p: (-p[1], p[0]))
+    return pairs[:take]
