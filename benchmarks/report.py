@@ -116,6 +116,12 @@ ROWS = (
         _ku_suite,
     ),
     Row(
+        "knowledge updates (ku_suite) written a second apart, test split",
+        "ku_suite-quick-minilm*-test.json",
+        "benchmarks/ku_suite/run.py",
+        _ku_suite,
+    ),
+    Row(
         "knowledge updates, test split",
         "knowledge_updates*test*.json",
         "benchmarks/knowledge_updates/run.py",

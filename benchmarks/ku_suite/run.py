@@ -1,6 +1,6 @@
 """Knowledge updates that generalise: does the newest statement about a subject rank first?
 
-    python benchmarks/ku_suite/run.py [--mode add|ingest] [--embedder local|hashing]
+    python benchmarks/ku_suite/run.py [--mode add|ingest|quick] [--embedder local|hashing]
         [--split dev|test|all] [--retrieval JSON] [--out FILE]
 
 The cases are in ``cases.py`` (225, nine kinds; how they were written and split is
@@ -18,6 +18,11 @@ case's statements (in ``ingest`` mode: whose source episode is one) decides:
 ``miss`` if none is in the top 5. A write that the store deduplicated (the same
 text said again, as in some reversals) counts as its latest statement. JSON goes
 to ``benchmarks/results/ku_suite-<mode>-<embedder>-<split>.json``.
+
+``quick`` mode stores the same statements and filler as a script or one agent's run
+writes them: plain ``add(text)``, no ``valid_from``, each write one second after the
+one before, the question one second after the last (the way cases written by others
+tend to be, which the dated sessions above do not test).
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ def _write(mem: AgentMemory, mode: str, speaker: str, text: str, at: datetime, s
     """Stores one statement; returns the id that identifies it in results."""
     if mode == "add":
         return mem.add(text, valid_from=at).id
+    if mode == "quick":
+        return mem.add(text).id
     if speaker == "assistant":
         turn = {"user": "Any news on that?", "assistant": text}
     else:
@@ -80,6 +87,7 @@ def store_case(
     sessions = case["sessions"]
     owner: dict[str, int] = {}  # result id -> session index of the case statement
     fill = iter(FILLER[(index * 7 + j) % len(FILLER)] for j in range(3 * len(sessions)))
+    quick = START  # quick mode: one second after the write before
     for k, statements in enumerate(sessions):
         day = START + timedelta(days=30 * k)
         items = [
@@ -90,11 +98,16 @@ def store_case(
         ]
         for m, (speaker, text, is_case) in enumerate(items):
             at = day + timedelta(minutes=2 * m)
+            if mode == "quick":
+                quick = at = quick + timedelta(seconds=1)
             clock.set(at)
             rid = _write(mem, mode, speaker, text, at, f"s{k}")
             if is_case:
                 owner[rid] = k
-    clock.set(START + timedelta(days=30 * (len(sessions) - 1) + 10))
+    if mode == "quick":
+        clock.set(quick + timedelta(seconds=1))
+    else:
+        clock.set(START + timedelta(days=30 * (len(sessions) - 1) + 10))
     return owner
 
 
@@ -165,7 +178,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--mode", default="add", choices=["add", "ingest"])
+    ap.add_argument("--mode", default="add", choices=["add", "ingest", "quick"])
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
     ap.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
