@@ -178,18 +178,18 @@ def _mutual_nearest_later(
 ) -> int | None:
     """The later candidate that is ``i``'s nearest, when ``i`` is also its nearest earlier one.
 
-    Two statements that are each other's closest match among the candidates, said at
-    different times, are about the same subject even when no word is shared ("My car is a
-    Nissan Leaf" ... "These days I get around in a Hyundai Ioniq"): the later one is an
-    update. Scale-free (ranks of cosines, not a threshold of one embedder), with ``floor``
-    as the least similarity that counts. Said in the same session, they are one conversation
-    going on, not an update; so both searches look only at the other conversations'
-    statements (a statement's twin in its own session, such as an ingest round's verbatim
-    record beside the fact read from it, must not hide the update). Among two candidates
-    "nearest" says nothing: at least three are needed. ``whens`` holds each candidate's
-    (valid_from, t_created), ``sessions`` its ``session_codes``. With ``wanted``, a nearest
-    later candidate outside it is not tested further (None): a caller that can use only
-    those answers saves the search back.
+    Two statements that are each other's closest match among the candidates, said
+    at different times, are about the same subject even when no word is shared
+    ("My car is a Nissan Leaf" ... "These days I get around in a Hyundai Ioniq"):
+    the later one is an update. Scale-free (ranks of cosines, not a threshold of
+    one embedder), with ``floor`` as the least similarity that counts. Said in the
+    same session, they are one conversation going on, not an update; so both searches look only at the other conversations'
+    statements (a statement's twin in its own session, such as an ingest round's
+    verbatim record beside the fact read from it, must not hide the update). Among two
+    candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
+    candidate's (valid_from, t_created), ``sessions`` its ``session_codes``. With
+    ``wanted``, a nearest later candidate outside it is not tested further (None): a
+    caller that can use only those answers saves the search back.
     """
     if len(sessions) < 3:
         return None
