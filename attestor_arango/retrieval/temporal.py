@@ -14,8 +14,7 @@ that), never the wall clock, and measure a memory's age on the event-time axis
   relevance: the update takes over the rank of the fact it updates. A newer
   statement that announces a change ("moved to", "switched", "instead", "no
   longer") needs only ``freshness_cue_similarity``. Within one session, similar
-  statements are a conversation going on, not an update; statements without a
-  session are each their own, however close in time. Only the
+  statements are a conversation going on, not an update. Only the
   ``freshness_top_n`` most relevant candidates can yield, each to one newer
   candidate that is itself among the ``freshness_update_rank`` most relevant:
   freshness decides between answers, it does not promote a restatement from
@@ -155,16 +154,13 @@ def session_codes(items: Sequence[Candidate]) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
-def _same_conversation(sessions: np.ndarray, j: int) -> np.ndarray:
-    """Which candidates were said in ``j``'s conversation: its session, when both name one.
-
-    Statements without a session are never one conversation, however close in time: an
-    agent that stores "My bank is Barclays" and, a second later, "I keep my money with
-    Monzo" has said two things, and the later one is the update. (A window of a day once
-    stood in for a session here; it made every update written in the same minute, as a
-    script or one agent's run writes them, lose to the fact it updates.)
-    ``sessions``: ``session_codes``."""
-    return (sessions >= 0) & (sessions == sessions[j])
+def _same_conversation(sessions: np.ndarray, j: int, whens: np.ndarray) -> np.ndarray:
+    """Which candidates were said in ``j``'s conversation: its session when both name one,
+    else (a memory without a session) within a day of it. ``sessions``: ``session_codes``."""
+    near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
+    if sessions[j] < 0:
+        return near
+    return np.where(sessions >= 0, sessions == sessions[j], near)
 
 
 def _mutual_nearest_later(
@@ -183,7 +179,8 @@ def _mutual_nearest_later(
     ("My car is a Nissan Leaf" ... "These days I get around in a Hyundai Ioniq"):
     the later one is an update. Scale-free (ranks of cosines, not a threshold of
     one embedder), with ``floor`` as the least similarity that counts. Said in the
-    same session, they are one conversation going on, not an update; so both searches look only at the other conversations'
+    same session, or (without sessions) on the same day, they are one conversation
+    going on, not an update; so both searches look only at the other conversations'
     statements (a statement's twin in its own session, such as an ingest round's
     verbatim record beside the fact read from it, must not hide the update). Among two
     candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
@@ -194,7 +191,7 @@ def _mutual_nearest_later(
     if len(sessions) < 3:
         return None
     t_i = (int(whens[i, 0]), int(whens[i, 1]))
-    later = _later_mask(whens, t_i) & ~_same_conversation(sessions, i)
+    later = _later_mask(whens, t_i) & ~_same_conversation(sessions, i, whens)
     if not later.any():
         return None
     j = _best(sims, later)
@@ -203,9 +200,9 @@ def _mutual_nearest_later(
     back = np.round(unit @ unit[j], 9)
     t_j = (int(whens[j, 0]), int(whens[j, 1]))
     # j's nearest earlier statement among those it could update: one said in j's own
-    # session is the same conversation, often the same words twice (a round's verbatim
-    # record beside the fact read from it), not a rival
-    rivals = _earlier_mask(whens, t_j) & ~_same_conversation(sessions, j)
+    # session (or, without sessions, on j's day) is the same conversation, often the same
+    # words twice (a round's verbatim record beside the fact read from it), not a rival
+    rivals = _earlier_mask(whens, t_j) & ~_same_conversation(sessions, j, whens)
     return j if _best(back, rivals) == i else None
 
 
