@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Protocol
 
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
@@ -26,19 +25,13 @@ from attestor_arango.scope import Scope
 from attestor_arango.validation import TimeInput, Window, check_text
 
 
-class ReadsTogether(Protocol):
-    """A backend whose reads for one request can share one check of what other writers
-    committed (the embedded store: ``SQLiteStore.reads_together``, one ``PRAGMA
-    data_version`` a recall instead of six). Not part of the Store contract."""
-
-    def reads_together(self) -> AbstractContextManager[None]: ...
-
-
 def _reads_together(store: object) -> AbstractContextManager[None]:
-    """The backend's ``ReadsTogether.reads_together``, else nothing. Looked up by name: an
-    ``isinstance`` of a runtime protocol costs more than the checks it saves."""
+    """The backend's ``reads_together()`` when it has one, else nothing: the reads of one
+    request then share one check of what other writers committed (the embedded store:
+    ``SQLiteStore.reads_together``, one ``PRAGMA data_version`` a recall instead of
+    six). Not part of the Store contract, so it is looked up by name."""
     together: Callable[[], AbstractContextManager[None]] | None
-    together = getattr(store, ReadsTogether.reads_together.__name__, None)
+    together = getattr(store, "reads_together", None)
     return contextlib.nullcontext() if together is None else together()
 
 
