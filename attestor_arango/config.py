@@ -275,6 +275,29 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def read_document(path: Path, what: str, hint: str) -> Any:
+    """A YAML (or JSON) file as loaded data: the config, API key, policy and import files.
+
+    Raises ``ValidationError`` naming ``what`` and the path when the file is missing (with
+    ``hint``, how to fix that), cannot be read, is not UTF-8 text or is not YAML/JSON, so
+    no caller shows a traceback for a file it was pointed at.
+    """
+    if not path.is_file():
+        raise ValidationError(f"{what} {path} does not exist or is not a file; {hint}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValidationError(
+            f"{what} {path} is not UTF-8 text; save it as UTF-8 YAML or JSON"
+        ) from None
+    except OSError as exc:
+        raise ValidationError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"{what} {path} is not valid YAML/JSON: {exc}") from None
+
+
 def load_config(
     file: str | Path | None = None,
     env: Mapping[str, str] | None = None,
@@ -295,14 +318,7 @@ def load_config(
         file = default_config_file(environ)
     if file:
         path = Path(file).expanduser()
-        if not path.is_file():
-            raise ValidationError(
-                f"config file {path} does not exist; create it or unset ATTESTOR_CONFIG"
-            )
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ValidationError(f"config file {path} is not valid YAML: {exc}") from exc
+        loaded = read_document(path, "config file", "create it or unset ATTESTOR_CONFIG") or {}
         if not isinstance(loaded, dict):
             raise ValidationError(f"config file {path} must hold a mapping at the top level")
         layered = _merge(layered, loaded)

@@ -17,11 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from attestor_arango.config import API_KEYS_ENV, api_keys_setting
+from attestor_arango.config import API_KEYS_ENV, api_keys_setting, read_document
 from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole, Usage
 from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.interfaces.api import spec
@@ -213,12 +212,7 @@ def load_keys(file: str | Path | None = None, env: Mapping[str, str] | None = No
 
 
 def _read_key_file(path: Path) -> list[ApiKey]:
-    if not path.is_file():
-        raise ValidationError(f"API key file {path} does not exist; create it or fix the path")
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ValidationError(f"API key file {path} is not valid YAML/JSON: {exc}") from exc
+    loaded = read_document(path, "API key file", "create it or fix the path")
     return parse_keys(loaded or [], source=str(path))
 
 

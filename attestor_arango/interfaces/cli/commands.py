@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from rich.console import Console
 
-from attestor_arango.config import load_config
+from attestor_arango.config import load_config, read_document
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.cli import output as out
@@ -103,13 +103,7 @@ def _metadata(text: str | None) -> dict[str, Any] | None:
 
 
 def _load_document(path: str) -> Any:
-    file = Path(path).expanduser()
-    if not file.is_file():
-        raise ValidationError(f"{file} does not exist")
-    try:
-        return yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ValidationError(f"{file} is not valid JSON/YAML: {exc}") from None
+    return read_document(Path(path).expanduser(), "file", "give the path of an existing file")
 
 
 def _window(args: argparse.Namespace) -> tuple[str, str] | None:
@@ -192,12 +186,30 @@ def cmd_forget(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, in
     return mem.forget(args.memory_id, reason=args.reason), "forgotten", 0
 
 
+def _output_file(path: str) -> Path:
+    """Where ``export -o`` writes, checked before the export runs: an export is audited, so
+    a destination that cannot be written must be refused before anything is read or logged.
+    Raises ``ValidationError`` for a missing folder, a folder in the way or no write access.
+    """
+    file = Path(path).expanduser()
+    folder = file.parent
+    if file.is_dir():
+        raise ValidationError(f"--output {file} is a folder; name a file to write")
+    if not folder.is_dir():
+        raise ValidationError(f"--output {file}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (file.exists() and not os.access(file, os.W_OK)):
+        raise ValidationError(f"--output {file} cannot be written; check its permissions")
+    return file
+
+
 def cmd_export(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
+    target = _output_file(args.output) if args.output else None
     data = mem.export_user(args.user or mem.default_context.tenant)
-    if args.output:
-        Path(args.output).expanduser().write_text(
-            json.dumps(out.jsonable(data), indent=2), encoding="utf-8"
-        )
+    if target is not None:
+        try:
+            target.write_text(json.dumps(out.jsonable(data), indent=2), encoding="utf-8")
+        except OSError as exc:
+            raise ValidationError(f"--output {target} cannot be written: {exc}") from None
         counts = {k: len(v) for k, v in data.items() if isinstance(v, list)}
         return {"written": args.output, **counts}, "export", 0
     return data, "export", 0

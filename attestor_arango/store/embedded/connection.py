@@ -62,16 +62,34 @@ class SQLiteConnection:
     """One SQLite file (WAL) opened and migrated; see the module docstring."""
 
     def __init__(self, path: str | Path) -> None:
-        """Opens (creating if needed) and migrates the file; StoreError when it cannot."""
+        """Opens (creating if needed) and migrates the file. Raises ``StoreError`` when it
+        cannot: a folder that cannot be made (a file is in the way), or a file that is not
+        an SQLite database; the message names the path, never a traceback of sqlite3."""
         self.path = Path(path)
-        if str(path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            if str(path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(
                 str(path), check_same_thread=False, isolation_level=None, timeout=30.0
             )
-        except sqlite3.Error as exc:
+        except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open the embedded store at {path}: {exc}") from exc
+        try:
+            self._configure()
+        except sqlite3.DatabaseError as exc:  # the first read of the file: not a database
+            self.conn.close()
+            raise StoreError(
+                f"cannot open the embedded store at {path}: {exc}; point the path at an "
+                "attestor store or a new file",
+            ) from exc
+        self.schema_version = migrate(self.conn)
+        self.lock = threading.RLock()
+        self._depth = 0
+        self._pending: list[Op] = []
+        self.listener: CommitListener = _Nobody()
+
+    def _configure(self) -> None:
+        """The connection's settings; the first statement that reads the file."""
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -80,11 +98,6 @@ class SQLiteConnection:
         self.conn.execute("PRAGMA busy_timeout=30000")
         # erasure: deleted rows are overwritten in the file, not left in free pages
         self.conn.execute("PRAGMA secure_delete=ON")
-        self.schema_version = migrate(self.conn)
-        self.lock = threading.RLock()
-        self._depth = 0
-        self._pending: list[Op] = []
-        self.listener: CommitListener = _Nobody()
 
     @property
     def in_transaction(self) -> bool:

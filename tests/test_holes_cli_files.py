@@ -1,0 +1,96 @@
+"""Bad files and bad flags given to the CLI (and the library under it) end in a typed error
+and an exit code with a message, never a traceback, and change nothing stored.
+
+Found by the session 14 red team: a store path that is a file of another kind, a config,
+key, import or policy file that is not UTF-8, an ``export -o`` into a missing folder (which
+logged an export that never reached the caller), server numbers out of range, and
+``--log-level trace`` (which uvicorn offers and the package's log setup did not know).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from interface_support import PYTHON, cli_env
+
+from attestor_arango.config import load_config
+from attestor_arango.errors import StoreError, ValidationError
+from attestor_arango.interfaces.api.auth import load_keys
+from attestor_arango.memory import AgentMemory
+
+NOT_UTF8 = b"\xff\xfe\x00 not text"
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, "-m", "attestor_arango.interfaces.cli.main", *args],
+        env=cli_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=home,
+    )
+
+
+def audit_actions(home: Path) -> list[str]:
+    done = cli(home, "audit", "--json")
+    assert done.returncode == 0, done.stderr
+    return [entry["action"] for entry in json.loads(done.stdout)]
+
+
+@pytest.mark.parametrize("kind", ["not a database", "a file where a folder goes"])
+def test_a_store_path_of_another_kind_is_a_store_error_and_stays_as_it_was(
+    tmp_path: Path, kind: str
+) -> None:
+    other = tmp_path / ("junk.db" if kind == "not a database" else "notes.txt")
+    other.write_bytes(NOT_UTF8 * 200)
+    with pytest.raises(StoreError, match="cannot open the embedded store") as caught:
+        AgentMemory(other)
+    assert str(other) in str(caught.value)
+    assert other.read_bytes() == NOT_UTF8 * 200
+
+
+def test_a_config_or_key_file_that_is_not_text_is_a_validation_error(tmp_path: Path) -> None:
+    bad = tmp_path / "settings.yaml"
+    bad.write_bytes(NOT_UTF8)
+    with pytest.raises(ValidationError, match=r"config file .* is not UTF-8 text"):
+        load_config(bad, env={})
+    with pytest.raises(ValidationError, match=r"API key file .* is not UTF-8 text"):
+        load_keys(bad, env={})
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--config", "bad.bin", "list"),
+        ("import", "bad.bin"),
+        ("retention", "--policies", "bad.bin", "--dry-run"),
+        ("api", "--keys", "bad.bin"),
+        ("import", "folder"),
+        ("export", "-o", "missing/out.json"),
+        ("export", "-o", "folder"),
+    ],
+)
+def test_cli_refuses_a_bad_file_with_exit_2_and_changes_nothing(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    (tmp_path / "bad.bin").write_bytes(NOT_UTF8)
+    (tmp_path / "folder").mkdir()
+    assert cli(tmp_path, "add", "a fact to keep").returncode == 0
+    before = audit_actions(tmp_path)
+    done = cli(tmp_path, "--json", *args)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads(done.stderr)["error"]["code"] == "invalid_input"
+    assert audit_actions(tmp_path) == before == ["add"]  # no export logged, nothing imported
+    assert not (tmp_path / "missing").exists()
+
+
+def test_cli_names_a_store_path_of_another_kind_with_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "junk.db").write_bytes(NOT_UTF8 * 200)
+    done = cli(tmp_path, "--json", "list", "--path", "junk.db")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert json.loads(done.stderr)["error"]["code"] == "store_error"
