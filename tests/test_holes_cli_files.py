@@ -10,7 +10,9 @@ logged an export that never reached the caller), server numbers out of range, an
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,8 @@ from interface_support import PYTHON, cli_env
 from attestor_arango.config import load_config
 from attestor_arango.errors import StoreError, ValidationError
 from attestor_arango.interfaces.api.auth import load_keys
+from attestor_arango.interfaces.api.logs import configure
+from attestor_arango.interfaces.cli.main import build_parser
 from attestor_arango.memory import AgentMemory
 
 NOT_UTF8 = b"\xff\xfe\x00 not text"
@@ -94,3 +98,50 @@ def test_cli_names_a_store_path_of_another_kind_with_exit_1(tmp_path: Path) -> N
     done = cli(tmp_path, "--json", "list", "--path", "junk.db")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert json.loads(done.stderr)["error"]["code"] == "store_error"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["api", "--no-auth", "--port", "99999"],
+        ["api", "--no-auth", "--port", "-1"],
+        ["api", "--no-auth", "--workers", "0"],
+        ["api", "--no-auth", "--max-body", "-1"],
+        ["api", "--no-auth", "--timeout", "nan"],
+        ["api", "--no-auth", "--timeout", "0"],
+        ["api", "--no-auth", "--max-connections", "0"],
+        ["api", "--no-auth", "--grace", "-5"],
+        ["api", "--no-auth", "--log-level", "loud"],
+        ["mcp", "--transport", "http", "--port", "70000"],
+        ["mcp", "--log-level", "loud"],
+        ["ui", "--port", "65536"],
+        ["ui", "--log-level", "loud"],
+    ],
+)
+def test_server_numbers_and_levels_out_of_range_are_usage_errors(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(argv)
+    assert stopped.value.code == 2
+    assert f"argument {argv[-2]}" in capsys.readouterr().err
+
+
+def test_server_numbers_in_range_are_read() -> None:
+    args = build_parser().parse_args(
+        ["api", "--port", "0", "--workers", "2", "--timeout", "1.5", "--log-level", "TRACE"]
+    )
+    assert (args.port, args.workers, args.timeout, args.log_level) == (0, 2, 1.5, "trace")
+
+
+@pytest.fixture
+def package_logger() -> Iterator[logging.Logger]:
+    logger = logging.getLogger("attestor_arango")
+    kept = (list(logger.handlers), logger.level, logger.propagate)
+    yield logger
+    logger.handlers[:], logger.level, logger.propagate = kept[0], kept[1], kept[2]
+
+
+def test_log_level_trace_is_below_debug(package_logger: logging.Logger) -> None:
+    configure("text", "trace")
+    assert 0 < package_logger.level < logging.DEBUG

@@ -60,6 +60,9 @@ class JsonFormatter(logging.Formatter):
 JsonFormatter.converter = time.gmtime
 
 
+TRACE_LEVEL = 5  # uvicorn's TRACE
+
+
 def configure(fmt: str, level: str = "info") -> None:
     """Route this package's logs to stderr as JSON lines (``json``) or plain text."""
     handler = logging.StreamHandler()
@@ -72,7 +75,8 @@ def configure(fmt: str, level: str = "info") -> None:
         )
     root = logging.getLogger("attestor_arango")
     root.handlers[:] = [handler]
-    root.setLevel(level.upper())
+    # "trace" is uvicorn's level below DEBUG, which Python's logging does not name
+    root.setLevel(TRACE_LEVEL if level.lower() == "trace" else level.upper())
     root.propagate = False
 
 

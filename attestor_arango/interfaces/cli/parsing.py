@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import re
 from typing import Any
 
@@ -35,6 +36,60 @@ def time_arg(text: str) -> str | int | float:
     if _NUMBER.fullmatch(value):
         return float(value) if "." in value else int(value)
     return value
+
+
+# the levels uvicorn (and Python's logging) know; argparse refuses any other word
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
+
+
+def log_level_arg(text: str) -> str:
+    """A server log level, in any case (``INFO`` and ``info`` alike)."""
+    level = text.strip().lower()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a log level; use one of {LOG_LEVELS}")
+    return level
+
+
+def port_arg(text: str) -> int:
+    """A TCP port to bind, 0-65535 (0: any free port); argparse exits 2 with the reason."""
+    value = _int_arg(text)
+    if not 0 <= value <= 65_535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a TCP port (0-65535)")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A count or size that must be at least 1 (workers, bytes, connections)."""
+    value = _int_arg(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number of at least 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """Seconds that may be 0 (a graceful shutdown's wait)."""
+    value = _int_arg(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number of at least 0")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """A finite, positive number of seconds (nan, inf and 0 would disable a timeout)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds above 0")
+    return value
+
+
+def _int_arg(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, inner: bool) -> None:

@@ -16,6 +16,13 @@ from attestor_arango.config import load_config
 from attestor_arango.errors import MissingExtraError, ValidationError
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.commands import common_options, open_memory
+from attestor_arango.interfaces.cli.parsing import (
+    log_level_arg,
+    non_negative_int,
+    port_arg,
+    positive_int,
+    positive_seconds,
+)
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -188,15 +195,19 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("api", parents=[common], help="serve the REST API (uvicorn)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind")
-    p.add_argument("--port", type=int, default=8080, help="TCP port")
+    p.add_argument("--port", type=port_arg, default=8080, help="TCP port")
     p.add_argument("--keys", help="API key file (YAML/JSON); default $ATTESTOR_API_KEYS")
     p.add_argument("--no-auth", action="store_true", help="serve as the default identity")
-    p.add_argument("--max-body", type=int, default=1_048_576, help="bytes per request body")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
-    p.add_argument("--workers", type=int, default=8, help="concurrent memory calls")
-    p.add_argument("--max-connections", type=int, default=256, help="open connections at most")
-    p.add_argument("--grace", type=int, default=10, help="graceful shutdown seconds")
-    p.add_argument("--log-level", default="info", help="uvicorn log level")
+    p.add_argument(
+        "--max-body", type=positive_int, default=1_048_576, help="bytes per request body"
+    )
+    p.add_argument("--timeout", type=positive_seconds, default=30.0, help="seconds per request")
+    p.add_argument("--workers", type=positive_int, default=8, help="concurrent memory calls")
+    p.add_argument(
+        "--max-connections", type=positive_int, default=256, help="open connections at most"
+    )
+    p.add_argument("--grace", type=non_negative_int, default=10, help="graceful shutdown seconds")
+    p.add_argument("--log-level", type=log_level_arg, default="info", help="uvicorn log level")
     p.add_argument(
         "--log-format",
         choices=["text", "json"],
@@ -214,13 +225,13 @@ def register(sub: Any) -> None:
         "--transport", choices=["stdio", "http"], default="stdio", help="how MCP is served"
     )
     p.add_argument("--host", default="127.0.0.1", help="HTTP bind address")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (endpoint /mcp)")
+    p.add_argument("--port", type=port_arg, default=8765, help="HTTP port (endpoint /mcp)")
     p.add_argument("--keys", help="API key file (YAML/JSON); default $ATTESTOR_API_KEYS")
     p.add_argument(
         "--no-auth", action="store_true", help="HTTP on loopback as the default identity"
     )
-    p.add_argument("--grace", type=int, default=10, help="graceful shutdown seconds")
-    p.add_argument("--log-level", default="warning", help="server log level")
+    p.add_argument("--grace", type=non_negative_int, default=10, help="graceful shutdown seconds")
+    p.add_argument("--log-level", type=log_level_arg, default="warning", help="server log level")
     p.add_argument(
         "--print-config",
         action="store_true",

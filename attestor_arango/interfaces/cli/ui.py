@@ -16,6 +16,7 @@ from typing import Any
 from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.commands import common_options, open_memory
+from attestor_arango.interfaces.cli.parsing import log_level_arg, port_arg
 from attestor_arango.interfaces.cli.server import LOOPBACK, require_extra
 
 
@@ -63,7 +64,7 @@ def register(sub: Any) -> None:
         help="open the read-only Evidence Board for a local single user (loopback)",
     )
     p.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
-    p.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    p.add_argument("--port", type=port_arg, default=8765, help="port (default 8765)")
     p.add_argument("--no-browser", action="store_true", help="only print the URL")
-    p.add_argument("--log-level", default="warning", help="uvicorn log level")
+    p.add_argument("--log-level", type=log_level_arg, default="warning", help="uvicorn log level")
     p.set_defaults(func=cmd_ui)
