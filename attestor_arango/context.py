@@ -89,6 +89,11 @@ class Usage:
         with self._lock:
             self.writes += 1
 
+    def take_back(self, writes: int) -> None:
+        """Un-counts ``writes`` that rolled back (``Writer.together``): they stored nothing."""
+        with self._lock:
+            self.writes = max(0, self.writes - writes)
+
     def add_tokens(self, n: int) -> None:
         with self._lock:
             self.tokens += n

@@ -87,7 +87,11 @@ def test_the_per_agent_write_limit_counts_every_turn(mem: AgentMemory) -> None:
     ctx = replace(mem.default_context, max_writes_per_agent=2)  # contexts are frozen
     with pytest.raises(QuotaExceededError):
         mem.add_turns(chat("S1", T0, [("A", "one"), ("B", "two"), ("A", "three")]), context=ctx)
+    assert ctx.writes_made == 0 and mem.list() == []  # refused whole: nothing stored or spent
+    mem.add_turns(chat("S1", T0, [("A", "one"), ("B", "two")]), context=ctx)
     assert ctx.writes_made == 2
+    with pytest.raises(QuotaExceededError):
+        mem.add_turns(chat("S1", T0 + timedelta(minutes=1), [("A", "three")]), context=ctx)
 
 
 def test_a_reply_lifts_the_turn_it_answers(mem: AgentMemory) -> None:

@@ -141,7 +141,9 @@ def test_round_is_atomic_under_the_daily_quota(mem: AgentMemory) -> None:
     with pytest.raises(QuotaExceededError):
         mem.ingest_round({"user": "I live in Oslo. I work at Equinor. I love skiing."})
     assert mem.current_facts() == []  # none of the three, not the first two
-    assert mem.stats().episodes == 1  # the verbatim evidence was kept
+    # nor the episode: kept, a round over quota could be sent again and again, each time
+    # storing an episode the quota never counts (tests/test_holes_quota_batches.py)
+    assert mem.stats().episodes == 0
     assert "ingest_round" not in [e.action for e in mem.audit_log()]
 
 

@@ -7,6 +7,9 @@ permission once; the writer checks what only the store can tell (quota, superses
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +112,27 @@ class Writer:
     def __init__(self, runtime: Runtime, auditor: Auditor) -> None:
         self.runtime = runtime
         self.auditor = auditor
+        self._batch = threading.local()  # per thread: writes counted inside ``together``
+
+    @contextmanager
+    def together(self, ctx: AgentContext) -> Iterator[None]:
+        """Several writes of one call (turns, a round's facts) in one transaction: all are
+        stored or none. When they roll back, the writes already counted against ``ctx``'s
+        per-agent limit are given back, so a call refused part-way spends nothing.
+        Re-raises what the writes raise."""
+        outer: list[int] | None = getattr(self._batch, "made", None)
+        made = [0]
+        self._batch.made = made
+        try:
+            with self.runtime.store.transaction():
+                yield
+        except BaseException:
+            ctx.usage.take_back(made[0])
+            raise
+        finally:
+            self._batch.made = outer
+        if outer is not None:  # an enclosing batch gives these back too if it rolls back
+            outer[0] += made[0]
 
     def write(
         self,
@@ -226,6 +250,9 @@ class Writer:
                 )
             rt.store.add_writes(scope, day, 1)
         ctx.usage.add_write()
+        batch: list[int] | None = getattr(self._batch, "made", None)
+        if batch is not None:
+            batch[0] += 1
         return memory
 
     def update(self, ctx: AgentContext, memory_id: str, changes: Changes) -> Memory:

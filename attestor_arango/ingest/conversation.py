@@ -179,13 +179,13 @@ def add_turns(
     """Stores each turn as one memory, in order; returns the memories written.
 
     Every turn is validated before anything is written, so a bad turn rejects the
-    whole call and stores nothing. A turn without a session uses the context's
+    whole call and stores nothing; so does a write refused part-way (a quota spent):
+    the turns are stored in one transaction. A turn without a session uses the context's
     session; one without either is stored stand-alone (no reply link).
     ``source_episode_id`` names the episode the turns come from (``ingest_round``).
     The caller has checked the write permission. Raises ``ValidationError`` and what
     ``Writer.write`` raises (``QuotaExceededError`` once the budget is spent).
     """
-    store, clock, ids = rt.store, rt.clock, rt.ids
     episode = check_label(source_episode_id, "source_episode_id")
     if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
         raise ValidationError("turns must be a list of conversation turns")
@@ -196,46 +196,63 @@ def add_turns(
     speakers: dict[str, str] = {}
     linked: set[tuple[str, str]] = set()
     out: list[Memory] = []
-    for turn in parsed:
-        session = turn.session_id or ctx.session_id
-        at = clock.now_us() if turn.timestamp is None else to_us(turn.timestamp)
-        prev: Memory | None = None
-        index = 0
-        tags: tuple[str, ...] = (VERBATIM_TAG, TURN_TAG)
-        if session is not None:
-            if session not in previous:
-                previous[session] = last_turn(store, ctx, session, clock.now_us())
-            prev = previous[session]
-            index = 0 if prev is None else int(prev.metadata["turn"]["index"]) + 1
-            tags = (*tags, session_tag(session))
-        link = {
-            "speaker": turn.speaker,
-            "text": turn.text,
-            "session": session,
-            "index": index,
-            "replies_to": None if prev is None else prev.id,
-        }
-        # the copy shares ctx.usage, so the per-agent write limit sees every turn
-        run_ctx = ctx if session == ctx.session_id else replace(ctx, session_id=session)
-        memory = writer.write(
-            run_ctx,
-            content=check_content(turn_text(turn, at, prev), rt.config.max_content_chars),
-            entity=check_label(turn.speaker, "entity"),
-            category=None,
-            tags=check_tags(tags),
-            confidence=1.0,
-            valid_from_us=at,
-            valid_until_us=None,
-            metadata=check_metadata({**turn.metadata, "turn": link}),
-            source_episode_id=episode,
-        )
-        if session is not None:
-            previous[session] = memory
-            other = speakers.get(session)
-            pair = (min(other or "", turn.speaker), max(other or "", turn.speaker))
-            if other is not None and other != turn.speaker and pair not in linked:
-                link_speakers(store, ctx, ids, clock, other, turn.speaker)
-                linked.add(pair)
-            speakers[session] = turn.speaker
-        out.append(memory)
+    with writer.together(ctx):  # a turn refused part-way (quota) stores none of them
+        for turn in parsed:
+            out.append(_store_turn(rt, writer, ctx, turn, episode, previous, speakers, linked))
     return out
+
+
+def _store_turn(
+    rt: Runtime,
+    writer: Writer,
+    ctx: AgentContext,
+    turn: ConversationTurn,
+    episode: str | None,
+    previous: dict[str, Memory | None],
+    speakers: dict[str, str],
+    linked: set[tuple[str, str]],
+) -> Memory:
+    """One turn's memory (and its speakers' edge); ``previous``, ``speakers`` and
+    ``linked`` carry what the call's earlier turns did."""
+    store, clock, ids = rt.store, rt.clock, rt.ids
+    session = turn.session_id or ctx.session_id
+    at = clock.now_us() if turn.timestamp is None else to_us(turn.timestamp)
+    prev: Memory | None = None
+    index = 0
+    tags: tuple[str, ...] = (VERBATIM_TAG, TURN_TAG)
+    if session is not None:
+        if session not in previous:
+            previous[session] = last_turn(store, ctx, session, clock.now_us())
+        prev = previous[session]
+        index = 0 if prev is None else int(prev.metadata["turn"]["index"]) + 1
+        tags = (*tags, session_tag(session))
+    link = {
+        "speaker": turn.speaker,
+        "text": turn.text,
+        "session": session,
+        "index": index,
+        "replies_to": None if prev is None else prev.id,
+    }
+    # the copy shares ctx.usage, so the per-agent write limit sees every turn
+    run_ctx = ctx if session == ctx.session_id else replace(ctx, session_id=session)
+    memory = writer.write(
+        run_ctx,
+        content=check_content(turn_text(turn, at, prev), rt.config.max_content_chars),
+        entity=check_label(turn.speaker, "entity"),
+        category=None,
+        tags=check_tags(tags),
+        confidence=1.0,
+        valid_from_us=at,
+        valid_until_us=None,
+        metadata=check_metadata({**turn.metadata, "turn": link}),
+        source_episode_id=episode,
+    )
+    if session is not None:
+        previous[session] = memory
+        other = speakers.get(session)
+        pair = (min(other or "", turn.speaker), max(other or "", turn.speaker))
+        if other is not None and other != turn.speaker and pair not in linked:
+            link_speakers(store, ctx, ids, clock, other, turn.speaker)
+            linked.add(pair)
+        speakers[session] = turn.speaker
+    return memory

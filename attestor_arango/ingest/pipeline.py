@@ -3,10 +3,11 @@
 What the facts do not say of the round is kept as one verbatim memory beside them
 (ingest/verbatim.py), so recall finds every round.
 
-The episode is committed on its own before anything is extracted, so the
-verbatim evidence survives even when a later step fails (and consolidation can
-re-read it). Extraction and resolution read committed state; the decisions are
-then applied in one transaction.
+Extraction and resolution read committed state; the episode and the decisions
+are then applied in one transaction, so a write refused part-way (a quota spent)
+stores nothing. When extraction or resolution fails (a model down), the episode is
+committed on its own before the error is raised, so the verbatim evidence survives
+(and consolidation can re-read it).
 """
 
 from __future__ import annotations
@@ -89,13 +90,13 @@ def candidates_for(rt: Runtime, scope: Scope, fact: Fact, view: TemporalView) ->
     return list(seen.values())
 
 
-def store_episode(rt: Runtime, auditor: Auditor, ctx: AgentContext, turn: Turn) -> Episode:
-    """Commits the verbatim round on its own, before anything is extracted from it."""
+def new_episode(rt: Runtime, ctx: AgentContext, turn: Turn) -> Episode:
+    """The verbatim round as an episode, not yet stored (``keep_episode`` stores it)."""
     scope = ctx.scope
     now = rt.clock.now_us()
     user_time = now if turn.timestamp is None else to_us(turn.timestamp)
     asst = turn.assistant_timestamp
-    episode = Episode(
+    return Episode(
         id=rt.ids.new_id(now),
         tenant=scope.tenant,
         namespace=scope.require_namespace(),
@@ -108,11 +109,17 @@ def store_episode(rt: Runtime, auditor: Auditor, ctx: AgentContext, turn: Turn) 
         t_created=from_us(now),
         metadata={"user_name": turn.subject, **turn.metadata},
     )
+
+
+def keep_episode(rt: Runtime, auditor: Auditor, ctx: AgentContext, episode: Episode) -> Episode:
+    """Stores the episode, stamped with the moment it is stored (inside the caller's
+    transaction, if any), and audits it; returns it as stored."""
     with rt.store.transaction():
-        rt.store.put_episode(scope, episode)
+        kept = episode.model_copy(update={"t_created": from_us(rt.clock.now_us())})
+        rt.store.put_episode(ctx.scope, kept)
         # the session id names the conversation (often the person): kept as a digest
-        auditor.record(ctx, "episode", episode.id, {"session_id": episode.session_id})
-    return episode
+        auditor.record(ctx, "episode", kept.id, {"session_id": kept.session_id})
+    return kept
 
 
 def extract_round(
@@ -174,16 +181,23 @@ def ingest_round(
     chosen = backends
     # the episode's session becomes the provenance session of what it yields
     run_ctx = ctx if parsed.session_id is None else replace(ctx, session_id=parsed.session_id)
-    episode = store_episode(rt, auditor, run_ctx, parsed)
-    facts, warnings = extract_round(chosen, episode, parsed.subject)
+    episode = new_episode(rt, run_ctx, parsed)
     # decide on committed state, then apply under the write lock; if anything was written in
     # the tenant meanwhile (its chain head moved), decide again under the lock, so concurrent
     # rounds about one subject serialise and a single-valued fact keeps one current value
     head = rt.store.audit_head(Scope(ctx.tenant))
-    decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
-    with rt.store.transaction():
+    try:
+        facts, warnings = extract_round(chosen, episode, parsed.subject)
+        decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
+    except Exception:
+        keep_episode(rt, auditor, run_ctx, episode)  # the evidence outlives a failed model
+        raise
+    # the episode commits with its facts: a write refused part-way (a quota spent) stores
+    # neither, so a round over quota cannot leave episodes behind, however often it is sent
+    with writer.together(ctx):
         if rt.store.audit_head(Scope(ctx.tenant)) != head:
             decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
+        episode = keep_episode(rt, auditor, run_ctx, episode)
         applied, written, notes = apply_decisions(rt, auditor, writer, run_ctx, episode, decisions)
         verbatim = write_verbatim(writer, run_ctx, episode, facts, parsed.subject)
     counts: dict[str, int] = {}
