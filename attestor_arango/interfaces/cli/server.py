@@ -187,6 +187,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return out.EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Attestor's ``serve <path>``: ``mcp`` over stdio on the store at PATH."""
+    args.path = args.store or args.path
+    args.transport, args.print_config = "stdio", False
+    return cmd_mcp(args)
+
+
 def register(sub: Any) -> None:
     common = common_options()
 
@@ -238,3 +245,9 @@ def register(sub: Any) -> None:
         help="print the mcpServers JSON for Claude Desktop / Claude Code for this install",
     )
     p.set_defaults(func=cmd_mcp)
+
+    p = sub.add_parser(
+        "serve", parents=[common], help="MCP over stdio on the store at PATH (as `mcp --path`)"
+    )
+    p.add_argument("store", nargs="?", metavar="PATH", help="embedded store file or directory")
+    p.set_defaults(func=cmd_serve)
