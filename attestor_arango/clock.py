@@ -11,6 +11,7 @@ tick, so a write that follows a read always gets a later transaction time and
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -105,6 +106,19 @@ def parse_time(value: datetime | str | int | float, *, field: str = "time") -> i
             f"{field}: {value!r} is outside the years 1-9999; pass a real timestamp",
         )
     return us
+
+
+_EPOCH_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def time_from_text(text: str) -> str | int | float:
+    """A time written as text (a command-line flag, a query string): epoch seconds when it
+    is a plain number, so it means what the same number means to ``parse_time``; any other
+    text is returned stripped, for ``parse_time`` to read as ISO-8601."""
+    value = text.strip()
+    if _EPOCH_TEXT.fullmatch(value):
+        return float(value) if "." in value else int(value)
+    return value
 
 
 def _parse_time(value: datetime | str | int | float, field: str) -> int:

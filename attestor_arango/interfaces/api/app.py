@@ -157,7 +157,7 @@ def create_app(
         async def handle(request: Request) -> Response:
             try:
                 key, ctx = caller(request)
-                raw = await _arguments(request, route)
+                raw = await _arguments(request, route, fn)
                 kwargs = codec.call_kwargs(fn, title, raw)
                 authorize(route, key, ctx, kwargs)
                 if "context" in codec.inspect.signature(fn).parameters:
@@ -278,14 +278,14 @@ def check_json_value(value: Any, depth: int = 0) -> None:
             check_json_value(item, depth + 1)
 
 
-async def _arguments(request: Request, route: spec.Route) -> dict[str, Any]:
+async def _arguments(request: Request, route: spec.Route, fn: Callable[..., Any]) -> dict[str, Any]:
     """Path parameters plus the query string (GET) or the JSON object body."""
     raw: dict[str, Any] = {}
     if route.query:
         for name in request.query_params:
             values = request.query_params.getlist(name)
             raw[name] = values if len(values) > 1 or name.endswith("[]") else values[0]
-        raw = {k.removesuffix("[]"): v for k, v in raw.items()}
+        raw = codec.query_arguments(fn, {k.removesuffix("[]"): v for k, v in raw.items()})
     else:
         body = await request.body()
         if body.strip():

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
 
-from attestor_arango.clock import to_us
+from attestor_arango.clock import time_from_text, to_us
 from attestor_arango.errors import ValidationError
 
 SKIP_PARAMS = frozenset({"self", "context"})
@@ -92,6 +92,29 @@ def _drop_default(schema: dict[str, Any]) -> None:
 def return_adapter(fn: Callable[..., Any]) -> TypeAdapter[Any]:
     """Validates/serialises what ``fn`` returns, from its return annotation."""
     return TypeAdapter(type_hints(fn).get("return", Any))
+
+
+def query_arguments(fn: Callable[..., Any], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A query string's values, read as a JSON body's would be: a parameter that takes a
+    time (``as_of``, ``time_window``) reads a plain number as epoch seconds, as the library
+    and a body do (``clock.time_from_text``); a query string carries only text."""
+    hints = type_hints(fn)
+    out = dict(raw)
+    for name, value in raw.items():
+        if not _takes_time(hints.get(name)):
+            continue
+        if isinstance(value, str):
+            out[name] = time_from_text(value)
+        elif isinstance(value, list):
+            out[name] = [time_from_text(v) if isinstance(v, str) else v for v in value]
+    return out
+
+
+def _takes_time(hint: Any) -> bool:
+    """Whether a parameter's annotation admits a datetime (anywhere inside it)."""
+    if hint is datetime:
+        return True
+    return any(_takes_time(arg) for arg in typing.get_args(hint))
 
 
 def call_kwargs(fn: Callable[..., Any], title: str, raw: Mapping[str, Any]) -> dict[str, Any]:

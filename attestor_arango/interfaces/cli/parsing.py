@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-import re
 from typing import Any
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+from attestor_arango.clock import time_from_text
 
 
 class DefaultsFormatter(argparse.HelpFormatter):
@@ -32,10 +31,7 @@ class DefaultsFormatter(argparse.HelpFormatter):
 
 def time_arg(text: str) -> str | int | float:
     """A CLI time: ISO-8601 (kept as text for the library to parse) or epoch seconds."""
-    value = text.strip()
-    if _NUMBER.fullmatch(value):
-        return float(value) if "." in value else int(value)
-    return value
+    return time_from_text(text)
 
 
 # the levels uvicorn (and Python's logging) know; argparse refuses any other word
