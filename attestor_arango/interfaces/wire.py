@@ -8,13 +8,14 @@ server raised) is here, once.
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 from attestor_arango.context import AgentContext
-from attestor_arango.errors import AttestorError, StoreError
+from attestor_arango.errors import AttestorError, StoreError, ValidationError
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.errors import error_from_payload
 
@@ -71,8 +72,21 @@ def build_request(
     if route.query:
         request["params"] = {k: _query_value(v) for k, v in sent.items()}
     else:
-        request["json"] = codec.jsonable(sent)
+        request["content"] = json_body(op, sent)
+        request["headers"]["content-type"] = "application/json"
     return route.method, path, request
+
+
+def json_body(op: str, sent: dict[str, Any]) -> bytes:
+    """The JSON body of a call. Raises ``ValidationError`` for NaN or Infinity (no JSON
+    number holds them), as the library refuses them, rather than httpx's bare ValueError;
+    text is sent as ASCII escapes, so a lone surrogate reaches the server, which names it."""
+    try:
+        return json.dumps(codec.jsonable(sent), allow_nan=False).encode("ascii")
+    except ValueError:
+        raise ValidationError(
+            f"{op}: NaN and Infinity are not JSON numbers and cannot be sent; send finite numbers",
+        ) from None
 
 
 def transport_error(base_url: str, exc: httpx.HTTPError) -> StoreError:
