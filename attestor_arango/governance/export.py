@@ -38,6 +38,7 @@ from attestor_arango.store.protocol import (
     MemoryStore,
 )
 from attestor_arango.validation import (
+    MAX_LABEL,
     check_content,
     check_label,
     check_metadata,
@@ -138,6 +139,17 @@ def _rows(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _source_text(value: object, what: str) -> str | None:
+    """A field the import's audit entry keeps about its source: None, or text of at most
+    ``MAX_LABEL`` characters (an edited export could put any JSON there, and the audit
+    chain cannot be edited afterwards). Raises ``ValidationError`` otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_LABEL:
+        raise ValidationError(f"export {what} must be text of at most {MAX_LABEL} characters")
+    return check_text(value, f"export {what}")
+
+
 def parse_export(data: object, tenant: str) -> dict[str, Any]:
     """Validates an export and rebinds every row to ``tenant``; nothing is written."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -166,16 +178,20 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
         raise
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise ValidationError(f"the export holds a malformed row: {exc}") from exc
-    quota = (data.get("quota") or {}).get("daily_writes")
+    quota_doc = data.get("quota")
+    if quota_doc is not None and not isinstance(quota_doc, dict):
+        raise ValidationError("export field 'quota' must be an object or null")
+    quota = (quota_doc or {}).get("daily_writes")
     if quota is not None and (isinstance(quota, bool) or not isinstance(quota, int) or quota < 0):
         raise ValidationError("export quota.daily_writes must be a non-negative integer or null")
     parsed["quota"] = quota
     audit = _rows(data, "audit")
-    parsed["source"] = {
-        "tenant": data.get("tenant"),
-        "exported_at": data.get("exported_at"),
+    last = audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None
+    parsed["source"] = {  # kept in the import's audit entry: short text only
+        "tenant": _source_text(data.get("tenant"), "tenant"),
+        "exported_at": _source_text(data.get("exported_at"), "exported_at"),
         "audit_entries": len(audit),
-        "audit_last_hash": audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None,
+        "audit_last_hash": _source_text(last, "the last audit entry's hash"),
     }
     ids = [m.id for m in parsed["memories"]]
     if len(set(ids)) != len(ids):
