@@ -321,8 +321,11 @@ def build_server(
         description="Health of the document, vector and graph stores and the embedder.",
     )
     def memory_health() -> dict[str, Any]:
-        caller.context()  # a key is needed for this too over HTTP
-        return _run(memory.health)
+        def checked() -> dict[str, Any]:
+            caller.context()  # a key is needed for this too over HTTP; refused as JSON
+            return memory.health()
+
+        return _run(checked)
 
     @server.tool(
         annotations=f.READ,
