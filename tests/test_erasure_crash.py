@@ -1,0 +1,99 @@
+"""Erasure after crashes: what a killed process left beside the store goes with the purge.
+
+A process killed while it wrote a tenant's index file leaves a temporary file
+(indexfile.write_temp) holding that tenant's texts or vectors; nothing reads it, and
+only the next save of *some* index clears the files of dead writers. A purge of the
+tenant must not report success while such a file still holds the subject's words,
+and it must leave every other tenant's files as they were.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from attestor_arango import AgentContext, AgentRole
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.memory import AgentMemory
+
+ORCH = AgentRole.ORCHESTRATOR
+SUBJECT = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n1")
+OTHER = AgentContext(agent_id="orch", role=ORCH, tenant="other", namespace="n1")
+
+# a writer that stores the subject's rows, then dies (SIGKILL-like, no clean-up) while
+# it writes the subject's text index file, just after a section holding the word
+KILLED_WRITER = """
+import os, sys
+from attestor_arango import AgentContext, AgentRole
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.memory import AgentMemory
+from attestor_arango.store.embedded import indexfile
+
+path, word = sys.argv[1], sys.argv[2]
+ctx = AgentContext(agent_id="orch", role=AgentRole.ORCHESTRATOR, tenant="subject", namespace="n1")
+other = AgentContext(agent_id="orch", role=AgentRole.ORCHESTRATOR, tenant="other", namespace="n1")
+mem = AgentMemory(path, embedder=HashingEmbedder(64))
+for i in range(5):
+    mem.add(f"the other tenant's note {i}", context=other)
+mem.recall("other note", context=other)  # the other tenant's index files written
+for i in range(20):
+    mem.add(f"{word} lives in Paris, note {i}", context=ctx)
+written = indexfile.write_section
+
+def dying(f, a):
+    written(f, a)
+    if word.encode() in a.tobytes().lower():
+        f.flush()
+        os._exit(9)
+
+indexfile.write_section = dying
+mem.recall(f"where does {word} live", context=ctx)  # builds and saves the text index
+"""
+
+
+def _memory(path: Path) -> AgentMemory:
+    """On the system clock, as the writer was: its rows are not in this process's future."""
+    return AgentMemory(path, embedder=HashingEmbedder(64))
+
+
+def _holding(folder: Path, word: str) -> list[str]:
+    raw = word.lower().encode()
+    return sorted(
+        f.name for f in folder.rglob("*") if f.is_file() and raw in f.read_bytes().lower()
+    )
+
+
+def _other_files(folder: Path, subject_names: set[str]) -> dict[str, bytes]:
+    idx = folder / "mem.db.idx"
+    return {
+        f.name: f.read_bytes()
+        for f in sorted(idx.iterdir())
+        if f.is_file() and f.name.split(".")[0] not in subject_names
+    }
+
+
+def test_purge_removes_the_index_file_a_killed_writer_left_half_written(tmp_path: Path) -> None:
+    word = "".join(("zorv", "ellink"))  # made at run time: no constant of this module holds it
+    db = tmp_path / "mem.db"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITER, str(db), word], capture_output=True, timeout=120
+    )
+    assert done.returncode == 9, done.stderr.decode()[-2000:]
+    temps = [f.name for f in (tmp_path / "mem.db.idx").glob("*.tmp.*")]
+    assert temps and any(".text.tmp." in t for t in temps), temps  # the premise
+
+    mem = _memory(db)  # the next process: reads the other tenant, then the purge
+    assert mem.recall("other note", context=OTHER).results
+    subject_files = {f.name.split(".")[0] for f in (tmp_path / "mem.db.idx").glob("*.tmp.*")}
+    others_before = _other_files(tmp_path, subject_files)
+    assert others_before  # the other tenant has files to compare
+    assert any(".tmp." in name for name in _holding(tmp_path, word))
+
+    report = mem.purge_user("subject", "GDPR erasure request #11", context=SUBJECT)
+
+    assert report.ok, report.to_dict()
+    assert _holding(tmp_path, word) == []
+    assert _other_files(tmp_path, subject_files) == others_before
+    mem.close()
+    assert _holding(tmp_path, word) == []
