@@ -97,3 +97,57 @@ def test_purge_removes_the_index_file_a_killed_writer_left_half_written(tmp_path
     assert _other_files(tmp_path, subject_files) == others_before
     mem.close()
     assert _holding(tmp_path, word) == []
+
+
+# a process that erases the subject and is killed after the last row went, before it
+# emptied the write-ahead log (and so before the outcome entry was written)
+KILLED_ERASER = """
+import os, sys
+from attestor_arango import AgentContext, AgentRole
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.memory import AgentMemory
+from attestor_arango.store.embedded.governance import EmbeddedGovernance
+
+path, word = sys.argv[1], sys.argv[2]
+orch = AgentRole.ORCHESTRATOR
+ctx = AgentContext(agent_id="orch", role=orch, tenant="subject", namespace="n1")
+other = AgentContext(agent_id="orch", role=orch, tenant="other", namespace="n1")
+mem = AgentMemory(path, embedder=HashingEmbedder(64))
+for i in range(20):
+    mem.add(f"{word} lives in Paris, note {i}", context=ctx)
+    mem.add(f"the other tenant's note {i}", context=other)
+mem.ingest_round({"user": f"I am {word}", "assistant": "Noted."}, context=ctx)
+mem.recall(f"where does {word} live", context=ctx)
+mem.recall("other note", context=other)
+EmbeddedGovernance.flush_erasure = lambda self, *a, **k: os._exit(9)
+mem.purge_user("subject", "GDPR erasure request #12", context=ctx)
+"""
+
+
+def test_a_purge_killed_before_it_emptied_the_log_leaves_nothing_once_the_store_is_opened(
+    tmp_path: Path,
+) -> None:
+    """Every row of the subject was deleted, but the old page images (the rows as they were
+    written) stay in the WAL and the file until a checkpoint, and a server opened after the
+    crash checkpoints only every 10,000 pages or at close: the open finds the chain of the
+    subject ending in the attempt entry and empties the log then."""
+    word = "".join(("quib", "blethorpe"))
+    db = tmp_path / "mem.db"
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_ERASER, str(db), word], capture_output=True, timeout=120
+    )
+    assert done.returncode == 9, done.stderr.decode()[-2000:]
+    assert _holding(tmp_path, word)  # the premise: the killed process left the words
+
+    mem = _memory(db)  # the next process, kept open (a server)
+    assert mem.recall("other note", context=OTHER).results
+    mem.add("the other tenant writes on", context=OTHER)
+    assert _holding(tmp_path, word) == []
+    assert mem.audit_log(limit=1000, context=SUBJECT)[-1].action == "purge_attempted"
+    assert mem.store.governance.settle_interrupted() == ["subject"]  # type: ignore[attr-defined]
+    again = mem.purge_user("subject", "GDPR erasure request #12, run again", context=SUBJECT)
+    assert again.ok, again.to_dict()
+    assert mem.store.governance.settle_interrupted() == []  # type: ignore[attr-defined]
+    assert len(mem.list(limit=100, context=OTHER)) == 21
+    mem.close()
+    assert _holding(tmp_path, word) == []

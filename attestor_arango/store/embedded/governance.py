@@ -8,7 +8,9 @@ erasure drops the tenant's caches and index files with its rows).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 
@@ -176,6 +178,26 @@ class EmbeddedGovernance:
             if attempt + 1 < attempts:
                 time.sleep(wait_s)
         return left
+
+    def settle_interrupted(self) -> list[str]:
+        """At open: the tenants whose erasure was interrupted (the chain ends in its attempt
+        entry: the process was killed before the outcome), with their index files (and a
+        killed writer's temporary ones) removed and the WAL emptied if no reader holds it.
+
+        The rows the killed erasure had deleted stay readable in their old page images
+        (the WAL, the file's pages not yet checkpointed) until a checkpoint, and a server
+        opened after the crash checkpoints only every ``WAL_CHECKPOINT_PAGES`` pages or at
+        close. What is left of the tenant's rows stays until the erasure is run again.
+        Best effort: a file that cannot be removed or a WAL that cannot be emptied does
+        not stop the open (the erasure run again reports them).
+        """
+        tenants = [str(r[0]) for r in self._db.read(q.INTERRUPTED_ERASURES, {})]
+        with contextlib.suppress(OSError, sqlite3.Error):
+            for tenant in tenants:
+                self._caches.persisted.remove_files(tenant)
+            if tenants:
+                self.flush_erasure(attempts=1)
+        return tenants
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
         params = {"tenant": scope.tenant}

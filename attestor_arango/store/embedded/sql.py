@@ -326,6 +326,13 @@ DELETE_MEMORIES: tuple[str, ...] = (
     f"DELETE FROM memories WHERE {BY_ID_SCOPE} AND id IN (SELECT value FROM json_each(:ids))",
 )
 FTS_OPTIMIZE = "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
+# tenants whose audit chain ends in an erasure's attempt entry: the process erasing was
+# killed before the outcome entry (governance/purge.py, retention.delete_audited)
+INTERRUPTED_ERASURES = """
+SELECT h.tenant FROM audit_heads AS h JOIN audit AS a ON a.tenant = h.tenant AND a.seq = h.seq
+WHERE a.action IN ('purge_attempted', 'compact_attempted', 'retention_delete_attempted')
+ORDER BY h.tenant
+"""
 AUDIT_HEAD = "SELECT seq, hash FROM audit_heads WHERE tenant = :tenant"
 
 # re-embedding (core/reembed.py): the vector column only; triggers count it as a change,

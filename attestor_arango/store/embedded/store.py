@@ -80,6 +80,7 @@ class SQLiteStore:
         self.text = EmbeddedText(self.db, self.caches, text_index)
         self.graph = EmbeddedGraph(self.db)
         self.governance = EmbeddedGovernance(self.db, self.caches)
+        self.governance.settle_interrupted()  # what a killed erasure left on disk
 
     # lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
