@@ -11,6 +11,7 @@ scan skips the one needle object the test keeps.
 from __future__ import annotations
 
 import gc
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from attestor_arango.config import Config, TraceSettings
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
+from attestor_arango.scope import Scope
 from attestor_arango.store.embedded import vectors
 
 ORCH = AgentRole.ORCHESTRATOR
@@ -324,4 +326,44 @@ def test_no_cache_hands_one_tenants_rows_or_terms_to_another(
     clock.advance(seconds=1)  # past the ticks of the writes above
     mem = _memory(tmp_path, clock, seed=13)
     check(mem)
+    mem.close()
+
+
+@pytest.mark.parametrize("how", ["compact", "retention delete"])
+def test_removing_the_only_rows_naming_an_entity_removes_the_entity(
+    tmp_path: Path, clock: ManualClock, how: str
+) -> None:
+    """An entity's name (a person's, most often) is a word of the rows naming it: once a
+    compaction or a retention delete removed every row and relation naming it, its entity
+    row goes too. An entity still named by a row kept (a superseded version included)
+    stays, and so does every other namespace's."""
+    gone, kept = _word("vrell", "ophane Mk"), _word("marbl", "ewick")
+    mem = _memory(tmp_path, clock)
+    scratch = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="scratch")
+    ctx = scratch if how == "retention delete" else SUBJECT
+    doomed = mem.add(f"{gone} lives in Quorstadt", entity=gone, category="home", context=ctx)
+    first = mem.add(f"{kept} lives in Lyon", entity=kept, category="home", context=ctx)
+    mem.update(first.id, content=f"{kept} lives in Nice", context=ctx)  # history stays
+    archived = mem.add(f"{kept} likes tea", entity=kept, category="pref", context=ctx)
+    elsewhere = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n2")
+    mem.add(f"{gone} is named in another namespace", entity=gone, context=elsewhere)
+    assert mem.recall(f"{gone} Quorstadt", context=ctx).results
+    for memory_id in (doomed.id, archived.id):
+        mem.forget(memory_id, reason="asked", context=ctx)
+    clock.advance(days=40)
+
+    if how == "compact":
+        assert mem.compact(older_than="1d", context=ctx)["removed"] == 2
+    else:
+        policy = [{"name": "s", "action": "delete", "namespace": "scratch", "older_than": "30d"}]
+        assert mem.apply_retention(policy, context=ctx).outcomes[0].applied == 4
+
+    names = {(e.namespace, e.name) for e in mem.store.list_entities(Scope("subject"))}
+    if how == "compact":
+        assert names == {("n1", kept), ("n2", gone)}
+    else:
+        assert names == {("n2", gone)}
+    with sqlite3.connect(str(tmp_path / "mem.db")) as conn:
+        rows = conn.execute("SELECT namespace, name FROM entities").fetchall()
+    assert (ctx.namespace, gone) not in rows
     mem.close()

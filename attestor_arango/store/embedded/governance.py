@@ -24,6 +24,7 @@ from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode_doc, scope_params
 from attestor_arango.store.embedded.caches import TenantCaches
 from attestor_arango.store.protocol import EmbeddingSpace, check_tenant
+from attestor_arango.validation import entity_key
 
 
 class EmbeddedGovernance:
@@ -214,13 +215,29 @@ class EmbeddedGovernance:
             return 0
         params = {**scope_params(scope), "ids": json.dumps(list(ids))}
         with self._db.transaction():
+            named = self._db.execute(q.NAMED_BY_ROWS, params).fetchall()
             removed = 0
             for sql in q.DELETE_MEMORIES:
                 removed = self._db.execute(sql, params).rowcount
+            self._drop_unnamed(scope.tenant, named)
             # as a purge: merge FTS segments so no deleted token survives in an old one
             self._db.execute(q.FTS_OPTIMIZE)
             self._db.after_commit("drop", scope.tenant)
         return removed
+
+    def _drop_unnamed(self, tenant: str, named: Sequence[sqlite3.Row]) -> None:
+        """The entities of ``named`` (namespace, name) no row or relation of their namespace
+        names any more: an entity's name is a word of the rows that named it, so it goes
+        with the last of them (a superseded version still names it: it stays)."""
+        keys: dict[str, set[str]] = {}
+        for namespace, name in named:
+            keys.setdefault(namespace, set()).add(entity_key(name))
+        for namespace, candidates in sorted(keys.items()):
+            params = {"tenant": tenant, "namespace": namespace}
+            left = {entity_key(r[0]) for r in self._db.execute(q.NAMED_IN_NAMESPACE, params)}
+            unnamed = sorted(candidates - left)
+            if unnamed:
+                self._db.execute(q.DELETE_ENTITIES, {**params, "keys": json.dumps(unnamed)})
 
     def audit_head(self, scope: Scope) -> tuple[int, str] | None:
         rows = self._db.read(q.AUDIT_HEAD, {"tenant": scope.tenant})
