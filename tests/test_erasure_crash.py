@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from attestor_arango import AgentContext, AgentRole
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.memory import AgentMemory
@@ -25,6 +27,8 @@ OTHER = AgentContext(agent_id="orch", role=ORCH, tenant="other", namespace="n1")
 # it writes the subject's text index file, just after a section holding the word
 KILLED_WRITER = """
 import os, sys
+import pytest
+
 from attestor_arango import AgentContext, AgentRole
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.memory import AgentMemory
@@ -103,6 +107,8 @@ def test_purge_removes_the_index_file_a_killed_writer_left_half_written(tmp_path
 # emptied the write-ahead log (and so before the outcome entry was written)
 KILLED_ERASER = """
 import os, sys
+import pytest
+
 from attestor_arango import AgentContext, AgentRole
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.memory import AgentMemory
@@ -150,4 +156,52 @@ def test_a_purge_killed_before_it_emptied_the_log_leaves_nothing_once_the_store_
     assert mem.store.governance.settle_interrupted() == []  # type: ignore[attr-defined]
     assert len(mem.list(limit=100, context=OTHER)) == 21
     mem.close()
+    assert _holding(tmp_path, word) == []
+
+
+def _deleted_mappings(folder: Path) -> list[str]:
+    """Files of ``folder`` this process still maps though they were deleted (Linux)."""
+    maps = Path("/proc/self/maps")
+    if not maps.exists():
+        return []
+    lines = maps.read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if str(folder) in line and line.endswith("(deleted)")]
+
+
+def test_a_second_store_on_the_file_forgets_the_purged_tenant_at_its_next_read(
+    tmp_path: Path,
+) -> None:
+    """Store B (another connection: another process, a second server) read the subject
+    and holds its indexes, mapped from their files, and its decoded rows. Store A purges.
+    B's next call, whatever its tenant, drops all of it: no recall, get, search, listing
+    or explanation of B returns the subject, B maps no deleted file, and B's close writes
+    no index of the subject back."""
+    from attestor_arango.errors import NotFoundError
+
+    word = "".join(("flen", "derwick"))
+    db = tmp_path / "mem.db"
+    writer = _memory(db)
+    ids = [writer.add(f"{word} lives in Paris, note {i}", context=SUBJECT).id for i in range(12)]
+    for i in range(12):
+        writer.add(f"the other tenant's note {i}", context=OTHER)
+    writer.close()  # the index files written
+    a, b = _memory(db), _memory(db)
+    for mem in (a, b):
+        assert mem.recall(f"where does {word} live", context=SUBJECT).results
+        assert mem.get(ids[0], context=SUBJECT).content.startswith(word)
+    assert b.store.cached_tenants() == ["subject"]  # type: ignore[attr-defined]
+
+    assert a.purge_user("subject", "GDPR erasure request #13", context=SUBJECT).ok
+    assert _deleted_mappings(tmp_path)  # B still maps the files A deleted, until it reads
+
+    assert b.recall("other note", context=OTHER).results  # a read of another tenant
+    assert _deleted_mappings(tmp_path) == []
+    assert b.recall(f"where does {word} live", context=SUBJECT).results == ()
+    assert b.explain_recall(f"{word} Paris", context=SUBJECT).response.results == ()
+    assert b.search(word, context=SUBJECT) == []
+    assert b.list(status="all", context=SUBJECT) == []
+    with pytest.raises(NotFoundError):
+        b.get(ids[0], context=SUBJECT)
+    b.close()
+    a.close()
     assert _holding(tmp_path, word) == []
