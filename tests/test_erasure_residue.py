@@ -367,3 +367,31 @@ def test_removing_the_only_rows_naming_an_entity_removes_the_entity(
         rows = conn.execute("SELECT namespace, name FROM entities").fetchall()
     assert (ctx.namespace, gone) not in rows
     mem.close()
+
+
+@pytest.mark.parametrize("how", ["purge", "compact"])
+def test_no_remnant_of_erased_rows_in_pages_still_in_use(
+    tmp_path: Path, clock: ManualClock, how: str
+) -> None:
+    """secure_delete zeroes a deleted cell, but SQLite leaves bytes of cells it moved on a
+    page that stays in use (rows of two tenants, of two lengths, interleaved: a few
+    hundred are enough for a page of the FTS content table to keep the tail of an erased
+    text). An erasure rewrites the file, so no such page survives it."""
+    gone = _word("trunch", "villequ")
+    mem = _memory(tmp_path, clock)
+    ids = []
+    for i in range(300):
+        ids.append(mem.add(f"fact {i} about {gone}", context=SUBJECT).id)
+        mem.add(f"note {i}", context=OTHER)
+    assert _files_holding(tmp_path, gone)
+    if how == "purge":
+        assert mem.purge_user("subject", "GDPR erasure request #14", context=SUBJECT).ok
+    else:
+        for memory_id in ids:
+            mem.forget(memory_id, reason="asked", context=SUBJECT)
+        clock.advance(days=2)
+        assert mem.compact(older_than="1d", context=SUBJECT)["removed"] == len(ids)
+    assert _files_holding(tmp_path, gone) == []
+    assert len(mem.list(limit=1000, context=OTHER)) == 300
+    mem.close()
+    assert _files_holding(tmp_path, gone) == []
