@@ -158,7 +158,7 @@ class EmbeddedGovernance:
         # the WAL is emptied once, by flush_erasure, after the last step
         return max(removed, 0)
 
-    def flush_erasure(self, attempts: int = 10, wait_s: float = 0.2) -> int:
+    def flush_erasure(self, attempts: int = 10, wait_s: float = 0.2, rewrite: bool = True) -> int:
         """Rewrites the file (``VACUUM``), copies every committed page into it and empties
         the WAL, so no byte of an erased row lingers on disk; returns the WAL frames left
         (0: done; at least 1 when the file could not be rewritten).
@@ -170,6 +170,9 @@ class EmbeddedGovernance:
         here; the WAL grows to the file's size until the checkpoint), so an erasure pauses
         this process's other calls that long.
 
+        ``rewrite=False``: the checkpoint alone (the open after a killed erasure, which runs
+        on every open until the erasure is run again: the rewrite is left to that run).
+
         A reader elsewhere (another process on this file) holding an old snapshot blocks
         the checkpoint: each attempt waits at most ``wait_s`` for that reader and holds
         this store's lock only that long; after ``attempts`` the frames still in the WAL
@@ -179,7 +182,8 @@ class EmbeddedGovernance:
             if self._db.in_transaction:  # inside a transaction nothing can be rewritten
                 return -1
             try:
-                self._db.execute("VACUUM")
+                if rewrite:
+                    self._db.execute("VACUUM")
                 rewritten = True
             except StoreError:  # another writer past the busy timeout, a full disk
                 rewritten = False
@@ -199,7 +203,8 @@ class EmbeddedGovernance:
     def settle_interrupted(self) -> list[str]:
         """At open: the tenants whose erasure was interrupted (the chain ends in its attempt
         entry: the process was killed before the outcome), with their index files (and a
-        killed writer's temporary ones) removed and the WAL emptied if no reader holds it.
+        killed writer's temporary ones) removed and the WAL emptied if no reader holds it
+        (not the file's rewrite: that is the erasure's, run again).
 
         The rows the killed erasure had deleted stay readable in their old page images
         (the WAL, the file's pages not yet checkpointed) until a checkpoint, and a server
@@ -213,7 +218,7 @@ class EmbeddedGovernance:
             for tenant in tenants:
                 self._caches.persisted.remove_files(tenant)
             if tenants:
-                self.flush_erasure(attempts=1)
+                self.flush_erasure(attempts=1, rewrite=False)
         return tenants
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:

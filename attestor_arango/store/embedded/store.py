@@ -262,7 +262,8 @@ class SQLiteStore:
         return self.governance.purge_collection(scope, collection)
 
     def flush_erasure(self, attempts: int = 10, wait_s: float = 0.2) -> int:
-        """Empties the WAL after an erasure (governance.py); returns WAL frames left."""
+        """Rewrites the file and empties the WAL after an erasure (governance.py); returns
+        the WAL frames left."""
         return self.governance.flush_erasure(attempts, wait_s)
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
