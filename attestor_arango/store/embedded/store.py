@@ -54,7 +54,8 @@ class SQLiteStore:
         cache_rows: int = CACHE_ROWS,
         persist_indexes: bool = True,
     ) -> None:
-        """Opens (creating if needed) the store at ``path``.
+        """Opens (creating if needed) the store at ``path``, and settles what an erasure
+        killed half-way left on disk (``EmbeddedGovernance.settle_interrupted``).
 
         ``persist_indexes``: keep each tenant's vector and text index in files beside the
         store (``<path>.idx/``), so the next process maps them instead of rebuilding them
