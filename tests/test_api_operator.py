@@ -164,3 +164,37 @@ def test_json_request_log_has_the_request_id(tmp_path: Path) -> None:
     other = by_id[fresh.headers["x-request-id"]]
     assert other["status"] == 404 and other["route"] == "/v1/memories/{memory_id}"
     assert isinstance(other["duration_ms"], float) and other["ts"].endswith("Z")
+
+
+def test_text_request_log_holds_no_query_string(tmp_path: Path) -> None:
+    """The Evidence Board's pages take the subject's words in the query string
+    (``/ui/timeline?entity=...``, ``/ui/recall?query=...``); a log line keeps them beyond
+    the reach of ``purge_user``. The access line names the path and the route only, in
+    the default text format too (uvicorn's own access line, which prints the query
+    string, is off)."""
+    word = "".join(("plov", "erquist"))
+    port = free_port()
+    cmd = [PYTHON, "-m", "attestor_arango.interfaces.cli.main", "api", "--no-auth"]
+    cmd += ["--port", str(port), "--log-format", "text"]
+    proc = subprocess.Popen(
+        cmd, env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/healthz", timeout=1).is_success:
+                    break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.1)
+        added = httpx.post(base + "/v1/memories", json={"content": f"{word} lives in Oslo"})
+        assert added.is_success, added.text
+        for page in (f"/ui/timeline?entity={word}", f"/ui/recall?query={word}+Oslo"):
+            assert httpx.get(base + page).status_code == 200, page
+    finally:
+        proc.terminate()
+        log, _ = proc.communicate(timeout=30)  # uvicorn's lines go to stdout
+    assert "GET /ui/timeline 200" in log and "GET /ui/recall 200" in log  # still logged
+    assert word not in log.lower()

@@ -11,6 +11,7 @@ scan skips the one needle object the test keeps.
 from __future__ import annotations
 
 import gc
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from attestor_arango.config import Config, TraceSettings
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
+from attestor_arango.scope import Scope
 from attestor_arango.store.embedded import vectors
 
 ORCH = AgentRole.ORCHESTRATOR
@@ -325,3 +327,71 @@ def test_no_cache_hands_one_tenants_rows_or_terms_to_another(
     mem = _memory(tmp_path, clock, seed=13)
     check(mem)
     mem.close()
+
+
+@pytest.mark.parametrize("how", ["compact", "retention delete"])
+def test_removing_the_only_rows_naming_an_entity_removes_the_entity(
+    tmp_path: Path, clock: ManualClock, how: str
+) -> None:
+    """An entity's name (a person's, most often) is a word of the rows naming it: once a
+    compaction or a retention delete removed every row and relation naming it, its entity
+    row goes too. An entity still named by a row kept (a superseded version included)
+    stays, and so does every other namespace's."""
+    gone, kept = _word("vrell", "ophane Mk"), _word("marbl", "ewick")
+    mem = _memory(tmp_path, clock)
+    scratch = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="scratch")
+    ctx = scratch if how == "retention delete" else SUBJECT
+    doomed = mem.add(f"{gone} lives in Quorstadt", entity=gone, category="home", context=ctx)
+    first = mem.add(f"{kept} lives in Lyon", entity=kept, category="home", context=ctx)
+    mem.update(first.id, content=f"{kept} lives in Nice", context=ctx)  # history stays
+    archived = mem.add(f"{kept} likes tea", entity=kept, category="pref", context=ctx)
+    elsewhere = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n2")
+    mem.add(f"{gone} is named in another namespace", entity=gone, context=elsewhere)
+    assert mem.recall(f"{gone} Quorstadt", context=ctx).results
+    for memory_id in (doomed.id, archived.id):
+        mem.forget(memory_id, reason="asked", context=ctx)
+    clock.advance(days=40)
+
+    if how == "compact":
+        assert mem.compact(older_than="1d", context=ctx)["removed"] == 2
+    else:
+        policy = [{"name": "s", "action": "delete", "namespace": "scratch", "older_than": "30d"}]
+        assert mem.apply_retention(policy, context=ctx).outcomes[0].applied == 4
+
+    names = {(e.namespace, e.name) for e in mem.store.list_entities(Scope("subject"))}
+    if how == "compact":
+        assert names == {("n1", kept), ("n2", gone)}
+    else:
+        assert names == {("n2", gone)}
+    with sqlite3.connect(str(tmp_path / "mem.db")) as conn:
+        rows = conn.execute("SELECT namespace, name FROM entities").fetchall()
+    assert (ctx.namespace, gone) not in rows
+    mem.close()
+
+
+@pytest.mark.parametrize("how", ["purge", "compact"])
+def test_no_remnant_of_erased_rows_in_pages_still_in_use(
+    tmp_path: Path, clock: ManualClock, how: str
+) -> None:
+    """secure_delete zeroes a deleted cell, but SQLite leaves bytes of cells it moved on a
+    page that stays in use (rows of two tenants, of two lengths, interleaved: a few
+    hundred are enough for a page of the FTS content table to keep the tail of an erased
+    text). An erasure rewrites the file, so no such page survives it."""
+    gone = _word("trunch", "villequ")
+    mem = _memory(tmp_path, clock)
+    ids = []
+    for i in range(300):
+        ids.append(mem.add(f"fact {i} about {gone}", context=SUBJECT).id)
+        mem.add(f"note {i}", context=OTHER)
+    assert _files_holding(tmp_path, gone)
+    if how == "purge":
+        assert mem.purge_user("subject", "GDPR erasure request #14", context=SUBJECT).ok
+    else:
+        for memory_id in ids:
+            mem.forget(memory_id, reason="asked", context=SUBJECT)
+        clock.advance(days=2)
+        assert mem.compact(older_than="1d", context=SUBJECT)["removed"] == len(ids)
+    assert _files_holding(tmp_path, gone) == []
+    assert len(mem.list(limit=1000, context=OTHER)) == 300
+    mem.close()
+    assert _files_holding(tmp_path, gone) == []

@@ -110,9 +110,10 @@ def purge_user(
         if frames and report.remaining is not None:
             report.remaining["wal_frames"] = frames
             report.error = report.error or (
-                "the erased rows' old pages are still in the write-ahead log because another "
-                "connection (a second server or process on this file) holds a read "
-                "transaction; close it and run purge_user again to finish the erasure"
+                "the erased rows' old pages are still in the write-ahead log or the file because "
+                "another connection (a second server or process on this file) holds a read "
+                "transaction or the write lock; close it and run purge_user again to finish "
+                "the erasure"
             )
     if report.failed_collection is None:
         _erase_traces(rt, user, report)

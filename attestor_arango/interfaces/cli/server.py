@@ -137,7 +137,9 @@ def cmd_api(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         limit_concurrency=args.max_connections,
         timeout_keep_alive=5,
-        access_log=args.log_format != "json",  # the JSON access line replaces uvicorn's
+        # the package's access line (api/logs.py, both formats) replaces uvicorn's, which
+        # prints the query string: the board's pages carry a subject's words there
+        access_log=False,
     )
     return out.EXIT_OK
 

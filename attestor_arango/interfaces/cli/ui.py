@@ -35,12 +35,17 @@ def cmd_ui(args: argparse.Namespace) -> int:
     import uvicorn
 
     from attestor_arango.interfaces.api.app import create_app
+    from attestor_arango.interfaces.api.logs import configure
 
+    configure("text", args.log_level)
     app = create_app(open_memory(args), None, close_on_shutdown=True)
     url = board_url(args.host, args.port)
-    server = uvicorn.Server(
-        uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level)
+    # the package's access line (path and status) replaces uvicorn's, which prints the
+    # query string: the board's pages carry the words looked up there
+    config = uvicorn.Config(
+        app, host=args.host, port=args.port, log_level=args.log_level, access_log=False
     )
+    server = uvicorn.Server(config)
     if not args.no_browser:
         opener = threading.Thread(target=_open_when_up, args=(server, url), daemon=True)
         opener.start()

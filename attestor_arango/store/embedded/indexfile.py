@@ -29,6 +29,7 @@ the first recall cost a quarter of it), or the owner keeps checksums of its own
 
 from __future__ import annotations
 
+import glob
 import json
 import mmap
 import os
@@ -177,6 +178,17 @@ def fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def remove_temps(path: Path) -> None:
+    """Deletes every temporary file written for ``path``, a running writer's too.
+
+    For an erasure: a writer killed half-way left one holding the rows being erased,
+    and ``remove_stale_temps`` runs only when some index is saved again. A running
+    writer whose file goes fails to install it, as it would anyway: the rows changed.
+    """
+    for tmp in path.parent.glob(f"{glob.escape(path.name)}.tmp.*"):
+        tmp.unlink(missing_ok=True)
 
 
 def remove_stale_temps(folder: Path) -> None:

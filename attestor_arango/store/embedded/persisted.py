@@ -311,11 +311,13 @@ class PersistedIndexes:
         return EmbeddingSpace(row["name"], row["dimension"]) if row else None
 
     def remove_files(self, tenant: str) -> None:
-        """A purged tenant's files go with its rows (erasure)."""
+        """A purged tenant's files go with its rows (erasure), and the temporary ones a
+        writer killed while saving them left (they hold the same rows)."""
         for kind in KINDS:
             path = self.index_path(tenant, kind)
             if path is not None:
                 path.unlink(missing_ok=True)
+                indexfile.remove_temps(path)
 
     def pending_generations(
         self, ops: list[tuple[str, Any]], loaded: Container[str]

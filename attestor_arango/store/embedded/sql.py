@@ -325,7 +325,34 @@ DELETE_MEMORIES: tuple[str, ...] = (
     f"WHERE {BY_ID_SCOPE} AND id IN (SELECT value FROM json_each(:ids)))",
     f"DELETE FROM memories WHERE {BY_ID_SCOPE} AND id IN (SELECT value FROM json_each(:ids))",
 )
+# the entities the rows about to be deleted name (as a row's entity or a relation's end):
+# those no row or relation left names go with them (governance.delete_memories)
+NAMED_BY_ROWS = f"""
+SELECT namespace, entity FROM memories
+WHERE {BY_ID_SCOPE} AND entity IS NOT NULL AND id IN (SELECT value FROM json_each(:ids))
+UNION SELECT namespace, source FROM relations
+WHERE {SCOPE} AND memory_id IN (SELECT value FROM json_each(:ids))
+UNION SELECT namespace, target FROM relations
+WHERE {SCOPE} AND memory_id IN (SELECT value FROM json_each(:ids))
+"""
+NAMED_IN_NAMESPACE = """
+SELECT DISTINCT entity FROM memories
+WHERE tenant = :tenant AND namespace = :namespace AND entity IS NOT NULL
+UNION SELECT source FROM relations WHERE tenant = :tenant AND namespace = :namespace
+UNION SELECT target FROM relations WHERE tenant = :tenant AND namespace = :namespace
+"""
+DELETE_ENTITIES = """
+DELETE FROM entities WHERE tenant = :tenant AND namespace = :namespace
+AND key IN (SELECT value FROM json_each(:keys))
+"""
 FTS_OPTIMIZE = "INSERT INTO memories_fts (memories_fts) VALUES ('optimize')"
+# tenants whose audit chain ends in an erasure's attempt entry: the process erasing was
+# killed before the outcome entry (governance/purge.py, retention.delete_audited)
+INTERRUPTED_ERASURES = """
+SELECT h.tenant FROM audit_heads AS h JOIN audit AS a ON a.tenant = h.tenant AND a.seq = h.seq
+WHERE a.action IN ('purge_attempted', 'compact_attempted', 'retention_delete_attempted')
+ORDER BY h.tenant
+"""
 AUDIT_HEAD = "SELECT seq, hash FROM audit_heads WHERE tenant = :tenant"
 
 # re-embedding (core/reembed.py): the vector column only; triggers count it as a change,

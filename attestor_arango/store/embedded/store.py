@@ -54,7 +54,8 @@ class SQLiteStore:
         cache_rows: int = CACHE_ROWS,
         persist_indexes: bool = True,
     ) -> None:
-        """Opens (creating if needed) the store at ``path``.
+        """Opens (creating if needed) the store at ``path``, and settles what an erasure
+        killed half-way left on disk (``EmbeddedGovernance.settle_interrupted``).
 
         ``persist_indexes``: keep each tenant's vector and text index in files beside the
         store (``<path>.idx/``), so the next process maps them instead of rebuilding them
@@ -80,6 +81,7 @@ class SQLiteStore:
         self.text = EmbeddedText(self.db, self.caches, text_index)
         self.graph = EmbeddedGraph(self.db)
         self.governance = EmbeddedGovernance(self.db, self.caches)
+        self.governance.settle_interrupted()  # what a killed erasure left on disk
 
     # lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
@@ -261,7 +263,8 @@ class SQLiteStore:
         return self.governance.purge_collection(scope, collection)
 
     def flush_erasure(self, attempts: int = 10, wait_s: float = 0.2) -> int:
-        """Empties the WAL after an erasure (governance.py); returns WAL frames left."""
+        """Rewrites the file and empties the WAL after an erasure (governance.py); returns
+        the WAL frames left."""
         return self.governance.flush_erasure(attempts, wait_s)
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
