@@ -181,7 +181,7 @@ class AskedWords:
 
 def _same_conversation(
     sessions: np.ndarray, j: int, whens: np.ndarray, asked: AskedWords | None = None
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Which candidates were said in ``j``'s conversation: its session when both name one,
     else (a memory without a session) within a day of it. ``sessions``: ``session_codes``.
 
@@ -192,19 +192,44 @@ def _same_conversation(
     "The search service is written in Rust" asked "which language is the payments service
     written in?" are two facts about two subjects (the later drops "payments"), while "My
     bike is a road bike" and "My bike is a gravel bike" may be an update written seconds
-    after the fact it updates, as a script or an agent writes them.
+    after the fact it updates, as a script or an agent writes them. Those rows are returned
+    apart (the second mask, None when there are none), left out of the first: whose words
+    decide is read only for the rows a search reaches (``_nearest``).
     """
     near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
+    open_rows = None
     if sessions[j] < 0 and asked is not None and whens[j, 0] == whens[j, 1]:
         # only statements written as they were said (event time = write time, as add()
         # without valid_from stamps them): a dated record of a chat, imported turn by turn
         # with its message times, stays one conversation a day
-        rows = np.flatnonzero(near & (sessions < 0) & (whens[:, 0] == whens[:, 1]))
-        if rows.size:
-            near[rows[asked.of(rows) == asked.of(np.array([j]))[0]]] = False
+        open_rows = near & (sessions < 0) & (whens[:, 0] == whens[:, 1])
+        near &= ~open_rows
     if sessions[j] < 0:
-        return near
-    return np.where(sessions >= 0, sessions == sessions[j], near)
+        return near, open_rows
+    return np.where(sessions >= 0, sessions == sessions[j], near), open_rows
+
+
+def _nearest(
+    values: np.ndarray,
+    mask: np.ndarray,
+    anchor: int,
+    open_rows: np.ndarray | None,
+    asked: AskedWords | None,
+) -> int | None:
+    """The row of the highest value among ``mask`` (the first on a tie), passing over the
+    ``open_rows`` that hold another set of the query's words than ``anchor`` (one
+    conversation with it, ``_same_conversation``); None when no row is left. The words
+    of a row are read only when it is the best one left."""
+    if open_rows is None or asked is None:
+        return _best(values, mask) if mask.any() else None
+    mask = mask.copy()
+    mine = int(asked.of(np.array([anchor]))[0])
+    while mask.any():
+        k = _best(values, mask)
+        if not open_rows[k] or int(asked.of(np.array([k]))[0]) == mine:
+            return k
+        mask[k] = False
+    return None
 
 
 def _mutual_nearest_later(
@@ -238,19 +263,19 @@ def _mutual_nearest_later(
     if len(sessions) < 3:
         return None
     t_i = (int(whens[i, 0]), int(whens[i, 1]))
-    later = _later_mask(whens, t_i) & ~_same_conversation(sessions, i, whens, asked)
-    if not later.any():
-        return None
-    j = _best(sims, later)
-    if sims[j] < floor or (wanted is not None and j not in wanted):
+    conv, open_rows = _same_conversation(sessions, i, whens, asked)
+    j = _nearest(sims, _later_mask(whens, t_i) & ~conv, i, open_rows, asked)
+    if j is None or sims[j] < floor or (wanted is not None and j not in wanted):
         return None
     back = np.round(unit @ unit[j], 9)
     t_j = (int(whens[j, 0]), int(whens[j, 1]))
     # j's nearest earlier statement among those it could update: one said in j's own
     # session (or, without sessions, on j's day) is the same conversation, often the same
     # words twice (a round's verbatim record beside the fact read from it), not a rival
-    rivals = _earlier_mask(whens, t_j) & ~_same_conversation(sessions, j, whens, asked)
-    return j if _best(back, rivals) == i else None
+    conv, open_rows = _same_conversation(sessions, j, whens, asked)
+    return (
+        j if _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, open_rows, asked) == i else None
+    )
 
 
 def apply_freshness(
