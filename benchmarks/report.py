@@ -52,6 +52,15 @@ def _ku_suite(d: dict[str, Any]) -> tuple[str, str]:
     return figures, f"mode {d['mode']}, split {d['split']}, embedder {d['embedder']}, no LLM"
 
 
+def _ku_neighbours(d: dict[str, Any]) -> tuple[str, str]:
+    o = d["overall"]
+    figures = (
+        f"taken over {o['taken_over']}/{o['n']} ({o['taken_over_rate']:.3f}), "
+        f"kept {o['kept']}, miss {o['miss']}"
+    )
+    return figures, f"mode {d['mode']}, split {d['split']}, embedder {d['embedder']}, no LLM"
+
+
 def _knowledge_updates(d: dict[str, Any]) -> tuple[str, str]:
     overall = d.get("overall") or d.get("summary") or {}
     shown = ", ".join(
@@ -120,6 +129,19 @@ ROWS = (
         "ku_suite-quick-minilm*-test.json",
         "benchmarks/ku_suite/run.py",
         _ku_suite,
+    ),
+    Row(
+        "neighbouring facts written a second apart (ku_suite guard set: a later fact about "
+        "another subject must not take over), test split",
+        "ku_suite-neighbours-quick-minilm*-test.json",
+        "benchmarks/ku_suite/run.py --cases neighbours",
+        _ku_neighbours,
+    ),
+    Row(
+        "neighbouring facts a session apart (ku_suite guard set, dated), test split",
+        "ku_suite-neighbours-add-minilm*-test.json",
+        "benchmarks/ku_suite/run.py --cases neighbours",
+        _ku_neighbours,
     ),
     Row(
         "knowledge updates, test split",

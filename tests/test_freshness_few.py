@@ -4,7 +4,9 @@ Only the ``freshness_update_rank`` most relevant candidates can be an update, so
 ``apply_freshness`` reads the words (does it announce a change?) of those alone and
 asks the pipeline for their stored terms only. The reference below is the step as it
 was before: every candidate's words read, every candidate tested; the two must give
-the same freshness and relevance, bit for bit.
+the same freshness and relevance, bit for bit. With the query's words (``asked``), the
+reference reads every candidate's query words up front, where the step reads only those
+of the memories without a session said the same day as a tested statement.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from attestor_arango.retrieval.rounding import round_list
 from attestor_arango.retrieval.temporal import (
     CHANGE_CUES,
     FRESH_EPSILON,
+    AskedWords,
     _mutual_nearest_later,
     _when,
     apply_freshness,
@@ -35,7 +38,10 @@ CFG = RetrievalConfig()
 
 
 def freshness_reference(
-    cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray], config: RetrievalConfig
+    cands: Sequence[Candidate],
+    vectors: Mapping[str, np.ndarray],
+    config: RetrievalConfig,
+    asked: Sequence[str] | None = None,
 ) -> None:
     """``apply_freshness`` before it read only the first places: every candidate's words,
     every candidate tested, the rank of each from a full sort."""
@@ -50,6 +56,9 @@ def freshness_reference(
     before = [c.relevance for c in items]
     whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64).reshape(-1, 2)
     sessions = session_codes(items)
+    words = None if asked is None else AskedWords(items, asked)
+    if words is not None:
+        words.of(np.arange(len(items)))  # every candidate's words, read up front
     keys = [(-r, -c.t_created, c.id) for r, c in zip(round_list(before, 12), items, strict=True)]
     top = sorted(range(len(items)), key=keys.__getitem__)
     rank = {k: r for r, k in enumerate(top)}
@@ -61,7 +70,7 @@ def freshness_reference(
         )
         close[i] = False
         mate = _mutual_nearest_later(
-            i, sims, unit, sessions, whens, config.freshness_cue_similarity
+            i, sims, unit, sessions, whens, config.freshness_cue_similarity, asked=words
         )
         if mate is not None:
             close[mate] = True
@@ -90,20 +99,27 @@ def freshness_reference(
 
 
 WORDS = ["piano", "lessons", "moved", "now", "Berlin", "switched", "car", "cat", "instead"]
+PLAIN = ["piano", "lessons", "Berlin", "car", "cat", "garden", "bike"]  # no change cue
 
 
-def _case(seed: int) -> tuple[list[Candidate], dict[str, np.ndarray], RetrievalConfig]:
+def _case(
+    seed: int, quick: bool = False
+) -> tuple[list[Candidate], dict[str, np.ndarray], RetrievalConfig, tuple[str, ...] | None]:
+    """Random candidates, vectors and config, and the query's words (None: not given).
+    ``quick``: memories without sessions or entities, all said within a day, in words
+    that announce no change."""
     rng = random.Random(seed)
     n = rng.randint(2, 40)
     centres = [np.array([rng.gauss(0, 1) for _ in range(8)]) for _ in range(3)]
     cands, vectors = [], {}
+    words = PLAIN if quick else WORDS
     for i in range(n):
         m = mem(
             f"m{i:03d}",
-            " ".join(rng.choices(WORDS, k=rng.randint(1, 5))),
-            day=rng.choice([rng.uniform(0, 30), 5.0]),
-            entity=rng.choice([None, "alice", "bob"]),
-            session=rng.choice([None, "s1", "s2", "s3"]),
+            " ".join(rng.choices(words, k=rng.randint(1, 5))),
+            day=rng.uniform(0, 0.9) if quick else rng.choice([rng.uniform(0, 30), 5.0]),
+            entity=None if quick else rng.choice([None, "alice", "bob"]),
+            session=None if quick else rng.choice([None, "s1", "s2", "s3"]),
         )
         c = Candidate(memory=m)
         c.rrf_norm = rng.choice([rng.random(), 0.5])
@@ -118,15 +134,17 @@ def _case(seed: int) -> tuple[list[Candidate], dict[str, np.ndarray], RetrievalC
         freshness_similarity=rng.choice([0.9, 0.6]),
         freshness_cue_similarity=rng.choice([0.35, 0.1]),
     )
-    return cands, vectors, config
+    asked = rng.choice([None, scoring_terms(" ".join(rng.choices(words, k=rng.randint(1, 4))))])
+    return cands, vectors, config, asked
 
 
+@pytest.mark.parametrize("quick", [False, True])
 @pytest.mark.parametrize("seed", range(300))
-def test_freshness_equals_the_step_that_read_every_candidate(seed: int) -> None:
-    got, vectors, config = _case(seed)
-    want, _, _ = _case(seed)
-    apply_freshness(got, vectors, config)
-    freshness_reference(want, vectors, config)
+def test_freshness_equals_the_step_that_read_every_candidate(seed: int, quick: bool) -> None:
+    got, vectors, config, asked = _case(seed, quick)
+    want, _, _, _ = _case(seed, quick)
+    apply_freshness(got, vectors, config, asked)
+    freshness_reference(want, vectors, config, asked)
     assert [(c.id, c.freshness.hex(), c.relevance.hex()) for c in got] == [
         (c.id, c.freshness.hex(), c.relevance.hex()) for c in want
     ]
@@ -136,16 +154,30 @@ def test_some_cases_change_a_rank() -> None:
     # the comparison above is not vacuous: freshness moves candidates in many cases
     moved = 0
     for seed in range(300):
-        cands, vectors, config = _case(seed)
-        apply_freshness(cands, vectors, config)
+        cands, vectors, config, asked = _case(seed)
+        apply_freshness(cands, vectors, config, asked)
         moved += any(c.freshness != 0.0 for c in cands)
     assert moved > 30
 
 
+def test_some_cases_rank_by_the_query_words() -> None:
+    # nor for the query's words: in many cases they change what freshness does
+    differ = 0
+    for seed in range(300):
+        with_words, vectors, config, asked = _case(seed, quick=True)
+        if asked is None:
+            continue
+        without, _, _, _ = _case(seed, quick=True)
+        apply_freshness(with_words, vectors, config, asked)
+        apply_freshness(without, vectors, config)
+        differ += [c.freshness for c in with_words] != [c.freshness for c in without]
+    assert differ > 5  # 10 of the 134 cases with words
+
+
 def test_only_the_candidates_that_may_update_have_their_words_read() -> None:
-    cands, vectors, config = _case(7)
+    cands, vectors, config, _ = _case(7)
     config = config.replace(freshness_update_rank=3)
-    apply_freshness(cands, vectors, config)
+    apply_freshness(cands, vectors, config)  # without the query's words
     read = [c.id for c in cands if c.terms is not None]
     assert 0 < len(read) <= 3
 

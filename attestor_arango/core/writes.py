@@ -106,6 +106,30 @@ def embed(rt: Runtime, scope: Scope, texts: list[str]) -> tuple[np.ndarray, Embe
     return rt.embedder.embed(texts), (mine if space is None else None)
 
 
+def said_otherwise_since(
+    rt: Runtime, scope: Scope, view: TemporalView, old: Memory, vector: np.ndarray
+) -> bool:
+    """Whether a memory said after ``old`` (a later event time, or the same one written
+    later) is the nearest to ``old``'s words among the others the view sees, at least
+    ``freshness_cue_similarity`` close: a statement about the same subject came since, so
+    the same words again ("A", "B", "A") say the subject changed back.
+
+    Scale-free like freshness's nearest test (the nearest, not a threshold of one embedder),
+    with the floor freshness uses; a repeat whose nearest other memory is older, or far,
+    repeats what was last said about its subject (a script re-adding its facts).
+    """
+    floor = rt.retrieval_config.freshness_cue_similarity
+    for hit in rt.store.vector_candidates(scope, vector, 3, view):
+        if hit.memory.id == old.id or hit.memory.content_hash == old.content_hash:
+            continue
+        after = (hit.memory.us("valid_from"), hit.memory.us("t_created")) > (
+            old.us("valid_from"),
+            old.us("t_created"),
+        )
+        return after and hit.score >= floor
+    return False
+
+
 class Writer:
     """The one write path of a memory; built once from the runtime and its auditor."""
 
@@ -180,8 +204,17 @@ class Writer:
                 )
                 # the same words again are the same memory, unless said at a later event
                 # time: then they are news again ("I work from home" -> "I work at the
-                # office" -> "I work from home"), a new version of the old row
-                if same and (valid_from_us is None or valid_from_us <= same[0].us("valid_from")):
+                # office" -> "I work from home"), a new version of the old row. Without a
+                # valid_from the event time is now: news again only when something was said
+                # about the same subject since (``said_otherwise_since``), so a plain repeat
+                # of what was last said stays the same memory
+                if same and (
+                    start <= same[0].us("valid_from")
+                    or (
+                        valid_from_us is None
+                        and not said_otherwise_since(rt, scope, view, same[0], vector)
+                    )
+                ):
                     return same[0]
                 if same:
                     supersedes_id = same[0].id

@@ -63,6 +63,7 @@ from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import Hit, MemoryStore, Store
+from attestor_arango.text.stemming import scoring_terms
 from attestor_arango.validation import entity_key
 
 
@@ -272,7 +273,7 @@ def recall(
         vectors = _vectors(store, scope, cands, errors, vcache)
         if "vectors_error" in errors:
             tr.step("vectors", len(cands), len(cands), error=errors["vectors_error"])
-        apply_freshness(cands, vectors, config)
+        apply_freshness(cands, vectors, config, scoring_terms(query))
     tr.step("time", len(cands), len(cands))
 
     ranked = order(cands)

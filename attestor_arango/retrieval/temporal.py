@@ -154,13 +154,82 @@ def session_codes(items: Sequence[Candidate]) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
-def _same_conversation(sessions: np.ndarray, j: int, whens: np.ndarray) -> np.ndarray:
+class AskedWords:
+    """Which of the query's scoring terms each candidate holds, read only for the rows asked
+    about (a candidate's words are tokenised at most once, and only when a memory without a
+    session said the same day as a tested statement needs them), as one integer per row,
+    a bit a term, so that rows compare as sets with ``==``.
+    """
+
+    def __init__(self, items: Sequence[Candidate], asked: Sequence[str]) -> None:
+        # at most 62 distinct terms, so that every set fits an int64; a longer query's
+        # later terms are not compared
+        self._bit = {t: 1 << k for k, t in enumerate(dict.fromkeys(asked)) if k < 62}
+        self._items = items
+        self._bits = np.full(len(items), -1, dtype=np.int64)  # -1: not read yet
+
+    def of(self, rows: np.ndarray) -> np.ndarray:
+        """The query-term sets of ``rows`` (indices into the items), read when first asked."""
+        bits = self._bits
+        for k in rows[bits[rows] < 0].tolist():
+            v = 0
+            for t in self._items[k].content_terms():
+                v |= self._bit.get(t, 0)
+            bits[k] = v
+        return bits[rows]
+
+
+def _same_conversation(
+    sessions: np.ndarray, j: int, whens: np.ndarray, asked: AskedWords | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Which candidates were said in ``j``'s conversation: its session when both name one,
-    else (a memory without a session) within a day of it. ``sessions``: ``session_codes``."""
+    else (a memory without a session) within a day of it. ``sessions``: ``session_codes``.
+
+    With ``asked`` (the query's terms), two memories without sessions written within a day
+    of each other as they were said (``valid_from`` equal to ``t_created``: what ``add``
+    without a valid_from stores) are one conversation only when they hold different sets
+    of the query's words: "The payments service is written in Go" and, a second later,
+    "The search service is written in Rust" asked "which language is the payments service
+    written in?" are two facts about two subjects (the later drops "payments"), while "My
+    bike is a road bike" and "My bike is a gravel bike" may be an update written seconds
+    after the fact it updates, as a script or an agent writes them. Those rows are returned
+    apart (the second mask, None when there are none), left out of the first: whose words
+    decide is read only for the rows a search reaches (``_nearest``).
+    """
     near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
+    open_rows = None
+    if sessions[j] < 0 and asked is not None and whens[j, 0] == whens[j, 1]:
+        # only statements written as they were said (event time = write time, as add()
+        # without valid_from stamps them): a dated record of a chat, imported turn by turn
+        # with its message times, stays one conversation a day
+        open_rows = near & (sessions < 0) & (whens[:, 0] == whens[:, 1])
+        near &= ~open_rows
     if sessions[j] < 0:
-        return near
-    return np.where(sessions >= 0, sessions == sessions[j], near)
+        return near, open_rows
+    return np.where(sessions >= 0, sessions == sessions[j], near), open_rows
+
+
+def _nearest(
+    values: np.ndarray,
+    mask: np.ndarray,
+    anchor: int,
+    open_rows: np.ndarray | None,
+    asked: AskedWords | None,
+) -> int | None:
+    """The row of the highest value among ``mask`` (the first on a tie), passing over the
+    ``open_rows`` that hold another set of the query's words than ``anchor`` (one
+    conversation with it, ``_same_conversation``); None when no row is left. The words
+    of a row are read only when it is the best one left."""
+    if open_rows is None or asked is None:
+        return _best(values, mask) if mask.any() else None
+    mask = mask.copy()
+    mine = int(asked.of(np.array([anchor]))[0])
+    while mask.any():
+        k = _best(values, mask)
+        if not open_rows[k] or int(asked.of(np.array([k]))[0]) == mine:
+            return k
+        mask[k] = False
+    return None
 
 
 def _mutual_nearest_later(
@@ -171,6 +240,7 @@ def _mutual_nearest_later(
     whens: np.ndarray,
     floor: float,
     wanted: Container[int] | None = None,
+    asked: AskedWords | None = None,
 ) -> int | None:
     """The later candidate that is ``i``'s nearest, when ``i`` is also its nearest earlier one.
 
@@ -186,28 +256,33 @@ def _mutual_nearest_later(
     candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
     candidate's (valid_from, t_created), ``sessions`` its ``session_codes``. With
     ``wanted``, a nearest later candidate outside it is not tested further (None): a
-    caller that can use only those answers saves the search back.
+    caller that can use only those answers saves the search back. With ``asked`` (the
+    candidates' query terms), two statements without sessions said the same day are one
+    conversation only when they hold different query words (``_same_conversation``).
     """
     if len(sessions) < 3:
         return None
     t_i = (int(whens[i, 0]), int(whens[i, 1]))
-    later = _later_mask(whens, t_i) & ~_same_conversation(sessions, i, whens)
-    if not later.any():
-        return None
-    j = _best(sims, later)
-    if sims[j] < floor or (wanted is not None and j not in wanted):
+    conv, open_rows = _same_conversation(sessions, i, whens, asked)
+    j = _nearest(sims, _later_mask(whens, t_i) & ~conv, i, open_rows, asked)
+    if j is None or sims[j] < floor or (wanted is not None and j not in wanted):
         return None
     back = np.round(unit @ unit[j], 9)
     t_j = (int(whens[j, 0]), int(whens[j, 1]))
     # j's nearest earlier statement among those it could update: one said in j's own
     # session (or, without sessions, on j's day) is the same conversation, often the same
     # words twice (a round's verbatim record beside the fact read from it), not a rival
-    rivals = _earlier_mask(whens, t_j) & ~_same_conversation(sessions, j, whens)
-    return j if _best(back, rivals) == i else None
+    conv, open_rows = _same_conversation(sessions, j, whens, asked)
+    return (
+        j if _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, open_rows, asked) == i else None
+    )
 
 
 def apply_freshness(
-    cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray], config: RetrievalConfig
+    cands: Sequence[Candidate],
+    vectors: Mapping[str, np.ndarray],
+    config: RetrievalConfig,
+    asked: Sequence[str] | None = None,
 ) -> None:
     """Demotes candidates restated later by a similar candidate about the same entity.
 
@@ -219,6 +294,13 @@ def apply_freshness(
     their words are read (whether they announce a change: ``content_terms``, the backend's
     terms when coverage attached them, else the memoised tokeniser's, the same terms) and
     only they are tested as one.
+
+    ``asked``: the query's scoring terms. With them, two statements without sessions
+    written within a day of each other as they were said (``valid_from`` = ``t_created``)
+    can be an update and the fact it updates when they hold the same query words
+    (``_same_conversation``; only such statements' words are read);
+    without them (None) such statements are one conversation, never an update of each
+    other.
     """
     exempt = set(config.freshness_exempt_tags)
     items = [
@@ -261,6 +343,7 @@ def apply_freshness(
     # once: the nearest-update test compares them for every candidate
     whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64).reshape(-1, 2)
     sessions = session_codes(items)
+    words = None if asked is None else AskedWords(items, asked)
     changed: set[int] = set()
     for i, newer_ones in pairs:
         # close[j]: j may restate i; a change-announcing j needs less similarity
@@ -269,7 +352,7 @@ def apply_freshness(
             (sims >= config.freshness_cue_similarity) & cued
         )
         mate = _mutual_nearest_later(
-            i, sims, unit, sessions, whens, config.freshness_cue_similarity, newer_ones
+            i, sims, unit, sessions, whens, config.freshness_cue_similarity, newer_ones, words
         )
         if mate is not None:
             close[mate] = True

@@ -1062,6 +1062,236 @@ PARAPHRASE = [
     ),
 ]
 
+# the guard set (session 14, helper H1): NOT updates. Two facts about two different subjects,
+# the second said right after the first, and a question about the first: the second must not
+# take over the first's rank. Written in one sitting before any rule was measured on them,
+# most in the same sentence frame as each other (the hard kind: "My sister lives in Leeds." /
+# "My brother lives in Glasgow."), the rest about a nearby subject; split like the cases above
+NEIGHBOURS = [
+    ("My sister lives in Leeds.", "My brother lives in Glasgow.", "Where does my sister live?"),
+    (
+        "The billing API runs on Postgres.",
+        "The analytics pipeline runs on ClickHouse.",
+        "Which database does the billing API run on?",
+    ),
+    (
+        "My daughter's teacher is Mrs Patel.",
+        "My son's teacher is Mr Hughes.",
+        "Who is my daughter's teacher?",
+    ),
+    (
+        "My wife's birthday is on June 12.",
+        "My mother's birthday is on October 3.",
+        "When is my wife's birthday?",
+    ),
+    (
+        "Our office in Berlin opens at 8am.",
+        "Our office in Madrid opens at 9:30am.",
+        "When does the Berlin office open?",
+    ),
+    (
+        "The staging server is called orion.",
+        "The production server is called vega.",
+        "What is the staging server called?",
+    ),
+    (
+        "My car insurance is with Aviva.",
+        "My home insurance is with Direct Line.",
+        "Who is my car insurance with?",
+    ),
+    (
+        "My running shoes are Asics.",
+        "My hiking boots are Merrell.",
+        "What brand are my running shoes?",
+    ),
+    ("Tom is allergic to peanuts.", "Anna is allergic to shellfish.", "What is Tom allergic to?"),
+    (
+        "The kitchen walls are painted sage green.",
+        "The bedroom walls are painted dusty pink.",
+        "What colour are the kitchen walls?",
+    ),
+    (
+        "My laptop runs Ubuntu.",
+        "My desktop runs Windows 11.",
+        "Which operating system does my laptop run?",
+    ),
+    (
+        "The frontend team uses React.",
+        "The mobile team uses Flutter.",
+        "Which framework does the frontend team use?",
+    ),
+    (
+        "My brother-in-law works as an electrician.",
+        "My cousin works as a pharmacist.",
+        "What does my brother-in-law do for work?",
+    ),
+    ("The cat eats salmon kibble.", "The dog eats a lamb and rice mix.", "What does the cat eat?"),
+    (
+        "My Monday class is pottery.",
+        "My Wednesday class is salsa dancing.",
+        "What is my Monday class?",
+    ),
+    (
+        "My mortgage rate is 4.1 percent.",
+        "My savings account pays 3.2 percent.",
+        "What is my mortgage rate?",
+    ),
+    (
+        "The London team's standup is at 9:15.",
+        "The New York team's standup is at 10:00.",
+        "When is the London team's standup?",
+    ),
+    (
+        "My father supports Arsenal.",
+        "My uncle supports Everton.",
+        "Which team does my father support?",
+    ),
+    (
+        "My passport number ends in 4471.",
+        "My driving licence number ends in 9082.",
+        "What does my passport number end in?",
+    ),
+    (
+        "The guest room has a double bed.",
+        "The study has a sofa bed.",
+        "What kind of bed is in the guest room?",
+    ),
+    (
+        "Project Falcon is led by Irina.",
+        "Project Heron is led by Marcus.",
+        "Who leads Project Falcon?",
+    ),
+    (
+        "My best friend Sam lives in Dublin.",
+        "My old flatmate Chris lives in Bristol.",
+        "Where does Sam live?",
+    ),
+    (
+        "The orders table is partitioned by month.",
+        "The events table is partitioned by day.",
+        "How is the orders table partitioned?",
+    ),
+    (
+        "My morning medication is levothyroxine.",
+        "My evening medication is atorvastatin.",
+        "Which medication do I take in the morning?",
+    ),
+    (
+        "My niece is studying medicine.",
+        "My nephew is studying architecture.",
+        "What is my niece studying?",
+    ),
+    (
+        "The back garden faces south.",
+        "The front garden faces north.",
+        "Which way does the back garden face?",
+    ),
+    ("My work phone is a Pixel 8.", "My personal phone is an iPhone 13.", "What is my work phone?"),
+    (
+        "The recruitment budget is 40,000 pounds.",
+        "The training budget is 15,000 pounds.",
+        "What is the recruitment budget?",
+    ),
+    (
+        "Our cleaner comes on Thursdays.",
+        "Our gardener comes on Mondays.",
+        "When does our cleaner come?",
+    ),
+    (
+        "My grandmother's house is in Cornwall.",
+        "My aunt's flat is in Edinburgh.",
+        "Where is my grandmother's house?",
+    ),
+    (
+        "I'm allergic to penicillin.",
+        "My doctor prescribed me antihistamines for hay fever.",
+        "Which drug am I allergic to?",
+    ),
+    ("My bike is a Brompton.", "My partner rides a Specialized road bike.", "What bike do I have?"),
+    (
+        "I speak Portuguese fluently.",
+        "My husband is learning Italian.",
+        "Which language do I speak fluently?",
+    ),
+    (
+        "Our wifi password is on the fridge.",
+        "The router is in the hallway cupboard.",
+        "Where is the wifi password?",
+    ),
+    (
+        "My favourite restaurant is Dishoom.",
+        "My sister's favourite restaurant is Nando's.",
+        "What is my favourite restaurant?",
+    ),
+    (
+        "I park in bay 14 at work.",
+        "Visitors park in the lot behind the gym.",
+        "Where do I park at work?",
+    ),
+    (
+        "The quarterly report is due on the 5th.",
+        "The board meeting is on the 12th.",
+        "When is the quarterly report due?",
+    ),
+    (
+        "My yoga teacher is called Leila.",
+        "My piano teacher is called Bruno.",
+        "What is my yoga teacher called?",
+    ),
+    (
+        "The spare key is under the blue flowerpot.",
+        "The garage remote is in the kitchen drawer.",
+        "Where is the spare key?",
+    ),
+    (
+        "I take my coffee with oat milk.",
+        "My colleague Dan drinks his tea with honey.",
+        "How do I take my coffee?",
+    ),
+    ("My accountant is Fiona Reid.", "My solicitor is Gareth Owen.", "Who is my accountant?"),
+    (
+        "My flight to Lisbon leaves at 7:40.",
+        "My train to Manchester leaves at 16:05.",
+        "When does my flight to Lisbon leave?",
+    ),
+    (
+        "The cache layer uses Redis.",
+        "The message queue uses RabbitMQ.",
+        "What does the cache layer use?",
+    ),
+    (
+        "My son plays the trumpet.",
+        "My daughter plays the flute.",
+        "What instrument does my son play?",
+    ),
+    (
+        "The printer on floor two is an HP LaserJet.",
+        "The scanner on floor three is a Canon.",
+        "Which printer is on floor two?",
+    ),
+    (
+        "My gym membership costs 35 pounds a month.",
+        "My phone contract costs 22 pounds a month.",
+        "How much does my gym membership cost?",
+    ),
+    ("Our landlord is Mr Adeyemi.", "Our letting agent is Foxtons.", "Who is our landlord?"),
+    (
+        "My blood type is O negative.",
+        "My husband's blood type is A positive.",
+        "What is my blood type?",
+    ),
+    (
+        "The team offsite is in Lisbon.",
+        "The company conference is in Amsterdam.",
+        "Where is the team offsite?",
+    ),
+    (
+        "The API rate limit is 100 requests per minute.",
+        "The upload size limit is 25 megabytes.",
+        "What is the API rate limit?",
+    ),
+]
+
 # unrelated facts the runner spreads over the sessions (three per session)
 FILLER = [
     "I grew up on a farm in Norfolk.",
@@ -1134,6 +1364,25 @@ def build_cases() -> list[dict[str, Any]]:
                     "split": split(case_id),
                     "sessions": sessions,
                     "question": question,
+                    "answer": len(sessions) - 1,
                 }
             )
+    return out
+
+
+def build_neighbours() -> list[dict[str, Any]]:
+    """The guard set as cases of two sessions, the asked-about fact first (``answer`` 0)."""
+    out: list[dict[str, Any]] = []
+    for n, (asked, neighbour, question) in enumerate(NEIGHBOURS, 1):
+        case_id = f"neighbour-{n}"
+        out.append(
+            {
+                "id": case_id,
+                "category": "neighbour",
+                "split": split(case_id),
+                "sessions": [[("user", asked, True)], [("user", neighbour, True)]],
+                "question": question,
+                "answer": 0,
+            }
+        )
     return out

@@ -1,7 +1,7 @@
 """Knowledge updates that generalise: does the newest statement about a subject rank first?
 
     python benchmarks/ku_suite/run.py [--mode add|ingest|quick] [--embedder local|hashing]
-        [--split dev|test|all] [--retrieval JSON] [--out FILE]
+        [--split dev|test|all] [--cases updates|neighbours] [--retrieval JSON] [--out FILE]
 
 The cases are in ``cases.py`` (225, nine kinds; how they were written and split is
 said there). Each case runs in a fresh memory, stored the way a user would store
@@ -23,6 +23,13 @@ to ``benchmarks/results/ku_suite-<mode>-<embedder>-<split>.json``.
 writes them: plain ``add(text)``, no ``valid_from``, each write one second after the
 one before, the question one second after the last (the way cases written by others
 tend to be, which the dated sessions above do not test).
+
+``--cases neighbours`` runs the guard set instead (``cases.NEIGHBOURS``, 50 cases):
+two facts about two different subjects, the second said after the first (a session
+later, or in ``quick`` mode a second later), and a question about the first. These
+are not updates, so the outcome is ``kept`` when the asked-about fact is the first
+of the two in the top 5, ``taken_over`` when the later neighbour ranks above it, and
+``miss``; the file is ``ku_suite-neighbours-<mode>-<embedder>-<split>.json``.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
-from cases import FILLER, build_cases  # noqa: E402
+from cases import FILLER, build_cases, build_neighbours  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
@@ -55,6 +62,8 @@ from attestor_arango.retrieval import RetrievalConfig  # noqa: E402
 RESULTS_DIR = HERE.parent / "results"
 START = datetime(2025, 1, 6, 9, tzinfo=UTC)
 TOP = 5
+# outcome names per case set: (the case's answer ranks first, another of its statements does)
+OUTCOMES = {"updates": ("new_wins", "stale_wins"), "neighbours": ("kept", "taken_over")}
 
 
 def pick_embedder(choice: str) -> Embedder:
@@ -112,16 +121,21 @@ def store_case(
 
 
 def judge(
-    case: dict[str, Any], resp: RecallResponse, owner: dict[str, int], mode: str
+    case: dict[str, Any],
+    resp: RecallResponse,
+    owner: dict[str, int],
+    mode: str,
+    names: tuple[str, str] = OUTCOMES["updates"],
 ) -> dict[str, Any]:
-    """The case's outcome from the first top-5 result that is one of its statements."""
-    last = len(case["sessions"]) - 1
+    """The case's outcome from the first top-5 result that is one of its statements:
+    ``names[0]`` when it is the case's answer (the newest statement of an update, the
+    asked-about fact of a neighbour pair), ``names[1]`` when another, else ``miss``."""
     outcome, top = "miss", []
     for r in resp.results[:TOP]:
         rid = r.memory.provenance.source_episode_id if mode == "ingest" else r.memory.id
         top.append(r.memory.content)
         if rid in owner:
-            outcome = "new_wins" if owner[rid] == last else "stale_wins"
+            outcome = names[0] if owner[rid] == case["answer"] else names[1]
             break
     return {
         "id": case["id"],
@@ -151,22 +165,25 @@ def run_case(
     embedder: Embedder,
     config: RetrievalConfig,
     workdir: Path,
+    names: tuple[str, str] = OUTCOMES["updates"],
 ) -> dict[str, Any]:
     mem, clock = open_case(case, index, mode, embedder, workdir)
     with mem:
         mem.retrieval_config = config
         owner = store_case(mem, clock, case, index, mode)
         resp = mem.recall(case["question"])
-    return judge(case, resp, owner, mode)
+    return judge(case, resp, owner, mode, names)
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(
+    rows: list[dict[str, Any]], names: tuple[str, str] = OUTCOMES["updates"]
+) -> dict[str, Any]:
     def agg(sub: list[dict[str, Any]]) -> dict[str, Any]:
         c = Counter(r["outcome"] for r in sub)
         return {
             "n": len(sub),
-            **{k: c.get(k, 0) for k in ("new_wins", "stale_wins", "miss")},
-            "new_wins_rate": round(c.get("new_wins", 0) / max(1, len(sub)), 4),
+            **{k: c.get(k, 0) for k in (*names, "miss")},
+            **{f"{k}_rate": round(c.get(k, 0) / max(1, len(sub)), 4) for k in names},
         }
 
     cats = sorted({r["category"] for r in rows})
@@ -181,26 +198,30 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--mode", default="add", choices=["add", "ingest", "quick"])
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--split", default="dev", choices=["dev", "test", "all"])
+    ap.add_argument("--cases", default="updates", choices=sorted(OUTCOMES))
     ap.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
     ap.add_argument("--out", default=None)
     ap.add_argument("--show-failures", action="store_true")
     args = ap.parse_args(argv)
     embedder = pick_embedder(args.embedder)
     config = RetrievalConfig.from_dict(json.loads(args.retrieval))
-    cases = [c for c in build_cases() if args.split in ("all", c["split"])]
+    names = OUTCOMES[args.cases]
+    every = build_cases() if args.cases == "updates" else build_neighbours()
+    cases = [c for c in every if args.split in ("all", c["split"])]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases):
-            rows.append(run_case(case, i, args.mode, embedder, config, Path(tmp)))
+            rows.append(run_case(case, i, args.mode, embedder, config, Path(tmp), names))
     report = {
         "benchmark": "ku_suite",
+        "cases_set": args.cases,
         "mode": args.mode,
         "embedder": embedder.name,
         "split": args.split,
         "config_overrides": json.loads(args.retrieval),
-        **summarise(rows),
+        **summarise(rows, names),
         "per_split": {
-            sp: summarise([r for r in rows if r["split"] == sp])
+            sp: summarise([r for r in rows if r["split"] == sp], names)
             for sp in ("dev", "test")
             if any(r["split"] == sp for r in rows)
         },
@@ -209,23 +230,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     console = Console()
     t = Table(title=f"ku_suite mode={args.mode} embedder={embedder.name} split={args.split}")
-    for col in ("category", "n", "new_wins", "stale_wins", "miss", "rate"):
+    for col in ("category", "n", *names, "miss", "rate"):
         t.add_column(col)
     for name, o in [*report["per_category"].items(), ("overall", report["overall"])]:
         t.add_row(
             name,
-            *(str(o[k]) for k in ("n", "new_wins", "stale_wins", "miss")),
-            f"{o['new_wins_rate']:.3f}",
+            *(str(o[k]) for k in ("n", *names, "miss")),
+            f"{o[names[0] + '_rate']:.3f}",
         )
     console.print(t)
     if args.show_failures:
         for r in rows:
-            if r["outcome"] != "new_wins":
+            if r["outcome"] != names[0]:
                 console.print(r["id"], r["outcome"], r["top"][:3])
+    prefix = "" if args.cases == "updates" else f"{args.cases}-"
     out = (
         Path(args.out)
         if args.out
-        else (RESULTS_DIR / f"ku_suite-{args.mode}-{embedder.name}-{args.split}.json")
+        else (RESULTS_DIR / f"ku_suite-{prefix}{args.mode}-{embedder.name}-{args.split}.json")
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
