@@ -170,13 +170,19 @@ class AskedWords:
 
     def of(self, rows: np.ndarray) -> np.ndarray:
         """The query-term sets of ``rows`` (indices into the items), read when first asked."""
-        bits = self._bits
-        for k in rows[bits[rows] < 0].tolist():
-            v = 0
+        for k in rows[self._bits[rows] < 0].tolist():
+            self.row(k)
+        return self._bits[rows]
+
+    def row(self, k: int) -> int:
+        """The query-term set of row ``k``, read when first asked."""
+        v = int(self._bits[k])
+        if v < 0:
+            v, bit = 0, self._bit.get
             for t in self._items[k].content_terms():
-                v |= self._bit.get(t, 0)
-            bits[k] = v
-        return bits[rows]
+                v |= bit(t, 0)
+            self._bits[k] = v
+        return v
 
 
 def _same_conversation(
@@ -222,11 +228,28 @@ def _nearest(
     of a row are read only when it is the best one left."""
     if open_rows is None or asked is None:
         return _best(values, mask) if mask.any() else None
+    rows = np.flatnonzero(mask)
+    found = values[rows]
+    if np.isnan(found).any():  # argmax ranks NaN first, a sort last: keep argmax's order
+        return _nearest_stepwise(values, mask, anchor, open_rows, asked)
+    # the rows by value desc, first row first on a tie: the order _best takes them in
+    rows = rows[np.argsort(-found, kind="stable")]
+    mine = asked.row(anchor)
+    for k, is_open in zip(rows.tolist(), open_rows[rows].tolist(), strict=True):
+        if not is_open or asked.row(k) == mine:
+            return int(k)
+    return None
+
+
+def _nearest_stepwise(
+    values: np.ndarray, mask: np.ndarray, anchor: int, open_rows: np.ndarray, asked: AskedWords
+) -> int | None:
+    """``_nearest`` one ``_best`` at a time (the order argmax gives NaN values)."""
     mask = mask.copy()
-    mine = int(asked.of(np.array([anchor]))[0])
+    mine = asked.row(anchor)
     while mask.any():
         k = _best(values, mask)
-        if not open_rows[k] or int(asked.of(np.array([k]))[0]) == mine:
+        if not open_rows[k] or asked.row(k) == mine:
             return k
         mask[k] = False
     return None
