@@ -366,6 +366,23 @@ def test_beginning_or_committing_against_a_lost_server_is_a_store_error() -> Non
     assert not store.in_transaction
 
 
+def test_a_lost_server_while_listing_indexes_or_applying_the_schema_is_a_store_error() -> None:
+    from attestor_arango.store.arango.schema import apply_schema
+
+    class Lost(RecordingDB):
+        def collection(self, name: str) -> Any:
+            raise UNREACHABLE
+
+        def role(self) -> str:
+            raise UNREACHABLE
+
+    store = make_store(Lost())
+    with pytest.raises(StoreError, match="cannot list the indexes of memories"):
+        store.vector_index(refresh=True)
+    with pytest.raises(StoreError, match="applying the ArangoDB schema failed"):
+        apply_schema(Lost())  # type: ignore[arg-type]
+
+
 def test_nested_transactions_join_the_outer_one() -> None:
     db = RecordingDB()
     store = make_store(db)

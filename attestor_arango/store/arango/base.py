@@ -168,7 +168,7 @@ class ArangoBase:
             if self._index_state is None or refresh or not fresh:
                 try:
                     self._index_state = vector_index_state(self._db)
-                except ArangoError as exc:
+                except (ArangoError, OSError) as exc:  # OSError: no server answered
                     raise StoreError(f"cannot list the indexes of memories: {exc}") from exc
                 self._index_state_at = time.monotonic()
             return dict(self._index_state)

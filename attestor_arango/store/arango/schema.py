@@ -145,7 +145,7 @@ def apply_schema(db: StandardDatabase, schema: dict[str, Any] | None = None) -> 
                     "ArangoDB drops invalid links silently (e.g. an unknown analyzer), fix "
                     "schemas/views.json",
                 )
-    except ArangoError as exc:
+    except (ArangoError, OSError) as exc:  # OSError: python-arango's connection failures
         raise StoreError(f"applying the ArangoDB schema failed: {exc}") from exc
     return report
 
