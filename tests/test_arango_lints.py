@@ -333,3 +333,41 @@ def test_hop_queries_keep_their_visibility_filter_pushable() -> None:
     assert traversal_filter_problems(broken_or)[0].startswith("OR in the traversal FILTER")
     broken_any = good.replace("p.edges[*].t_created ALL <=", "p.edges[*].t_created ANY <=")
     assert "not in the ALL form" in traversal_filter_problems(broken_any)[0]
+
+
+# the shape useVectorIndexRule rewrites (session 15) ----------------------------------------
+# arangod Aql/Optimizer/Rule/OptimizerRuleVectorIndex.cpp: after FOR over the collection, only
+# calculations and ONE FilterNode may precede a SORT with a single APPROX_NEAR_* element
+# (cosine: DESC) whose vector argument is the loop variable's indexed attribute and whose
+# options, if any, are an object literal; a LIMIT must follow the SORT directly. Two FILTERs
+# answer 1554 (tests/js/client/aql/vector/aql-vector-filter.js, multiple FILTER clauses).
+def ann_shape_problems(text: str, field: str = "vector") -> list[str]:
+    code = " ".join(strip_comments_and_strings(text).split())
+    match = re.match(r"FOR (\w+) IN (\w+) (.*?) SORT (.*?) LIMIT (@\w+|\d+) RETURN ", code)
+    if match is None:
+        return ["no FOR ... SORT ... LIMIT ... RETURN skeleton"]
+    var, _, between, sort, _ = match.groups()
+    problems = []
+    if len(re.findall(r"\bFILTER\b", between)) > 1:
+        problems.append("more than one FILTER between FOR and SORT")
+    if re.search(r"\b(FOR|COLLECT|SORT|LIMIT)\b", between):
+        problems.append("another operation between FOR and SORT")
+    near = re.fullmatch(
+        rf"APPROX_NEAR_COSINE\({var}\.{field}, @\w+(?:, (\{{[^{{}}]*\}}))?\) DESC", sort
+    )
+    if near is None:
+        problems.append(f"SORT is not APPROX_NEAR_COSINE({var}.{field}, @q[, {{...}}]) DESC")
+    return problems
+
+
+def test_the_ann_query_has_the_shape_the_vector_rule_rewrites() -> None:
+    text = REGISTRY.get("vector_ann").text
+    assert ann_shape_problems(text) == []
+    two_filters = text.replace("AND m.t_created <= @as_of", "FILTER m.t_created <= @as_of", 1)
+    assert ann_shape_problems(two_filters) == ["more than one FILTER between FOR and SORT"]
+    ascending = text.replace("{ nProbe: @n_probe }) DESC", "{ nProbe: @n_probe }) ASC")
+    assert "SORT is not" in ann_shape_problems(ascending)[0]
+    options_by_bind = text.replace("{ nProbe: @n_probe }", "@options")
+    assert "SORT is not" in ann_shape_problems(options_by_bind)[0]
+    other_attribute = text.replace("APPROX_NEAR_COSINE(m.vector", "APPROX_NEAR_COSINE(m.embedding")
+    assert "SORT is not" in ann_shape_problems(other_attribute)[0]
