@@ -43,6 +43,8 @@ class IndexDB:
         self.outcome, self._version, self.training_state = outcome, version, training_state
         self.indexes_held: list[dict[str, Any]] = []
         self.calls: list[tuple[str, Any]] = []
+        self.listings = 0
+        self.listing_times_out_after: int | None = None
 
     # StandardDatabase
     def role(self) -> str:
@@ -57,6 +59,12 @@ class IndexDB:
 
     # StandardCollection
     def indexes(self) -> list[dict[str, Any]]:
+        self.listings += 1
+        if (
+            self.listing_times_out_after is not None
+            and self.listings > self.listing_times_out_after
+        ):
+            raise ReadTimeout("HTTPConnectionPool(host='db', port=8529): Read timed out.")
         return [dict(ix) for ix in self.indexes_held]
 
     def add_index(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +113,10 @@ def test_an_index_build_the_client_stops_waiting_for_is_reported_as_pending() ->
     report = ensure_vector_index(db, Counts(50_000), min_docs=1)  # type: ignore[arg-type]
     assert report["status"] == "pending" and "still be building" in report["reason"]
     assert [c for c, _ in db.calls] == ["add_index"]
+    db = IndexDB("timeout", version="3.12.7-2")
+    db.listing_times_out_after = 1  # the index listing after the timeout times out as well
+    report = ensure_vector_index(db, Counts(50_000), min_docs=1)  # type: ignore[arg-type]
+    assert report["status"] == "pending" and report["exists"] is None
 
 
 def test_index_maintenance_waits_for_the_training_and_store_calls_do_not() -> None:

@@ -268,9 +268,17 @@ def ensure_vector_index(
             "inBackground false the call only returns once training has finished, so the "
             "server may still be building it: run `attestor-arango doctor` or `vector-index` "
             "again later",
-            **vector_index_state(db),
+            **_state_if_answered(db),
         }
     return {"status": "rebuilt" if rebuild else "created", **vector_index_state(db)}
+
+
+def _state_if_answered(db: StandardDatabase) -> dict[str, Any]:
+    """The index state, or ``exists: None`` when the server does not answer that either."""
+    try:
+        return vector_index_state(db)
+    except (ArangoError, OSError) as exc:
+        return {"exists": None, "state_error": str(exc)}
 
 
 def _drop_untrained(db: StandardDatabase) -> dict[str, Any]:
