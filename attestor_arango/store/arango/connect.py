@@ -204,6 +204,9 @@ def open_arango_store(config: Config, **store_options: Any) -> ArangoStore:
         check_server_version(db)
         if created or not schema_present(db):
             apply_schema(db)
+    except (ArangoError, OSError) as exc:  # the server went away after the first answer
+        client.close()
+        raise connect_error(settings, exc) from exc
     except BaseException:
         client.close()
         raise
@@ -225,6 +228,8 @@ def init_arango(config: Config) -> dict[str, Any]:
         )
         report.update({"database": settings.database, "created": created, "server": version})
         return report
+    except (ArangoError, OSError) as exc:  # python-arango's own errors, or no answer at all
+        raise connect_error(settings, exc) from exc
     finally:
         client.close()
 
@@ -238,6 +243,8 @@ def ensure_vector_index_for(config: Config) -> dict[str, Any]:
         check_server_version(db)
         executor = Executor(Registry.load(), lambda: db)
         return ensure_vector_index(db, executor, min_docs=settings.vector_min_docs)
+    except (ArangoError, OSError) as exc:  # python-arango's own errors, or no answer at all
+        raise connect_error(settings, exc) from exc
     finally:
         client.close()
 
@@ -251,5 +258,7 @@ def rebuild_vector_index(config: Config) -> dict[str, Any]:
         check_server_version(db)
         executor = Executor(Registry.load(), lambda: db)
         return ensure_vector_index(db, executor, min_docs=1, rebuild=True)
+    except (ArangoError, OSError) as exc:  # python-arango's own errors, or no answer at all
+        raise connect_error(settings, exc) from exc
     finally:
         client.close()
