@@ -136,3 +136,22 @@ def test_client_retries_answers_not_failed_connections_and_tries_each_host_once(
         assert client._host_resolver.max_tries == 2  # type: ignore[attr-defined]
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(
+    "entry", ["open_arango_store", "init_arango", "ensure_vector_index_for", "rebuild_vector_index"]
+)
+def test_a_server_lost_after_the_first_answer_is_a_store_error(
+    entry: str, unreachable: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """python-arango reports a lost server as an OSError (ConnectionAbortedError after the last
+    host, arango/connection.py process_request); the entry points say so as a StoreError."""
+    from attestor_arango.store.arango import connect
+
+    class GoneDB:
+        def version(self) -> str:
+            raise ConnectionAbortedError("Can't connect to host(s) within limit (1)")
+
+    monkeypatch.setattr(connect, "_connect", lambda settings, client, create: (GoneDB(), False))
+    with pytest.raises(StoreError, match="no server answered"):
+        getattr(connect, entry)(unreachable)

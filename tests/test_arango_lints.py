@@ -16,6 +16,7 @@ from attestor_arango.store.arango.registry import (
     Query,
     Registry,
     parse_query,
+    strip_comments_and_strings,
     used_bind_params,
 )
 from tests.support import aql_lints as lints
@@ -297,3 +298,76 @@ def test_optimizer_header_is_parsed_and_checked() -> None:
         parse_query("q", head + "// @optimizer: use-indexes\n" + body)
     with pytest.raises(StoreError, match="at most one"):
         parse_query("q", head + "// @optimizer: -a\n// @optimizer: -b\n" + body)
+
+
+# traversal filters the optimizer can push into the edge lookup (session 15) ----------------
+# graph_hops*.aql walk with uniqueVertices "global": a vertex first reached over an invisible
+# edge would be marked visited unless the visibility test runs while edges are looked up.
+# TraversalConditionFinder (arangod Aql/TraversalConditionFinder.cpp) moves only AND-combined
+# `p.edges[*].x ALL <op> v` / `p.vertices[*].x ALL <op> v` there, and nothing when the FILTER
+# is an OR of several branches.
+_PATH_TERM = re.compile(r"^p\.(edges|vertices)\[\*\]\.\w+ ALL (==|!=|<=|>=|<|>) @\w+$")
+
+
+def traversal_filter_problems(text: str) -> list[str]:
+    code = strip_comments_and_strings(text)
+    block = code[code.index("FILTER", code.index("OPTIONS")) + len("FILTER") : code.index("RETURN")]
+    problems: list[str] = []
+    if re.search(r"\bOR\b|\|\|", block):
+        problems.append("OR in the traversal FILTER: the optimizer pushes nothing down")
+    for term in (t.strip() for t in re.split(r"\bAND\b", " ".join(block.split()))):
+        if term.startswith("p.") and not _PATH_TERM.fullmatch(term):
+            problems.append(f"path condition not in the ALL form: {term}")
+    return problems
+
+
+def test_hop_queries_keep_their_visibility_filter_pushable() -> None:
+    for name in ("graph_hops", "graph_hops_ns"):
+        text = REGISTRY.get(name).text
+        assert "uniqueVertices" in text and traversal_filter_problems(text) == [], name
+    good = REGISTRY.get("graph_hops").text
+    broken_or = good.replace(
+        "AND p.edges[*].t_expired ALL > @t_expired_after",
+        "AND (p.edges[*].t_expired ALL > @t_expired_after OR @as_of == 0)",
+    )
+    assert traversal_filter_problems(broken_or)[0].startswith("OR in the traversal FILTER")
+    broken_any = good.replace("p.edges[*].t_created ALL <=", "p.edges[*].t_created ANY <=")
+    assert "not in the ALL form" in traversal_filter_problems(broken_any)[0]
+
+
+# the shape useVectorIndexRule rewrites (session 15) ----------------------------------------
+# arangod Aql/Optimizer/Rule/OptimizerRuleVectorIndex.cpp: after FOR over the collection, only
+# calculations and ONE FilterNode may precede a SORT with a single APPROX_NEAR_* element
+# (cosine: DESC) whose vector argument is the loop variable's indexed attribute and whose
+# options, if any, are an object literal; a LIMIT must follow the SORT directly. Two FILTERs
+# answer 1554 (tests/js/client/aql/vector/aql-vector-filter.js, multiple FILTER clauses).
+def ann_shape_problems(text: str, field: str = "vector") -> list[str]:
+    code = " ".join(strip_comments_and_strings(text).split())
+    match = re.match(r"FOR (\w+) IN (\w+) (.*?) SORT (.*?) LIMIT (@\w+|\d+) RETURN ", code)
+    if match is None:
+        return ["no FOR ... SORT ... LIMIT ... RETURN skeleton"]
+    var, _, between, sort, _ = match.groups()
+    problems = []
+    if len(re.findall(r"\bFILTER\b", between)) > 1:
+        problems.append("more than one FILTER between FOR and SORT")
+    if re.search(r"\b(FOR|COLLECT|SORT|LIMIT)\b", between):
+        problems.append("another operation between FOR and SORT")
+    near = re.fullmatch(
+        rf"APPROX_NEAR_COSINE\({var}\.{field}, @\w+(?:, (\{{[^{{}}]*\}}))?\) DESC", sort
+    )
+    if near is None:
+        problems.append(f"SORT is not APPROX_NEAR_COSINE({var}.{field}, @q[, {{...}}]) DESC")
+    return problems
+
+
+def test_the_ann_query_has_the_shape_the_vector_rule_rewrites() -> None:
+    text = REGISTRY.get("vector_ann").text
+    assert ann_shape_problems(text) == []
+    two_filters = text.replace("AND m.t_created <= @as_of", "FILTER m.t_created <= @as_of", 1)
+    assert ann_shape_problems(two_filters) == ["more than one FILTER between FOR and SORT"]
+    ascending = text.replace("{ nProbe: @n_probe }) DESC", "{ nProbe: @n_probe }) ASC")
+    assert "SORT is not" in ann_shape_problems(ascending)[0]
+    options_by_bind = text.replace("{ nProbe: @n_probe }", "@options")
+    assert "SORT is not" in ann_shape_problems(options_by_bind)[0]
+    other_attribute = text.replace("APPROX_NEAR_COSINE(m.vector", "APPROX_NEAR_COSINE(m.embedding")
+    assert "SORT is not" in ann_shape_problems(other_attribute)[0]

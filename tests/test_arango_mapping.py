@@ -196,11 +196,21 @@ def test_compose_file_pins_the_image_and_turns_the_vector_index_on() -> None:
     assert single["image"] == PINNED_IMAGE
     assert "--vector-index=true" in single["command"]
     assert version_tuple(PINNED_IMAGE.split(":")[1]) >= MIN_SERVER_VERSION
+    agents = 0
     for name, service in compose["services"].items():
         if "build" in service:  # attestor-arango's own image (Dockerfile), not an ArangoDB node
             continue
         assert service["image"] == PINNED_IMAGE, name
-        assert any(str(c).startswith("--vector-index=true") for c in service["command"]), name
+        command = [str(c) for c in service["command"]]
+        has_option = any(c.startswith("--vector-index") for c in command)
+        if "--agency.activate=true" in command:
+            # arangod's option table (docs-hugo site/data/3.12/arangod.json, "vector-index"):
+            # components coordinator/dbserver/single; "should not be enabled for Agents"
+            agents += 1
+            assert not has_option, name
+        else:
+            assert "--vector-index=true" in command, name
+    assert agents == 3
     testing = Path(PROJECT_ROOT / "tests/support/arango_server.py").read_text("utf-8")
     assert "PINNED_IMAGE" in testing and "--vector-index=true" in testing
 

@@ -73,6 +73,7 @@ class RecordingTxn:
         self.aql = _AQL(db, "txn")
         self.committed = self.aborted = False
         self.commit_raises: Exception | None = None
+        self.abort_raises: Exception | None = db.abort_raises
 
     def commit_transaction(self) -> bool:
         if self.commit_raises is not None:
@@ -81,6 +82,8 @@ class RecordingTxn:
         return True
 
     def abort_transaction(self) -> bool:
+        if self.abort_raises is not None:
+            raise self.abort_raises
         self.aborted = True
         return True
 
@@ -94,8 +97,12 @@ class RecordingDB:
         self.options: list[dict[str, Any]] = []
         self.aql = _AQL(self, "db")
         self.txns: list[RecordingTxn] = []
+        self.begin_raises: Exception | None = None
+        self.abort_raises: Exception | None = None
 
     def begin_transaction(self, **options: Any) -> RecordingTxn:
+        if self.begin_raises is not None:
+            raise self.begin_raises
         txn = RecordingTxn(self, options)
         self.txns.append(txn)
         return txn
@@ -329,6 +336,51 @@ def test_commit_failure_aborts_and_reports() -> None:
     with pytest.raises(StoreError, match="refused to commit"), store.transaction():
         db.txns[0].commit_raises = commit_error()
     assert db.txns[0].aborted and not store.in_transaction
+
+
+# python-arango reports a server it cannot reach with an OSError (requests' ConnectionError,
+# or ConnectionAbortedError after every host: arango/connection.py, process_request 8.3.x)
+UNREACHABLE = ConnectionAbortedError("Can't connect to host(s) within limit (1)")
+
+
+def test_a_lost_server_keeps_the_typed_error_when_the_abort_fails_too() -> None:
+    db = RecordingDB(UNREACHABLE)
+    db.abort_raises = UNREACHABLE
+    store = make_store(db)
+    with pytest.raises(StoreError, match="cannot reach ArangoDB for query 'memory_close'"):
+        store.close_memory(A, "m1", T0 + 5, "archived", None)
+    assert not store.in_transaction
+
+
+def test_beginning_or_committing_against_a_lost_server_is_a_store_error() -> None:
+    db = RecordingDB()
+    db.begin_raises = UNREACHABLE
+    store = make_store(db)
+    with pytest.raises(StoreError, match="cannot begin"), store.transaction():
+        pass
+    db = RecordingDB()
+    db.abort_raises = UNREACHABLE
+    store = make_store(db)
+    with pytest.raises(StoreError, match="may or may not have been applied"), store.transaction():
+        db.txns[0].commit_raises = UNREACHABLE
+    assert not store.in_transaction
+
+
+def test_a_lost_server_while_listing_indexes_or_applying_the_schema_is_a_store_error() -> None:
+    from attestor_arango.store.arango.schema import apply_schema
+
+    class Lost(RecordingDB):
+        def collection(self, name: str) -> Any:
+            raise UNREACHABLE
+
+        def role(self) -> str:
+            raise UNREACHABLE
+
+    store = make_store(Lost())
+    with pytest.raises(StoreError, match="cannot list the indexes of memories"):
+        store.vector_index(refresh=True)
+    with pytest.raises(StoreError, match="applying the ArangoDB schema failed"):
+        apply_schema(Lost())  # type: ignore[arg-type]
 
 
 def test_nested_transactions_join_the_outer_one() -> None:

@@ -111,7 +111,7 @@ class ArangoBase:
             txn = self._db.begin_transaction(
                 write=list(COLLECTIONS), allow_implicit=False, lock_timeout=self.lock_timeout_s
             )
-        except ArangoError as exc:
+        except (ArangoError, OSError) as exc:  # OSError: python-arango's connection failures
             raise StoreError(f"cannot begin an ArangoDB stream transaction: {exc}") from exc
         self._local.txn = txn
         try:
@@ -127,6 +127,14 @@ class ArangoBase:
             _abort_quietly(txn)
             raise StoreError(
                 f"ArangoDB refused to commit the transaction (nothing was written): {exc}"
+            ) from exc
+        except OSError as exc:
+            # the commit may have been applied before its answer was lost; an abort of a
+            # committed transaction fails, so the abort below changes nothing in that case
+            _abort_quietly(txn)
+            raise StoreError(
+                f"lost the connection to ArangoDB while committing (the transaction may or "
+                f"may not have been applied; read the rows back before retrying): {exc}"
             ) from exc
 
     # queries ------------------------------------------------------------------------------
@@ -160,7 +168,7 @@ class ArangoBase:
             if self._index_state is None or refresh or not fresh:
                 try:
                     self._index_state = vector_index_state(self._db)
-                except ArangoError as exc:
+                except (ArangoError, OSError) as exc:  # OSError: no server answered
                     raise StoreError(f"cannot list the indexes of memories: {exc}") from exc
                 self._index_state_at = time.monotonic()
             return dict(self._index_state)
@@ -171,8 +179,11 @@ class ArangoBase:
 
 
 def _abort_quietly(txn: TransactionDatabase) -> None:
-    # if even the abort fails, the server drops the idle transaction after its timeout
-    with contextlib.suppress(ArangoError):
+    # if even the abort fails, the server drops the idle transaction after its timeout. A
+    # server that cannot be reached makes python-arango raise an OSError (requests'
+    # ConnectionError, or ConnectionAbortedError once every host was tried: arango/
+    # connection.py, process_request), which must not replace the error being handled.
+    with contextlib.suppress(ArangoError, OSError):
         txn.abort_transaction()
 
 

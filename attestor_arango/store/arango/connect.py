@@ -38,6 +38,12 @@ PINNED_IMAGE = "arangodb:3.12.7.2"  # docker-compose.yml and the testcontainers 
 # ``trainingState`` / ``errorMessage`` from 8.3.2 (arango/formatter.py, format_index);
 # older drivers make the dimension read as unknown and an untrained index look ready.
 MIN_DRIVER_VERSION = (8, 3, 2)
+REQUEST_TIMEOUT_S = 60.0  # python-arango's own default; store reads and writes
+# Creating the vector index with inBackground false answers only once training and ingestion
+# are done ("the call returns only after the index training has finished (but timeouts may
+# occur)", docs-hugo 3.12 vector-indexes.md); over a large collection that takes minutes,
+# so init / vector-index wait this long for the answer instead of giving up after 60 s.
+INDEX_BUILD_TIMEOUT_S = 3600.0
 
 
 def driver_version_problem(version: str) -> str | None:
@@ -92,17 +98,27 @@ class QuietRetryHTTPClient(DefaultHTTPClient):
         return session
 
 
-def make_client(settings: ArangoSettings, *, retry_attempts: int = 2) -> ArangoClient:
+def make_client(
+    settings: ArangoSettings,
+    *,
+    retry_attempts: int = 2,
+    request_timeout: float = REQUEST_TIMEOUT_S,
+) -> ArangoClient:
     """One client per process: it owns the HTTP session pool.
 
     The pool is larger than python-arango's default 10 (threads of a server share it);
     429/5xx answers to reads are retried briefly; a connection that fails is tried once per
     configured coordinator, so a server that is down is reported in about a second, once.
-    Raises ``StoreError`` before any I/O when python-arango is older than 8.3.2.
+    ``request_timeout`` bounds the wait for each answer (index maintenance passes
+    ``INDEX_BUILD_TIMEOUT_S``). Raises ``StoreError`` before any I/O when python-arango is
+    older than 8.3.2.
     """
     check_driver_version()
     http = QuietRetryHTTPClient(
-        request_timeout=60, retry_attempts=retry_attempts, backoff_factor=0.2, pool_maxsize=32
+        request_timeout=request_timeout,
+        retry_attempts=retry_attempts,
+        backoff_factor=0.2,
+        pool_maxsize=32,
     )
     hosts = [h.strip() for h in settings.url.split(",") if h.strip()]
     return ArangoClient(
@@ -188,6 +204,9 @@ def open_arango_store(config: Config, **store_options: Any) -> ArangoStore:
         check_server_version(db)
         if created or not schema_present(db):
             apply_schema(db)
+    except (ArangoError, OSError) as exc:  # the server went away after the first answer
+        client.close()
+        raise connect_error(settings, exc) from exc
     except BaseException:
         client.close()
         raise
@@ -198,7 +217,7 @@ def open_arango_store(config: Config, **store_options: Any) -> ArangoStore:
 def init_arango(config: Config) -> dict[str, Any]:
     """Creates the database and applies ``schemas/`` idempotently; reports what it did."""
     settings = config.arango
-    client = make_client(settings)
+    client = make_client(settings, request_timeout=INDEX_BUILD_TIMEOUT_S)
     try:
         db, created = _connect(settings, client, create=True)
         version = check_server_version(db)
@@ -209,6 +228,8 @@ def init_arango(config: Config) -> dict[str, Any]:
         )
         report.update({"database": settings.database, "created": created, "server": version})
         return report
+    except (ArangoError, OSError) as exc:  # python-arango's own errors, or no answer at all
+        raise connect_error(settings, exc) from exc
     finally:
         client.close()
 
@@ -216,12 +237,14 @@ def init_arango(config: Config) -> dict[str, Any]:
 def ensure_vector_index_for(config: Config) -> dict[str, Any]:
     """Creates the vector index if it is missing and enough vectors exist; its status."""
     settings = config.arango
-    client = make_client(settings)
+    client = make_client(settings, request_timeout=INDEX_BUILD_TIMEOUT_S)
     try:
         db, _ = _connect(settings, client, create=False)
         check_server_version(db)
         executor = Executor(Registry.load(), lambda: db)
         return ensure_vector_index(db, executor, min_docs=settings.vector_min_docs)
+    except (ArangoError, OSError) as exc:  # python-arango's own errors, or no answer at all
+        raise connect_error(settings, exc) from exc
     finally:
         client.close()
 
@@ -229,11 +252,13 @@ def ensure_vector_index_for(config: Config) -> dict[str, Any]:
 def rebuild_vector_index(config: Config) -> dict[str, Any]:
     """Drops and re-creates the vector index over the vectors stored now."""
     settings = config.arango
-    client = make_client(settings)
+    client = make_client(settings, request_timeout=INDEX_BUILD_TIMEOUT_S)
     try:
         db, _ = _connect(settings, client, create=False)
         check_server_version(db)
         executor = Executor(Registry.load(), lambda: db)
         return ensure_vector_index(db, executor, min_docs=1, rebuild=True)
+    except (ArangoError, OSError) as exc:  # python-arango's own errors, or no answer at all
+        raise connect_error(settings, exc) from exc
     finally:
         client.close()

@@ -145,7 +145,7 @@ def apply_schema(db: StandardDatabase, schema: dict[str, Any] | None = None) -> 
                     "ArangoDB drops invalid links silently (e.g. an unknown analyzer), fix "
                     "schemas/views.json",
                 )
-    except ArangoError as exc:
+    except (ArangoError, OSError) as exc:  # OSError: python-arango's connection failures
         raise StoreError(f"applying the ArangoDB schema failed: {exc}") from exc
     return report
 
@@ -260,7 +260,43 @@ def ensure_vector_index(
             col.delete_index(str(state["id"]), ignore_missing=True)
         col.add_index(body)
     except ArangoError as exc:
-        # Up to 3.12.9 a failed training returns an error but leaves an unusable index;
-        # queries then get 1554 and the store falls back to the exact scan.
-        return {"status": "failed", "reason": str(exc), **vector_index_state(db)}
+        return {"status": "failed", "reason": str(exc), **_drop_untrained(db)}
+    except OSError as exc:  # requests' ReadTimeout: the server may well still be training
+        return {
+            "status": "pending",
+            "reason": f"ArangoDB did not answer the index creation in time ({exc}); with "
+            "inBackground false the call only returns once training has finished, so the "
+            "server may still be building it: run `attestor-arango doctor` or `vector-index` "
+            "again later",
+            **_state_if_answered(db),
+        }
     return {"status": "rebuilt" if rebuild else "created", **vector_index_state(db)}
+
+
+def _state_if_answered(db: StandardDatabase) -> dict[str, Any]:
+    """The index state, or ``exists: None`` when the server does not answer that either."""
+    try:
+        return vector_index_state(db)
+    except (ArangoError, OSError) as exc:
+        return {"exists": None, "state_error": str(exc)}
+
+
+def _drop_untrained(db: StandardDatabase) -> dict[str, Any]:
+    """The index state after a failed creation; drops the index the failure left behind
+    when the server cannot say it is untrained.
+
+    docs-hugo 3.12 vector-indexes.md, inBackground: "Up to v3.12.9, the call returns an
+    error if the training fails ... The index is created nevertheless but stays
+    unusable", and only 3.12.9+ report ``trainingState``. Without that field the store
+    and the doctor would take the leftover for a ready index (and ``init`` would answer
+    "exists" instead of training again), so it is removed; a server that reports the
+    state keeps it, its own training retries it once enough documents exist.
+    """
+    state = vector_index_state(db)
+    if state["exists"] and state.get("training_state") is None:
+        try:
+            db.collection(VECTOR_COLLECTION).delete_index(str(state["id"]), ignore_missing=True)
+        except ArangoError as exc:
+            return {**state, "drop_failed": str(exc)}
+        return {**vector_index_state(db), "dropped_untrained_index": state.get("name")}
+    return state
