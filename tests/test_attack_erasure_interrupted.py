@@ -1,0 +1,85 @@
+"""Attack battery, interrupted erasures: a process killed in the middle of one erasure
+must not leave another subject's words where that subject's later ``purge_user`` does not
+look. The killed process runs in a subprocess (``os._exit``: no clean-up, as SIGKILL).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from attestor_arango import AgentContext, AgentRole
+from attestor_arango.config import Config, TraceSettings
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.memory import AgentMemory
+from tests.test_attack_erasure_paths import forms
+
+ORCH = AgentRole.ORCHESTRATOR
+SUBJECT = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n1")
+
+# a process with recall tracing on: both tenants recall (their events in the trace file),
+# then the erasure of the OTHER tenant is killed while it replaces the trace file: its
+# temporary copy (every event but the other tenant's) is written, the replace never runs
+KILLED_TRACE_REWRITE = """
+import os, sys
+
+from attestor_arango import AgentContext, AgentRole
+from attestor_arango.config import Config, TraceSettings
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.memory import AgentMemory
+
+folder, word = sys.argv[1], sys.argv[2]
+orch = AgentRole.ORCHESTRATOR
+subject = AgentContext(agent_id="orch", role=orch, tenant="subject", namespace="n1")
+other = AgentContext(agent_id="orch", role=orch, tenant="other", namespace="n1")
+trace = TraceSettings(enabled=True, path=folder + "/trace.jsonl", include_content=True)
+mem = AgentMemory(folder + "/mem.db", config=Config(path=folder + "/mem.db", trace=trace),
+                  embedder=HashingEmbedder(64))
+mem.add(f"{word} lives in Paris", context=subject)
+mem.add("a note of the other tenant", context=other)
+mem.recall(f"where does {word} live", context=subject)
+mem.recall("the other note", context=other)
+
+def dying(src, dst):
+    os._exit(9)
+
+os.replace = dying
+mem.purge_user("other", "GDPR erasure request #31", context=other)
+"""
+
+
+def _memory(folder: Path) -> AgentMemory:
+    trace = TraceSettings(enabled=True, path=str(folder / "trace.jsonl"), include_content=True)
+    config = Config(path=str(folder / "mem.db"), trace=trace)
+    return AgentMemory(folder / "mem.db", config=config, embedder=HashingEmbedder(64))
+
+
+def _holding(folder: Path, word: str) -> list[str]:
+    return sorted(
+        f.name
+        for f in folder.rglob("*")
+        if f.is_file() and any(form.encode() in f.read_bytes().lower() for form in forms(word))
+    )
+
+
+def test_purge_removes_the_trace_copy_a_killed_erasure_of_another_tenant_left(
+    tmp_path: Path,
+) -> None:
+    word = "".join(("vorth", "anglemere"))
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_TRACE_REWRITE, str(tmp_path), word],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 9, done.stderr.decode()[-2000:]
+    left = [f.name for f in tmp_path.glob(".trace.jsonl.erase-*")]
+    assert left and any(name in _holding(tmp_path, word) for name in left)  # the premise
+
+    mem = _memory(tmp_path)
+    report = mem.purge_user("subject", "GDPR erasure request #32", context=SUBJECT)
+
+    assert report.ok, report.to_dict()
+    assert _holding(tmp_path, word) == []
+    mem.close()
+    assert _holding(tmp_path, word) == []
