@@ -205,3 +205,30 @@ def test_a_purge_removes_the_tenants_staged_vectors(
         assert mem.purge_user("local", "GDPR erasure request #1").ok
         with sqlite3.connect(staged) as check:
             assert check.execute("SELECT COUNT(*) FROM staged").fetchone()[0] == 0
+
+
+def test_a_purge_removes_the_tenants_vectors_staged_at_a_path_given_to_reembed(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """``staging_path`` puts an unfinished run's vectors anywhere; the purge finds them
+    there too (the run recorded the path beside the store), and a finished run forgets it."""
+    db, staged = tmp_path / "m.db", tmp_path / "elsewhere" / "stage.sqlite"
+    _fill(db, clock)
+
+    def stop(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        with pytest.raises(KeyboardInterrupt):
+            mem.reembed(batch_size=2, progress=stop, staging_path=staged)
+        with sqlite3.connect(staged) as check:
+            assert check.execute("SELECT COUNT(*) FROM staged").fetchone()[0] == 2  # premise
+        assert mem.purge_user("local", "GDPR erasure request #1").ok
+        assert not staged.exists()
+        assert [p.name for p in tmp_path.iterdir() if ".reembed" in p.name] == []
+    _fill(db, clock)
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        assert mem.reembed(batch_size=2, staging_path=staged)["status"] == "reembedded"
+    assert [p.name for p in tmp_path.iterdir() if ".reembed" in p.name] == []
+    assert not staged.exists()

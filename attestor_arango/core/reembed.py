@@ -8,6 +8,9 @@ graph and the audit chain (one ``reembed`` entry is appended).
 How: the new vectors are first written, batch by batch, to a staging file beside the
 store (a small SQLite file, one transaction per batch), so an interrupted run resumes
 where it stopped and never leaves the tenant half in one space and half in the other.
+A staging file put elsewhere (``staging_path``) is recorded in a list beside the default
+one until its last run finishes, so that ``purge_user`` finds the subject's staged vectors
+there too.
 Then one store transaction swaps every vector and the space together
 (``Store.replace_vectors``). Rows written meanwhile by a process still on the old
 embedder are found at the swap, embedded, and the swap is tried again.
@@ -22,6 +25,7 @@ spaces, so a replay can tell which side of the change it is on.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -57,21 +61,79 @@ def staging_path(config: Config, given: str | Path | None) -> Path:
     return Path(given).expanduser() if given is not None else default_staging_path(config)
 
 
-def drop_staged(path: Path, tenant: str) -> None:
-    """Removes a tenant's staged vectors (a purge must not leave them in the staging file)."""
-    if not path.is_file():
+def _registry(config: Config) -> Path:
+    """The staging files other than the default that a run may have left (one path a
+    line, beside the default file): a purge has no other way to find a ``staging_path``
+    given to ``reembed``, and such a file keeps the staged vectors of an unfinished run."""
+    default = default_staging_path(config)
+    return default.with_name(default.name + ".paths")
+
+
+def _registered(config: Config) -> list[Path]:
+    try:
+        text = _registry(config).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [Path(line) for line in text.splitlines() if line]
+
+
+def _set_registered(config: Config, paths: list[Path]) -> None:
+    registry = _registry(config)
+    if not paths:
+        registry.unlink(missing_ok=True)
         return
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = registry.with_name(f".{registry.name}.{os.getpid()}")
+    tmp.write_text("".join(f"{p}\n" for p in sorted(set(paths))), encoding="utf-8")
+    os.replace(tmp, registry)
+
+
+def register_staging(config: Config, path: Path) -> None:
+    """Records ``path`` as a staging file a purge must look into, unless it is the default."""
+    path = path.resolve()
+    if path != default_staging_path(config).resolve() and path not in _registered(config):
+        _set_registered(config, [*_registered(config), path])
+
+
+def drop_staged_everywhere(config: Config, tenant: str) -> None:
+    """Removes a tenant's staged vectors from the default staging file and from every
+    other one a run was given (``register_staging``); a registered file left with no run
+    is deleted and forgotten."""
+    drop_staged(default_staging_path(config), tenant)
+    registered = _registered(config)
+    keep = []
+    for path in registered:
+        if drop_staged(path, tenant):
+            keep.append(path)
+        else:  # no unfinished run is left in it: nothing to resume, nothing to keep
+            path.unlink(missing_ok=True)
+    if keep != registered:
+        _set_registered(config, keep)
+
+
+def unregister_staging(config: Config, path: Path) -> None:
+    """Forgets ``path`` once its last run finished (``Staging.finish`` deleted it)."""
+    registered = _registered(config)
+    if path.resolve() in registered:
+        _set_registered(config, [p for p in registered if p != path.resolve()])
+
+
+def drop_staged(path: Path, tenant: str) -> bool:
+    """Removes a tenant's staged vectors (a purge must not leave them in the staging file);
+    True while the file holds another tenant's unfinished run."""
+    if not path.is_file():
+        return False
     db = sqlite3.connect(path)
     try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         with db:
-            for table in ("staged", "move"):
-                if db.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-                ).fetchone():
-                    db.execute(f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
+            for table in sorted({"staged", "move"} & tables):
+                db.execute(f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
         db.execute("VACUUM")  # no page image of the erased vectors stays in the file
+        runs = db.execute("SELECT COUNT(*) FROM move").fetchone()[0] if "move" in tables else 0
     finally:
         db.close()
+    return bool(runs)
 
 
 def check_batch(batch_size: object) -> int:
@@ -197,6 +259,7 @@ def reembed(
     }
     if source is None or source == target:
         return {**report, "status": "empty" if source is None else "current"}
+    register_staging(rt.config, staging_path)
     staging = Staging(staging_path, ctx.tenant, source, target)
     try:
         report["resumed"] = len(staging.ids())
@@ -216,6 +279,8 @@ def reembed(
                 "the staged vectors are kept: run reembed again when writes pause"
             )
         staging.finish()
+        if not staging_path.exists():
+            unregister_staging(rt.config, staging_path)
     finally:
         staging.close()
     auditor.record(

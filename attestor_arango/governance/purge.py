@@ -15,7 +15,8 @@ Order of events, each durable before the next:
    (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
    attribute to a tenant, or a rewrite that failed, make the purge fail;
 5. an audit entry ``purge_completed`` or ``purge_failed`` with the counts;
-6. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file.
+6. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
+   the default one and any other a run was given (``staging_path``).
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
@@ -29,7 +30,7 @@ from typing import Any
 from attestor_arango import validation
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.reembed import default_staging_path, drop_staged
+from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.memo import forget_all
@@ -146,5 +147,5 @@ def purge_user(
         report.error = (report.error + "; " if report.error else "") + (
             f"writing the outcome audit entry failed: {exc}"
         )
-    drop_staged(default_staging_path(rt.config), user)
+    drop_staged_everywhere(rt.config, user)
     return report
