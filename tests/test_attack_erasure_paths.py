@@ -158,3 +158,28 @@ def test_purge_user_leaves_no_form_of_any_word_on_disk_or_in_any_read(
         f"{kept} lives in Rome"
     ]
     mem.close()
+
+
+def test_purge_user_erases_the_trace_file_tracing_wrote_before_it_was_turned_off(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Tracing is switched off by ``trace.enabled: false`` with its path left in the config
+    (the file stays where it was written): the subject's traced queries are in that file,
+    and the purge run after the switch must take them out all the same."""
+    word = "zq" + "mirrowdale" + "vxk"
+    subject = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n1")
+    mem = _memory(tmp_path, clock, "memory", seed=1)
+    mem.add(f"{word} lives in Paris", context=subject)
+    mem.recall(f"where does {word} live", context=subject)
+    mem.close()
+    assert holders(tmp_path, {"query": word})  # the premise: the traced query is on disk
+    trace = TraceSettings(enabled=False, path=str(tmp_path / "trace.jsonl"))
+    config = Config(path=str(tmp_path / "mem.db"), trace=trace)
+    mem = AgentMemory(config=config, embedder=HashingEmbedder(64), clock=clock)
+
+    report = mem.purge_user("subject", "GDPR erasure request #22", context=subject)
+
+    assert report.ok, report.to_dict()
+    assert report.removed["trace_events"] > 0
+    assert holders(tmp_path, {"query": word}) == []
+    mem.close()

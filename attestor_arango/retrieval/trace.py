@@ -251,9 +251,18 @@ _SHARED_LOCK = threading.Lock()
 
 
 def erase_tenant(settings: Any, tenant: str) -> TraceErasure | None:
-    """``tenant``'s events out of the configured trace file; None when tracing is off."""
+    """``tenant``'s events out of the configured trace file; None when there is none.
+
+    With tracing off, the file ``trace.path`` still names is erased too when it exists:
+    the events written while tracing was on stay there after it is switched off.
+    """
     tracer = shared_tracer(settings)
-    return None if tracer is None else tracer.erase_tenant(tenant)
+    if tracer is None:
+        path = getattr(settings, "path", None)
+        if not path or not Path(path).expanduser().is_file():
+            return None
+        tracer = Tracer(path)
+    return tracer.erase_tenant(tenant)
 
 
 def shared_tracer(settings: Any) -> Tracer | None:
