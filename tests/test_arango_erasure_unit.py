@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from arango.exceptions import CollectionCompactError
+from arango.request import Request
+from arango.response import Response
 
 from attestor_arango.scope import Scope
 from tests.test_arango_store_unit import RecordingDB, make_store
@@ -93,3 +96,55 @@ def test_a_failed_entity_drop_aborts_the_row_delete_with_it() -> None:
         store.delete_memories(ACME, ["m1"])
     assert "memory_delete_many" in [c[0] for c in calls]
     assert len(db.txns) == 1 and db.txns[0].aborted and not db.txns[0].committed
+
+
+class _Collection:
+    def __init__(self, db: CompactingDB, name: str) -> None:
+        self.db, self.name = db, name
+
+    def compact(self) -> dict[str, Any]:
+        self.db.compacted.append(self.name)
+        if self.name in self.db.refuse:
+            raise CollectionCompactError(_response(403), Request("put", "/_api/collection"))
+        return {"name": self.name}
+
+
+def _response(status: int) -> Response:
+    resp = Response("put", "http://127.0.0.1:8529/_api/collection/x/compact", {}, status, "", "")
+    resp.error_code, resp.error_message = 11, "simulated: not authorised"
+    return resp
+
+
+class CompactingDB(RecordingDB):
+    """RecordingDB plus python-arango's collection handle, recording compactions."""
+
+    def __init__(self, *refuse: str) -> None:
+        super().__init__()
+        self.refuse = set(refuse)
+        self.compacted: list[str] = []
+
+    def collection(self, name: str) -> _Collection:
+        return _Collection(self, name)
+
+
+def test_an_erasure_rewrites_the_data_files_of_every_erased_collection() -> None:
+    db = CompactingDB()
+    store = make_store(db)
+    assert store.flush_erasure() == 0
+    assert db.compacted == list(store.purge_collections())
+    assert "audit" not in db.compacted  # the chain is kept, nothing of it was removed
+
+
+def test_a_collection_that_cannot_be_rewritten_is_counted_and_the_rest_still_are() -> None:
+    db = CompactingDB("memories")
+    store = make_store(db)
+    assert store.flush_erasure() == 1
+    assert db.compacted == list(store.purge_collections())
+
+
+def test_nothing_is_rewritten_inside_a_transaction() -> None:
+    db = CompactingDB()
+    store = make_store(db)
+    with store.transaction():
+        assert store.flush_erasure() == -1
+    assert db.compacted == []

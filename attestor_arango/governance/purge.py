@@ -10,7 +10,8 @@ Order of events, each durable before the next:
    the process's memos of texts are emptied (``memo.forget_all``), so none
    keeps a word of the erased rows;
 3. a scan of what the tenant still holds (``Store.tenant_residue``), and the
-   write-ahead log flushed (a backend that has one);
+   store's files rewritten (``flush_erasure``: the embedded store's ``VACUUM`` and
+   write-ahead log, ArangoDB's collection compaction);
 4. with recall tracing on, the tenant's events removed from the trace file
    (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
    attribute to a tenant, or a rewrite that failed, make the purge fail;
@@ -105,16 +106,18 @@ def purge_user(
     except Exception as exc:
         report.remaining = None
         report.error = report.error or f"counting what remains failed: {exc}"
-    flush = getattr(store, "flush_erasure", None)  # a backend with a write-ahead log
+    flush = getattr(store, "flush_erasure", None)  # a backend that rewrites its files
     if flush is not None and report.failed_collection is None:
         frames = int(flush())
         if frames and report.remaining is not None:
             report.remaining["wal_frames"] = frames
             report.error = report.error or (
-                "the erased rows' old pages are still in the write-ahead log or the file because "
-                "another connection (a second server or process on this file) holds a read "
-                "transaction or the write lock; close it and run purge_user again to finish "
-                "the erasure"
+                "the erased rows' old pages are still in the store's files: the embedded "
+                "store's write-ahead log or file, because another connection (a second server "
+                "or process on this file) holds a read transaction or the write lock; or "
+                "ArangoDB collections that could not be compacted (see the server's log: the "
+                "user may lack the right); fix that and run purge_user again to finish the "
+                "erasure"
             )
     if report.failed_collection is None:
         _erase_traces(rt, user, report)

@@ -175,8 +175,8 @@ def delete_audited(
         )
         raise
     done = {**details, "attempt_seq": attempt.seq, "removed": removed}
-    flush = getattr(rt.store, "flush_erasure", None)  # a backend with a write-ahead log
-    if flush is not None:  # no old page image of a removed row stays in the log
+    flush = getattr(rt.store, "flush_erasure", None)  # a backend that rewrites its files
+    if flush is not None:  # no old page image of a removed row stays in the files
         frames = int(flush())
         if frames:  # another connection's open read holds them: on record
             done["wal_frames"] = frames

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from arango.exceptions import ArangoError
+
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
 from attestor_arango.models import AuditEntry, Entity, Episode, Relation
 from attestor_arango.scope import Scope, TemporalView
@@ -258,6 +260,29 @@ class GraphAndGovernance(ArangoBase):
         what is left and running the purge again finishes it.
         """
         return {name: self.purge_collection(scope, name) for name in PURGE_STEPS}
+
+    def flush_erasure(self) -> int:
+        """Rewrites the data files of every collection an erasure removes rows from, so no
+        removed row's bytes stay in them (the embedded backend's ``VACUUM``); returns how
+        many collections could not be rewritten (0: done; -1 inside a transaction, where
+        nothing is rewritten). The erasure reports a count above 0 as left to finish.
+
+        ``collection.compact()`` has RocksDB rewrite the collection's ``.sst`` files keeping
+        only live entries (left alone, a removed document stays in them until a background
+        compaction reaches its range). Like ``VACUUM`` it rewrites every tenant's rows of
+        the collection, so an erasure costs I/O in proportion to the collections' size.
+        The ArangoSearch view's segments are not rewritten here: the view drops the removed
+        rows' terms when it consolidates (``consolidationIntervalMsec``, schemas/views.json).
+        """
+        if self.in_transaction:
+            return -1
+        failed = 0
+        for name in PURGE_STEPS:
+            try:
+                self.database.collection(name).compact()
+            except ArangoError:  # no permission, the server gone: on record, run it again
+                failed += 1
+        return failed
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
         tenant_wide = scope.tenant_wide()
