@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from attestor_arango import AgentContext, AgentRole
 from attestor_arango.config import Config, TraceSettings
 from attestor_arango.embeddings import HashingEmbedder
@@ -83,3 +85,61 @@ def test_purge_removes_the_trace_copy_a_killed_erasure_of_another_tenant_left(
     assert _holding(tmp_path, word) == []
     mem.close()
     assert _holding(tmp_path, word) == []
+
+
+# the subject written every way the paths battery knows, then a purge killed as it starts one
+# collection (the ones before it committed, the rest not): run again by the next process
+KILLED_BETWEEN_STEPS = """
+import os, sys
+
+from attestor_arango import AgentContext, AgentRole
+from attestor_arango.clock import ManualClock
+from attestor_arango.store.embedded.governance import EmbeddedGovernance
+from tests.test_attack_erasure_paths import START, _markers, _memory, _write_every_way
+from pathlib import Path
+
+folder, step = Path(sys.argv[1]), sys.argv[2]
+subject = AgentContext(agent_id="orch", role=AgentRole.ORCHESTRATOR, tenant="subject",
+                       namespace="n1")
+mem = _memory(folder, ManualClock(START), "memory", seed=1)
+_write_every_way(mem, _markers(), subject)
+purge_collection = EmbeddedGovernance.purge_collection
+
+def dying(self, scope, collection):
+    if collection == step:
+        os._exit(9)
+    return purge_collection(self, scope, collection)
+
+EmbeddedGovernance.purge_collection = dying
+mem.purge_user("subject", "GDPR erasure request #33", context=subject)
+"""
+
+
+@pytest.mark.parametrize("step", ["entities", "memories", "episodes"])
+def test_a_purge_killed_between_its_steps_and_run_again_leaves_nothing(
+    tmp_path: Path, step: str
+) -> None:
+    from attestor_arango.clock import ManualClock
+    from tests.test_attack_erasure_paths import START, _markers, _memory, holders
+
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_BETWEEN_STEPS, str(tmp_path), step],
+        capture_output=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 9, done.stderr.decode()[-2000:]
+    words = _markers()
+    assert holders(tmp_path, words)  # the premise: the killed purge left words behind
+
+    clock = ManualClock(START)
+    clock.advance(days=1)  # after the killed process's writes
+    mem = _memory(tmp_path, clock, "memory", seed=2)
+    assert mem.audit_log(limit=1000, context=SUBJECT)[-1].action == "purge_attempted"
+    report = mem.purge_user("subject", "GDPR erasure request #33, run again", context=SUBJECT)
+
+    assert report.ok, report.to_dict()
+    assert holders(tmp_path, words) == []
+    assert mem.list(status="all", limit=1000, context=SUBJECT) == []
+    mem.close()
+    assert holders(tmp_path, words) == []

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,7 @@ from attestor_arango.memory import AgentMemory
 from attestor_arango.text.stemming import scoring_terms, stem
 
 ORCH = AgentRole.ORCHESTRATOR
+START = datetime(2026, 1, 1, tzinfo=UTC)  # the clock fixture's start, for subprocesses
 PATHS = (
     "content",
     "updated",
