@@ -232,3 +232,32 @@ def test_a_purge_removes_the_tenants_vectors_staged_at_a_path_given_to_reembed(
         assert mem.reembed(batch_size=2, staging_path=staged)["status"] == "reembedded"
     assert [p.name for p in tmp_path.iterdir() if ".reembed" in p.name] == []
     assert not staged.exists()
+
+
+def test_a_staging_file_the_purge_cannot_clean_fails_the_purge_and_the_rest_is_done(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """A listed staging file that is no SQLite file any more (overwritten, or a folder now)
+    cannot be cleaned: the purge says so (``ok=false``, the file named, the outcome entry
+    ``purge_failed``) instead of raising after its outcome entry, keeps the file listed
+    for the next purge, and still cleans every other staging file."""
+    db, broken, fine = tmp_path / "m.db", tmp_path / "a" / "s.sqlite", tmp_path / "b" / "s.sqlite"
+    _fill(db, clock)
+
+    def stop(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        for path in (broken, fine):
+            with pytest.raises(KeyboardInterrupt):
+                mem.reembed(batch_size=2, progress=stop, staging_path=path)
+        broken.write_bytes(b"not a database " * 100)
+
+        report = mem.purge_user("local", "GDPR erasure request #1")
+
+        assert not report.ok and str(broken) in (report.error or ""), report.to_dict()
+        assert mem.audit_log(limit=1000)[-1].action == "purge_failed"
+        assert not fine.exists()
+        registry = (tmp_path / "m.db.reembed.paths").read_text(encoding="utf-8").split()
+        assert registry == [str(broken.resolve())]

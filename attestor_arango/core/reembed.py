@@ -95,20 +95,30 @@ def register_staging(config: Config, path: Path) -> None:
         _set_registered(config, [*_registered(config), path])
 
 
-def drop_staged_everywhere(config: Config, tenant: str) -> None:
+def drop_staged_everywhere(config: Config, tenant: str) -> list[str]:
     """Removes a tenant's staged vectors from the default staging file and from every
     other one a run was given (``register_staging``); a registered file left with no run
-    is deleted and forgotten."""
-    drop_staged(default_staging_path(config), tenant)
+    is deleted and forgotten. Returns what could not be done, one line a file (a file
+    that is not a staging file, or cannot be written): each other file is still done."""
+    problems: list[str] = []
+    try:
+        drop_staged(default_staging_path(config), tenant)
+    except (OSError, sqlite3.Error) as exc:
+        problems.append(f"{default_staging_path(config)}: {exc}")
     registered = _registered(config)
     keep = []
     for path in registered:
-        if drop_staged(path, tenant):
-            keep.append(path)
-        else:  # no unfinished run is left in it: nothing to resume, nothing to keep
-            path.unlink(missing_ok=True)
+        try:
+            if drop_staged(path, tenant):
+                keep.append(path)
+            elif path.is_file():  # no unfinished run is left in it: nothing to resume
+                path.unlink()
+        except (OSError, sqlite3.Error) as exc:
+            problems.append(f"{path}: {exc}")
+            keep.append(path)  # looked into again by the next purge
     if keep != registered:
         _set_registered(config, keep)
+    return problems
 
 
 def unregister_staging(config: Config, path: Path) -> None:

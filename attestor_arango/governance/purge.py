@@ -15,9 +15,10 @@ Order of events, each durable before the next:
 4. with recall tracing on, the tenant's events removed from the trace file
    (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
    attribute to a tenant, or a rewrite that failed, make the purge fail;
-5. an audit entry ``purge_completed`` or ``purge_failed`` with the counts;
-6. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
-   the default one and any other a run was given (``staging_path``).
+5. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
+   the default one and any other a run was given (``staging_path``); a file that cannot
+   be cleaned makes the purge fail;
+6. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
@@ -73,6 +74,19 @@ def _erase_traces(rt: Runtime, user: str, report: PurgeReport) -> None:
         )
 
 
+def _drop_staged(rt: Runtime, user: str, report: PurgeReport) -> None:
+    """The tenant's vectors an unfinished ``reembed`` staged, out of every staging file, or
+    the files that still hold them and why."""
+    problems = drop_staged_everywhere(rt.config, user)
+    if problems:
+        if report.remaining is not None:
+            report.remaining["reembed_staging_files"] = len(problems)
+        report.error = report.error or (
+            "the tenant's vectors staged by an unfinished reembed could not be removed from "
+            f"{'; '.join(problems)}: fix or erase those files, then run purge_user again"
+        )
+
+
 def purge_user(
     rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str, reason: str
 ) -> PurgeReport:
@@ -121,6 +135,7 @@ def purge_user(
             )
     if report.failed_collection is None:
         _erase_traces(rt, user, report)
+    _drop_staged(rt, user, report)
     left = report.remaining is None or any(report.remaining.values())
     report.ok = report.failed_collection is None and not left
     if report.ok is False and report.error is None:
@@ -150,5 +165,4 @@ def purge_user(
         report.error = (report.error + "; " if report.error else "") + (
             f"writing the outcome audit entry failed: {exc}"
         )
-    drop_staged_everywhere(rt.config, user)
     return report
