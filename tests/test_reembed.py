@@ -261,3 +261,36 @@ def test_a_staging_file_the_purge_cannot_clean_fails_the_purge_and_the_rest_is_d
         assert not fine.exists()
         registry = (tmp_path / "m.db.reembed.paths").read_text(encoding="utf-8").split()
         assert registry == [str(broken.resolve())]
+
+
+@pytest.mark.parametrize("where", ["default", "given"])
+def test_a_compaction_removes_the_vectors_staged_for_the_rows_it_removes(
+    tmp_path: Path, clock: ManualClock, where: str
+) -> None:
+    """A row a compaction removes leaves no vector in an unfinished run's staging file (a
+    vector of its text, from which the text can be guessed at); the run still resumes."""
+    db = tmp_path / "m.db"
+    staged = tmp_path / "m.db.reembed" if where == "default" else tmp_path / "x" / "s.sqlite"
+    doomed = _fill(db, clock)
+
+    def stop_when_all_staged(done: int, total: int) -> None:
+        if total and done >= total:
+            raise KeyboardInterrupt
+
+    def staged_ids() -> set[str]:
+        with sqlite3.connect(staged) as check:
+            return {r[0] for r in check.execute("SELECT id FROM staged")}
+
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        given = None if where == "default" else staged
+        with pytest.raises(KeyboardInterrupt):
+            mem.reembed(batch_size=2, progress=stop_when_all_staged, staging_path=given)
+        assert doomed in staged_ids() and len(staged_ids()) == 6  # the premise
+        clock.advance(days=2)
+
+        assert mem.compact(older_than="1d")["removed"] == 1
+
+        assert doomed not in staged_ids() and len(staged_ids()) == 5
+        assert doomed.encode() not in staged.read_bytes()
+        report = mem.reembed(batch_size=2, staging_path=given)
+        assert report["resumed"] == 5 and report["memories"] == 5

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,21 +95,24 @@ def register_staging(config: Config, path: Path) -> None:
         _set_registered(config, [*_registered(config), path])
 
 
-def drop_staged_everywhere(config: Config, tenant: str) -> list[str]:
-    """Removes a tenant's staged vectors from the default staging file and from every
-    other one a run was given (``register_staging``); a registered file left with no run
-    is deleted and forgotten. Returns what could not be done, one line a file (a file
-    that is not a staging file, or cannot be written): each other file is still done."""
+def drop_staged_everywhere(
+    config: Config, tenant: str, ids: Sequence[str] | None = None
+) -> list[str]:
+    """Removes a tenant's staged vectors (with ``ids``, those rows' only) from the default
+    staging file and from every other one a run was given (``register_staging``); a
+    registered file left with no run is deleted and forgotten. Returns what could not be
+    done, one line a file (a file that is not a staging file, or cannot be written): each
+    other file is still done."""
     problems: list[str] = []
     try:
-        drop_staged(default_staging_path(config), tenant)
+        drop_staged(default_staging_path(config), tenant, ids)
     except (OSError, sqlite3.Error) as exc:
         problems.append(f"{default_staging_path(config)}: {exc}")
     registered = _registered(config)
     keep = []
     for path in registered:
         try:
-            if drop_staged(path, tenant):
+            if drop_staged(path, tenant, ids):
                 keep.append(path)
             elif path.is_file():  # no unfinished run is left in it: nothing to resume
                 path.unlink()
@@ -128,17 +131,24 @@ def unregister_staging(config: Config, path: Path) -> None:
         _set_registered(config, [p for p in registered if p != path.resolve()])
 
 
-def drop_staged(path: Path, tenant: str) -> bool:
-    """Removes a tenant's staged vectors (a purge must not leave them in the staging file);
-    True while the file holds another tenant's unfinished run."""
+def drop_staged(path: Path, tenant: str, ids: Sequence[str] | None = None) -> bool:
+    """Removes a tenant's staged vectors (a purge must not leave them in the staging file),
+    or with ``ids`` only those rows' (a retention delete, a compaction: the run goes on);
+    True while the file holds an unfinished run."""
     if not path.is_file():
         return False
     db = sqlite3.connect(path)
     try:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         with db:
-            for table in sorted({"staged", "move"} & tables):
-                db.execute(f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
+            if ids is not None:
+                if "staged" in tables:
+                    db.executemany(
+                        "DELETE FROM staged WHERE tenant = ? AND id = ?", [(tenant, i) for i in ids]
+                    )
+            else:
+                for table in sorted({"staged", "move"} & tables):
+                    db.execute(f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
         db.execute("VACUUM")  # no page image of the erased vectors stays in the file
         runs = db.execute("SELECT COUNT(*) FROM move").fetchone()[0] if "move" in tables else 0
     finally:

@@ -29,6 +29,7 @@ from pydantic import ValidationError as PydanticValidationError
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.paging import all_memories
+from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.memo import forget_all
@@ -158,8 +159,9 @@ def delete_audited(
     """Hard-deletes rows the way a purge does: audit first, remove, audit the outcome.
 
     Like a purge it leaves no word of the rows behind: the process's memos of texts
-    are emptied and the write-ahead log flushed (frames another connection's open read
-    kept there are counted in the outcome entry, ``wal_frames``)."""
+    are emptied, the vectors an unfinished ``reembed`` staged for the rows dropped, and
+    the write-ahead log flushed (frames another connection's open read kept there are
+    counted in the outcome entry, ``wal_frames``)."""
     tenant = ctx.tenant
     attempt = auditor.record(ctx, f"{action}_attempted", tenant, {**details, "ids": ids})
     try:
@@ -175,6 +177,9 @@ def delete_audited(
         )
         raise
     done = {**details, "attempt_seq": attempt.seq, "removed": removed}
+    staging = drop_staged_everywhere(rt.config, tenant, ids)  # an unfinished reembed's
+    if staging:  # the removed rows' vectors are still staged there: on record
+        done["staging_files_left"] = len(staging)
     flush = getattr(rt.store, "flush_erasure", None)  # a backend that rewrites its files
     if flush is not None:  # no old page image of a removed row stays in the files
         frames = int(flush())
