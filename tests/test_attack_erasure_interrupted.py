@@ -143,3 +143,77 @@ def test_a_purge_killed_between_its_steps_and_run_again_leaves_nothing(
     assert mem.list(status="all", limit=1000, context=SUBJECT) == []
     mem.close()
     assert holders(tmp_path, words) == []
+
+
+# a compaction or retention delete killed after its row delete committed, before the file's
+# rewrite: the rows are gone, but bytes of their cells SQLite moved stay on pages in use
+KILLED_ROW_DELETE = """
+import os, sys
+
+from attestor_arango import AgentContext, AgentRole
+from attestor_arango.clock import ManualClock
+from attestor_arango.store.embedded.governance import EmbeddedGovernance
+from tests.test_attack_erasure_interrupted import POLICY
+from tests.test_attack_erasure_paths import START, _memory
+from pathlib import Path
+
+folder, word, how = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+orch = AgentRole.ORCHESTRATOR
+ctx = AgentContext(agent_id="orch", role=orch, tenant="subject", namespace="n1")
+scratch = AgentContext(agent_id="orch", role=orch, tenant="subject", namespace="scratch")
+clock = ManualClock(START)
+mem = _memory(folder, clock, "memory", seed=1)
+ids = []
+for i in range(300):
+    ids.append(mem.add(f"fact {i} about {word}", context=scratch).id)
+    mem.add(f"note {i}", context=ctx)
+if how == "compact":
+    for memory_id in ids:
+        mem.forget(memory_id, reason="asked", context=scratch)
+clock.advance(days=40)
+EmbeddedGovernance.flush_erasure = lambda self, *a, **k: os._exit(9)
+if how == "compact":
+    mem.compact(older_than="1d", context=ctx)
+else:
+    mem.apply_retention(POLICY, context=ctx)
+"""
+POLICY = [{"name": "s", "action": "delete", "namespace": "scratch", "older_than": "30d"}]
+
+
+@pytest.mark.parametrize("how", ["compact", "retention delete"])
+def test_a_row_delete_killed_before_the_rewrite_is_finished_by_the_next_run(
+    tmp_path: Path, how: str
+) -> None:
+    """Run again, the compaction (retention delete) finds no row to remove (they went before
+    the kill), and must still finish what the killed one left: the file's rewrite and its
+    outcome entry (without which every later open settles the tenant again)."""
+    from attestor_arango.clock import ManualClock
+    from tests.test_attack_erasure_paths import START, _memory
+
+    word = "".join(("trunch", "villequ"))
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_ROW_DELETE, str(tmp_path), word, how],
+        capture_output=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 9, done.stderr.decode()[-2000:]
+    action = "compact" if how == "compact" else "retention_delete"
+    clock = ManualClock(START)
+    clock.advance(days=41)
+    mem = _memory(tmp_path, clock, "memory", seed=2)
+    assert mem.audit_log(limit=2000, context=SUBJECT)[-1].action == f"{action}_attempted"
+    assert _holding(tmp_path, word)  # the premise: bytes of the removed rows left
+
+    if how == "compact":
+        assert mem.compact(older_than="1d", context=SUBJECT)["removed"] == 0
+    else:
+        assert mem.apply_retention(POLICY, context=SUBJECT).outcomes[0].applied == 0
+
+    assert _holding(tmp_path, word) == []
+    trail = [e.action for e in mem.audit_log(limit=2000, context=SUBJECT)]
+    assert [a for a in trail if a.startswith(action)][-2:] == [f"{action}_attempted", action]
+    assert mem.store.governance.settle_interrupted() == []  # type: ignore[attr-defined]
+    assert len(mem.list(limit=1000, context=SUBJECT)) == 300
+    mem.close()
+    assert _holding(tmp_path, word) == []

@@ -148,6 +148,16 @@ def matching(store: MemoryStore, tenant: str, policy: RetentionPolicy, now_us: i
     return found
 
 
+def unfinished(rt: Runtime, tenant: str, action: str) -> bool:
+    """Whether the tenant's last ``action`` run (``compact``, ``retention_delete``) was
+    killed after its attempt entry: no outcome followed it, so its rows may be deleted while
+    the store's files still hold their bytes (the rewrite comes after the delete). A run
+    that then finds no row to remove finishes it (``delete_audited`` with no ids)."""
+    trail = [f"{action}_attempted", action, f"{action}_failed"]
+    newest = rt.store.read_audit_actions(Scope(tenant), trail, 1)
+    return bool(newest) and newest[0].action == f"{action}_attempted"
+
+
 def delete_audited(
     rt: Runtime,
     auditor: Auditor,
@@ -203,9 +213,12 @@ def apply_retention(
         rows = matching(rt.store, tenant, policy, now)
         outcome = PolicyOutcome(policy.name, policy.action, [m.id for m in rows])
         report.outcomes.append(outcome)
+        details = {"policy": policy.model_dump(mode="json"), "count": len(rows)}
+        finish = not dry_run and not rows and policy.action == "delete"
+        if finish and unfinished(rt, tenant, "retention_delete"):  # a killed run's rewrite
+            delete_audited(rt, auditor, ctx, "retention_delete", [], details)
         if dry_run or not rows:
             continue
-        details = {"policy": policy.model_dump(mode="json"), "count": len(rows)}
         try:
             if policy.action == "archive":
                 with rt.store.transaction():
