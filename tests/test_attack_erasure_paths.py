@@ -185,3 +185,52 @@ def test_purge_user_erases_the_trace_file_tracing_wrote_before_it_was_turned_off
     assert report.removed["trace_events"] > 0
     assert holders(tmp_path, {"query": word}) == []
     mem.close()
+
+
+def test_purge_over_rest_leaves_no_word_in_the_folder_or_the_servers_log(
+    tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same erasure through the REST service, the way a client of the service does it:
+    the words sent in bodies (fact, entity, tags, metadata, a round, queries) leave nothing
+    in the store's folder, and no log line of the service holds one."""
+    import logging
+
+    from starlette.testclient import TestClient
+
+    from attestor_arango.interfaces.api.app import create_app
+    from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key
+
+    words = _markers()
+    mem = _memory(tmp_path, clock, "memory", seed=1)
+    key = ApiKey(id="k", sha256=hash_key("sk"), tenant="subject", roles=("orchestrator",),
+                 agent_ids=("orch",))  # fmt: skip
+    client = TestClient(create_app(mem, KeyRing([key])), raise_server_exceptions=False)
+    auth = {"Authorization": "Bearer sk", "X-Agent-Id": "orch", "X-Namespace": "n1"}
+    caplog.set_level(logging.DEBUG)
+    fact = {
+        "content": f"{words['content']} lives in Paris",
+        "entity": words["entity"],
+        "category": words["category"],
+        "tags": [words["tag"]],
+        "metadata": {words["metakey"]: words["metavalue"]},
+    }
+    calls = [
+        ("/v1/memories", fact),
+        ("/v1/ingest", {"turn": {"user": f"I am {words['turn']}", "assistant": "Noted."}}),
+        ("/v1/recall", {"query": f"where does {words['query']} live"}),
+        ("/v1/search", {"query": words["content"]}),
+        ("/v1/memories", {"content": "x" * 40_000 + words["updated"]}),  # refused: too long
+    ]
+    answers = [client.post(path, json=body, headers=auth).status_code for path, body in calls]
+    assert answers[:4] == [200] * 4 and answers[4] == 422, answers
+    assert holders(tmp_path, {k: words[k] for k in ("content", "entity", "query", "turn")})
+
+    purge = {"user": "subject", "reason": "GDPR erasure request #23"}
+    answer = client.post("/v1/governance/purge", json=purge, headers=auth)
+
+    assert answer.status_code == 200 and answer.json()["ok"], answer.text
+    assert holders(tmp_path, words) == []
+    logged = "\n".join(r.getMessage() for r in caplog.records).lower()
+    assert logged and all(f not in logged for w in words.values() for f in forms(w))
+    mem.close()
+    assert holders(tmp_path, words) == []
