@@ -294,3 +294,34 @@ def test_a_compaction_removes_the_vectors_staged_for_the_rows_it_removes(
         assert doomed.encode() not in staged.read_bytes()
         report = mem.reembed(batch_size=2, staging_path=given)
         assert report["resumed"] == 5 and report["memories"] == 5
+
+
+def test_a_purge_leaves_alone_a_listed_path_that_holds_another_database_now(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The path a finished-or-not run was given may hold something else by the time of the
+    purge (the user reused it): a SQLite file without the staging tables is not deleted,
+    nor rewritten, and stays listed."""
+    db, path = tmp_path / "m.db", tmp_path / "x" / "s.sqlite"
+    _fill(db, clock)
+
+    def stop(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        with pytest.raises(KeyboardInterrupt):
+            mem.reembed(batch_size=2, progress=stop, staging_path=path)
+        path.unlink()
+        with sqlite3.connect(path) as other:
+            other.execute("CREATE TABLE notes (tenant TEXT, body TEXT)")
+            other.execute("INSERT INTO notes VALUES ('local', 'keep me')")
+        other.close()
+        before = path.read_bytes()
+
+        assert mem.purge_user("local", "GDPR erasure request #1").ok
+
+        assert path.read_bytes() == before
+    assert (tmp_path / "m.db.reembed.paths").read_text(encoding="utf-8").split() == [
+        str(path.resolve())
+    ]

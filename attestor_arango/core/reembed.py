@@ -134,23 +134,27 @@ def unregister_staging(config: Config, path: Path) -> None:
 def drop_staged(path: Path, tenant: str, ids: Sequence[str] | None = None) -> bool:
     """Removes a tenant's staged vectors (a purge must not leave them in the staging file),
     or with ``ids`` only those rows' (a retention delete, a compaction: the run goes on);
-    True while the file holds an unfinished run."""
+    False once the file holds no unfinished run (a file given to ``reembed`` may then be
+    deleted). A file that is no staging file (no ``move`` table) is left as it is."""
     if not path.is_file():
         return False
     db = sqlite3.connect(path)
     try:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"staged", "move"} <= tables:  # not ours: nothing of a run in it to remove
+            return True
         with db:
-            if ids is not None:
-                if "staged" in tables:
-                    db.executemany(
-                        "DELETE FROM staged WHERE tenant = ? AND id = ?", [(tenant, i) for i in ids]
-                    )
+            if ids is None:
+                removed = db.execute("DELETE FROM staged WHERE tenant = ?", (tenant,)).rowcount
+                removed += db.execute("DELETE FROM move WHERE tenant = ?", (tenant,)).rowcount
             else:
-                for table in sorted({"staged", "move"} & tables):
-                    db.execute(f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
-        db.execute("VACUUM")  # no page image of the erased vectors stays in the file
-        runs = db.execute("SELECT COUNT(*) FROM move").fetchone()[0] if "move" in tables else 0
+                rows = [(tenant, i) for i in ids]
+                before = db.total_changes
+                db.executemany("DELETE FROM staged WHERE tenant = ? AND id = ?", rows)
+                removed = db.total_changes - before
+        if removed:
+            db.execute("VACUUM")  # no page image of the erased vectors stays in the file
+        runs = db.execute("SELECT COUNT(*) FROM move").fetchone()[0]
     finally:
         db.close()
     return bool(runs)
