@@ -136,3 +136,18 @@ def test_health_and_doctor_on_a_live_server(live: ArangoStore, server: LiveServe
     report = arango_doctor(config)
     failed = [c for c in report["checks"] if not c["ok"] and not c["warning"]]
     assert failed == [] and report["views"] == {"memories_view": "ok"}
+
+
+def test_an_erasure_compacts_every_erased_collection_on_a_live_server(live: ArangoStore) -> None:
+    """The server accepts the compaction of each collection a purge erases (the test user
+    has the right a deployment's must have too); a purge's rows are gone and the other
+    tenant's stay."""
+    live.set_embedding_space(A, EmbeddingSpace("t", DIM))
+    live.set_embedding_space(B, EmbeddingSpace("t", DIM))
+    vector = np.ones(DIM, dtype=np.float32) / np.sqrt(DIM)
+    live.insert_memory(A, _memory(A, "m1", "Zorvellink lives in Paris"), vector)
+    live.insert_memory(B, _memory(B, "m1", "a note of beta"), vector)
+    live.purge_tenant(A)
+    assert live.flush_erasure() == 0
+    assert sum(live.tenant_residue(A).values()) == 0
+    assert live.get_memory(B, "m1") is not None

@@ -205,3 +205,123 @@ def test_a_purge_removes_the_tenants_staged_vectors(
         assert mem.purge_user("local", "GDPR erasure request #1").ok
         with sqlite3.connect(staged) as check:
             assert check.execute("SELECT COUNT(*) FROM staged").fetchone()[0] == 0
+
+
+def test_a_purge_removes_the_tenants_vectors_staged_at_a_path_given_to_reembed(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """``staging_path`` puts an unfinished run's vectors anywhere; the purge finds them
+    there too (the run recorded the path beside the store), and a finished run forgets it."""
+    db, staged = tmp_path / "m.db", tmp_path / "elsewhere" / "stage.sqlite"
+    _fill(db, clock)
+
+    def stop(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        with pytest.raises(KeyboardInterrupt):
+            mem.reembed(batch_size=2, progress=stop, staging_path=staged)
+        with sqlite3.connect(staged) as check:
+            assert check.execute("SELECT COUNT(*) FROM staged").fetchone()[0] == 2  # premise
+        assert mem.purge_user("local", "GDPR erasure request #1").ok
+        assert not staged.exists()
+        assert [p.name for p in tmp_path.iterdir() if ".reembed" in p.name] == []
+    _fill(db, clock)
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        assert mem.reembed(batch_size=2, staging_path=staged)["status"] == "reembedded"
+    assert [p.name for p in tmp_path.iterdir() if ".reembed" in p.name] == []
+    assert not staged.exists()
+
+
+def test_a_staging_file_the_purge_cannot_clean_fails_the_purge_and_the_rest_is_done(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """A listed staging file that is no SQLite file any more (overwritten, or a folder now)
+    cannot be cleaned: the purge says so (``ok=false``, the file named, the outcome entry
+    ``purge_failed``) instead of raising after its outcome entry, keeps the file listed
+    for the next purge, and still cleans every other staging file."""
+    db, broken, fine = tmp_path / "m.db", tmp_path / "a" / "s.sqlite", tmp_path / "b" / "s.sqlite"
+    _fill(db, clock)
+
+    def stop(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        for path in (broken, fine):
+            with pytest.raises(KeyboardInterrupt):
+                mem.reembed(batch_size=2, progress=stop, staging_path=path)
+        broken.write_bytes(b"not a database " * 100)
+
+        report = mem.purge_user("local", "GDPR erasure request #1")
+
+        assert not report.ok and str(broken) in (report.error or ""), report.to_dict()
+        assert mem.audit_log(limit=1000)[-1].action == "purge_failed"
+        assert not fine.exists()
+        registry = (tmp_path / "m.db.reembed.paths").read_text(encoding="utf-8").split()
+        assert registry == [str(broken.resolve())]
+
+
+@pytest.mark.parametrize("where", ["default", "given"])
+def test_a_compaction_removes_the_vectors_staged_for_the_rows_it_removes(
+    tmp_path: Path, clock: ManualClock, where: str
+) -> None:
+    """A row a compaction removes leaves no vector in an unfinished run's staging file (a
+    vector of its text, from which the text can be guessed at); the run still resumes."""
+    db = tmp_path / "m.db"
+    staged = tmp_path / "m.db.reembed" if where == "default" else tmp_path / "x" / "s.sqlite"
+    doomed = _fill(db, clock)
+
+    def stop_when_all_staged(done: int, total: int) -> None:
+        if total and done >= total:
+            raise KeyboardInterrupt
+
+    def staged_ids() -> set[str]:
+        with sqlite3.connect(staged) as check:
+            return {r[0] for r in check.execute("SELECT id FROM staged")}
+
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        given = None if where == "default" else staged
+        with pytest.raises(KeyboardInterrupt):
+            mem.reembed(batch_size=2, progress=stop_when_all_staged, staging_path=given)
+        assert doomed in staged_ids() and len(staged_ids()) == 6  # the premise
+        clock.advance(days=2)
+
+        assert mem.compact(older_than="1d")["removed"] == 1
+
+        assert doomed not in staged_ids() and len(staged_ids()) == 5
+        assert doomed.encode() not in staged.read_bytes()
+        report = mem.reembed(batch_size=2, staging_path=given)
+        assert report["resumed"] == 5 and report["memories"] == 5
+
+
+def test_a_purge_leaves_alone_a_listed_path_that_holds_another_database_now(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The path a finished-or-not run was given may hold something else by the time of the
+    purge (the user reused it): a SQLite file without the staging tables is not deleted,
+    nor rewritten, and stays listed."""
+    db, path = tmp_path / "m.db", tmp_path / "x" / "s.sqlite"
+    _fill(db, clock)
+
+    def stop(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with _open(db, clock, HashingEmbedder(32)) as mem:
+        with pytest.raises(KeyboardInterrupt):
+            mem.reembed(batch_size=2, progress=stop, staging_path=path)
+        path.unlink()
+        with sqlite3.connect(path) as other:
+            other.execute("CREATE TABLE notes (tenant TEXT, body TEXT)")
+            other.execute("INSERT INTO notes VALUES ('local', 'keep me')")
+        other.close()
+        before = path.read_bytes()
+
+        assert mem.purge_user("local", "GDPR erasure request #1").ok
+
+        assert path.read_bytes() == before
+    assert (tmp_path / "m.db.reembed.paths").read_text(encoding="utf-8").split() == [
+        str(path.resolve())
+    ]

@@ -8,6 +8,9 @@ graph and the audit chain (one ``reembed`` entry is appended).
 How: the new vectors are first written, batch by batch, to a staging file beside the
 store (a small SQLite file, one transaction per batch), so an interrupted run resumes
 where it stopped and never leaves the tenant half in one space and half in the other.
+A staging file put elsewhere (``staging_path``) is recorded in a list beside the default
+one until its last run finishes, so that ``purge_user`` finds the subject's staged vectors
+there too.
 Then one store transaction swaps every vector and the space together
 (``Store.replace_vectors``). Rows written meanwhile by a process still on the old
 embedder are found at the swap, embedded, and the swap is tried again.
@@ -22,8 +25,9 @@ spaces, so a replay can tell which side of the change it is on.
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,21 +61,103 @@ def staging_path(config: Config, given: str | Path | None) -> Path:
     return Path(given).expanduser() if given is not None else default_staging_path(config)
 
 
-def drop_staged(path: Path, tenant: str) -> None:
-    """Removes a tenant's staged vectors (a purge must not leave them in the staging file)."""
-    if not path.is_file():
+def _registry(config: Config) -> Path:
+    """The staging files other than the default that a run may have left (one path a
+    line, beside the default file): a purge has no other way to find a ``staging_path``
+    given to ``reembed``, and such a file keeps the staged vectors of an unfinished run."""
+    default = default_staging_path(config)
+    return default.with_name(default.name + ".paths")
+
+
+def _registered(config: Config) -> list[Path]:
+    try:
+        text = _registry(config).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [Path(line) for line in text.splitlines() if line]
+
+
+def _set_registered(config: Config, paths: list[Path]) -> None:
+    registry = _registry(config)
+    if not paths:
+        registry.unlink(missing_ok=True)
         return
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = registry.with_name(f".{registry.name}.{os.getpid()}")
+    tmp.write_text("".join(f"{p}\n" for p in sorted(set(paths))), encoding="utf-8")
+    os.replace(tmp, registry)
+
+
+def register_staging(config: Config, path: Path) -> None:
+    """Records ``path`` as a staging file a purge must look into, unless it is the default."""
+    path = path.resolve()
+    if path != default_staging_path(config).resolve() and path not in _registered(config):
+        _set_registered(config, [*_registered(config), path])
+
+
+def drop_staged_everywhere(
+    config: Config, tenant: str, ids: Sequence[str] | None = None
+) -> list[str]:
+    """Removes a tenant's staged vectors (with ``ids``, those rows' only) from the default
+    staging file and from every other one a run was given (``register_staging``); a
+    registered file left with no run is deleted and forgotten. Returns what could not be
+    done, one line a file (a file that is not a staging file, or cannot be written): each
+    other file is still done."""
+    problems: list[str] = []
+    try:
+        drop_staged(default_staging_path(config), tenant, ids)
+    except (OSError, sqlite3.Error) as exc:
+        problems.append(f"{default_staging_path(config)}: {exc}")
+    registered = _registered(config)
+    keep = []
+    for path in registered:
+        try:
+            if drop_staged(path, tenant, ids):
+                keep.append(path)
+            elif path.is_file():  # no unfinished run is left in it: nothing to resume
+                path.unlink()
+        except (OSError, sqlite3.Error) as exc:
+            problems.append(f"{path}: {exc}")
+            keep.append(path)  # looked into again by the next purge
+    if keep != registered:
+        _set_registered(config, keep)
+    return problems
+
+
+def unregister_staging(config: Config, path: Path) -> None:
+    """Forgets ``path`` once its last run finished (``Staging.finish`` deleted it)."""
+    registered = _registered(config)
+    if path.resolve() in registered:
+        _set_registered(config, [p for p in registered if p != path.resolve()])
+
+
+def drop_staged(path: Path, tenant: str, ids: Sequence[str] | None = None) -> bool:
+    """Removes a tenant's staged vectors (a purge must not leave them in the staging file),
+    or with ``ids`` only those rows' (a retention delete, a compaction: the run goes on);
+    False once the file holds no unfinished run (a file given to ``reembed`` may then be
+    deleted). A file that is no staging file (no ``move`` table) is left as it is."""
+    if not path.is_file():
+        return False
     db = sqlite3.connect(path)
     try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not {"staged", "move"} <= tables:  # not ours: nothing of a run in it to remove
+            return True
         with db:
-            for table in ("staged", "move"):
-                if db.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
-                ).fetchone():
-                    db.execute(f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
-        db.execute("VACUUM")  # no page image of the erased vectors stays in the file
+            if ids is None:
+                removed = db.execute("DELETE FROM staged WHERE tenant = ?", (tenant,)).rowcount
+                removed += db.execute("DELETE FROM move WHERE tenant = ?", (tenant,)).rowcount
+            else:
+                rows = [(tenant, i) for i in ids]
+                before = db.total_changes
+                db.executemany("DELETE FROM staged WHERE tenant = ? AND id = ?", rows)
+                removed = db.total_changes - before
+        if removed:
+            db.execute("VACUUM")  # no page image of the erased vectors stays in the file
+        runs = db.execute("SELECT COUNT(*) FROM move").fetchone()[0]
     finally:
         db.close()
+    return bool(runs)
 
 
 def check_batch(batch_size: object) -> int:
@@ -197,6 +283,7 @@ def reembed(
     }
     if source is None or source == target:
         return {**report, "status": "empty" if source is None else "current"}
+    register_staging(rt.config, staging_path)
     staging = Staging(staging_path, ctx.tenant, source, target)
     try:
         report["resumed"] = len(staging.ids())
@@ -216,6 +303,8 @@ def reembed(
                 "the staged vectors are kept: run reembed again when writes pause"
             )
         staging.finish()
+        if not staging_path.exists():
+            unregister_staging(rt.config, staging_path)
     finally:
         staging.close()
     auditor.record(

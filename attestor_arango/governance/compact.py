@@ -15,7 +15,7 @@ from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
-from attestor_arango.governance.retention import delete_audited, parse_age
+from attestor_arango.governance.retention import delete_audited, parse_age, unfinished
 from attestor_arango.models import MemoryStatus
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
@@ -45,9 +45,10 @@ def compact(
         "matched": ids,
         "removed": 0,
     }
+    details = {"older_than": older_than, "count": len(ids)}
+    if not dry_run and not ids and unfinished(rt, ctx.tenant, "compact"):
+        delete_audited(rt, auditor, ctx, "compact", [], details)  # a killed run's rewrite
     if dry_run or not ids:
         return result
-    result["removed"] = delete_audited(
-        rt, auditor, ctx, "compact", ids, {"older_than": older_than, "count": len(ids)}
-    )
+    result["removed"] = delete_audited(rt, auditor, ctx, "compact", ids, details)
     return result

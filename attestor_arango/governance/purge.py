@@ -10,12 +10,15 @@ Order of events, each durable before the next:
    the process's memos of texts are emptied (``memo.forget_all``), so none
    keeps a word of the erased rows;
 3. a scan of what the tenant still holds (``Store.tenant_residue``), and the
-   write-ahead log flushed (a backend that has one);
+   store's files rewritten (``flush_erasure``: the embedded store's ``VACUUM`` and
+   write-ahead log, ArangoDB's collection compaction);
 4. with recall tracing on, the tenant's events removed from the trace file
    (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
    attribute to a tenant, or a rewrite that failed, make the purge fail;
-5. an audit entry ``purge_completed`` or ``purge_failed`` with the counts;
-6. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file.
+5. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
+   the default one and any other a run was given (``staging_path``); a file that cannot
+   be cleaned makes the purge fail;
+6. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
@@ -29,7 +32,7 @@ from typing import Any
 from attestor_arango import validation
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.reembed import default_staging_path, drop_staged
+from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.memo import forget_all
@@ -71,6 +74,19 @@ def _erase_traces(rt: Runtime, user: str, report: PurgeReport) -> None:
         )
 
 
+def _drop_staged(rt: Runtime, user: str, report: PurgeReport) -> None:
+    """The tenant's vectors an unfinished ``reembed`` staged, out of every staging file, or
+    the files that still hold them and why."""
+    problems = drop_staged_everywhere(rt.config, user)
+    if problems:
+        if report.remaining is not None:
+            report.remaining["reembed_staging_files"] = len(problems)
+        report.error = report.error or (
+            "the tenant's vectors staged by an unfinished reembed could not be removed from "
+            f"{'; '.join(problems)}: fix or erase those files, then run purge_user again"
+        )
+
+
 def purge_user(
     rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str, reason: str
 ) -> PurgeReport:
@@ -104,19 +120,22 @@ def purge_user(
     except Exception as exc:
         report.remaining = None
         report.error = report.error or f"counting what remains failed: {exc}"
-    flush = getattr(store, "flush_erasure", None)  # a backend with a write-ahead log
+    flush = getattr(store, "flush_erasure", None)  # a backend that rewrites its files
     if flush is not None and report.failed_collection is None:
         frames = int(flush())
         if frames and report.remaining is not None:
             report.remaining["wal_frames"] = frames
             report.error = report.error or (
-                "the erased rows' old pages are still in the write-ahead log or the file because "
-                "another connection (a second server or process on this file) holds a read "
-                "transaction or the write lock; close it and run purge_user again to finish "
-                "the erasure"
+                "the erased rows' old pages are still in the store's files: the embedded "
+                "store's write-ahead log or file, because another connection (a second server "
+                "or process on this file) holds a read transaction or the write lock; or "
+                "ArangoDB collections that could not be compacted (see the server's log: the "
+                "user may lack the right); fix that and run purge_user again to finish the "
+                "erasure"
             )
     if report.failed_collection is None:
         _erase_traces(rt, user, report)
+    _drop_staged(rt, user, report)
     left = report.remaining is None or any(report.remaining.values())
     report.ok = report.failed_collection is None and not left
     if report.ok is False and report.error is None:
@@ -146,5 +165,4 @@ def purge_user(
         report.error = (report.error + "; " if report.error else "") + (
             f"writing the outcome audit entry failed: {exc}"
         )
-    drop_staged(default_staging_path(rt.config), user)
     return report

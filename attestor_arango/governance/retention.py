@@ -29,6 +29,7 @@ from pydantic import ValidationError as PydanticValidationError
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.paging import all_memories
+from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.memo import forget_all
@@ -147,6 +148,16 @@ def matching(store: MemoryStore, tenant: str, policy: RetentionPolicy, now_us: i
     return found
 
 
+def unfinished(rt: Runtime, tenant: str, action: str) -> bool:
+    """Whether the tenant's last ``action`` run (``compact``, ``retention_delete``) was
+    killed after its attempt entry: no outcome followed it, so its rows may be deleted while
+    the store's files still hold their bytes (the rewrite comes after the delete). A run
+    that then finds no row to remove finishes it (``delete_audited`` with no ids)."""
+    trail = [f"{action}_attempted", action, f"{action}_failed"]
+    newest = rt.store.read_audit_actions(Scope(tenant), trail, 1)
+    return bool(newest) and newest[0].action == f"{action}_attempted"
+
+
 def delete_audited(
     rt: Runtime,
     auditor: Auditor,
@@ -158,8 +169,9 @@ def delete_audited(
     """Hard-deletes rows the way a purge does: audit first, remove, audit the outcome.
 
     Like a purge it leaves no word of the rows behind: the process's memos of texts
-    are emptied and the write-ahead log flushed (frames another connection's open read
-    kept there are counted in the outcome entry, ``wal_frames``)."""
+    are emptied, the vectors an unfinished ``reembed`` staged for the rows dropped, and
+    the write-ahead log flushed (frames another connection's open read kept there are
+    counted in the outcome entry, ``wal_frames``)."""
     tenant = ctx.tenant
     attempt = auditor.record(ctx, f"{action}_attempted", tenant, {**details, "ids": ids})
     try:
@@ -175,8 +187,11 @@ def delete_audited(
         )
         raise
     done = {**details, "attempt_seq": attempt.seq, "removed": removed}
-    flush = getattr(rt.store, "flush_erasure", None)  # a backend with a write-ahead log
-    if flush is not None:  # no old page image of a removed row stays in the log
+    staging = drop_staged_everywhere(rt.config, tenant, ids)  # an unfinished reembed's
+    if staging:  # the removed rows' vectors are still staged there: on record
+        done["staging_files_left"] = len(staging)
+    flush = getattr(rt.store, "flush_erasure", None)  # a backend that rewrites its files
+    if flush is not None:  # no old page image of a removed row stays in the files
         frames = int(flush())
         if frames:  # another connection's open read holds them: on record
             done["wal_frames"] = frames
@@ -198,9 +213,12 @@ def apply_retention(
         rows = matching(rt.store, tenant, policy, now)
         outcome = PolicyOutcome(policy.name, policy.action, [m.id for m in rows])
         report.outcomes.append(outcome)
+        details = {"policy": policy.model_dump(mode="json"), "count": len(rows)}
+        finish = not dry_run and not rows and policy.action == "delete"
+        if finish and unfinished(rt, tenant, "retention_delete"):  # a killed run's rewrite
+            delete_audited(rt, auditor, ctx, "retention_delete", [], details)
         if dry_run or not rows:
             continue
-        details = {"policy": policy.model_dump(mode="json"), "count": len(rows)}
         try:
             if policy.action == "archive":
                 with rt.store.transaction():

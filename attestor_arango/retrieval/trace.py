@@ -13,6 +13,7 @@ old one), under the tracer's lock, so no recall of this process interleaves.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import itertools
 import json
@@ -90,7 +91,8 @@ class Tracer:
                 fh.write(json.dumps(record, sort_keys=True, default=str) + "\n")
 
     def erase_tenant(self, tenant: str) -> TraceErasure:
-        """Rewrites the trace file without ``tenant``'s events (atomic replace, fsynced).
+        """Rewrites the trace file without ``tenant``'s events (atomic replace, fsynced),
+        after removing the copies a killed rewrite left (``_drop_stale_copies``).
 
         An append by another process between the read and the replace is lost with the
         old file (one writer per trace file is the supported set-up). Never raises: a
@@ -98,6 +100,12 @@ class Tracer:
         """
         report = TraceErasure()
         with self._lock:
+            try:
+                _drop_stale_copies(self.path)
+            except OSError as exc:
+                report.error = f"removing a killed rewrite's copy failed: {exc.strerror or exc}"
+                report.left = -1  # unknown: the copy could not be removed, nor read
+                return report
             try:
                 lines = self.path.read_bytes().splitlines(keepends=True)
             except FileNotFoundError:
@@ -133,8 +141,23 @@ def _tenant_of(line: bytes) -> str | None:
     return owner if isinstance(owner, str) else None
 
 
+def _copy_prefix(path: Path) -> str:
+    """The name every rewrite's temporary copy of ``path`` starts with (``_replace``)."""
+    return f".{path.name}.erase-"
+
+
+def _drop_stale_copies(path: Path) -> None:
+    """Removes the temporary copies a rewrite killed before its replace left beside the
+    file: such a copy holds every event but those of the tenant that rewrite erased, so
+    the events of every other tenant (a later purge's subject among them) stay in it
+    unless it goes. One writer per trace file is the supported set-up, so a copy found
+    here (under the tracer's lock) is a dead process's."""
+    for stale in path.parent.glob(glob.escape(_copy_prefix(path)) + "*"):
+        stale.unlink(missing_ok=True)
+
+
 def _replace(path: Path, lines: list[bytes]) -> None:
-    tmp = path.with_name(f".{path.name}.erase-{os.getpid()}")
+    tmp = path.with_name(f"{_copy_prefix(path)}{os.getpid()}")
     try:
         with tmp.open("wb") as fh:
             fh.writelines(lines)
@@ -228,9 +251,18 @@ _SHARED_LOCK = threading.Lock()
 
 
 def erase_tenant(settings: Any, tenant: str) -> TraceErasure | None:
-    """``tenant``'s events out of the configured trace file; None when tracing is off."""
+    """``tenant``'s events out of the configured trace file; None when there is none.
+
+    With tracing off, the file ``trace.path`` still names is erased too when it exists:
+    the events written while tracing was on stay there after it is switched off.
+    """
     tracer = shared_tracer(settings)
-    return None if tracer is None else tracer.erase_tenant(tenant)
+    if tracer is None:
+        path = getattr(settings, "path", None)
+        if not path or not Path(path).expanduser().is_file():
+            return None
+        tracer = Tracer(path)
+    return tracer.erase_tenant(tenant)
 
 
 def shared_tracer(settings: Any) -> Tracer | None:

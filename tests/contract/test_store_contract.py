@@ -417,3 +417,36 @@ def test_close_memory_closes_its_relations(store: Store) -> None:
     assert sorted(r.id for r in store.relations_touching(A, ["alice"], before)) == ["r1", "r2"]
     assert [r.id for r in store.relations_touching(A, ["alice"], after)] == ["r2"]
     assert store.hops(A, ["alice"], 1, after) == {"alice": 0, "acme": 1}
+
+
+def test_delete_memories_removes_the_entities_only_the_deleted_rows_named(store: Store) -> None:
+    """An entity's name is a word of the rows naming it (a person's name, most often): a
+    row delete (retention, compaction) takes with it the entities no row or relation left
+    in their namespace names; one still named (here by another row's relation) stays, and
+    so does another tenant's of the same key."""
+    setup(store, A, B)
+    store.insert_memory(A, mem(A, "m1", "Zed Quill lives in Paris", entity="Zed Quill"), None)
+    store.insert_memory(A, mem(A, "m2", "Yan knows Kim", entity="kim"), None)
+    for rid, source, target, mid in (("r1", "zed quill", "yan", "m1"), ("r2", "yan", "kim", "m2")):
+        relation = Relation(
+            id=rid,
+            tenant="acme",
+            namespace="ns1",
+            source=source,
+            relation="knows",
+            target=target,
+            memory_id=mid,
+            t_created=from_us(T0),
+        )
+        store.add_relation(A, relation)
+    for scope in (A, B):
+        for key in ("zed quill", "yan", "kim"):
+            entity = Entity(tenant=scope.tenant, namespace="ns1", key=key, name=key.title())
+            store.upsert_entity(scope, entity)
+
+    assert store.delete_memories(A, ["m1"]) == 1
+
+    assert sorted(e.key for e in store.list_entities(A)) == ["kim", "yan"]
+    assert sorted(e.key for e in store.list_entities(B)) == ["kim", "yan", "zed quill"]
+    assert store.relations_touching(A, ["zed quill"], now()) == []
+    assert store.hops(A, ["yan"], 1, now()) == {"yan": 0, "kim": 1}

@@ -10,6 +10,9 @@ affected by that.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+from arango.exceptions import ArangoError
 
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
 from attestor_arango.models import AuditEntry, Entity, Episode, Relation
@@ -27,6 +30,7 @@ from attestor_arango.store.arango.docs import (
 )
 from attestor_arango.store.arango.planning import drain_in_batches
 from attestor_arango.store.protocol import check_tenant
+from attestor_arango.validation import entity_key
 
 # Erasure order (edges before vertices, vectors before their rows); never the audit chain.
 PURGE_STEPS = (
@@ -257,6 +261,29 @@ class GraphAndGovernance(ArangoBase):
         """
         return {name: self.purge_collection(scope, name) for name in PURGE_STEPS}
 
+    def flush_erasure(self) -> int:
+        """Rewrites the data files of every collection an erasure removes rows from, so no
+        removed row's bytes stay in them (the embedded backend's ``VACUUM``); returns how
+        many collections could not be rewritten (0: done; -1 inside a transaction, where
+        nothing is rewritten). The erasure reports a count above 0 as left to finish.
+
+        ``collection.compact()`` has RocksDB rewrite the collection's ``.sst`` files keeping
+        only live entries (left alone, a removed document stays in them until a background
+        compaction reaches its range). Like ``VACUUM`` it rewrites every tenant's rows of
+        the collection, so an erasure costs I/O in proportion to the collections' size.
+        The ArangoSearch view's segments are not rewritten here: the view drops the removed
+        rows' terms when it consolidates (``consolidationIntervalMsec``, schemas/views.json).
+        """
+        if self.in_transaction:
+            return -1
+        failed = 0
+        for name in PURGE_STEPS:
+            try:
+                self.database.collection(name).compact()
+            except ArangoError:  # no permission, the server gone: on record, run it again
+                failed += 1
+        return failed
+
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
         tenant_wide = scope.tenant_wide()
         residue: dict[str, int] = {}
@@ -269,15 +296,37 @@ class GraphAndGovernance(ArangoBase):
         return residue
 
     def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:
+        """The rows, the relations derived from them and, in the same transaction, the
+        entities (records and traversal vertices) that only they named (``_drop_unnamed``)."""
         if not ids:
             return 0
+        namespace, listed = scope.namespace, list(ids)
         with self.transaction():
+            named = self._run(
+                "entity_names_of_memories", scope, {"namespace": namespace, "ids": listed}
+            )
             self._run(
-                "relation_delete_for_memories",
-                scope,
-                {"namespace": scope.namespace, "ids": list(ids)},
+                "relation_delete_for_memories", scope, {"namespace": namespace, "ids": listed}
             )
-            rows = self._run(
-                "memory_delete_many", scope, {"namespace": scope.namespace, "ids": list(ids)}
-            )
+            rows = self._run("memory_delete_many", scope, {"namespace": namespace, "ids": listed})
+            self._drop_unnamed(scope.tenant, named)
         return len(rows)
+
+    def _drop_unnamed(self, tenant: str, named: Sequence[dict[str, Any]]) -> None:
+        """The entities of ``named`` (namespace, name) no row or relation of their namespace
+        names any more: an entity's name is a word of the rows that named it, so it goes
+        with the last of them (a superseded version still names it: it stays). As the
+        embedded backend's ``delete_memories``; the keys are compared normalised
+        (``entity_key``), as the entities are stored."""
+        keys: dict[str, set[str]] = {}
+        for row in named:
+            keys.setdefault(str(row["namespace"]), set()).add(entity_key(str(row["name"])))
+        for namespace, candidates in sorted(keys.items()):
+            where = Scope(tenant, namespace)
+            rows = self._run("entity_names_in_namespace", where, {"namespace": namespace})
+            unnamed = sorted(candidates - {entity_key(str(r["name"])) for r in rows})
+            if unnamed:
+                self._run("entity_delete_keys", where, {"namespace": namespace, "keys": unnamed})
+                self._run(
+                    "graph_node_delete_keys", where, {"namespace": namespace, "keys": unnamed}
+                )
