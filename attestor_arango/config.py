@@ -55,8 +55,14 @@ class TraceSettings(BaseModel):
     def _default_path(self) -> TraceSettings:
         """Tracing on without a path writes beside the default store (never fails)."""
         if self.enabled and not self.path:
-            self.path = str(default_data_dir() / TRACE_FILENAME)
+            self.path = self.written_path()
         return self
+
+    def written_path(self) -> str:
+        """The file tracing writes to when on: ``path``, else the default beside the default
+        store. With tracing off it names where events written while it was on may still
+        be, which an erasure must clean all the same."""
+        return self.path or str(default_data_dir() / TRACE_FILENAME)
 
 
 class SigningSettings(BaseModel):

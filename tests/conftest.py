@@ -23,6 +23,16 @@ from attestor_arango.store.protocol import Store
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
+@pytest.fixture(autouse=True)
+def _own_data_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test gets its own ``$XDG_DATA_HOME``: what the library keeps by default beside
+    the default store (the store itself, a trace file written without a path, which a
+    purge rewrites) never reaches the real home directory of whoever runs the tests."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
+
+
 def _embedded(tmp_path: Path, request: pytest.FixtureRequest) -> Store:
     return SQLiteStore(tmp_path / "memory.db")
 

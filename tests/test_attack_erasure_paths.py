@@ -187,6 +187,33 @@ def test_purge_user_erases_the_trace_file_tracing_wrote_before_it_was_turned_off
     mem.close()
 
 
+def test_purge_user_erases_the_default_trace_file_after_tracing_is_turned_off(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tracing on without a path writes beside the default store (``$XDG_DATA_HOME``);
+    switched off later, the config names no path at all, and the purge must still find
+    the subject's traced queries in that default file."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    word = "zq" + "brackenholt" + "vxk"
+    subject = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n1")
+    trace = TraceSettings(enabled=True, include_content=True)
+    traced = Config(path=str(tmp_path / "mem.db"), trace=trace)
+    mem = AgentMemory(config=traced, embedder=HashingEmbedder(64), clock=clock)
+    mem.add(f"{word} lives in Paris", context=subject)
+    mem.recall(f"where does {word} live", context=subject)
+    mem.close()
+    assert holders(tmp_path / "data", {"query": word})  # the premise: the default file holds it
+    off = Config(path=str(tmp_path / "mem.db"), trace=TraceSettings(enabled=False))
+    mem = AgentMemory(config=off, embedder=HashingEmbedder(64), clock=clock)
+
+    report = mem.purge_user("subject", "GDPR erasure request #23", context=subject)
+
+    assert report.ok, report.to_dict()
+    assert report.removed["trace_events"] > 0
+    assert holders(tmp_path, {"query": word}) == []
+    mem.close()
+
+
 def test_purge_over_rest_leaves_no_word_in_the_folder_or_the_servers_log(
     tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:

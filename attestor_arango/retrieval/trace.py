@@ -253,12 +253,14 @@ _SHARED_LOCK = threading.Lock()
 def erase_tenant(settings: Any, tenant: str) -> TraceErasure | None:
     """``tenant``'s events out of the configured trace file; None when there is none.
 
-    With tracing off, the file ``trace.path`` still names is erased too when it exists:
-    the events written while tracing was on stay there after it is switched off.
+    With tracing off, the file tracing wrote to when it was on (``written_path``: the path
+    still set, else the default one) is erased too when it exists: the events written
+    while tracing was on stay there after it is switched off.
     """
     tracer = shared_tracer(settings)
     if tracer is None:
-        path = getattr(settings, "path", None)
+        written = getattr(settings, "written_path", None)
+        path = written() if callable(written) else getattr(settings, "path", None)
         if not path or not Path(path).expanduser().is_file():
             return None
         tracer = Tracer(path)
