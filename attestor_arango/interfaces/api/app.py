@@ -158,7 +158,7 @@ def create_app(
             try:
                 key, ctx = caller(request)
                 raw = await _arguments(request, route, fn)
-                kwargs = codec.call_kwargs(fn, title, raw)
+                kwargs = codec.call_kwargs(fn, title, raw, strict=not route.query)
                 authorize(route, key, ctx, kwargs)
                 if "context" in codec.inspect.signature(fn).parameters:
                     kwargs["context"] = ctx
