@@ -190,3 +190,36 @@ def check_limit(value: object, *, maximum: int = 10_000) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
         raise ValidationError(f"limit must be an integer from 1 to {maximum}")
     return value
+
+
+def load_json(text: str | bytes, what: str) -> Any:
+    """``text`` read as JSON, refusing an object that gives a key twice.
+
+    Python's reader (like most) keeps the last of two equal keys silently, so
+    ``{"limit": 1, "limit": 1000}`` would be read as whichever value a reader keeps: a
+    request whose meaning depends on the parser. Raises ``ValidationError`` naming
+    ``what`` for a repeated key, text that is not JSON (or not UTF-8), nesting too deep
+    for the reader, or an integer too long to read.
+    """
+    try:
+        return json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, what))
+    except ValidationError:
+        raise
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"{what} is not valid JSON: {exc}") from None
+    except (ValueError, RecursionError):  # an integer of >4300 digits, deep nesting
+        raise ValidationError(
+            f"{what} nests too deeply or holds a number too long to read"
+        ) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            shown = key if len(key) <= 64 else key[:64] + "..."
+            raise ValidationError(
+                f"{what} gives the key {shown!r} twice; send each key once", key=shown
+            )
+        found[key] = value
+    return found
