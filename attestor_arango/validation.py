@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -65,6 +66,10 @@ def check_reason(value: object, what: str) -> str | None:
 
 
 def check_label(value: object, what: str) -> str | None:
+    """A short name (entity, category, an id it refers to): None, else one line of text with
+    its whitespace collapsed, at most ``MAX_LABEL`` characters. Raises ``ValidationError``
+    otherwise, and for a control character (NUL, an escape sequence), which no name needs
+    and which a terminal showing the name would obey."""
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
@@ -72,7 +77,19 @@ def check_label(value: object, what: str) -> str | None:
     text = " ".join(value.split())
     if len(text) > MAX_LABEL:
         raise ValidationError(f"{what} is longer than {MAX_LABEL} characters")
-    return text
+    return check_plain(text, what)
+
+
+def check_plain(text: str, what: str) -> str:
+    """``text`` (a name or a tag) if it holds no control character and valid Unicode only;
+    raises ``ValidationError`` naming ``what`` and the first control character otherwise."""
+    for char in text:
+        if unicodedata.category(char) == "Cc":
+            raise ValidationError(
+                f"{what} holds the control character U+{ord(char):04X}; names and tags are "
+                "plain text"
+            )
+    return check_text(text, what)
 
 
 def entity_key(name: str) -> str:
@@ -99,7 +116,7 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:
             raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
-        check_text(tag, "a tag")
+        check_plain(tag, "a tag")
         if tag.strip() not in out:
             out.append(tag.strip())
     if len(out) > MAX_TAGS:
