@@ -5,7 +5,8 @@ reader in front of us; ``{"content": "a", "content": "b"}`` stored "b". Which va
 request means was left to the parser. A repeated key is now refused, with a message
 naming it, wherever we parse the JSON ourselves: a REST body (422 ``invalid_input``),
 the CLI's ``--metadata`` and hook events, and an MCP stdio line (a JSON-RPC error before
-the SDK, which keeps the last value, reads it). Nothing is stored.
+the SDK, which keeps the last value, reads it) and an MCP HTTP body (the same error,
+400). Nothing is stored.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.testclient import TestClient
 
 from attestor_arango.interfaces.api.app import create_app
 from attestor_arango.interfaces.cli.hooks import run_hook
+from attestor_arango.interfaces.mcp_http import create_mcp_app
 from attestor_arango.interfaces.mcp_stdio import screen
 
 BODIES = {
@@ -98,3 +100,30 @@ def test_an_mcp_stdio_line_that_gives_a_key_twice_is_answered_with_an_error() ->
     assert "'content' twice" in answer.error.message
     # the same call with each key once passes to the SDK untouched
     assert screen(call.replace(', "content": "b fact"', "")) is None
+
+
+def test_mcp_over_http_refuses_a_body_that_gives_a_key_twice(tmp_path: Path) -> None:
+    mem, ours, _ = seeded(tmp_path)
+    headers = {
+        **AUTH,
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-06-18",
+    }
+    call = (
+        '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "memory_add",'
+        ' "arguments": {"content": "Ann likes mint", "content": "Ann likes rum"}}}'
+    )
+    before = stored(mem)
+    app = create_mcp_app(mem, acme_ring())
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:  # loopback Host
+        refused = client.post("/mcp", content=call, headers=headers)
+        assert refused.status_code == 400, refused.text
+        error = refused.json()
+        assert error["id"] == 2 and "'content' twice" in error["error"]["message"]
+        assert stored(mem) == before
+        once = call.replace(', "content": "Ann likes rum"', "").replace("memory_add", "memory_get")
+        once = once.replace('"content": "Ann likes mint"', f'"memory_id": "{ours}"')
+        answer = client.post("/mcp", content=once, headers=headers)  # passes to the SDK
+        assert answer.status_code == 200 and ours in answer.text, answer.text
+    mem.close()
