@@ -4,8 +4,9 @@ PyYAML's ``safe_load`` keeps the last of two equal keys, so a retention policy
 ``action: archive`` followed by ``action: delete`` deleted, an import file whose row gave
 ``content`` twice imported the second, and a config file whose ``backend`` appeared twice
 ran the one a reviewer may not have read. Every document we read (config, API keys,
-retention policies, import files: ``config.load_yaml``) now refuses a repeated key,
-naming it; nothing is stored. YAML merge keys (``<<``) still let a mapping override
+retention policies, import files: ``config.load_yaml``; inline JSON keys in
+``$ATTESTOR_API_KEYS``: ``validation.load_json``) now refuses a repeated key, naming it;
+nothing is stored. YAML merge keys (``<<``) still let a mapping override
 what it merges.
 """
 
@@ -20,10 +21,11 @@ from attack_support import AUTH, CTX, acme_ring, seeded, stored
 from interface_support import PYTHON, cli_env
 from starlette.testclient import TestClient
 
-from attestor_arango.config import load_config
+from attestor_arango.config import API_KEYS_ENV, load_config
 from attestor_arango.errors import ValidationError
 from attestor_arango.governance.retention import load_policies
 from attestor_arango.interfaces.api.app import create_app
+from attestor_arango.interfaces.api.auth import load_keys
 
 POLICY = "- name: tidy\n  action: archive\n  older_than: 1s\n  action: delete\n"
 
@@ -74,3 +76,12 @@ def test_an_import_file_that_gives_a_key_twice_is_refused(tmp_path: Path) -> Non
     listed = subprocess.run([*run, "list", "--json"], env=cli_env(home),
                             capture_output=True, text=True, timeout=120)  # fmt: skip
     assert listed.returncode == 0 and json.loads(listed.stdout) == []
+
+
+def test_inline_api_keys_that_give_a_key_twice_are_refused() -> None:
+    sha = "0" * 64
+    entry = f'{{"id": "k", "sha256": "{sha}", "tenant": "acme", "roles": ["orchestrator"], '
+    entry += '"agent_ids": ["orch"]'
+    with pytest.raises(ValidationError, match="'tenant' twice"):
+        load_keys(env={API_KEYS_ENV: "[" + entry + ', "tenant": "beta"}]'})
+    assert len(load_keys(env={API_KEYS_ENV: "[" + entry + "}]"})) == 1
