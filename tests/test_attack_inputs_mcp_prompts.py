@@ -5,6 +5,8 @@ keyed server, a name with a control character) was raised as a resource error, w
 the SDK replaces inside a prompt by a bare "Error rendering prompt <name>": no code, no
 word on what to send. Tools and resources carry the JSON ``{code, message, details}``;
 prompts now do too (an ``MCPError`` whose message is that JSON), and nothing is stored.
+An argument a prompt does not have (a misspelt one) was refused the same bare way; it is
+now named.
 """
 
 from __future__ import annotations
@@ -53,5 +55,15 @@ def test_a_handoff_about_a_name_with_a_control_character_says_why(tmp_path: Path
     before = stored(mem)
     error = _refusal(server, "handoff", {"to_agent": "b", "task": "t", "entity": "ann\x00"})
     assert error["code"] == "invalid_input" and "control character" in error["message"]
+    assert stored(mem) == before
+    mem.close()
+
+
+def test_a_prompt_argument_the_prompt_does_not_have_is_named(tmp_path: Path) -> None:
+    mem, _, _ = seeded(tmp_path)
+    server = build_server(mem, context=CTX)
+    before = stored(mem)
+    error = _refusal(server, "recall", {"question": "tea?", "as_of": "2020-01-01T00:00:00Z"})
+    assert error["code"] == "invalid_input" and "no argument 'as_of'" in error["message"]
     assert stored(mem) == before
     mem.close()

@@ -114,6 +114,12 @@ class _Server(MCPServer[Any]):
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
     ) -> Any:
+        prompt = self._prompt_manager.get_prompt(name)  # None: unknown, which the SDK reports
+        takes = {arg.name for arg in (prompt.arguments or [])} if prompt else set()
+        extra = sorted(set(arguments or {}) - takes) if prompt else []
+        if extra:  # the SDK would say only "Error rendering prompt"
+            message = f"prompt {name} has no argument {', '.join(map(repr, extra))}"
+            raise MCPError(INVALID_PARAMS, json.dumps(_invalid(message, name)))
         token = _HEADERS.set(_headers_of(context))
         try:
             return await super().get_prompt(name, arguments, context)
