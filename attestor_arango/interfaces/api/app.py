@@ -35,9 +35,10 @@ from attestor_arango.interfaces.api.errors import (
     PayloadTooLarge,
     RequestTimeout,
     RouteNotFound,
+    UnsupportedMediaType,
 )
 from attestor_arango.interfaces.api.logs import RequestLog
-from attestor_arango.interfaces.api.loopback import LoopbackOnly
+from attestor_arango.interfaces.api.loopback import JSON_MEDIA, LoopbackOnly, media_type
 from attestor_arango.interfaces.api.metrics import Observer, RequestMetrics, metrics_endpoint
 from attestor_arango.interfaces.api.openapi import build_openapi
 from attestor_arango.interfaces.ui import mount_ui
@@ -289,6 +290,11 @@ async def _arguments(request: Request, route: spec.Route, fn: Callable[..., Any]
     else:
         body = await request.body()
         if body.strip():
+            kind = media_type(request.headers.get("content-type", ""))
+            if kind not in JSON_MEDIA:
+                raise UnsupportedMediaType(
+                    f"request body declared as {kind[:60]!r}; send JSON as application/json"
+                )
             parsed = load_json(body, "request body")
             check_json_value(parsed)
             if not isinstance(parsed, dict):
