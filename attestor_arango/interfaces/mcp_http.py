@@ -21,7 +21,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attestor_arango.errors import AttestorError
 from attestor_arango.interfaces.api import spec
+from attestor_arango.interfaces.api.app import ApiSettings, BodyLimit
 from attestor_arango.interfaces.api.auth import KeyRing
+from attestor_arango.interfaces.api.errors import PayloadTooLarge
 from attestor_arango.interfaces.mcp import build_server
 from attestor_arango.interfaces.mcp_stdio import screen
 
@@ -79,7 +81,11 @@ class Screen:
         chunks: list[bytes] = []
         first: Message = {"type": "http.request", "body": b"", "more_body": False}
         while True:
-            message = await receive()
+            try:
+                message = await receive()
+            except PayloadTooLarge as err:  # BodyLimit, outside, counts what streams in
+                await JSONResponse(err.to_dict(), status_code=err.http_status)(scope, receive, send)
+                return
             if message["type"] != "http.request":
                 first = message  # a disconnect: the app sees it as it would have
                 break
@@ -106,13 +112,18 @@ class Screen:
 
 
 def create_mcp_app(
-    memory: AgentMemory, keys: KeyRing | None, *, host: str = "127.0.0.1"
+    memory: AgentMemory,
+    keys: KeyRing | None,
+    *,
+    host: str = "127.0.0.1",
+    max_body_bytes: int = ApiSettings.max_body_bytes,
 ) -> ASGIApp:
     """The ASGI app serving MCP at ``/mcp`` and a liveness probe at ``/healthz``.
 
     ``keys=None`` serves as ``memory.default_context`` without authentication (the
     CLI allows that on loopback only). ``host`` is the bind address: on loopback the
-    SDK's DNS-rebinding protection admits only loopback Host/Origin headers.
+    SDK's DNS-rebinding protection admits only loopback Host/Origin headers. A body over
+    ``max_body_bytes`` (REST's limit by default) is answered 413 before it is read whole.
     """
     server = build_server(memory, keys=keys)
 
@@ -123,4 +134,4 @@ def create_mcp_app(
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=host
     )
-    return KeyGate(Screen(app), keys)
+    return KeyGate(BodyLimit(Screen(app), max_body_bytes), keys)
