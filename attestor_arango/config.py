@@ -281,6 +281,37 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a mapping that gives a key twice (PyYAML keeps the last:
+    a config or an import file would mean whichever line a reader looked at)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # << brings keys a mapping may override
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                repeated = key in seen
+            except TypeError:  # an unhashable key: the base class says why
+                break
+            if repeated:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"the key {key!r} is given twice; give each key once",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(text: str) -> Any:
+    """YAML (or JSON) text as data with ``yaml.safe_load``'s types, refusing a repeated key.
+    Raises ``yaml.YAMLError`` as ``safe_load`` does."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)
+
+
 def read_document(path: Path, what: str, hint: str) -> Any:
     """A YAML (or JSON) file as loaded data: the config, API key, policy and import files.
 
@@ -299,7 +330,7 @@ def read_document(path: Path, what: str, hint: str) -> Any:
     except OSError as exc:
         raise ValidationError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         raise ValidationError(f"{what} {path} is not valid YAML/JSON: {exc}") from None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -65,6 +66,10 @@ def check_reason(value: object, what: str) -> str | None:
 
 
 def check_label(value: object, what: str) -> str | None:
+    """A short name (entity, category, an id it refers to): None, else one line of text with
+    its whitespace collapsed, at most ``MAX_LABEL`` characters. Raises ``ValidationError``
+    otherwise, and for a control character (NUL, an escape sequence), which no name needs
+    and which a terminal showing the name would obey."""
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
@@ -72,7 +77,19 @@ def check_label(value: object, what: str) -> str | None:
     text = " ".join(value.split())
     if len(text) > MAX_LABEL:
         raise ValidationError(f"{what} is longer than {MAX_LABEL} characters")
-    return text
+    return check_plain(text, what)
+
+
+def check_plain(text: str, what: str) -> str:
+    """``text`` (a name or a tag) if it holds no control character and valid Unicode only;
+    raises ``ValidationError`` naming ``what`` and the first control character otherwise."""
+    for char in text:
+        if unicodedata.category(char) == "Cc":
+            raise ValidationError(
+                f"{what} holds the control character U+{ord(char):04X}; names and tags are "
+                "plain text"
+            )
+    return check_text(text, what)
 
 
 def entity_key(name: str) -> str:
@@ -99,7 +116,7 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:
             raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
-        check_text(tag, "a tag")
+        check_plain(tag, "a tag")
         if tag.strip() not in out:
             out.append(tag.strip())
     if len(out) > MAX_TAGS:
@@ -190,3 +207,36 @@ def check_limit(value: object, *, maximum: int = 10_000) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
         raise ValidationError(f"limit must be an integer from 1 to {maximum}")
     return value
+
+
+def load_json(text: str | bytes, what: str) -> Any:
+    """``text`` read as JSON, refusing an object that gives a key twice.
+
+    Python's reader (like most) keeps the last of two equal keys silently, so
+    ``{"limit": 1, "limit": 1000}`` would be read as whichever value a reader keeps: a
+    request whose meaning depends on the parser. Raises ``ValidationError`` naming
+    ``what`` for a repeated key, text that is not JSON (or not UTF-8), nesting too deep
+    for the reader, or an integer too long to read.
+    """
+    try:
+        return json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, what))
+    except ValidationError:
+        raise
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"{what} is not valid JSON: {exc}") from None
+    except (ValueError, RecursionError):  # an integer of >4300 digits, deep nesting
+        raise ValidationError(
+            f"{what} nests too deeply or holds a number too long to read"
+        ) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            shown = key if len(key) <= 64 else key[:64] + "..."
+            raise ValidationError(
+                f"{what} gives the key {shown!r} twice; send each key once", key=shown
+            )
+        found[key] = value
+    return found

@@ -121,7 +121,7 @@ def test_load_keys_from_file_env_json_and_env_path(tmp_path: Path) -> None:
     assert len(load_keys(None, env={})) == 0
     with pytest.raises(ValidationError, match="does not exist"):
         load_keys(tmp_path / "missing.yaml", env={})
-    with pytest.raises(ValidationError, match="invalid JSON"):
+    with pytest.raises(ValidationError, match="not valid JSON"):
         load_keys(None, env={"ATTESTOR_API_KEYS": "[not json"})
     bad = dict(entry, sha256="plaintext-key")
     with pytest.raises(ValidationError, match="invalid API key entry"):

@@ -18,6 +18,7 @@ from attestor_arango.ingest import Decision, Fact, IngestResult
 from attestor_arango.ingest.consolidation import ConsolidationReport
 from attestor_arango.ingest.reflection import Reflection
 from attestor_arango.interfaces.cli.main import build_parser
+from attestor_arango.interfaces.cli.parsing import UsageError
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Memory, RecallResponse, RecallResult
 from attestor_arango.retrieval.pack import ContextPack
@@ -104,7 +105,7 @@ def problems(doc: str) -> list[str]:
         argv = shlex.split(line.split(" <")[0].split("  #")[0])[1:]
         try:
             parser.parse_args(argv)
-        except SystemExit:
+        except (SystemExit, UsageError):
             found.append(f"CLI: {' '.join(argv)}")
     for cmd in re.findall(r"`attestor-arango (\w+)`", doc):
         if cmd not in parser._subparsers._group_actions[0].choices:  # type: ignore[union-attr]

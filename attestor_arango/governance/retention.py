@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from attestor_arango.config import load_yaml
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.paging import all_memories
@@ -112,7 +113,7 @@ def load_policies(source: object) -> list[RetentionPolicy]:
         )
     if isinstance(raw, str):
         try:
-            raw = yaml.safe_load(raw)
+            raw = load_yaml(raw)
         except yaml.YAMLError as exc:
             raise ValidationError(f"retention policies are not valid YAML: {exc}") from exc
     if isinstance(raw, dict) and "retention" in raw:

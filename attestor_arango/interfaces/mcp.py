@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.context import AgentContext
@@ -52,11 +54,20 @@ def _window(window: list[str] | None) -> tuple[str, str] | None:
     return None if window is None else (window[0], window[1])
 
 
-def _read(fn: Callable[[], Any]) -> str:
+def _read(fn: Callable[[], Any], prompt: bool = False) -> str:
+    """A resource's (or a prompt's) JSON; a typed error is raised carrying its JSON.
+
+    A prompt raises ``MCPError``, the one exception the SDK passes on from a prompt: any
+    other it replaces by "Error rendering prompt", which says neither what nor why.
+    """
     try:
         return json.dumps(jsonable(fn()), indent=2)
     except AttestorError as err:
-        raise ResourceError(json.dumps(err.to_dict())) from err
+        text = json.dumps(err.to_dict())
+        if prompt:
+            code = INVALID_PARAMS if err.http_status < 500 else INTERNAL_ERROR
+            raise MCPError(code, text) from err
+        raise ResourceError(text) from err
 
 
 class _Server(MCPServer[Any]):
@@ -103,6 +114,12 @@ class _Server(MCPServer[Any]):
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None, context: Any = None
     ) -> Any:
+        prompt = self._prompt_manager.get_prompt(name)  # None: unknown, which the SDK reports
+        takes = {arg.name for arg in (prompt.arguments or [])} if prompt else set()
+        extra = sorted(set(arguments or {}) - takes) if prompt else []
+        if extra:  # the SDK would say only "Error rendering prompt"
+            message = f"prompt {name} has no argument {', '.join(map(repr, extra))}"
+            raise MCPError(INVALID_PARAMS, json.dumps(_invalid(message, name)))
         token = _HEADERS.set(_headers_of(context))
         try:
             return await super().get_prompt(name, arguments, context)
@@ -380,7 +397,7 @@ def build_server(
 
     @server.prompt(description="Answer a question from recalled memory, citing ids.")
     def recall(question: str) -> list[Message]:
-        notes = _read(lambda: memory.recall(question, context=caller.context()))
+        notes = _read(lambda: memory.recall(question, context=caller.context()), prompt=True)
         return [
             UserMessage(
                 "Answer from these recalled notes only. Cite memory ids in brackets. If the "
@@ -392,7 +409,9 @@ def build_server(
 
     @server.prompt(description="Hand the current facts about a task to another agent.")
     def handoff(to_agent: str, task: str, entity: str | None = None) -> list[Message]:
-        facts = _read(lambda: memory.current_facts(entity=entity, context=caller.context()))
+        facts = _read(
+            lambda: memory.current_facts(entity=entity, context=caller.context()), prompt=True
+        )
         return [
             UserMessage(
                 f"You are handing task '{task}' to agent '{to_agent}'. Write a short handoff "

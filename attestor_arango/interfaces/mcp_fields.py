@@ -147,21 +147,47 @@ def loose_arguments(tool: str, arguments: Mapping[str, Any], schema: Mapping[str
     """What the SDK's lax validation would let through silently, in a sentence (or "").
 
     An argument the tool does not have is dropped by the SDK (a misspelt ``as_of`` would
-    read the present), and ``true`` is read as 1 for a number (``confidence``, ``limit``,
-    ``token_budget``); REST refuses both, so MCP does too.
+    read the present), and a value of another JSON type than the schema's is converted:
+    ``true`` read as 1 for a number, ``"5"`` or ``5.0`` as the integer 5, ``"0.5"`` as a
+    confidence, the text ``'{"a": 1}'`` as an object. REST refuses each, so MCP does too.
     """
     props: Mapping[str, Any] = schema.get("properties") or {}
     unknown = sorted(name for name in arguments if name not in props)
     if unknown:
-        return (
-            f"{tool} has no argument {', '.join(map(repr, unknown))}; "
-            f"its arguments are {', '.join(sorted(props))}"
-        )
+        takes = f"its arguments are {', '.join(sorted(props))}" if props else "it takes none"
+        return f"{tool} has no argument {', '.join(map(repr, unknown))}; {takes}"
     for name, value in arguments.items():
         types = _types(props[name])
-        if isinstance(value, bool) and types and "boolean" not in types:
-            return f"'{name}' must be {' or '.join(sorted(types - {'null'}))}, not true/false"
+        kind = _json_type(value)
+        if types and kind not in types and not (kind == "integer" and "number" in types):
+            wanted = " or ".join(_WORDS.get(t, t) for t in sorted(types - {"null"} or types))
+            return f"'{name}' must be {wanted}, not {_WORDS.get(kind, kind)}"
     return ""
+
+
+def _json_type(value: Any) -> str:
+    """The JSON Schema type of a decoded JSON value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list | tuple) else "object"
+
+
+_WORDS = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "text",
+    "boolean": "true/false",
+    "array": "a list",
+    "object": "an object",
+}
 
 
 def _types(prop: Mapping[str, Any]) -> set[str]:

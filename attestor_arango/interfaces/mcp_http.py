@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attestor_arango.errors import AttestorError
 from attestor_arango.interfaces.api import spec
+from attestor_arango.interfaces.api.app import ApiSettings, BodyLimit
 from attestor_arango.interfaces.api.auth import KeyRing
+from attestor_arango.interfaces.api.errors import PayloadTooLarge
 from attestor_arango.interfaces.mcp import build_server
+from attestor_arango.interfaces.mcp_stdio import screen
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
@@ -59,14 +62,68 @@ class KeyGate:
         await self.app(scope, receive, send)
 
 
+class Screen:
+    """Answers a POST body the stdio transport would refuse with the same JSON-RPC error (400).
+
+    ``mcp_stdio.screen`` judges a message before the SDK reads it: an object that gives a
+    key twice (the SDK keeps the last, so which value a call means would be the parser's
+    choice), nesting past its limit, a lone surrogate, text that is no JSON-RPC message.
+    A body it passes reaches the SDK unchanged.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        first: Message = {"type": "http.request", "body": b"", "more_body": False}
+        while True:
+            try:
+                message = await receive()
+            except PayloadTooLarge as err:  # BodyLimit, outside, counts what streams in
+                await JSONResponse(err.to_dict(), status_code=err.http_status)(scope, receive, send)
+                return
+            if message["type"] != "http.request":
+                first = message  # a disconnect: the app sees it as it would have
+                break
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                first = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                break
+        body = first.get("body", b"")
+        error = screen(body.decode("utf-8", errors="replace")) if body else None
+        if error is not None:
+            answer = error.model_dump(mode="json", by_alias=True, exclude_none=True)
+            await JSONResponse(answer, status_code=400)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return first
+
+        await self.app(scope, replay, send)
+
+
 def create_mcp_app(
-    memory: AgentMemory, keys: KeyRing | None, *, host: str = "127.0.0.1"
+    memory: AgentMemory,
+    keys: KeyRing | None,
+    *,
+    host: str = "127.0.0.1",
+    max_body_bytes: int = ApiSettings.max_body_bytes,
 ) -> ASGIApp:
     """The ASGI app serving MCP at ``/mcp`` and a liveness probe at ``/healthz``.
 
     ``keys=None`` serves as ``memory.default_context`` without authentication (the
     CLI allows that on loopback only). ``host`` is the bind address: on loopback the
-    SDK's DNS-rebinding protection admits only loopback Host/Origin headers.
+    SDK's DNS-rebinding protection admits only loopback Host/Origin headers. A body over
+    ``max_body_bytes`` (REST's limit by default) is answered 413 before it is read whole.
     """
     server = build_server(memory, keys=keys)
 
@@ -77,4 +134,4 @@ def create_mcp_app(
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=host
     )
-    return KeyGate(app, keys)
+    return KeyGate(BodyLimit(Screen(app), max_body_bytes), keys)

@@ -4,8 +4,9 @@ The SDK's stdio reader hands a line its JSON reader refuses (nesting deeper than
 200 levels, a lone UTF-16 surrogate escape such as ``"\\ud800"``) to the session as an
 exception, which answers nothing: the client waits for ever. Here each line is read
 first; one the SDK cannot read is answered at once with a JSON-RPC error carrying the
-request's id (found by a linear scan that never recurses), saying what to fix. Lines the
-SDK can read pass through unchanged.
+request's id (found by a linear scan that never recurses), saying what to fix; so is a
+line whose object gives a key twice, which the SDK would read as its last value. Lines
+the SDK can read pass through unchanged.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import anyio
 import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
+
+from attestor_arango.errors import ValidationError
+from attestor_arango.validation import load_json
 
 MAX_DEPTH = 64  # nesting a request may have; tool arguments are flat or nearly so
 
@@ -73,6 +77,10 @@ def screen(line: str) -> types.JSONRPCError | None:
         types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValueError as exc:
         return _explain(line, request_id, exc)
+    try:  # the SDK keeps the last of two equal keys: which one a call means is unsaid
+        load_json(line, "the request")
+    except ValidationError as err:
+        return _error(request_id, types.INVALID_PARAMS, err.message)
     return None
 
 

@@ -10,7 +10,6 @@ the error class's HTTP status. The handlers hold no memory logic.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -36,12 +35,14 @@ from attestor_arango.interfaces.api.errors import (
     PayloadTooLarge,
     RequestTimeout,
     RouteNotFound,
+    UnsupportedMediaType,
 )
 from attestor_arango.interfaces.api.logs import RequestLog
-from attestor_arango.interfaces.api.loopback import LoopbackOnly
+from attestor_arango.interfaces.api.loopback import JSON_MEDIA, LoopbackOnly, media_type
 from attestor_arango.interfaces.api.metrics import Observer, RequestMetrics, metrics_endpoint
 from attestor_arango.interfaces.api.openapi import build_openapi
 from attestor_arango.interfaces.ui import mount_ui
+from attestor_arango.validation import load_json
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
@@ -158,7 +159,7 @@ def create_app(
             try:
                 key, ctx = caller(request)
                 raw = await _arguments(request, route, fn)
-                kwargs = codec.call_kwargs(fn, title, raw)
+                kwargs = codec.call_kwargs(fn, title, raw, strict=not route.query)
                 authorize(route, key, ctx, kwargs)
                 if "context" in codec.inspect.signature(fn).parameters:
                     kwargs["context"] = ctx
@@ -289,14 +290,12 @@ async def _arguments(request: Request, route: spec.Route, fn: Callable[..., Any]
     else:
         body = await request.body()
         if body.strip():
-            try:
-                parsed = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ValidationError(f"request body is not valid JSON: {exc}") from None
-            except (ValueError, RecursionError):  # an integer of >4300 digits, deep nesting
-                raise ValidationError(
-                    "request body nests too deeply or holds a number too long to read"
-                ) from None
+            kind = media_type(request.headers.get("content-type", ""))
+            if kind not in JSON_MEDIA:
+                raise UnsupportedMediaType(
+                    f"request body declared as {kind[:60]!r}; send JSON as application/json"
+                )
+            parsed = load_json(body, "request body")
             check_json_value(parsed)
             if not isinstance(parsed, dict):
                 raise ValidationError("request body must be a JSON object of named arguments")

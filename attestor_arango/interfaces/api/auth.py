@@ -10,7 +10,6 @@ header asking for more than the key grants is refused with 403.
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 import threading
 from collections.abc import Mapping
@@ -26,6 +25,7 @@ from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
 from attestor_arango.scope import check_name
+from attestor_arango.validation import load_json
 
 ANY = "*"
 KEYS_ENV = API_KEYS_ENV
@@ -202,10 +202,7 @@ def load_keys(file: str | Path | None = None, env: Mapping[str, str] | None = No
         if not raw:
             return KeyRing([])
         if raw[0] in "[{":
-            try:
-                return KeyRing(parse_keys(json.loads(raw), source=KEYS_ENV))
-            except json.JSONDecodeError as exc:
-                raise ValidationError(f"{KEYS_ENV} holds invalid JSON: {exc}") from exc
+            return KeyRing(parse_keys(load_json(raw, KEYS_ENV), source=KEYS_ENV))
         file = raw
     path = Path(file).expanduser()
     return KeyRing(_read_key_file(path), source=path)

@@ -7,16 +7,19 @@ added there travels over HTTP without a second definition to keep in step.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import inspect
+import types
 import typing
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from enum import Enum
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter, create_model
+from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.clock import time_from_text, to_us
 from attestor_arango.errors import ValidationError
@@ -58,17 +61,21 @@ def arguments(fn: Callable[..., Any]) -> list[inspect.Parameter]:
 
 
 @lru_cache(maxsize=256)
-def params_model(fn: Callable[..., Any], title: str) -> type[BaseModel]:
+def params_model(fn: Callable[..., Any], title: str, strict: bool = False) -> type[BaseModel]:
     """A pydantic model of ``fn``'s arguments; extra keys are rejected.
 
     Optional arguments whose default cannot be shown as JSON (sentinels such as
     ``...`` meaning "leave unchanged") get no default in the schema; callers use
     ``model_dump(exclude_unset=True)`` so AgentMemory's own defaults still apply.
+    ``strict`` (a JSON body) takes every number, boolean, text and time as the JSON type
+    it was sent as (``strict_hint``); a query string carries only text, so it is read laxly.
     """
     hints = type_hints(fn)
     fields: dict[str, Any] = {}
     for param in arguments(fn):
         ann = hints.get(param.name, Any)
+        if strict:
+            ann = strict_hint(ann)
         if param.default is inspect.Parameter.empty:
             fields[param.name] = (ann, ...)
         elif _jsonable_default(param.default):
@@ -82,6 +89,29 @@ def params_model(fn: Callable[..., Any], title: str) -> type[BaseModel]:
         **fields,
     )
     return model
+
+
+_STRICT_LEAVES = (bool, int, float, str, datetime)
+
+
+def strict_hint(hint: Any) -> Any:
+    """``hint`` with each scalar (bool, int, float, str, datetime) made strict, in unions and
+    containers too: a JSON body's ``"5"`` is not the integer 5, ``true`` not the number 1
+    and ``"true"`` not a boolean. Containers stay lax (a JSON array fills a tuple), and a
+    time stays what was sent (text or a number), for the library to read as it always does.
+    """
+    if hint in _STRICT_LEAVES:
+        return Annotated[hint, Strict()]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if not args:
+        return hint
+    if origin is Annotated:
+        return Annotated[(strict_hint(args[0]), *hint.__metadata__)]
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[tuple(strict_hint(arg) for arg in args)]  # noqa: UP007
+    if origin in (list, tuple, dict, collections.abc.Sequence, collections.abc.Mapping):
+        return origin[tuple(arg if arg is Ellipsis else strict_hint(arg) for arg in args)]
+    return hint
 
 
 def _drop_default(schema: dict[str, Any]) -> None:
@@ -117,42 +147,33 @@ def _takes_time(hint: Any) -> bool:
     return any(_takes_time(arg) for arg in typing.get_args(hint))
 
 
-def call_kwargs(fn: Callable[..., Any], title: str, raw: Mapping[str, Any]) -> dict[str, Any]:
-    """Validate a request's arguments against ``fn``; only the ones sent are returned."""
-    model = params_model(fn, title)
+def call_kwargs(
+    fn: Callable[..., Any], title: str, raw: Mapping[str, Any], *, strict: bool = False
+) -> dict[str, Any]:
+    """Validate a request's arguments against ``fn``; only the ones sent are returned.
+
+    ``strict`` for a JSON body (see ``params_model``). Raises ``ValidationError`` whose
+    message names each refused field and what it needs; ``details.errors`` lists them.
+    """
+    model = params_model(fn, title, strict)
     try:
         parsed = model.model_validate(dict(raw))
-    except Exception as exc:
-        errors = getattr(exc, "errors", None)
-        detail = (
-            errors(include_url=False, include_context=False, include_input=False)
-            if callable(errors)
-            else str(exc)
-        )
+    except PydanticValidationError as exc:
+        errors = exc.errors(include_url=False, include_context=False, include_input=False)
         raise ValidationError(
-            f"invalid arguments for {title}: fix the fields listed in details",
-            errors=jsonable(detail),
+            f"invalid arguments for {title}: {_field_sentences(errors)}",
+            errors=jsonable(errors),
         ) from None
-    kwargs = {name: getattr(parsed, name) for name in parsed.model_fields_set}
-    coerced = sorted(name for name, value in kwargs.items() if _bool_lost(raw[name], value))
-    if coerced:  # pydantic's lax mode reads true as 1: a number, limit or timestamp
-        raise ValidationError(
-            f"invalid arguments for {title}: {', '.join(coerced)} must not be true/false; "
-            "send a number or text",
-            fields=coerced,
-        )
-    return kwargs
+    return {name: getattr(parsed, name) for name in parsed.model_fields_set}
 
 
-def _bool_lost(raw: Any, parsed: Any) -> bool:
-    """Whether a JSON boolean in ``raw`` became something else (1, 1.0, a time) in ``parsed``."""
-    if isinstance(raw, bool):
-        return not isinstance(parsed, bool)
-    if isinstance(raw, list) and isinstance(parsed, list | tuple) and len(raw) == len(parsed):
-        return any(_bool_lost(r, p) for r, p in zip(raw, parsed, strict=True))
-    if isinstance(raw, dict) and isinstance(parsed, dict):
-        return any(_bool_lost(v, parsed[k]) for k, v in raw.items() if k in parsed)
-    return False
+def _field_sentences(errors: list[Any]) -> str:
+    """``limit: Input should be a valid integer; ...``, each field once (its first error)."""
+    said: dict[str, str] = {}
+    for error in errors:
+        field = str(error["loc"][0]) if error.get("loc") else "body"
+        said.setdefault(field, str(error.get("msg", "invalid")))
+    return "; ".join(f"{field}: {msg}" for field, msg in said.items())
 
 
 VERDICTS = ("ok", "status")

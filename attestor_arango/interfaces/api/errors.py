@@ -32,6 +32,13 @@ class PayloadTooLarge(ValidationError):
     http_status = 413
 
 
+class UnsupportedMediaType(ValidationError):
+    """A request body declared as something other than JSON (form data, text)."""
+
+    code = "unsupported_media_type"
+    http_status = 415
+
+
 class RouteNotFound(NotFoundError):
     """No route at this path (a wrong URL, not a missing record)."""
 
@@ -86,6 +93,7 @@ _BY_STATUS: dict[int, type[AttestorError]] = {
     404: NotFoundError,
     405: MethodNotAllowed,
     413: PayloadTooLarge,
+    415: UnsupportedMediaType,
     422: ValidationError,
     504: RequestTimeout,
 }

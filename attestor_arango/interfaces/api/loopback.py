@@ -40,10 +40,18 @@ def refusal(headers: dict[str, str], method: str) -> str | None:
     if headers.get("sec-fetch-site") == "cross-site":
         return "a cross-site browser request to a server without keys"
     if method in {"POST", "PUT", "PATCH", "DELETE"}:
-        kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if kind not in ("", "application/json"):
+        kind = media_type(headers.get("content-type", ""))
+        if kind not in JSON_MEDIA:
             return f"a {method} with Content-Type {kind[:60]!r}; send application/json"
     return None
+
+
+JSON_MEDIA = ("", "application/json")  # what a request body may be declared as (none: JSON)
+
+
+def media_type(content_type: str) -> str:
+    """The media type of a Content-Type header, without parameters, in lower case."""
+    return content_type.split(";", 1)[0].strip().lower()
 
 
 class LoopbackOnly:

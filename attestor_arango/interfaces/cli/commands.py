@@ -22,6 +22,7 @@ from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.parsing import time_arg
+from attestor_arango.validation import load_json
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
@@ -93,10 +94,7 @@ def run_with_memory(handler: Handler) -> Callable[[argparse.Namespace], int]:
 def _metadata(text: str | None) -> dict[str, Any] | None:
     if text is None:
         return None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(f"--metadata is not valid JSON: {exc}") from None
+    data = load_json(text, "--metadata")
     if not isinstance(data, dict):
         raise ValidationError("--metadata must be a JSON object")
     return data

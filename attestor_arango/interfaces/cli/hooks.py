@@ -29,6 +29,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import AttestorError, ValidationError
+from attestor_arango.validation import load_json
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
@@ -193,7 +194,7 @@ def run_hook(event: str, mem: AgentMemory, stdin: IO[str], stdout: IO[str], stde
     """Reads one JSON event, runs its handler, writes one JSON answer; returns the exit code."""
     try:
         raw = stdin.read()
-        payload = json.loads(raw) if raw.strip() else {}
+        payload = load_json(raw, "the hook event") if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValidationError("the hook event must be a JSON object")
         if event not in HANDLERS:

@@ -9,7 +9,14 @@ from collections.abc import Sequence
 
 from attestor_arango.config import load_config
 from attestor_arango.interfaces.cli import output as out
-from attestor_arango.interfaces.cli.parsing import DefaultsFormatter, add_global_options, finish
+from attestor_arango.interfaces.cli.parsing import (
+    CliParser,
+    DefaultsFormatter,
+    UsageError,
+    add_global_options,
+    finish,
+    wants_json,
+)
 
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a writer killed by SIGPIPE (128 + 13)
 
@@ -48,7 +55,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="attestor-arango",
         description="Shared, bi-temporal, auditable memory for teams of LLM agents. "
         "Output is a table on a terminal and JSON when stdout is a pipe or a file.",
@@ -109,12 +116,23 @@ def _silence_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs one command; typed errors become the documented exit codes (see output.py).
 
+    A command line argparse refuses exits 2 with argparse's usage and message, or with
+    ``--json`` the JSON error object every other failure prints (``output.report_error``).
+
     A closed stdout (``attestor-arango list --json | head``) ends the command quietly with
     exit code 141, as a shell reports for any writer stopped by SIGPIPE.
     """
     from attestor_arango.errors import AttestorError
 
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(words)
+    except UsageError as err:
+        if wants_json(words):
+            return out.report_error(err, True)
+        print(err.details["usage"], file=sys.stderr)
+        print(f"{err.prog}: error: {err.reason}", file=sys.stderr)
+        return out.EXIT_USAGE
     try:
         code = int(args.func(args))
         sys.stdout.flush()

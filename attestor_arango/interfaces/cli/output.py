@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 from typing import Any
 
 from rich.console import Console
@@ -70,13 +71,23 @@ def emit_json(value: Any) -> None:
     print(json.dumps(jsonable(value), indent=2, ensure_ascii=False))
 
 
+def plain(text: str) -> str:
+    """``text`` as a table shows it: rich markup in it (``[red]``, ``[/bold]``) printed, not
+    obeyed (a stray closing tag would raise), and control characters other than a line
+    break or a tab shown as ``\\x1b``, so stored text cannot drive the terminal."""
+    shown = "".join(
+        c if c in "\n\t" or unicodedata.category(c) != "Cc" else f"\\x{ord(c):02x}" for c in text
+    )
+    return rich_escape(shown)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
+        return plain(", ".join(str(v) for v in value))
     text = str(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return plain(text if len(text) <= 80 else text[:77] + "...")
 
 
 def memory_table(rows: list[dict[str, Any]], title: str) -> Table:
@@ -85,7 +96,7 @@ def memory_table(rows: list[dict[str, Any]], title: str) -> Table:
         table.add_column(column, overflow="fold")
     for row in rows:
         cells = [_cell(row.get(c)) for c in MEMORY_COLUMNS]
-        cells[0] = short_id(row.get("id"))
+        cells[0] = plain(short_id(row.get("id")))
         cells[-1] = _cell(row.get("t_created"))[:16].replace("T", " ")
         table.add_row(*cells)
     return table
@@ -96,8 +107,8 @@ def mapping_table(data: dict[str, Any], title: str) -> Table:
     table.add_column("field")
     table.add_column("value", overflow="fold")
     for key, value in data.items():
-        shown = json.dumps(value) if isinstance(value, dict | list) else _cell(value)
-        table.add_row(str(key), shown)
+        shown = plain(json.dumps(value)) if isinstance(value, dict | list) else _cell(value)
+        table.add_row(plain(str(key)), shown)
     return table
 
 
@@ -124,15 +135,16 @@ def show(value: Any, title: str, as_json: bool) -> None:
         elif data and isinstance(data[0], dict):
             console.print(rows_table(data, f"{title} ({len(data)})"))
         else:
-            console.print(f"{title}: {data}")
+            console.print(plain(f"{title}: {data}"))
     elif isinstance(data, dict):
         console.print(mapping_table(data, title))
     else:
-        console.print(f"{title}: {data}")
+        console.print(plain(f"{title}: {data}"))
 
 
 def recall_table(data: dict[str, Any]) -> Table:
-    table = Table(title=f"recall: {data.get('query')!r} ({data.get('tokens_used')} tokens)")
+    title = f"recall: {data.get('query')!r} ({data.get('tokens_used')} tokens)"
+    table = Table(title=plain(title))
     for column in ("#", "score", "id", "entity", "content"):
         table.add_column(column, overflow="fold")
     for n, result in enumerate(data.get("results", []), start=1):
@@ -140,7 +152,7 @@ def recall_table(data: dict[str, Any]) -> Table:
         table.add_row(
             str(n),
             f"{result['score']:.4f}",
-            short_id(memory["id"]),
+            plain(short_id(memory["id"])),
             _cell(memory.get("entity")),
             _cell(memory["content"]),
         )

@@ -12,9 +12,43 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from attestor_arango.clock import time_from_text
+from attestor_arango.errors import ValidationError
+
+
+class UsageError(ValidationError):
+    """A command line argparse refuses; ``details`` hold the usage of the (sub)command."""
+
+    def __init__(self, prog: str, reason: str, usage: str) -> None:
+        super().__init__(f"{prog}: {reason}", usage=usage)
+        self.prog = prog
+        self.reason = reason
+
+
+class CliParser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are raised (``UsageError``) instead of printed.
+
+    ``main`` reports one as every other error: a JSON object on stderr with ``--json``,
+    argparse's own usage and message otherwise; exit code 2 either way. Subcommand
+    parsers are of this class too (argparse makes them of their parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, message, self.format_usage().strip())
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    """Whether a command line asks for ``--json`` (or an abbreviation argparse accepts), read
+    before parsing: a line argparse refuses must still be answered in the form asked for."""
+    for token in argv:
+        if token == "--":
+            return False
+        if len(token) >= 4 and "--json".startswith(token):
+            return True
+    return False
 
 
 class DefaultsFormatter(argparse.HelpFormatter):
