@@ -58,7 +58,8 @@ def freshness_reference(
     sessions = session_codes(items)
     words = None if asked is None else AskedWords(items, asked)
     if words is not None:
-        words.of(np.arange(len(items)))  # every candidate's words, read up front
+        for k in range(len(items)):  # every candidate's words, read up front
+            words.row(k)
     keys = [(-r, -c.t_created, c.id) for r, c in zip(round_list(before, 12), items, strict=True)]
     top = sorted(range(len(items)), key=keys.__getitem__)
     rank = {k: r for r, k in enumerate(top)}

@@ -168,12 +168,6 @@ class AskedWords:
         self._items = items
         self._bits = np.full(len(items), -1, dtype=np.int64)  # -1: not read yet
 
-    def of(self, rows: np.ndarray) -> np.ndarray:
-        """The query-term sets of ``rows`` (indices into the items), read when first asked."""
-        for k in rows[self._bits[rows] < 0].tolist():
-            self.row(k)
-        return self._bits[rows]
-
     def row(self, k: int) -> int:
         """The query-term set of row ``k``, read when first asked."""
         v = int(self._bits[k])
