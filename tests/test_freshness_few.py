@@ -88,6 +88,13 @@ def freshness_reference(
                 continue
             if rank[j] >= config.freshness_update_rank:
                 continue
+            if (
+                words is not None  # a near twin must hold every query word the older holds
+                and not cued[j]
+                and sims[j] >= config.freshness_similarity
+                and words.row(i) & ~words.row(j)
+            ):
+                continue
             updates.append(j)
         if not updates:
             continue

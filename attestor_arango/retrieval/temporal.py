@@ -11,7 +11,10 @@ that), never the wall clock, and measure a memory's age on the event-time axis
 - freshness: a candidate that an event-later candidate restates (cosine at or
   above ``freshness_similarity``, same entity, another session) loses
   ``freshness_penalty`` and the newer one is lifted to just above the older one's
-  relevance: the update takes over the rank of the fact it updates. A newer
+  relevance: the update takes over the rank of the fact it updates. A near twin
+  that drops a word of the query the older one holds is about another subject
+  ("Melanie: I'm a fan of Bach" said again later as "Jordan: I'm a fan of Bach",
+  asked about Melanie), not an update, unless it announces a change. A newer
   statement that announces a change ("moved to", "switched", "instead", "no
   longer") needs only ``freshness_cue_similarity``. Within one session, similar
   statements are a conversation going on, not an update. Only the
@@ -167,6 +170,10 @@ class AskedWords:
         self._bit = {t: 1 << k for k, t in enumerate(dict.fromkeys(asked)) if k < 62}
         self._items = items
         self._bits = np.full(len(items), -1, dtype=np.int64)  # -1: not read yet
+
+    def holds_all(self, k: int, j: int) -> bool:
+        """Whether row ``j`` holds every query term row ``k`` holds."""
+        return not self.row(k) & ~self.row(j)
 
     def row(self, k: int) -> int:
         """The query-term set of row ``k``, read when first asked."""
@@ -362,6 +369,7 @@ def apply_freshness(
     sessions = session_codes(items)
     words = None if asked is None else AskedWords(items, asked)
     changed: set[int] = set()
+    twin = config.freshness_similarity
     for i, newer_ones in pairs:
         # close[j]: j may restate i; a change-announcing j needs less similarity
         sims = np.round(unit @ unit[i], 9)
@@ -374,6 +382,8 @@ def apply_freshness(
         if mate is not None:
             close[mate] = True
         updates = [j for j in newer_ones if close[j]]
+        if words is not None:  # a near twin must keep the asked-about subject
+            updates = [j for j in updates if cued[j] or sims[j] < twin or words.holds_all(i, j)]
         if not updates:
             continue
         # the most relevant update takes over the rank of the fact it updates
