@@ -382,6 +382,10 @@ def test_past_tense_questions_skip_freshness() -> None:
         "Which car did I use to drive?",
         "What was my salary originally?",
         "Where didn’t they go?",
+        # the perfect asks for the events up to now, every one of them
+        "What books has Melanie read?",
+        "Which cities has Jon visited?",
+        "What events have you attended?",
     ):
         assert asks_past(q), q
     for q in (
@@ -389,6 +393,11 @@ def test_past_tense_questions_skip_freshness() -> None:
         "What is my diet?",
         "Which car do I have?",
         "Who is Ida marrying?",
+        # possession, a state, or a perfect that announces a change: what holds now
+        "What car have I got?",
+        "How long has Melanie been practicing art?",
+        "Where have I moved to?",
+        "Which phone have I switched to?",
     ):
         assert not asks_past(q), q
 

@@ -24,8 +24,9 @@ that), never the wall clock, and measure a memory's age on the event-time axis
   deep in the list (in a chat stored turn by turn, some later turn is always
   "near" a good answer, and lifting it to rank 1 loses the answer).
   Freshness answers "what holds now"; a question in the past tense ("What did
-  Mel paint?", "Where was the party?", "Which car did I use to drive?") asks
-  about an event or an earlier state, which a later statement does not replace,
+  Mel paint?", "Where was the party?", "Which car did I use to drive?"), or in the
+  perfect ("What books has Mel read?"), asks about events or an earlier state, which a
+  later statement does not replace,
   so such a query skips freshness (``asks_past``).
 """
 
@@ -119,9 +120,25 @@ _ASKS_PAST = re.compile(
 )
 
 
+# the perfect asks which events happened up to now ("What books has Melanie read?", "Which
+# cities has Jon visited?"): every one counts, the latest does not replace the others.
+# A participle is a regular -ed form or one of these irregular ones; "had", "got" and
+# "been" are left out ("What car have I got?" asks what holds now), and so is a
+# participle that announces a change ("Where have I moved to?" asks for the latest).
+_PERFECT = re.compile(
+    r"\b(?:has|have|hasn't|haven't)\s+(?:[\w'-]+\s+){0,3}?"
+    r"(\w+ed|done|gone|made|seen|taken|lost|won|read|written|bought|met|given|found|"
+    r"brought|built|spent|eaten|ridden|driven|flown|worn|sung|drawn|taught|heard)\b"
+)
+
+
 def asks_past(query: str) -> bool:
-    """Whether a query asks about the past (an event, an earlier state), not the present."""
-    return _ASKS_PAST.search(query.lower().replace("\u2019", "'")) is not None
+    """Whether a query asks about the past (an event, an earlier state, the events up to
+    now), not what holds now."""
+    text = query.lower().replace("\u2019", "'")
+    if _ASKS_PAST.search(text) is not None:
+        return True
+    return any(CHANGE_CUES.isdisjoint(terms(m.group(1))) for m in _PERFECT.finditer(text))
 
 
 def _when(c: Candidate) -> tuple[int, int]:
