@@ -144,6 +144,12 @@ ROWS = (
         _locomo,
     ),
     Row(
+        "LoCoMo dev through plain add() (one add per turn, no conversation API)",
+        "locomo-26_30-minilm-add-s*.json",
+        "benchmarks/locomo.py --loader add",
+        _locomo,
+    ),
+    Row(
         "knowledge updates (ku_suite), test split",
         "ku_suite-add-minilm*-test.json",
         "benchmarks/ku_suite/run.py",
