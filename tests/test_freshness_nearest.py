@@ -1,8 +1,8 @@
 """``_nearest`` walks the rows once in value order; it must pick what the argmax loop did.
 
 The reference is the search as it was: the best row left (``np.argmax``, first row on a
-tie), passed over while it is an open row holding another set of the query's words than
-the anchor. Random values with many ties, masks, open rows and word sets (and NaN values,
+tie), passed over while it is an open row whose query words say another subject than the
+anchor's (not the same set, unless the later of the two holds none of the query's words). Random values with many ties, masks, open rows and word sets (and NaN values,
 which argmax ranks first and a sort last) must give the same row or the same None.
 """
 
@@ -27,12 +27,19 @@ class Words:
 
 
 def argmax_reference(
-    values: np.ndarray, mask: np.ndarray, anchor: int, open_rows: np.ndarray, words: Words
+    values: np.ndarray,
+    mask: np.ndarray,
+    anchor: int,
+    open_rows: np.ndarray,
+    words: Words,
+    later: bool,
 ) -> int | None:
     mask = mask.copy()
     while mask.any():
         k = int(np.argmax(np.where(mask, values, -np.inf)))
-        if not open_rows[k] or words.row(k) == words.row(anchor):
+        mine, theirs = words.row(anchor), words.row(k)
+        newer, older = (theirs, mine) if later else (mine, theirs)
+        if not open_rows[k] or mine == theirs or (newer == 0 and older != 0):
             return k
         mask[k] = False
     return None
@@ -52,8 +59,9 @@ def test_nearest_picks_the_row_the_argmax_loop_picked(seed: int) -> None:
         open_rows = np.array([rng.random() < 0.8 for _ in range(n)])
         words = Words([rng.randint(0, 2) for _ in range(n)])
         anchor = rng.randrange(n)
-        want = argmax_reference(values, mask, anchor, open_rows, words)
-        got = _nearest(values, mask, anchor, open_rows, words)  # type: ignore[arg-type]
+        later = rng.random() < 0.5
+        want = argmax_reference(values, mask, anchor, open_rows, words, later)
+        got = _nearest(values, mask, anchor, open_rows, words, later)  # type: ignore[arg-type]
         assert got == want
 
 

@@ -3,11 +3,13 @@ query's words.
 
 A script or an agent stores facts with plain ``add(text)``, a second apart. Two such
 statements used to count as one conversation (within a day, no session) and so never as
-an update of each other. Now they are one conversation only when they hold different
-sets of the query's words: "My bike is a road bike" then "My bike is a gravel bike",
-asked "What kind of bike do I ride?", both hold "bike" (an update); "The payments service
-is written in Go" then "The search service is written in Rust", asked about the payments
-service, differ in "payments" (two subjects: the earlier keeps its rank).
+an update of each other. Now they are one conversation only when their query words say
+two subjects: "My bike is a road bike" then "My bike is a gravel bike", asked "What kind
+of bike do I ride?", both hold "bike" (an update); "The payments service is written in
+Go" then "The search service is written in Rust", asked about the payments service,
+differ in "payments" (two subjects: the earlier keeps its rank); a later statement that
+holds none of the query's words may be a paraphrased update ("My car is a Nissan Leaf",
+then "These days I get around in a Hyundai Ioniq", asked "What car do I have?").
 """
 
 from __future__ import annotations
@@ -60,6 +62,16 @@ def _three(old: str, new: str, new_day: float = 2 * SECOND) -> list[Candidate]:
 def test_an_update_written_seconds_later_takes_the_rank() -> None:
     cands = _three("My bike is a road bike.", "My bike is a gravel bike.")
     apply_freshness(cands, VECTORS, CFG, scoring_terms("What kind of bike do I ride?"))
+    old, new, _ = cands
+    assert old.freshness == -CFG.freshness_penalty
+    assert new.relevance > old.relevance
+
+
+def test_a_paraphrased_update_without_the_query_words_takes_the_rank() -> None:
+    # the later statement names the subject in other words: it holds none of the query's
+    # words, the earlier one holds "car"; it can be an update (it is the mutual nearest)
+    cands = _three("My car is a Nissan Leaf.", "These days I get around in a Hyundai Ioniq.")
+    apply_freshness(cands, VECTORS, CFG, scoring_terms("What car do I have?"))
     old, new, _ = cands
     assert old.freshness == -CFG.freshness_penalty
     assert new.relevance > old.relevance

@@ -211,14 +211,14 @@ def _same_conversation(
 
     With ``asked`` (the query's terms), two memories without sessions written within a day
     of each other as they were said (``valid_from`` equal to ``t_created``: what ``add``
-    without a valid_from stores) are one conversation only when they hold different sets
-    of the query's words: "The payments service is written in Go" and, a second later,
-    "The search service is written in Rust" asked "which language is the payments service
-    written in?" are two facts about two subjects (the later drops "payments"), while "My
-    bike is a road bike" and "My bike is a gravel bike" may be an update written seconds
-    after the fact it updates, as a script or an agent writes them. Those rows are returned
-    apart (the second mask, None when there are none), left out of the first: whose words
-    decide is read only for the rows a search reaches (``_nearest``).
+    without a valid_from stores) are one conversation when they hold different sets of the
+    query's words (``_one_subject``): "The payments service is written in Go" and, a second
+    later, "The search service is written in Rust" asked "which language is the payments
+    service written in?" are two facts about two subjects (the later drops "payments"),
+    while "My bike is a road bike" and "My bike is a gravel bike" may be an update written
+    seconds after the fact it updates, as a script or an agent writes them. Those rows are
+    returned apart (the second mask, None when there are none), left out of the first:
+    whose words decide is read only for the rows a search reaches (``_nearest``).
     """
     near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
     open_rows = None
@@ -233,41 +233,65 @@ def _same_conversation(
     return np.where(sessions >= 0, sessions == sessions[j], near), open_rows
 
 
+def _one_subject(older: int, newer: int) -> bool:
+    """Whether two statements written seconds apart, holding the ``older`` and ``newer`` sets
+    of the query's words (``AskedWords.row``), may be about one subject (so the newer may
+    update the older): the same set, or a newer one that holds none of the query's words
+    while the older holds some. A paraphrased update often names its subject in other words
+    ("My car is a Nissan Leaf", then "These days I get around in a Hyundai Ioniq", asked
+    "What car do I have?"); a newer statement that keeps some of the query's words but not
+    the older one's ("My sister lives in Leeds", then "My brother lives in Glasgow", asked
+    "Where does my sister live?") or adds one is about another subject."""
+    return older == newer or (newer == 0 and older != 0)
+
+
 def _nearest(
     values: np.ndarray,
     mask: np.ndarray,
     anchor: int,
     open_rows: np.ndarray | None,
     asked: AskedWords | None,
+    later: bool = True,
 ) -> int | None:
     """The row of the highest value among ``mask`` (the first on a tie), passing over the
-    ``open_rows`` that hold another set of the query's words than ``anchor`` (one
-    conversation with it, ``_same_conversation``); None when no row is left. The words
-    of a row are read only when it is the best one left."""
+    ``open_rows`` that cannot be about ``anchor``'s subject (``_one_subject`` of the two
+    rows' query words, the rows searched being ``later`` than the anchor or earlier: one
+    conversation with it, ``_same_conversation``); None when no row is left. The words of
+    a row are read only when it is the best one left."""
     if open_rows is None or asked is None:
         return _best(values, mask) if mask.any() else None
     rows = np.flatnonzero(mask)
     found = values[rows]
     if np.isnan(found).any():  # argmax ranks NaN first, a sort last: keep argmax's order
-        return _nearest_stepwise(values, mask, anchor, open_rows, asked)
+        return _nearest_stepwise(values, mask, anchor, open_rows, asked, later)
     # the rows by value desc, first row first on a tie: the order _best takes them in
     rows = rows[np.argsort(-found, kind="stable")]
     mine = asked.row(anchor)
     for k, is_open in zip(rows.tolist(), open_rows[rows].tolist(), strict=True):
-        if not is_open or asked.row(k) == mine:
+        if not is_open or _one_subject(*_in_time(mine, asked.row(k), later)):
             return int(k)
     return None
 
 
+def _in_time(anchor: int, row: int, later: bool) -> tuple[int, int]:
+    """(older, newer) of the anchor's and a searched row's words, the row being ``later``."""
+    return (anchor, row) if later else (row, anchor)
+
+
 def _nearest_stepwise(
-    values: np.ndarray, mask: np.ndarray, anchor: int, open_rows: np.ndarray, asked: AskedWords
+    values: np.ndarray,
+    mask: np.ndarray,
+    anchor: int,
+    open_rows: np.ndarray,
+    asked: AskedWords,
+    later: bool = True,
 ) -> int | None:
     """``_nearest`` one ``_best`` at a time (the order argmax gives NaN values)."""
     mask = mask.copy()
     mine = asked.row(anchor)
     while mask.any():
         k = _best(values, mask)
-        if not open_rows[k] or asked.row(k) == mine:
+        if not open_rows[k] or _one_subject(*_in_time(mine, asked.row(k), later)):
             return k
         mask[k] = False
     return None
@@ -299,7 +323,7 @@ def _mutual_nearest_later(
     ``wanted``, a nearest later candidate outside it is not tested further (None): a
     caller that can use only those answers saves the search back. With ``asked`` (the
     candidates' query terms), two statements without sessions said the same day are one
-    conversation only when they hold different query words (``_same_conversation``).
+    conversation only when their query words say two subjects (``_one_subject``).
     """
     if len(sessions) < 3:
         return None
@@ -315,7 +339,9 @@ def _mutual_nearest_later(
     # words twice (a round's verbatim record beside the fact read from it), not a rival
     conv, open_rows = _same_conversation(sessions, j, whens, asked)
     return (
-        j if _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, open_rows, asked) == i else None
+        j
+        if _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, open_rows, asked, later=False) == i
+        else None
     )
 
 
