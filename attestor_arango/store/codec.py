@@ -97,6 +97,7 @@ def memory_to_doc(m: Memory) -> dict[str, Any]:
         "content_hash": m.content_hash,
         "signature": m.signature,
         "metadata": m.metadata,
+        "salt": m.salt,
     }
 
 
@@ -160,6 +161,7 @@ def memory_from_doc(d: dict[str, Any]) -> Memory:
         d["content_hash"],
         d.get("signature"),
         dict(d.get("metadata") or {}),
+        d.get("salt"),
     )
 
 
@@ -183,6 +185,7 @@ def memory_of(
     content_hash: str,
     signature: str | None,
     metadata: dict[str, Any],
+    salt: str | None = None,
 ) -> Memory:
     """A stored memory's fields (times in microseconds, OPEN for an open bound) as a
     ``Memory``, built without re-running validation: the one conversion every reader of
@@ -220,6 +223,7 @@ def memory_of(
             "content_hash": content_hash,
             "signature": signature,
             "metadata": metadata,
+            "salt": salt,
         },
     )
 
