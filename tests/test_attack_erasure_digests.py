@@ -227,3 +227,27 @@ def test_an_export_carries_the_salts_so_its_import_verifies(
     mem.import_user(stripped, context=SUBJECT)
     assert mem.verify_all(context=SUBJECT)["valid"] == 0
     mem.close()
+
+
+def test_compaction_leaves_no_digest_of_the_rows_it_removed(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Erasure inside a living tenant: a forgotten row removed by ``compact`` takes its salt
+    along, so the chain's entries of it (its write, and the forget reason quoting it) can no
+    longer confirm a guess, while the tenant's other rows still verify."""
+    mem = _memory(tmp_path, clock, seed=6)
+    text, reason = _secret(6), f"the subject asked: {_secret(6)}"
+    gone = mem.add(text, metadata={"note": text}, context=SUBJECT)
+    kept = mem.add("Alice likes tea", context=SUBJECT)
+    mem.forget(gone.id, reason=reason, context=SUBJECT)
+    guesses = _guesses([gone], [text, reason])
+    assert _found(tmp_path, {}, guesses)  # the premise: checkable while the row lives
+    clock.advance(days=2)
+
+    done = mem.compact(older_than="1d", context=SUBJECT)
+
+    assert done["removed"] == 1, done
+    assert _found(tmp_path, _answers(mem, SUBJECT), guesses) == []
+    assert mem.verify_audit_chain(context=SUBJECT).ok
+    assert [m.id for m in _rows(mem, SUBJECT)] == [kept.id]
+    mem.close()
