@@ -218,6 +218,9 @@ class Episode(BaseModel):
     assistant_time: datetime | None = None
     t_created: datetime
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # keys the digests of the round's texts that outlive it (the session id its audit entry
+    # keeps), as ``Memory.salt`` does; erased with the row. None: stored before salts
+    salt: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 class AuditEntry(BaseModel):

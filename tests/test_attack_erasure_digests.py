@@ -34,7 +34,8 @@ from attestor_arango.core.audit import digest_text, extra_digest, row_digest
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
-from attestor_arango.models import Memory, content_hash
+from attestor_arango.models import Episode, Memory, content_hash
+from attestor_arango.scope import Scope
 
 ORCH = AgentRole.ORCHESTRATOR
 SUBJECT = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="n1")
@@ -68,12 +69,13 @@ def _write(mem: AgentMemory) -> list[str]:
     second = mem.update(first.id, content=texts[1], context=SUBJECT)
     mem.forget(second.id, reason=texts[2], context=SUBJECT)
     said = "I live in Zurich and I work at Initech."
-    result = mem.ingest_round({"user": said, "assistant": "Noted."}, context=SUBJECT)
+    session = SUBJECT.with_session("alice-marsh-chat")  # a session id that names the person
+    result = mem.ingest_round({"user": said, "assistant": "Noted."}, context=session)
     texts += [m.content for m in result.memories]
     # the same words again: the round's decision is a NOOP keyed by the existing row
     again = "I live in Zurich."
     mem.ingest_round({"user": again, "assistant": "Still noted."}, context=SUBJECT)
-    texts += [said, again, "alice", "health", "Zurich", "Initech"]
+    texts += [said, again, "alice", "health", "Zurich", "Initech", "alice-marsh-chat"]
     mem.recall("where does Alice live", context=SUBJECT)
     mem.add("Bob likes tea", context=OTHER)
     return texts
@@ -83,7 +85,11 @@ def _rows(mem: AgentMemory, ctx: AgentContext) -> list[Memory]:
     return mem.list(status="all", limit=1000, context=ctx)
 
 
-def _guesses(rows: list[Memory], texts: list[str]) -> dict[str, str]:
+def _guesses(
+    rows: list[Memory],
+    texts: list[str],
+    episodes: list[Episode] = (),  # type: ignore[assignment]
+) -> dict[str, str]:
     """What an attacker who guessed every word right, and knows every field of each erased
     row but its salt, can compute or must never find: the digest -> what it would confirm."""
     out: dict[str, str] = {}
@@ -97,6 +103,9 @@ def _guesses(rows: list[Memory], texts: list[str]) -> dict[str, str]:
         assert m.salt is not None and m.signature is not None  # the premise: salted, signed
         out[m.salt] = f"salt of {m.id}"
         out[m.signature] = f"signature of {m.id} (checks a guess with the public key)"
+    for e in episodes:
+        assert e.salt is not None
+        out[e.salt] = f"salt of episode {e.id}"
     return out
 
 
@@ -135,8 +144,9 @@ def test_purge_leaves_no_digest_a_guessed_text_confirms(tmp_path: Path, clock: M
     mem = _memory(tmp_path, clock, seed=1)
     texts = _write(mem)
     rows = _rows(mem, SUBJECT)
-    guesses = _guesses(rows, texts)
-    assert len(rows) >= 4
+    episodes = mem.store.list_episodes(Scope("subject"), limit=100)
+    guesses = _guesses(rows, texts, episodes)
+    assert len(rows) >= 4 and len(episodes) == 2
     # the premise: the guesses are checkable while the rows live (their salts, signatures,
     # plain content hashes are on disk), and the chain verifies the rows with them
     assert _found(tmp_path, {}, guesses)

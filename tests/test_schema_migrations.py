@@ -96,18 +96,23 @@ def written_at_schema(patch: pytest.MonkeyPatch, path: Path, version: int) -> It
     """Inside, the package writes ``path`` as it did at schema ``version`` (< 8): migrations
     stop there, no audit entry is signed before schema 7, and no memory gets a salt (its
     digests are the plain SHA-256 ones written before salts). The memories' ``salt`` column
-    the code reads is there while inside and dropped on leaving, so the file is then what
-    that version wrote."""
+    the code reads is there while inside and dropped on leaving (so are the episodes'), so
+    the file is then what that version wrote."""
     from attestor_arango.core import writes
+    from attestor_arango.ingest import pipeline
 
     assert version < 8
     steps = embedded_schema.MIGRATIONS[:version]
     last, script = steps[-1]
-    steps = [*steps[:-1], (last, script + "\nALTER TABLE memories ADD COLUMN salt TEXT;\n")]
+    salts = (
+        "\nALTER TABLE memories ADD COLUMN salt TEXT;\nALTER TABLE episodes ADD COLUMN salt TEXT;\n"
+    )
+    steps = [*steps[:-1], (last, script + salts)]
     with patch.context() as p:
         p.setattr(embedded_schema, "MIGRATIONS", steps)
         p.setattr(embedded_schema, "LATEST", version)
         p.setattr(writes, "new_salt", lambda ids: None)
+        p.setattr(pipeline, "new_salt", lambda ids: None)
         if version < 7:  # schema 7 added audit signatures
             for name in ("INSERT_AUDIT", "LAST_AUDIT", "READ_AUDIT"):
                 text = getattr(q, name).replace(", signature", "")
@@ -116,6 +121,7 @@ def written_at_schema(patch: pytest.MonkeyPatch, path: Path, version: int) -> It
     conn = sqlite3.connect(path)
     try:
         conn.execute("ALTER TABLE memories DROP COLUMN salt")
+        conn.execute("ALTER TABLE episodes DROP COLUMN salt")
         conn.commit()
     finally:
         conn.close()
@@ -167,7 +173,8 @@ def test_migration_6_keeps_every_row_rowid_and_counter(
     }
     new_rowid = conn.execute("SELECT rowid FROM memories WHERE id = ?", (fresh.id,)).fetchone()
     conn.close()
-    assert after["episodes"] == before["episodes"]
+    assert [r[:-1] for r in after["episodes"]] == before["episodes"]  # and their salts
+    assert {r[-1] for r in after["episodes"]} == {None}
     assert after["relations"] == before["relations"]
     old_rows = [r for r in after["memories"] if r[1] != fresh.id]
     assert [r[:-1] for r in old_rows] == before["memories"]  # schema 8 appended the salt

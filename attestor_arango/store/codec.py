@@ -241,6 +241,7 @@ def episode_to_doc(e: Episode) -> dict[str, Any]:
         "assistant_time": _us(e.assistant_time),
         "t_created": to_us(e.t_created),
         "metadata": e.metadata,
+        "salt": e.salt,
     }
 
 
@@ -257,6 +258,7 @@ def episode_from_doc(d: dict[str, Any]) -> Episode:
         assistant_time=us_or_none(int(d["assistant_time"])),
         t_created=from_us(int(d["t_created"])),
         metadata=dict(d.get("metadata") or {}),
+        salt=d.get("salt"),
     )
 
 

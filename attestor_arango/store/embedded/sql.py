@@ -230,13 +230,13 @@ ORDER BY t_created, id
 
 INSERT_EPISODE = """
 INSERT INTO episodes (id, tenant, namespace, session_id, agent_id, user_text, assistant_text,
-    user_time, assistant_time, t_created, metadata)
+    user_time, assistant_time, t_created, metadata, salt)
 VALUES (:id, :tenant, :namespace, :session_id, :agent_id, :user_text, :assistant_text,
-    :user_time, :assistant_time, :t_created, :metadata)
+    :user_time, :assistant_time, :t_created, :metadata, :salt)
 """
 EPISODE_COLUMNS = (
     "id, tenant, namespace, session_id, agent_id, user_text, assistant_text, user_time, "
-    "assistant_time, t_created, metadata"
+    "assistant_time, t_created, metadata, salt"
 )
 GET_EPISODE = f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = :id AND {SCOPE}"
 LIST_EPISODES = (
