@@ -261,3 +261,42 @@ def test_compaction_leaves_no_digest_of_the_rows_it_removed(
     assert mem.verify_audit_chain(context=SUBJECT).ok
     assert [m.id for m in _rows(mem, SUBJECT)] == [kept.id]
     mem.close()
+
+
+def test_no_rest_answer_after_a_purge_holds_a_digest_a_guess_confirms(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The same erasure through the REST service, read back the way a client of the service
+    reads it: the audit listing, page and deletion trail, the export, both verifications."""
+    from starlette.testclient import TestClient
+
+    from attestor_arango.interfaces.api.app import create_app
+    from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key
+
+    mem = _memory(tmp_path, clock, seed=7)
+    texts = _write(mem)
+    guesses = _guesses(_rows(mem, SUBJECT), texts)
+    key = ApiKey(id="k", sha256=hash_key("sk"), tenant="subject", roles=("orchestrator",),
+                 agent_ids=("orch",))  # fmt: skip
+    client = TestClient(create_app(mem, KeyRing([key])), raise_server_exceptions=False)
+    auth = {"Authorization": "Bearer sk", "X-Agent-Id": "orch", "X-Namespace": "n1"}
+    purge = {"user": "subject", "reason": "GDPR erasure request #32"}
+    assert client.post("/v1/governance/purge", json=purge, headers=auth).json()["ok"]
+
+    calls = [
+        ("GET", "/v1/audit?limit=1000", None),
+        ("GET", "/v1/audit/page?limit=500", None),
+        ("GET", "/v1/audit/deletions?limit=100", None),
+        ("POST", "/v1/audit/verify", {"user": "subject"}),
+        ("POST", "/v1/governance/export", {"user": "subject"}),
+        ("GET", "/v1/verify", None),
+    ]
+    answers = {}
+    for method, path, body in calls:
+        answer = client.request(method, path, json=body, headers=auth)
+        assert answer.status_code == 200, (path, answer.text)
+        answers[path] = answer.text
+    assert json.loads(answers["/v1/audit/verify"])["ok"] is True
+    assert '"add"' in answers["/v1/audit?limit=1000"]  # the premise: the writes are listed
+    assert _found(tmp_path, answers, guesses) == []
+    mem.close()
