@@ -1,4 +1,5 @@
-"""Time-ordered ids (UUIDv7 layout), with a seeded source for reproducible tests."""
+"""Time-ordered ids (UUIDv7 layout) and row salts, with a seeded source for reproducible
+tests."""
 
 from __future__ import annotations
 
@@ -11,6 +12,17 @@ from typing import Protocol
 
 class IdSource(Protocol):
     def new_id(self, now_us: int) -> str: ...
+
+
+SALT_BYTES = 32
+
+
+def new_salt(source: object) -> str:
+    """A fresh row salt (``models.Memory.salt``: 32 bytes, hex) from ``source`` when it makes
+    them (``UUID7Source.new_salt``: a seeded source gives the same salts run after run), else
+    from the operating system's random source (an id source of the caller's own)."""
+    make = getattr(source, "new_salt", None)
+    return make() if callable(make) else os.urandom(SALT_BYTES).hex()
 
 
 def _uuid7(ms: int, rand: int) -> str:
@@ -48,6 +60,10 @@ class UUID7Source:
             rand = (rand & ((1 << 62) - 1)) | ((self._seq & 0xFFF) << 62)
         return _uuid7(ms, rand)
 
+    def new_salt(self) -> str:
+        """32 random bytes, hex: a row's salt (``new_salt``)."""
+        return os.urandom(SALT_BYTES).hex()
+
 
 class SeededIdSource(UUID7Source):
     """Deterministic UUIDv7 ids for tests and benchmarks."""
@@ -55,6 +71,15 @@ class SeededIdSource(UUID7Source):
     def __init__(self, seed: int = 0) -> None:
         super().__init__()
         self._random = random.Random(seed)
+        # salts drawn from their own sequence, so the ids a seed gives stay those it gave
+        # before salts existed (recorded rankings break ties by id)
+        self._salts = random.Random(f"salt:{seed}")
+        self._salt_lock = threading.Lock()
 
     def _rand(self) -> int:
         return self._random.getrandbits(80)
+
+    def new_salt(self) -> str:
+        """The seed's next salt (deterministic, not secret: tests and benchmarks only)."""
+        with self._salt_lock:
+            return self._salts.getrandbits(8 * SALT_BYTES).to_bytes(SALT_BYTES, "big").hex()

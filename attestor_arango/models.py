@@ -9,6 +9,7 @@ the interval is still open.
 from __future__ import annotations
 
 import hashlib
+import hmac
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from enum import StrEnum
@@ -107,7 +108,33 @@ class MemoryStatus(StrEnum):
 
 
 def content_hash(content: str) -> str:
+    """Plain SHA-256 of a memory's content: what dedup compares within a live tenant.
+
+    Kept only on the row itself (and so erased with it); never copied into the audit
+    chain, a signature or any other record that outlives the row (``content_digest``)."""
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+KEYED = "hmac1:"  # marks a digest keyed by a row's salt; a bare or "sha256:" digest is plain
+
+
+def keyed_digest(salt: str, payload: bytes) -> str:
+    """``hmac1:<hex>``: HMAC-SHA256 of ``payload`` under a row's salt (hex).
+
+    Confirming a guessed text against it needs the salt, which lives on the row only: once
+    the row is erased, no digest of it can be recomputed from a guess (a dictionary attack
+    on erased words)."""
+    return KEYED + hmac.new(bytes.fromhex(salt), payload, hashlib.sha256).hexdigest()
+
+
+def content_digest(content: str, salt: str | None) -> str:
+    """The digest of a memory's content that records outliving the row commit to (the audit
+    chain's row digest, the signed message, an ingest decision): ``hmac1:`` keyed by the
+    row's salt; a row written before salts (``salt`` None) keeps the plain SHA-256 hex its
+    records were made with, so old chains and signatures still verify."""
+    if salt is None:
+        return hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+    return keyed_digest(salt, content.encode("utf-8", "surrogatepass"))
 
 
 class Provenance(BaseModel):
@@ -145,6 +172,9 @@ class Memory(BaseModel):
     content_hash: str
     signature: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # 32 random bytes (hex) keying every digest of this row that outlives it
+    # (``content_digest``); erased with the row. None: a row written before salts existed
+    salt: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
     @property
     def is_active(self) -> bool:
@@ -188,6 +218,9 @@ class Episode(BaseModel):
     assistant_time: datetime | None = None
     t_created: datetime
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # keys the digests of the round's texts that outlive it (the session id its audit entry
+    # keeps), as ``Memory.salt`` does; erased with the row. None: stored before salts
+    salt: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
 
 
 class AuditEntry(BaseModel):

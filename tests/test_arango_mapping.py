@@ -72,6 +72,24 @@ def test_server_attributes_and_query_extras_are_dropped_on_the_way_back() -> Non
         docs.hit_from_arango(doc)
 
 
+def test_a_memory_document_carries_its_salt_and_the_schema_checks_it() -> None:
+    """The salt keying a row's digests (``models.content_digest``) is a field of the
+    document, read back with it; a document written before salts has none and reads as a
+    row without one; the collection's schema takes a 32-byte hex salt or null, nothing else."""
+    jsonschema = pytest.importorskip("jsonschema")
+    salted = _memory().model_copy(update={"salt": "5a" * 32})
+    doc = docs.memory_to_arango(salted, None)
+    assert doc["salt"] == "5a" * 32 and docs.memory_from_arango(dict(doc)) == salted
+    old = {k: v for k, v in doc.items() if k != "salt"}
+    assert docs.memory_from_arango(old).salt is None
+    rule = next(c for c in load_schema()["collections"] if c["name"] == "memories")
+    check = jsonschema.Draft4Validator(rule["schema"]["rule"])
+    for good in (doc, old, {**doc, "salt": None}):
+        assert not list(check.iter_errors(good))
+    for bad in ("5A" * 32, "5a" * 31, 7):
+        assert list(check.iter_errors({**doc, "salt": bad})), bad
+
+
 def test_relation_edge_body_leaves_from_and_to_to_the_query() -> None:
     r = Relation(
         id="r1", tenant="acme", namespace="ns1", source="alice", relation="knows",

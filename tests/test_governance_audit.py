@@ -16,6 +16,7 @@ import pytest
 from attestor_arango import AccessDenied, AgentContext, AgentRole
 from attestor_arango.core import audit as audit_log
 from attestor_arango.memory import AgentMemory
+from attestor_arango.scope import Scope
 
 ORCH = AgentContext(agent_id="orch", role=AgentRole.ORCHESTRATOR, tenant="acme", namespace="p1")
 MONITOR = ORCH.as_agent("mon", AgentRole.MONITOR)
@@ -183,8 +184,11 @@ def test_verifying_another_tenants_chain_is_refused_and_audited(chain_mem: Agent
 def test_deletion_audit_log_lists_removals_newest_first(chain_mem: AgentMemory) -> None:
     log = chain_mem.deletion_audit_log(context=MONITOR)
     assert [e.action for e in log] == ["forget"]
-    # the reason is agent-supplied free text: the chain keeps its digest, never the words
-    assert log[0].details["reason"] == audit_log.digest_text("asked")
+    # the reason is agent-supplied free text: the chain keeps its digest, never the words,
+    # keyed by the forgotten row's salt (erased with the row)
+    forgotten = chain_mem.store.get_memory(Scope("acme"), str(log[0].target))
+    assert forgotten is not None and forgotten.salt is not None
+    assert log[0].details["reason"] == audit_log.digest_text("asked", forgotten.salt)
     report = chain_mem.purge_user("acme", "erasure request #7", context=ORCH)
     assert report.ok
     actions = [e.action for e in chain_mem.deletion_audit_log(limit=2, context=MONITOR)]

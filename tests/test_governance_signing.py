@@ -15,7 +15,7 @@ from attestor_arango.core.signing import KeyFileError, Signer, signed_message
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
-from attestor_arango.models import content_hash
+from attestor_arango.models import content_digest, content_hash
 
 ORCH = AgentContext(agent_id="orch", role=AgentRole.ORCHESTRATOR, tenant="acme", namespace="p1")
 
@@ -84,8 +84,10 @@ def test_every_write_is_signed_over_id_agent_time_and_content(
         a.id,
         "orch",
         str(int(a.t_created.timestamp() * 1_000_000)),
-        content_hash("Alice leads design"),
+        content_digest("Alice leads design", a.salt),  # keyed by the row's salt
     ]
+    assert a.salt is not None and msg.split("|")[3].startswith("hmac1:")
+    assert content_hash("Alice leads design") not in msg
     assert mem.verify_memory(a.id, context=ORCH) and mem.verify_memory(b.id, context=ORCH)
     report = mem.verify_all(context=ORCH.as_agent("mon", AgentRole.MONITOR))
     assert report["ok"] and report["checked"] == 2 and report["valid"] == 2

@@ -120,7 +120,7 @@ def test_audit_read_over_rest_holds_no_fact_text_or_session(tmp_path: Path) -> N
     assert {e.action for e in entries} >= {"episode", "ingest_round", "reflection"}
     assert [w for w in (*SECRETS, SESSION) if w in blob] == []
     rounds = [e for e in entries if e.action == "ingest_round"]
-    assert all("fact_sha256" in d for e in rounds for d in e.details["decisions"])
+    assert all("fact_digest" in d for e in rounds for d in e.details["decisions"])
 
 
 def test_scrub_keeps_ids_and_counts_and_hashes_text() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -89,6 +91,42 @@ def test_audit_table_is_append_only(tmp_path: Path) -> None:
         conn.execute("DELETE FROM audit")
 
 
+@contextmanager
+def written_at_schema(patch: pytest.MonkeyPatch, path: Path, version: int) -> Iterator[None]:
+    """Inside, the package writes ``path`` as it did at schema ``version`` (< 8): migrations
+    stop there, no audit entry is signed before schema 7, and no memory gets a salt (its
+    digests are the plain SHA-256 ones written before salts). The memories' ``salt`` column
+    the code reads is there while inside and dropped on leaving (so are the episodes'), so
+    the file is then what that version wrote."""
+    from attestor_arango.core import writes
+    from attestor_arango.ingest import pipeline
+
+    assert version < 8
+    steps = embedded_schema.MIGRATIONS[:version]
+    last, script = steps[-1]
+    salts = (
+        "\nALTER TABLE memories ADD COLUMN salt TEXT;\nALTER TABLE episodes ADD COLUMN salt TEXT;\n"
+    )
+    steps = [*steps[:-1], (last, script + salts)]
+    with patch.context() as p:
+        p.setattr(embedded_schema, "MIGRATIONS", steps)
+        p.setattr(embedded_schema, "LATEST", version)
+        p.setattr(writes, "new_salt", lambda ids: None)
+        p.setattr(pipeline, "new_salt", lambda ids: None)
+        if version < 7:  # schema 7 added audit signatures
+            for name in ("INSERT_AUDIT", "LAST_AUDIT", "READ_AUDIT"):
+                text = getattr(q, name).replace(", signature", "")
+                p.setattr(q, name, text.replace(",\n    :signature", ""))
+        yield
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("ALTER TABLE memories DROP COLUMN salt")
+        conn.execute("ALTER TABLE episodes DROP COLUMN salt")
+        conn.commit()
+    finally:
+        conn.close()
+
+
 def test_migration_6_keeps_every_row_rowid_and_counter(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -101,12 +139,7 @@ def test_migration_6_keeps_every_row_rowid_and_counter(
 
     path = tmp_path / "m.db"
     ctx = AgentContext(agent_id="orch", role="orchestrator", tenant="acme")
-    with monkeypatch.context() as patch:
-        patch.setattr(embedded_schema, "MIGRATIONS", embedded_schema.MIGRATIONS[:5])
-        patch.setattr(embedded_schema, "LATEST", 5)
-        for name in ("INSERT_AUDIT", "LAST_AUDIT", "READ_AUDIT"):  # schema 5 signs nothing
-            text = getattr(q, name).replace(", signature", "").replace(",\n    :signature", "")
-            patch.setattr(q, name, text)
+    with written_at_schema(monkeypatch, path, 5):
         mem = AgentMemory(path, embedder=HashingEmbedder(32))
         mem.add("Ann likes tea", entity="Ann", category="drink", context=ctx)
         mem.ingest_round({"user": "I live in Porto and I work at Initech."}, context=ctx)
@@ -140,8 +173,62 @@ def test_migration_6_keeps_every_row_rowid_and_counter(
     }
     new_rowid = conn.execute("SELECT rowid FROM memories WHERE id = ?", (fresh.id,)).fetchone()
     conn.close()
-    assert after["episodes"] == before["episodes"]
+    assert [r[:-1] for r in after["episodes"]] == before["episodes"]  # and their salts
+    assert {r[-1] for r in after["episodes"]} == {None}
     assert after["relations"] == before["relations"]
-    assert [r for r in after["memories"] if r[1] != fresh.id] == before["memories"]
+    old_rows = [r for r in after["memories"] if r[1] != fresh.id]
+    assert [r[:-1] for r in old_rows] == before["memories"]  # schema 8 appended the salt
+    assert {r[-1] for r in old_rows} == {None}  # rows written before salts have none
     assert new_rowid[0] == counter[0] + 1  # the deleted row's rowid is not reused
     assert any("Porto" in h.memory.content for h in hits), hits
+
+
+def test_a_store_written_before_salts_migrates_and_still_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Schema 8 adds each memory's salt. A file written at schema 7 (rows without a salt,
+    their chain entries and signatures over plain SHA-256 digests) opens, migrates, and its
+    chain and signatures still verify; rows written after the migration get salts and keyed
+    digests (``hmac1:``), so a reader tells the two kinds apart by the digest's form."""
+    from attestor_arango.config import Config, SigningSettings
+    from attestor_arango.context import AgentContext
+    from attestor_arango.embeddings import HashingEmbedder
+    from attestor_arango.memory import AgentMemory
+
+    path = tmp_path / "m.db"
+    config = Config(path=str(path), signing=SigningSettings(enabled=True))
+    ctx = AgentContext(agent_id="orch", role="orchestrator", tenant="acme", namespace="n1")
+    with written_at_schema(monkeypatch, path, 7):
+        mem = AgentMemory(config=config, embedder=HashingEmbedder(32))
+        old = mem.add("Ann likes tea", entity="Ann", category="drink", context=ctx)
+        mem.update(old.id, content="Ann likes green tea", context=ctx)
+        mem.ingest_round({"user": "I live in Porto."}, context=ctx)
+        mem.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 7
+    assert "salt" not in {r[1] for r in conn.execute("PRAGMA table_info(memories)")}
+    conn.close()
+
+    mem = AgentMemory(config=config, embedder=HashingEmbedder(32))
+    assert mem.store.schema_version == embedded_schema.LATEST  # type: ignore[attr-defined]
+    before = mem.list(status="all", limit=100, context=ctx)
+    assert before and {m.salt for m in before} == {None}
+    assert mem.verify_audit_chain(context=ctx).ok
+    assert mem.verify_all(context=ctx)["ok"]
+    fresh = mem.add("Bob likes coffee", context=ctx)
+    mem.forget(before[-1].id, reason="asked by Ann", context=ctx)
+    assert fresh.salt is not None
+    rows = {
+        e.target: e.details["row"]
+        for e in mem.audit_log(limit=1000, context=ctx)
+        if e.action == "add"
+    }
+    assert rows[fresh.id].startswith("hmac1:")
+    assert all(len(rows[m.id]) == 64 and ":" not in rows[m.id] for m in before)
+    report = mem.verify_audit_chain(context=ctx)
+    assert report.ok, report.problems
+    signed = mem.verify_all(context=ctx)
+    assert signed["ok"] and signed["valid"] == len(before) + 1, signed
+    assert mem.purge_user("acme", "erasure request #8", context=ctx).ok
+    assert mem.verify_audit_chain(context=ctx).ok
+    mem.close()

@@ -12,6 +12,12 @@ target): a purge that erases the subject's rows therefore leaves none of the
 subject's words in the chain, and a refused caller cannot grow the log by
 sending long strings.
 
+Digests of a memory (its row digest, its metadata's, a reason given for closing it)
+are keyed by the row's salt (``hmac1:<hex>``, ``models.content_digest``): the salt is
+erased with the row, so no digest the chain keeps of an erased memory can confirm a
+guess of its words. Rows written before salts keep the plain digests their entries
+recorded (a bare hex row digest, ``sha256:`` text digests) and still verify.
+
 The entry's time is taken inside the write lock and never runs backwards
 within a tenant's chain (concurrent writers, or a second process, cannot make
 an untouched chain look reordered).
@@ -27,7 +33,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from attestor_arango.clock import from_us, to_us
-from attestor_arango.models import AuditEntry, Memory
+from attestor_arango.models import AuditEntry, Memory, content_digest, keyed_digest
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Store
 
@@ -67,58 +73,75 @@ CONTENT_KEYS = frozenset(
 )
 
 
-def digest_text(value: str) -> str:
-    """``sha256:<hex>`` of a string: proves what was said without holding it."""
-    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+def digest_text(value: str, salt: str | None = None) -> str:
+    """A string's digest: proves what was said without holding it. ``hmac1:<hex>`` keyed by
+    ``salt`` (the salt of the row the text is about, erased with it), else ``sha256:<hex>``."""
+    raw = value.encode("utf-8", "surrogatepass")
+    if salt is not None:
+        return keyed_digest(salt, raw)
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-def token(value: object) -> str | None:
+def token(value: object, salt: str | None = None) -> str | None:
     """A string kept verbatim only when it is a short identifier; else its digest."""
     if value is None:
         return None
     text = str(value)
     if len(text) <= MAX_TOKEN and _TOKEN.fullmatch(text):
         return text
-    return digest_text(text)
+    return digest_text(text, salt)
 
 
-def scrub(value: Any, *, hashed: bool = False, depth: int = 0) -> Any:
-    """The JSON value an entry may hold: numbers, booleans, null, identifiers, digests."""
+def scrub(value: Any, *, hashed: bool = False, depth: int = 0, salt: str | None = None) -> Any:
+    """The JSON value an entry may hold: numbers, booleans, null, identifiers, digests
+    (keyed by ``salt`` when the entry is about one salted row, ``digest_text``)."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
-        return value if abs(value) < 2**63 else digest_text(str(value))
+        return value if abs(value) < 2**63 else digest_text(str(value), salt)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if depth >= MAX_DEPTH:
-        return digest_text(json.dumps(value, sort_keys=True, default=str))
+        return digest_text(json.dumps(value, sort_keys=True, default=str), salt)
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            name = token(key) or "null"
-            out[name] = scrub(item, hashed=hashed or name in CONTENT_KEYS, depth=depth + 1)
+            name = token(key, salt) or "null"
+            hash_it = hashed or name in CONTENT_KEYS
+            out[name] = scrub(item, hashed=hash_it, depth=depth + 1, salt=salt)
         return out
     if isinstance(value, list | tuple | set | frozenset):
         items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
-        return [scrub(v, hashed=hashed, depth=depth + 1) for v in items]
+        return [scrub(v, hashed=hashed, depth=depth + 1, salt=salt) for v in items]
     text = str(value)
-    return digest_text(text) if hashed else token(text)
+    return digest_text(text, salt) if hashed else token(text, salt)
+
+
+def _sealed(memory: Memory, doc: dict[str, Any]) -> str:
+    """The digest of a row's canonical document: HMAC-SHA256 under the row's salt
+    (``hmac1:<hex>``), or the plain SHA-256 hex of a row written before salts."""
+    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    if memory.salt is not None:
+        return keyed_digest(memory.salt, blob.encode("ascii"))
+    return hashlib.sha256(blob.encode("ascii")).hexdigest()
 
 
 def row_digest(memory: Memory) -> str:
-    """SHA-256 over everything a memory row asserts, as the chain records it on write.
+    """The digest of everything a memory row asserts, as the chain records it on write.
 
     Covers id, tenant, namespace, the content (hashed here, not read from the row),
     entity, category, tags, confidence, validity, creation time, provenance and the
     link to what it superseded; the row's closing (``t_expired``, status, successor) is
     recorded by its own entries. ``verify_audit_chain`` recomputes it for every row.
+    Keyed by the row's salt (``_sealed``): once the row is erased, no guess of its fields
+    can be checked against the entry.
     """
     p = memory.provenance
     doc = {
         "id": memory.id,
         "tenant": memory.tenant,
         "namespace": memory.namespace,
-        "content": hashlib.sha256(memory.content.encode("utf-8", "surrogatepass")).hexdigest(),
+        "content": content_digest(memory.content, memory.salt),
         "entity": memory.entity,
         "category": memory.category,
         "tags": list(memory.tags),
@@ -132,23 +155,21 @@ def row_digest(memory: Memory) -> str:
         "source_episode_id": p.source_episode_id,
         "supersedes": memory.supersedes,
     }
-    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(blob.encode("ascii")).hexdigest()
+    return _sealed(memory, doc)
 
 
 def extra_digest(memory: Memory) -> str:
-    """SHA-256 over what a row asserts beside ``row_digest``: its metadata and the agents it
-    passed through (``agent_trail``, ``parent_agent_id``). Recorded as ``extra`` by every
-    write (entries written before it existed lack it, so ``row_digest`` stays as chains
-    recorded it)."""
+    """The digest of what a row asserts beside ``row_digest``: its metadata and the agents it
+    passed through (``agent_trail``, ``parent_agent_id``), keyed like it. Recorded as
+    ``extra`` by every write (entries written before it existed lack it, so ``row_digest``
+    stays as chains recorded it)."""
     p = memory.provenance
     doc = {
         "metadata": memory.metadata,
         "agent_trail": list(p.agent_trail),
         "parent_agent_id": p.parent_agent_id,
     }
-    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(blob.encode("ascii")).hexdigest()
+    return _sealed(memory, doc)
 
 
 def entry_hash(fields: dict[str, Any]) -> str:
@@ -190,13 +211,15 @@ def append(
     target: str | None,
     details: dict[str, Any],
     signer: Signer | None = None,
+    salt: str | None = None,
 ) -> AuditEntry:
     """Appends one entry inside ``store.transaction()`` so the chain cannot fork.
 
     ``ts_us`` may be a clock function, read once the write lock is held; a time
     earlier than the chain's last entry (a writer that read its clock before
     another one committed) is raised to it, so time never runs backwards in a chain.
-    With a ``signer`` the entry carries its signature over (tenant, seq, hash).
+    With a ``signer`` the entry carries its signature over (tenant, seq, hash). ``salt``
+    (the salt of the one row the entry is about) keys the digests of its texts.
     """
     with store.transaction():
         last = store.last_audit(scope)
@@ -212,7 +235,7 @@ def append(
             "role": token(role) or "",
             "action": token(action) or "",
             "target": token(target),
-            "details": scrub(details),
+            "details": scrub(details, salt=salt),
             "prev_hash": GENESIS if last is None else last.hash,
         }
         digest = entry_hash(fields)
@@ -240,8 +263,13 @@ class Auditor:
         action: str,
         target: str | None,
         details: dict[str, Any] | None = None,
+        *,
+        salt: str | None = None,
     ) -> AuditEntry:
-        """Appends ``action`` on ``target`` by the context's agent; raises ``StoreError``."""
+        """Appends ``action`` on ``target`` by the context's agent; raises ``StoreError``.
+
+        ``salt``: the salt of the memory the entry is about, when there is one; the texts
+        of ``details`` are then kept as digests keyed by it (erased with the row)."""
         rt = self.runtime
         now = rt.clock.now_us()
         return append(
@@ -255,4 +283,5 @@ class Auditor:
             target=target,
             details={"namespace": ctx.namespace, **(details or {})},
             signer=rt.signer,
+            salt=salt,
         )

@@ -1,9 +1,13 @@
 """Ed25519 provenance signatures over what a memory asserts.
 
-The signed message is ``id | agent_id | t_created | sha256(content)``, with the
-hash recomputed from the content on every sign and verify (never read from the
+The signed message is ``id | agent_id | t_created | digest(content)``, with the
+digest recomputed from the content on every sign and verify (never read from the
 stored ``content_hash`` column): a content edit made after signing, even one
-that also rewrote the stored hash, fails verification.
+that also rewrote the stored hash, fails verification. The digest is keyed by the
+row's salt (``models.content_digest``: ``hmac1:<hex>``), so a signature that outlives
+its row (copied into an export, or another tenant's import record) cannot confirm a
+guess of the erased words with the public key; a row written before salts is signed
+over the plain SHA-256 hex, as it always was.
 
 The private key lives in a PEM file that only its owner may read. A key file
 readable by group or others is refused, because anyone who can read it can
@@ -33,7 +37,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 from attestor_arango.clock import to_us
 from attestor_arango.config import SigningSettings, default_data_dir
 from attestor_arango.errors import ValidationError
-from attestor_arango.models import AuditEntry, Memory
+from attestor_arango.models import AuditEntry, Memory, content_digest
 
 PREFIX = "ed25519:"
 KEY_FILENAME = "signing_key.pem"
@@ -47,7 +51,7 @@ class KeyFileError(ValidationError):
 
 def signed_message(memory: Memory) -> bytes:
     """The exact bytes signed for a memory; content hashed here, not taken from the row."""
-    digest = hashlib.sha256(memory.content.encode("utf-8")).hexdigest()
+    digest = content_digest(memory.content, memory.salt)
     text = f"{memory.id}|{memory.provenance.agent_id}|{to_us(memory.t_created)}|{digest}"
     return text.encode("utf-8")
 

@@ -27,6 +27,7 @@ from attestor_arango.errors import (
     NotFoundError,
     ValidationError,
 )
+from attestor_arango.ids import new_salt
 from attestor_arango.models import Entity, Memory, MemoryStatus, Provenance
 from attestor_arango.models import content_hash as hash_content
 from attestor_arango.scope import Scope, TemporalView
@@ -257,6 +258,7 @@ class Writer:
                 ),
                 content_hash=digest,
                 metadata=metadata,
+                salt=new_salt(rt.ids),
             )
             if rt.signer is not None:
                 memory = memory.model_copy(update={"signature": rt.signer.sign(memory)})
@@ -264,9 +266,8 @@ class Writer:
                 rt.store.set_embedding_space(scope, new_space)
             rt.store.insert_memory(scope, memory, vector)
             # every write is in the chain, with the digest verification recomputes from the row
-            auditor.record(
-                ctx, "add", memory.id, {"row": row_digest(memory), "extra": extra_digest(memory)}
-            )
+            digests = {"row": row_digest(memory), "extra": extra_digest(memory)}
+            auditor.record(ctx, "add", memory.id, digests, salt=memory.salt)
             for old in to_close:
                 rt.store.close_memory(scope, old.id, now, MemoryStatus.SUPERSEDED.value, memory.id)
                 action = "update" if old.id == supersedes_id else "supersede"
@@ -333,7 +334,9 @@ class Writer:
                 raise ConflictError(f"memory {memory_id} is already {old.status.value}")
             now = rt.clock.now_us()
             rt.store.close_memory(scope, memory_id, now, MemoryStatus.ARCHIVED.value, None)
-            self.auditor.record(ctx, "forget", memory_id, {"reason": reason, "at": now})
+            # the reason may quote the memory: its digest is keyed by the row's salt
+            details = {"reason": reason, "at": now}
+            self.auditor.record(ctx, "forget", memory_id, details, salt=old.salt)
             closed = rt.store.get_memory(scope, memory_id)
         if closed is None:  # the row was written in the same transaction
             raise NotFoundError(f"memory {memory_id} vanished while it was being archived")

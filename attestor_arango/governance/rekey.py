@@ -8,7 +8,9 @@ relation was derived from) follows the new ids, and each row keeps where it came
 ``metadata["imported_from"]`` (source tenant and id, and the source signature: a
 signature covers the id, so the copy is unsigned and the original verifies with the
 export's public key). Transaction and event times, content, agents and sessions are kept
-as they were.
+as they were, and so is each row's salt (``Memory.salt``): the original's signed message
+is made with it, and the copy holds the words themselves, so the salt tells a reader of
+the copy nothing more; it is erased with the copy.
 """
 
 from __future__ import annotations

@@ -89,6 +89,7 @@ def apply_decisions(
     """Writes the round atomically; returns the decisions as applied, memories and warnings."""
     scope = ctx.scope
     applied: list[Decision] = []
+    salts: list[str | None] = []  # per applied decision: the salt keying its fact's digest
     written: list[Memory] = []
     warnings: list[str] = []
     by_attribute: dict[tuple[str, str, str], tuple[Memory, Fact]] = {}
@@ -109,7 +110,9 @@ def apply_decisions(
                 d = replace(d, action=Action.INVALIDATE, target_id=earlier[0].id,
                             reason=f"later in the same round: {d.reason}")  # fmt: skip
             if d.action is Action.NOOP:
+                same = None if d.target_id is None else rt.store.get_memory(scope, d.target_id)
                 applied.append(d)
+                salts.append(None if same is None else same.salt)
                 continue
             old = None
             if d.target_id is not None and d.action in (Action.UPDATE, Action.INVALIDATE):
@@ -140,11 +143,13 @@ def apply_decisions(
             if fact.attribute:
                 by_attribute[key] = (memory, fact)
             applied.append(d)
+            salts.append(memory.salt)
             written.append(memory)
+        decided = [d.audit_dict(salt) for d, salt in zip(applied, salts, strict=True)]
         auditor.record(
             ctx,
             "ingest_round",
             episode.id,
-            {"decisions": [d.audit_dict() for d in applied], "memories": [m.id for m in written]},
+            {"decisions": decided, "memories": [m.id for m in written]},
         )
     return applied, written, warnings

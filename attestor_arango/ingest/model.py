@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.timeexpr import TimeSpan
-from attestor_arango.models import Episode, Memory, content_hash
+from attestor_arango.models import Episode, Memory, content_digest
 from attestor_arango.validation import check_label, check_metadata, check_text
 
 Speaker = Literal["user", "assistant"]
@@ -164,11 +164,15 @@ class Decision:
             "decided_by": self.decided_by,
         }
 
-    def audit_dict(self) -> dict[str, Any]:
-        """The decision as the audit chain keeps it: ids, action and the fact's hash, no text."""
+    def audit_dict(self, salt: str | None) -> dict[str, Any]:
+        """The decision as the audit chain keeps it: ids, action and the fact's digest, no text.
+
+        The digest is keyed by ``salt``, the salt of the memory the decision wrote (or, for a
+        NOOP, of the memory that already said it), so it goes with that row's erasure; with
+        no salted row to key it (an old row) the digest is left out, never kept plain."""
         return {
             "action": self.action.value,
-            "fact_sha256": content_hash(self.fact.text),
+            "fact_digest": None if salt is None else content_digest(self.fact.text, salt),
             "speaker": self.fact.speaker,
             "target_id": self.target_id,
             "evidence_episode_id": self.evidence_episode_id,

@@ -24,6 +24,7 @@ from attestor_arango.core.audit import Auditor
 from attestor_arango.core.quota import check_quota
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.writes import Writer
+from attestor_arango.ids import new_salt
 from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.extract import Extractor, LLMExtractor, RuleExtractor
 from attestor_arango.ingest.model import Decision, Fact, IngestResult, Speaker, Turn
@@ -115,10 +116,12 @@ def keep_episode(rt: Runtime, auditor: Auditor, ctx: AgentContext, episode: Epis
     """Stores the episode, stamped with the moment it is stored (inside the caller's
     transaction, if any), and audits it; returns it as stored."""
     with rt.store.transaction():
-        kept = episode.model_copy(update={"t_created": from_us(rt.clock.now_us())})
+        stamp = {"t_created": from_us(rt.clock.now_us()), "salt": new_salt(rt.ids)}
+        kept = episode.model_copy(update=stamp)
         rt.store.put_episode(ctx.scope, kept)
-        # the session id names the conversation (often the person): kept as a digest
-        auditor.record(ctx, "episode", kept.id, {"session_id": kept.session_id})
+        # the session id names the conversation (often the person): kept as a digest keyed
+        # by the episode's salt, so it confirms no guess once the episode is erased
+        auditor.record(ctx, "episode", kept.id, {"session_id": kept.session_id}, salt=kept.salt)
     return kept
 
 

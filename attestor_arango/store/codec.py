@@ -97,6 +97,7 @@ def memory_to_doc(m: Memory) -> dict[str, Any]:
         "content_hash": m.content_hash,
         "signature": m.signature,
         "metadata": m.metadata,
+        "salt": m.salt,
     }
 
 
@@ -160,6 +161,7 @@ def memory_from_doc(d: dict[str, Any]) -> Memory:
         d["content_hash"],
         d.get("signature"),
         dict(d.get("metadata") or {}),
+        d.get("salt"),
     )
 
 
@@ -183,6 +185,7 @@ def memory_of(
     content_hash: str,
     signature: str | None,
     metadata: dict[str, Any],
+    salt: str | None = None,
 ) -> Memory:
     """A stored memory's fields (times in microseconds, OPEN for an open bound) as a
     ``Memory``, built without re-running validation: the one conversion every reader of
@@ -220,6 +223,7 @@ def memory_of(
             "content_hash": content_hash,
             "signature": signature,
             "metadata": metadata,
+            "salt": salt,
         },
     )
 
@@ -237,6 +241,7 @@ def episode_to_doc(e: Episode) -> dict[str, Any]:
         "assistant_time": _us(e.assistant_time),
         "t_created": to_us(e.t_created),
         "metadata": e.metadata,
+        "salt": e.salt,
     }
 
 
@@ -253,6 +258,7 @@ def episode_from_doc(d: dict[str, Any]) -> Episode:
         assistant_time=us_or_none(int(d["assistant_time"])),
         t_created=from_us(int(d["t_created"])),
         metadata=dict(d.get("metadata") or {}),
+        salt=d.get("salt"),
     )
 
 

@@ -42,7 +42,7 @@ ROW_FIELDS = (
     "id", "tenant", "namespace", "content", "entity", "category", "tags", "confidence",
     "valid_from", "valid_until", "t_created", "t_expired", "superseded_by", "supersedes",
     "status", "agent_id", "role", "session_id", "source_episode_id", "agent_trail",
-    "parent_agent_id", "content_hash", "signature", "metadata",
+    "parent_agent_id", "content_hash", "signature", "metadata", "salt",
 )  # fmt: skip
 if tuple(c.strip() for c in q.MEMORY_COLUMNS.split(",")) != ROW_FIELDS:  # pragma: no cover
     raise RuntimeError("sql.MEMORY_COLUMNS and memories.ROW_FIELDS disagree")
@@ -78,7 +78,7 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
         memory_id, tenant, namespace, content, entity, category, tags, confidence,
         valid_from, valid_until, t_created, t_expired, superseded_by, supersedes,
         status, agent_id, role, session_id, episode_id, trail, parent_id,
-        content_hash, signature, metadata,
+        content_hash, signature, metadata, salt,
     ) = row  # fmt: skip
     return memory_of(
         memory_id,
@@ -100,6 +100,7 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
         content_hash,
         signature,
         {} if metadata == "{}" else dict(json.loads(metadata) or {}),
+        salt,
     )
 
 

@@ -333,6 +333,17 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE audit ADD COLUMN signature TEXT;
         """,
     ),
+    (
+        8,
+        # each memory's and episode's salt (32 random bytes, hex): the key of every digest of
+        # the row that outlives it (audit chain, signature; models.content_digest), erased
+        # with the row. Rows written before stay NULL: their entries recorded plain digests,
+        # which verify as they are. No trigger counts it: the salt is written once, with the row
+        """
+        ALTER TABLE memories ADD COLUMN salt TEXT;
+        ALTER TABLE episodes ADD COLUMN salt TEXT;
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

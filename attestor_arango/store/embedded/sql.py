@@ -9,18 +9,19 @@ from __future__ import annotations
 MEMORY_COLUMNS = (
     "id, tenant, namespace, content, entity, category, tags, confidence, valid_from, "
     "valid_until, t_created, t_expired, superseded_by, supersedes, status, agent_id, role, "
-    "session_id, source_episode_id, agent_trail, parent_agent_id, content_hash, signature, metadata"
+    "session_id, source_episode_id, agent_trail, parent_agent_id, content_hash, signature, "
+    "metadata, salt"
 )
 
 INSERT_MEMORY = """
 INSERT INTO memories (id, tenant, namespace, content, entity, category, tags, confidence,
     valid_from, valid_until, t_created, t_expired, superseded_by, supersedes, status, agent_id,
     role, session_id, source_episode_id, agent_trail, parent_agent_id, content_hash, signature,
-    metadata, embedding)
+    metadata, salt, embedding)
 VALUES (:id, :tenant, :namespace, :content, :entity, :category, :tags, :confidence,
     :valid_from, :valid_until, :t_created, :t_expired, :superseded_by, :supersedes, :status,
     :agent_id, :role, :session_id, :source_episode_id, :agent_trail, :parent_agent_id,
-    :content_hash, :signature, :metadata, :embedding)
+    :content_hash, :signature, :metadata, :salt, :embedding)
 """
 
 INSERT_FTS = "INSERT INTO memories_fts (rowid, content) VALUES (:rowid, :content)"
@@ -229,13 +230,13 @@ ORDER BY t_created, id
 
 INSERT_EPISODE = """
 INSERT INTO episodes (id, tenant, namespace, session_id, agent_id, user_text, assistant_text,
-    user_time, assistant_time, t_created, metadata)
+    user_time, assistant_time, t_created, metadata, salt)
 VALUES (:id, :tenant, :namespace, :session_id, :agent_id, :user_text, :assistant_text,
-    :user_time, :assistant_time, :t_created, :metadata)
+    :user_time, :assistant_time, :t_created, :metadata, :salt)
 """
 EPISODE_COLUMNS = (
     "id, tenant, namespace, session_id, agent_id, user_text, assistant_text, user_time, "
-    "assistant_time, t_created, metadata"
+    "assistant_time, t_created, metadata, salt"
 )
 GET_EPISODE = f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE id = :id AND {SCOPE}"
 LIST_EPISODES = (
