@@ -99,6 +99,15 @@ def test_a_swap_runs_in_bounded_steps_and_leaves_other_tenants_alone(live: Arang
         np.testing.assert_allclose(got_b[mid], want, atol=1e-6)
 
 
+def test_a_tenant_without_vectors_switches_at_once(live: ArangoStore) -> None:
+    """The flip counts the tenant's vectors with COLLECT WITH COUNT, whose answer on no
+    input is guarded (NOT_NULL(FIRST(...), 0)) whether the server gives [0] or []."""
+    live.set_embedding_space(A, OLD)
+    assert live.replace_vectors(A, NEW, {}) == 0
+    state = live.space_state(A)
+    assert state is not None and state.space == NEW and not state.moving
+
+
 def test_a_crash_after_the_switch_reads_the_new_space_and_the_next_run_finishes(
     live: ArangoStore,
 ) -> None:

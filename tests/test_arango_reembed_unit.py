@@ -173,6 +173,16 @@ def test_a_transaction_carries_at_most_the_byte_budget_of_vectors() -> None:
         make_store(RecordingDB(), reembed_batch=0)
 
 
+def test_a_tenant_without_vectors_switches_at_once() -> None:
+    model = Model(0)
+    store = store_for(model)
+    assert store.replace_vectors(ACME, NEW, {}) == 0
+    assert queries(model) == [
+        "space_get", "vector_flip", "vector_move", "vector_settle", "memory_vector_count"
+    ]  # fmt: skip
+    assert model.space == {"name": NEW.name, "dimension": 4}
+
+
 # a crash between any two steps ----------------------------------------------------------------
 def _full_run_length() -> int:
     model = Model(9)
