@@ -155,3 +155,14 @@ def test_a_server_lost_after_the_first_answer_is_a_store_error(
     monkeypatch.setattr(connect, "_connect", lambda settings, client, create: (GoneDB(), False))
     with pytest.raises(StoreError, match="no server answered"):
         getattr(connect, entry)(unreachable)
+
+
+def test_doctor_warns_about_tenants_a_reembedding_left_after_its_switch() -> None:
+    from attestor_arango.store.arango.doctor import reembed_check
+
+    quiet = reembed_check({"docs": 10, "dimensions": [8], "moving": 0})
+    assert quiet["ok"] and quiet["fix"] is None
+    left = reembed_check({"docs": 10, "dimensions": [8], "moving": 2})
+    assert not left["ok"] and left["warning"] and "2 tenant(s)" in left["detail"]
+    assert "reembed" in left["fix"]
+    assert reembed_check({"docs": 0, "dimensions": [], "moving": None})["ok"]  # [] from COLLECT

@@ -150,3 +150,23 @@ def test_init_and_the_vector_index_command_use_the_long_timeout(
     with pytest.raises(Stop):
         getattr(connect, entry)(config)
     assert seen == [connect.INDEX_BUILD_TIMEOUT_S]
+
+
+@pytest.mark.parametrize("version, state", [("3.12.7-2", None), ("3.12.9", "training")])
+def test_the_index_is_built_in_the_background_and_says_how_queries_are_answered(
+    version: str, state: str | None
+) -> None:
+    """inBackground true: no exclusive lock, writes go on during the training (docs-hugo
+    3.12 indexing/basics.md). From 3.12.9 the call may answer while the index still trains;
+    the report then says vector queries use the exact scan until it is ready."""
+    db = IndexDB("ok", version=version, training_state=state)
+    db.indexes_held.append({"id": "5", "name": "vec_memories_cosine", "type": "vector"})
+    report = ensure_vector_index(db, Counts(5000), min_docs=1, rebuild=True)  # type: ignore[arg-type]
+    assert [c for c, _ in db.calls] == ["delete_index", "add_index"]
+    body = db.calls[1][1]
+    assert body["inBackground"] is True
+    assert report["status"] == "rebuilt"
+    if state is None:  # before 3.12.9 the call answers once the index is built
+        assert "note" not in report
+    else:
+        assert report["training_state"] == "training" and "exact scan" in report["note"]

@@ -371,3 +371,34 @@ def test_the_ann_query_has_the_shape_the_vector_rule_rewrites() -> None:
     assert "SORT is not" in ann_shape_problems(options_by_bind)[0]
     other_attribute = text.replace("APPROX_NEAR_COSINE(m.vector", "APPROX_NEAR_COSINE(m.embedding")
     assert "SORT is not" in ann_shape_problems(other_attribute)[0]
+
+
+# 6. vector attributes stay out of returned rows ---------------------------------------------
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        (
+            "// @params: tenant\nFOR m IN memories FILTER m.tenant == @tenant "
+            'RETURN UNSET(m, "_key", "vector")',
+            "keeps ['vector_next']",
+        ),
+        (
+            "// @params: tenant\nFOR m IN memories_view SEARCH m.tenant == @tenant "
+            'RETURN MERGE(UNSET(m, "_key"), { x: 1 })',
+            "keeps ['vector', 'vector_next']",
+        ),
+    ],
+)
+def test_vector_attribute_lint_catches_a_row_that_keeps_a_vector(text: str, fragment: str) -> None:
+    problems = lints.lint_vector_attributes(parse_query("q", text))
+    assert len(problems) == 1 and fragment in problems[0]
+
+
+def test_every_query_returning_memory_documents_unsets_both_vector_attributes() -> None:
+    checked = [q.name for q in REGISTRY if 'UNSET(m, "_key"' in q.text]
+    assert len(checked) >= 8
+    assert [p for q in REGISTRY for p in lints.lint_vector_attributes(q)] == []
+    # an UNSET of another collection's variable is not held to it
+    other = parse_query("e", '// @params: tenant\nFOR e IN entities FILTER e.tenant == @tenant '
+                        'RETURN UNSET(e, "_key")')  # fmt: skip
+    assert lints.lint_vector_attributes(other) == []

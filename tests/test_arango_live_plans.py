@@ -40,6 +40,7 @@ SAMPLE: dict[str, Any] = {
     "from_vertex": "graph_nodes/x", "to_vertex": "graph_nodes/y", "batch": 10,
     "fragment": "m-", "@collection": "episodes", "items": [{"id": "m-1", "vector": [0.5] * DIM}],
     "doc": {"tenant": "acme", "namespace": "ns1", "id": "m-1"}, "actions": ["forget"],
+    "space": f"test/{DIM}", "count": 1,
 }  # fmt: skip
 
 

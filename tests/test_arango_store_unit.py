@@ -30,6 +30,7 @@ from attestor_arango.store.arango.base import COLLECTIONS
 from attestor_arango.store.arango.executor import ArangoQueryError, check_rows
 from attestor_arango.store.arango.registry import Registry, strip_comments_and_strings
 from attestor_arango.store.arango.store import ArangoStore
+from attestor_arango.store.arango.vectors import SpaceState
 from attestor_arango.store.protocol import EmbeddingSpace
 
 REGISTRY = Registry.load()
@@ -130,7 +131,7 @@ def memory(scope: Scope, mid: str = "m1") -> Memory:
 
 def big_indexed_tenant(store: ArangoStore, dim: int = 4, vectors: int = 50_000) -> None:
     """Feed the ANN decision its inputs directly (they would come from the server)."""
-    store.get_embedding_space = lambda scope: EmbeddingSpace("t", dim)  # type: ignore[method-assign]
+    store.space_state = lambda scope: SpaceState(EmbeddingSpace("t", dim))  # type: ignore[method-assign]
     store._tenant_vector_count = lambda scope: vectors  # type: ignore[method-assign]
     state = {"exists": True, "dimension": dim, "training_state": "ready"}
     store.vector_index = lambda refresh=False: dict(state)  # type: ignore[method-assign]

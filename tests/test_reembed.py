@@ -325,3 +325,37 @@ def test_a_purge_leaves_alone_a_listed_path_that_holds_another_database_now(
     assert (tmp_path / "m.db.reembed.paths").read_text(encoding="utf-8").split() == [
         str(path.resolve())
     ]
+
+
+def test_a_run_finishes_a_move_a_backend_left_after_its_switch(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """A backend that swaps in steps after switching the space (ArangoDB) and was stopped
+    between them is already in the new space; the next run finishes the move and records
+    it, instead of answering "current" and leaving it unfinished."""
+    from attestor_arango.store.protocol import EmbeddingSpace
+
+    db = tmp_path / "m.db"
+    _fill(db, clock)
+    left = EmbeddingSpace("older-model", 32)
+    with _open(db, clock, HashingEmbedder(64)) as mem:
+        staged = tmp_path / "m.db.reembed"
+        staged.write_bytes(b"")  # what the interrupted run staged (its file, emptied here)
+        finished: list[Scope] = []
+
+        def finish(scope: Scope) -> EmbeddingSpace | None:
+            finished.append(scope)
+            return left if len(finished) == 1 else None
+
+        mem.store.finish_vector_move = finish  # type: ignore[attr-defined]
+        entries = len(mem.audit_log(limit=1000))
+        report = mem.reembed()
+        assert report["status"] == "reembedded" and finished == [Scope("local")]
+        assert report["from"] == "older-model (32-d)" and report["to"] == "hashing-v1-64 (64-d)"
+        assert report["memories"] == 6 and report["embedded"] == 0
+        trail = mem.audit_log(limit=1000)
+        assert len(trail) == entries + 1 and trail[-1].action == "reembed"
+        assert not staged.exists()
+        assert mem.reembed()["status"] == "current"  # nothing pending any more
+        del mem.store.finish_vector_move  # type: ignore[attr-defined]
+        assert mem.reembed()["status"] == "current"  # the embedded backend: as before

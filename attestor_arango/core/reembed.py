@@ -11,9 +11,14 @@ where it stopped and never leaves the tenant half in one space and half in the o
 A staging file put elsewhere (``staging_path``) is recorded in a list beside the default
 one until its last run finishes, so that ``purge_user`` finds the subject's staged vectors
 there too.
-Then one store transaction swaps every vector and the space together
-(``Store.replace_vectors``). Rows written meanwhile by a process still on the old
-embedder are found at the swap, embedded, and the swap is tried again.
+Then the store swaps every vector and the space together (``Store.replace_vectors``):
+readers see the old space or the new one, never both. The embedded backend does it in one
+SQLite transaction; ArangoDB, whose stream transactions are capped, stages the vectors in
+bounded batches, switches the space in one small step and moves the staged vectors into
+place afterwards (``store/arango/vectors.py``). Rows written meanwhile by a process still
+on the old embedder are found at the swap, embedded, and the swap is tried again. A backend
+left between its switch and the end of that move by a crash (``FinishesMoves``) is in the
+new space already; the next run finishes the move.
 
 Replay across the change: ``as_of`` reads (get, list, search, timeline) are unaffected.
 A recall replayed with ``as_of`` before the re-embedding ranks with the vectors the
@@ -29,7 +34,7 @@ import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -231,6 +236,26 @@ class Staging:
         self._db.close()
 
 
+@runtime_checkable
+class FinishesMoves(Protocol):
+    """A backend whose swap runs in steps after its switch of space (ArangoDB), so that a
+    crash can leave it switched but not done. Not part of the Store contract."""
+
+    def finish_vector_move(self, scope: Scope) -> EmbeddingSpace | None:
+        """Finishes a pending move; the space the tenant left, or None if none was pending."""
+        ...
+
+
+def _finish_pending(rt: Runtime, scope: Scope) -> EmbeddingSpace | None:
+    """The space an interrupted move left, once the store finished that move; else None."""
+    store = rt.store
+    return store.finish_vector_move(scope) if isinstance(store, FinishesMoves) else None
+
+
+def _label(space: EmbeddingSpace) -> str:
+    return f"{space.name} ({space.dimension}-d)"
+
+
 def _embed_missing(
     rt: Runtime,
     staging: Staging,
@@ -253,6 +278,59 @@ def _embed_missing(
     return total
 
 
+def _swap(
+    rt: Runtime,
+    tenant: str,
+    staging_path: Path,
+    source: EmbeddingSpace,
+    target: EmbeddingSpace,
+    batch_size: int,
+    progress: Progress | None,
+) -> dict[str, int]:
+    """Stages what is not staged yet and has the store swap; {memories, embedded, resumed}."""
+    register_staging(rt.config, staging_path)
+    staging = Staging(staging_path, tenant, source, target)
+    done = {"memories": 0, "embedded": 0, "resumed": 0}
+    try:
+        done["resumed"] = len(staging.ids())
+        for _ in range(SWAP_ATTEMPTS):
+            rows = vector_rows(rt, tenant)
+            done["embedded"] += _embed_missing(rt, staging, rows, batch_size, progress)
+            wanted = {m.id for m in rows}
+            try:
+                replaced = rt.store.replace_vectors(Scope(tenant), target, staging.vectors(wanted))
+            except ConflictError:
+                continue  # rows arrived between the listing and the swap: embed them too
+            done["memories"] = replaced
+            break
+        else:
+            raise ConflictError(
+                f"tenant {tenant!r} kept changing during {SWAP_ATTEMPTS} swap attempts; "
+                "the staged vectors are kept: run reembed again when writes pause"
+            )
+        staging.finish()
+        if not staging_path.exists():
+            unregister_staging(rt.config, staging_path)
+    finally:
+        staging.close()
+    return done
+
+
+def _forget_staged(
+    rt: Runtime, tenant: str, staging_path: Path, source: EmbeddingSpace, target: EmbeddingSpace
+) -> None:
+    """Removes what an interrupted run staged for a move its store has finished since."""
+    if not staging_path.is_file():
+        return
+    staging = Staging(staging_path, tenant, source, target)
+    try:
+        staging.finish()
+    finally:
+        staging.close()
+    if not staging_path.exists():
+        unregister_staging(rt.config, staging_path)
+
+
 def reembed(
     rt: Runtime,
     auditor: Auditor,
@@ -266,8 +344,9 @@ def reembed(
 
     Returns ``{"tenant", "from", "to", "memories", "embedded", "resumed", "status"}``;
     status is ``"current"`` (already in that space), ``"empty"`` (no vectors yet) or
-    ``"reembedded"``. Raises ``ConflictError`` if writers kept changing the tenant
-    through every swap attempt (run it again).
+    ``"reembedded"`` (also when this run only finished a move an interrupted run had
+    switched). Raises ``ConflictError`` if writers kept changing the tenant through every
+    swap attempt (run it again).
     """
     batch_size = check_batch(batch_size)
     scope = Scope(ctx.tenant)
@@ -275,38 +354,23 @@ def reembed(
     source = rt.store.get_embedding_space(scope)
     report: dict[str, Any] = {
         "tenant": ctx.tenant,
-        "from": None if source is None else f"{source.name} ({source.dimension}-d)",
-        "to": f"{target.name} ({target.dimension}-d)",
+        "from": None if source is None else _label(source),
+        "to": _label(target),
         "memories": 0,
         "embedded": 0,
         "resumed": 0,
     }
-    if source is None or source == target:
-        return {**report, "status": "empty" if source is None else "current"}
-    register_staging(rt.config, staging_path)
-    staging = Staging(staging_path, ctx.tenant, source, target)
-    try:
-        report["resumed"] = len(staging.ids())
-        for _ in range(SWAP_ATTEMPTS):
-            rows = vector_rows(rt, ctx.tenant)
-            report["embedded"] += _embed_missing(rt, staging, rows, batch_size, progress)
-            wanted = {m.id for m in rows}
-            try:
-                replaced = rt.store.replace_vectors(scope, target, staging.vectors(wanted))
-            except ConflictError:
-                continue  # rows arrived between the listing and the swap: embed them too
-            report["memories"] = replaced
-            break
-        else:
-            raise ConflictError(
-                f"tenant {ctx.tenant!r} kept changing during {SWAP_ATTEMPTS} swap attempts; "
-                "the staged vectors are kept: run reembed again when writes pause"
-            )
-        staging.finish()
-        if not staging_path.exists():
-            unregister_staging(rt.config, staging_path)
-    finally:
-        staging.close()
+    if source is None:
+        return {**report, "status": "empty"}
+    if source == target:
+        left = _finish_pending(rt, scope)  # a run stopped after the store's switch
+        if left is None:
+            return {**report, "status": "current"}
+        report["from"] = _label(left)
+        report["memories"] = len(vector_rows(rt, ctx.tenant))
+        _forget_staged(rt, ctx.tenant, staging_path, left, target)
+    else:
+        report.update(_swap(rt, ctx.tenant, staging_path, source, target, batch_size, progress))
     auditor.record(
         ctx,
         "reembed",

@@ -99,9 +99,11 @@ class MemoryStore(Protocol):
     def replace_vectors(
         self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
     ) -> int:
-        """Re-embedding's swap, in one transaction: every memory of the tenant that has a
-        vector gets ``vectors[id]`` and the tenant's space becomes ``space``. Nothing else
-        in any row changes. ``ConflictError`` (and nothing changed) unless ``vectors``
+        """Re-embedding's swap, atomic for readers: every memory of the tenant that has a
+        vector gets ``vectors[id]`` and the tenant's space becomes ``space``; no read sees
+        some vectors of each space (one transaction in the embedded store; bounded steps
+        around one switch on ArangoDB, store/arango/vectors.py). Nothing else in any row
+        changes. ``ConflictError`` (and nothing a reader sees changed) unless ``vectors``
         covers exactly the tenant's vector-bearing memories; returns how many it replaced."""
         ...
 

@@ -18,7 +18,10 @@ No ArangoDB server is available where this project is built, so what a server wo
 5. every attribute a write computes with AQL arithmetic (which always yields a double,
    ``Expression::executeSimpleExpressionArithmetic``) is typed so the collection's
    JSON-Schema accepts a double (``"number"``, never only ``"integer"``: the validator types
-   a VelocyPack double as number only) -- ``lint_computed_numbers``.
+   a VelocyPack double as number only) -- ``lint_computed_numbers``;
+6. every query that returns memory documents with ``UNSET`` leaves out every vector
+   attribute (``docs.VECTOR_ATTRIBUTES``: the vector and a re-embedding's staged one),
+   so no row carries kilobytes of vectors it was not asked for -- ``lint_vector_attributes``.
 
 Each function returns a list of problems (empty = clean) so tests can show that a broken
 example is caught.
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from attestor_arango.errors import StoreError
 from attestor_arango.store.arango.base import COLLECTIONS
+from attestor_arango.store.arango.docs import VECTOR_ATTRIBUTES
 from attestor_arango.store.arango.registry import (
     Query,
     Registry,
@@ -159,6 +163,31 @@ def lint_aql_syntax(query: Query) -> list[str]:
     return problems
 
 
+_UNSET = re.compile(r"\bUNSET\(\s*([A-Za-z_]\w*)\s*,(?P<args>[^()]*)\)")
+_LITERAL = re.compile(r'"([^"\\]*)"')
+
+
+def lint_vector_attributes(query: Query) -> list[str]:
+    """Each ``UNSET(m, ...)`` of a variable looping over memories names every vector
+    attribute (the text is read with its string literals: they are the attribute names)."""
+    code = strip_comments_and_strings(query.text)
+    over_memories = {
+        v.strip()
+        for loop in _FOR.finditer(code)
+        if loop.group("src").strip() in ("memories", "memories_view")
+        for v in loop.group("vars").split(",")[:1]
+    }
+    problems: list[str] = []
+    for match in _UNSET.finditer(query.text):
+        if match.group(1) not in over_memories:
+            continue
+        named = set(_LITERAL.findall(match.group("args")))
+        missing = [a for a in VECTOR_ATTRIBUTES if a not in named]
+        if missing:
+            problems.append(f"aql/{query.name}.aql: UNSET({match.group(1)}, ...) keeps {missing}")
+    return problems
+
+
 def lint_aql_dir(directory: Path = AQL_DIR) -> list[str]:
     """Header == usage for every file, then the tenant filter of every tenant query."""
     problems: list[str] = []
@@ -173,6 +202,7 @@ def lint_aql_dir(directory: Path = AQL_DIR) -> list[str]:
             continue
         problems.extend(lint_aql_syntax(query))
         problems.extend(lint_tenant_filter(query))
+        problems.extend(lint_vector_attributes(query))
     return problems
 
 

@@ -42,6 +42,12 @@ INDEX_STATE_TTL_S = 30.0
 # Rows per purge transaction: a memory with a 1536-d vector holds about 12 KB of doubles plus
 # its text, so 5000 of them stay near 100 MB, well below the 512 MiB stream-transaction limit.
 PURGE_BATCH = 5000
+# Re-embedding (store/arango/vectors.py): rows per transaction, and the bytes their vectors
+# may take while staged (current + new, as VelocyPack doubles): 500 rows of 3072-d vectors
+# are about 27 MB, so the row count binds for every common embedder and a transaction stays
+# far below the 512 MiB limit (128 MiB on servers before 3.12.4) with room for the rows' text.
+REEMBED_BATCH = 500
+REEMBED_BATCH_BYTES = 32 * 1024 * 1024
 
 
 class _Local(threading.local):
@@ -65,6 +71,8 @@ class ArangoBase:
         max_attempts: int = 5,
         lock_timeout_s: int = 10,
         purge_batch: int = PURGE_BATCH,
+        reembed_batch: int = REEMBED_BATCH,
+        reembed_batch_bytes: int = REEMBED_BATCH_BYTES,
     ) -> None:
         self._db = db
         self._client = client
@@ -77,6 +85,13 @@ class ArangoBase:
         if purge_batch < 1:
             raise ValidationError(f"purge_batch must be at least 1; got {purge_batch}")
         self.purge_batch = purge_batch
+        if reembed_batch < 1 or reembed_batch_bytes < 1:
+            raise ValidationError(
+                f"reembed_batch and reembed_batch_bytes must be at least 1; got "
+                f"{reembed_batch} and {reembed_batch_bytes}"
+            )
+        self.reembed_batch = reembed_batch
+        self.reembed_batch_bytes = reembed_batch_bytes
         self.executor = Executor(registry or Registry.load(), self._current_db)
         self._index_state: dict[str, Any] | None = None
         self._index_state_at = 0.0

@@ -6,7 +6,8 @@ The three entry points the CLI and ``store.factory`` call:
   the 3.12.6 floor, apply ``schemas/`` when the database is new, return an ``ArangoStore``;
 - ``init_arango(config)``: create the database if needed and apply ``schemas/``
   idempotently, then create the vector index when enough vectors exist;
-- ``rebuild_vector_index(config)``: drop and re-create it (after bulk loads / drift).
+- ``rebuild_vector_index(config)``: drop and re-create it (after bulk loads / drift, and
+  after a re-embedding: the cells were trained on the old space), in the background.
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ PINNED_IMAGE = "arangodb:3.12.7.2"  # docker-compose.yml and the testcontainers 
 # older drivers make the dimension read as unknown and an untrained index look ready.
 MIN_DRIVER_VERSION = (8, 3, 2)
 REQUEST_TIMEOUT_S = 60.0  # python-arango's own default; store reads and writes
-# Creating the vector index with inBackground false answers only once training and ingestion
-# are done ("the call returns only after the index training has finished (but timeouts may
-# occur)", docs-hugo 3.12 vector-indexes.md); over a large collection that takes minutes,
-# so init / vector-index wait this long for the answer instead of giving up after 60 s.
+# Creating the vector index answers only once it is built on servers before 3.12.9, even in
+# the background ("the initial ensureIndex() call or HTTP request will still block until the
+# index is completely ready", docs-hugo 3.12 indexing/basics.md; with inBackground false
+# "the call returns only after the index training has finished (but timeouts may occur)",
+# vector-indexes.md); over a large collection that takes minutes, so init / vector-index
+# wait this long for the answer instead of giving up after 60 s.
 INDEX_BUILD_TIMEOUT_S = 3600.0
 
 
@@ -250,7 +253,9 @@ def ensure_vector_index_for(config: Config) -> dict[str, Any]:
 
 
 def rebuild_vector_index(config: Config) -> dict[str, Any]:
-    """Drops and re-creates the vector index over the vectors stored now."""
+    """Drops and re-creates the vector index over the vectors stored now, in the background:
+    writes go on while it trains; vector queries use the exact scan from the drop until the
+    new index is ready (``schema.BUILDING_NOTE``)."""
     settings = config.arango
     client = make_client(settings, request_timeout=INDEX_BUILD_TIMEOUT_S)
     try:

@@ -9,7 +9,9 @@ What ArangoDB adds to the shared plain documents:
   extras (``vector``, ``lane_score``) are dropped on the way back, so models never depend on
   server-generated values;
 - the memory's embedding lives in the same document as ``vector`` (a list of doubles), the
-  attribute the vector index covers.
+  attribute the vector index covers; a re-embedding stages the new one beside it in
+  ``vector_next`` (``store/arango/vectors.py``). Queries that return memory documents unset
+  both (``VECTOR_ATTRIBUTES``; a lint in tests/support/aql_lints.py checks every query).
 
 Times stay integer microseconds with ``OPEN`` for open bounds: every value below 2**53 (and
 ``OPEN`` itself, 253402300799 * 10**6) is exactly representable as a double, so AQL and
@@ -40,7 +42,8 @@ from attestor_arango.store.codec import (
 from attestor_arango.store.protocol import Hit
 
 SYSTEM_ATTRIBUTES = ("_key", "_id", "_rev", "_from", "_to")
-QUERY_EXTRAS = ("vector", "lane_score")
+VECTOR_ATTRIBUTES = ("vector", "vector_next")
+QUERY_EXTRAS = (*VECTOR_ATTRIBUTES, "lane_score")
 
 
 def _clean(doc: dict[str, Any]) -> dict[str, Any]:

@@ -93,6 +93,24 @@ def vector_option_check(option: Any) -> dict[str, Any]:
     )
 
 
+def reembed_check(stats: dict[str, Any]) -> dict[str, Any]:
+    """A warning while tenants are left between a re-embedding's switch and the end of its
+    move (``stats`` from ``admin_vector_stats``): they are in the new space already and
+    correct, but answered by the exact scan and holding their staged vectors until
+    ``reembed`` runs for them again (store/arango/vectors.py)."""
+    moving = int(stats.get("moving") or 0)
+    return _check(
+        "reembed",
+        moving == 0,
+        "no re-embedding left unfinished"
+        if moving == 0
+        else f"{moving} tenant(s) stopped after the switch of a re-embedding: in the new "
+        "space, vector queries on the exact scan, staged vectors still stored",
+        "run `attestor-arango reembed` again for each of them (it finishes the move)",
+        warning=True,
+    )
+
+
 def arango_doctor(config: Config) -> dict[str, Any]:
     settings = config.arango
     report: dict[str, Any] = {"backend": "arangodb", "url": settings.url, "ok": False}
@@ -163,6 +181,7 @@ def arango_doctor(config: Config) -> dict[str, Any]:
             report["vector_index"] = state
             executor = Executor(Registry.load(), lambda: db)
             report["vector_stats"] = executor.run_admin("admin_vector_stats", {})[0]
+            checks.append(reembed_check(report["vector_stats"]))
             ready = state.get("exists") and state.get("training_state") in (None, "ready")
             checks.append(
                 _check(

@@ -19,11 +19,16 @@ from attestor_arango.scope import TemporalView
 # ArangoDB's error numbers as python-arango names them (arango/errno.py)
 VECTOR_SEARCH_NOT_APPLIED = errno.QUERY_VECTOR_SEARCH_NOT_APPLIED  # 1554: no usable index/shape
 FUNCTION_NAME_UNKNOWN = errno.QUERY_FUNCTION_NAME_UNKNOWN  # 1540: no APPROX_NEAR_* on this server
+# 1555 ERROR_QUERY_VECTOR_INDEX_NOT_READY (3.12.9+, docs-hugo 3.12 release-notes
+# api-changes-in-3-12.md, "Vector indexes"): the query reached an index still training, e.g.
+# one created in the background while the cached index state said ready. python-arango
+# 8.3.x's errno has no name for it.
+VECTOR_INDEX_NOT_READY = 1555
 UNIQUE_CONSTRAINT_VIOLATED = errno.UNIQUE_CONSTRAINT_VIOLATED  # 1210
 WRITE_WRITE_CONFLICT = errno.CONFLICT  # 1200
 VALIDATION_FAILED = errno.VALIDATION_FAILED  # 1620: collection JSON-Schema rule
 RETRYABLE_OUTSIDE_TRANSACTION = frozenset({UNIQUE_CONSTRAINT_VIOLATED, WRITE_WRITE_CONFLICT})
-ANN_FALLBACK = frozenset({VECTOR_SEARCH_NOT_APPLIED, FUNCTION_NAME_UNKNOWN})
+ANN_FALLBACK = frozenset({VECTOR_SEARCH_NOT_APPLIED, FUNCTION_NAME_UNKNOWN, VECTOR_INDEX_NOT_READY})
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +45,13 @@ def plan_vector_search(
     min_docs: int,
     in_transaction: bool,
     zero_query: bool = False,
+    moving: bool = False,
 ) -> VectorPlan:
     """ANN only when an index is usable for this tenant; otherwise the exact scan.
 
+    - while a re-embedding moves the tenant's staged vectors into place (its space is
+      marked moving), the indexed attribute holds both spaces; only the exact scan, which
+      reads each row's staged vector first, ranks in one space;
     - a zero query vector has no direction; the exact scan scores every row 0 (as the
       embedded backend's dot product does) instead of asking the cosine index;
     - inside a stream transaction the exact scan sees the transaction's own writes, which
@@ -55,6 +64,8 @@ def plan_vector_search(
     """
     if in_transaction:
         return VectorPlan("exact", "inside a transaction: the exact scan sees uncommitted writes")
+    if moving:
+        return VectorPlan("exact", "a re-embedding is moving this tenant's vectors into place")
     if zero_query:
         return VectorPlan("exact", "zero query vector: no direction for the cosine index")
     if not index.get("exists"):
@@ -83,6 +94,7 @@ def ann_needs_fallback(error_code: int | None) -> bool:
     """Answer exactly when the server cannot run the ANN query at all.
 
     1554: the vector index is missing, untrained or not applicable to the query's shape.
+    1555: the index is still training (3.12.9+; a rebuild in the background).
     1540: ``APPROX_NEAR_COSINE`` is an unknown function, i.e. the server runs without
     ``--vector-index`` (the doctor says so); ``COSINE_SIMILARITY`` needs no option.
     """
@@ -118,6 +130,27 @@ def drain_in_batches(step: Callable[[], int], batch: int) -> int:
         total += removed
         if removed < batch:
             return total
+
+
+# A double in VelocyPack: type byte 0x1b and 8 bytes (arangodb/velocypack, VelocyPack.md).
+VPACK_DOUBLE_BYTES = 9
+
+
+def reembed_batch_rows(dimension: int, *, max_rows: int, max_bytes: int) -> int:
+    """Rows one re-embedding transaction may touch (``store/arango/vectors.py``): at most
+    ``max_rows``, and few enough that the vectors those rows hold while staged (the
+    current one and the staged one, as VelocyPack doubles) stay within ``max_bytes``.
+
+    A stream transaction holds what it writes in memory until the commit and is refused
+    above ``--transaction.streaming-max-transaction-size`` (512 MiB from 3.12.4, 128 MiB
+    before; per DB-Server in a cluster; docs-hugo 3.12 develop/transactions/
+    stream-transactions.md and release-notes whats-new-in-3-12.md). An update rewrites the
+    whole document, so a row's content and metadata come on top of its vectors.
+    """
+    if max_rows < 1 or max_bytes < 1 or dimension < 1:
+        raise ValueError("max_rows, max_bytes and dimension must be at least 1")
+    per_row = 2 * VPACK_DOUBLE_BYTES * dimension
+    return max(1, min(max_rows, max_bytes // per_row))
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,19 @@ from attestor_arango.store.arango.executor import Executor
 from attestor_arango.store.arango.resources import data_dir
 
 VECTOR_COLLECTION = "memories"
+# What vector queries do while the index is (re)built. It is built with inBackground true
+# (schemas/vector_index.json): no exclusive collection lock, so writes go on during the
+# training. Before 3.12.9 such an index is hidden from the APIs and from queries until it is
+# complete and the call answers only then (docs-hugo 3.12 indexing/basics.md, "Creating
+# Indexes in Background"); from 3.12.9 the call may answer before the training ends and the
+# index is listed with trainingState "training" / "ingesting" (vector-indexes.md; arangodb's
+# own tests of background vector indexes). Either way no usable index serves the ANN query
+# meanwhile: the store plans the exact scan for an index that is not ready, and an ANN query
+# that meets the missing (1554) or untrained (1555) index falls back to it.
+BUILDING_NOTE = (
+    "until the index is ready (trainingState, 3.12.9+), vector queries are answered by the "
+    "exact scan; writes are not blocked while it trains (inBackground)"
+)
 
 
 def load_schema(directory: Traversable | None = None) -> dict[str, Any]:
@@ -264,13 +277,17 @@ def ensure_vector_index(
     except OSError as exc:  # requests' ReadTimeout: the server may well still be training
         return {
             "status": "pending",
-            "reason": f"ArangoDB did not answer the index creation in time ({exc}); with "
-            "inBackground false the call only returns once training has finished, so the "
-            "server may still be building it: run `attestor-arango doctor` or `vector-index` "
-            "again later",
+            "reason": f"ArangoDB did not answer the index creation in time ({exc}); before "
+            "3.12.9 the call only returns once the index is built, so the server may still "
+            "be building it: run `attestor-arango doctor` or `vector-index` again later; "
+            + BUILDING_NOTE,
             **_state_if_answered(db),
         }
-    return {"status": "rebuilt" if rebuild else "created", **vector_index_state(db)}
+    state = vector_index_state(db)
+    report = {"status": "rebuilt" if rebuild else "created", **state}
+    if state.get("training_state") not in (None, "ready"):
+        report["note"] = BUILDING_NOTE
+    return report
 
 
 def _state_if_answered(db: StandardDatabase) -> dict[str, Any]:

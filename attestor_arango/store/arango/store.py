@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -37,14 +37,14 @@ from attestor_arango.store.arango.planning import (
 )
 from attestor_arango.store.arango.schema import load_schema, missing_view_links
 from attestor_arango.store.arango.store_graph import GraphAndGovernance
-from attestor_arango.store.codec import query_vector, replacement_vector, stored_vector
+from attestor_arango.store.arango.vectors import VectorMoves
+from attestor_arango.store.codec import query_vector, stored_vector
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
     Hit,
     MemoryFilter,
     TextHit,
     check_tenant,
-    iter_chunks,
     pool_of,
 )
 
@@ -52,7 +52,7 @@ _WORD = re.compile(r"\w", re.UNICODE)
 TENANT_SIZE_TTL_S = 10.0
 
 
-class ArangoStore(GraphAndGovernance):
+class ArangoStore(VectorMoves, GraphAndGovernance):
     """The Store protocol over one ArangoDB database (see docs/arangodb.md)."""
 
     # lifecycle -----------------------------------------------------------------------------
@@ -83,37 +83,13 @@ class ArangoStore(GraphAndGovernance):
             "ok": document and text and graph,
         }
 
-    # embedding space -------------------------------------------------------------------------
+    # embedding space (re-embedding: vectors.py) ----------------------------------------------
     def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None:
-        rows = self._run("space_get", scope, {})
-        if not rows:
-            return None
-        return EmbeddingSpace(str(rows[0]["name"]), int(rows[0]["dimension"]))
+        state = self.space_state(scope)
+        return None if state is None else state.space
 
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
         self._retrying("space_set", scope, {"name": space.name, "dimension": space.dimension})
-
-    def replace_vectors(
-        self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
-    ) -> int:
-        tenant_scope = scope.tenant_wide()
-        items = []
-        for memory_id, vector in vectors.items():
-            arr = replacement_vector(memory_id, vector, space)
-            items.append({"id": memory_id, "vector": vector_to_list(arr)})
-        with self.transaction():
-            counted = self._run("memory_vector_count", tenant_scope, {})
-            held = int(counted[0]["n"]) if counted else 0
-            changed = 0
-            for chunk in iter_chunks(items, 1000):
-                changed += len(self._run("memory_vectors_replace", tenant_scope, {"items": chunk}))
-            if changed != held or changed != len(items):
-                raise ConflictError(
-                    f"tenant {scope.tenant!r} holds {held} vectors and {changed} of the "
-                    f"{len(items)} given matched; rows changed meanwhile, run reembed again"
-                )
-            self._run("space_set", tenant_scope, {"name": space.name, "dimension": space.dimension})
-        return changed
 
     def _checked_vector(self, scope: Scope, vector: np.ndarray) -> list[float]:
         return vector_to_list(stored_vector(vector, self.get_embedding_space(scope)))
@@ -283,9 +259,10 @@ class ArangoStore(GraphAndGovernance):
         prefilter_rows: int = 0,
     ) -> list[Hit]:
         # ``prefilter`` (the embedded index's approximate first stage) has no meaning here
-        space = self.get_embedding_space(scope)
-        if space is None:
+        state = self.space_state(scope)
+        if state is None:
             return []
+        space = state.space
         query = query_vector(vector, space.dimension)
         if k <= 0:
             return []
@@ -299,6 +276,7 @@ class ArangoStore(GraphAndGovernance):
             min_docs=self.vector_min_docs,
             in_transaction=self.in_transaction,
             zero_query=not np.any(query),
+            moving=state.moving,
         )
         if plan.path == "ann":
             try:
@@ -321,7 +299,9 @@ class ArangoStore(GraphAndGovernance):
                     raise
                 self.vector_index(refresh=True)  # the index changed under us; re-read it
             else:
-                if not ann_result_short(len(rows), k):
+                # the ANN query reads ``vector`` alone: if a re-embedding flipped the tenant
+                # since the state above was read, its rows may hold both spaces (scan exactly)
+                if not ann_result_short(len(rows), k) and self.space_state(scope) == state:
                     return _ranked(rows)
         rows = self._run(
             "vector_exact",
