@@ -2,7 +2,8 @@
 
 The reference is the search as it was: the best row left (``np.argmax``, first row on a
 tie), passed over while it is an open row whose query words say another subject than the
-anchor's (not the same set, unless the later of the two holds none of the query's words). Random values with many ties, masks, open rows and word sets (and NaN values,
+anchor's (not the same set, unless the later of the two holds none of the query's
+words). Random values with many ties, masks, open rows and word sets (and NaN values,
 which argmax ranks first and a sort last) must give the same row or the same None.
 """
 
