@@ -15,6 +15,7 @@ are secret (``SECRET_ENV``, never printed by ``mcp --print-config``).
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -304,6 +305,22 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 )
             seen.add(key)
         return super().construct_mapping(node, deep)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        """A float, refusing ``.nan``, ``.inf`` and one too large for 64 bits (``1.0e+999``),
+        as JSON input is (``validation.load_json``): no setting or stored value means one."""
+        value: float = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{str(node.value)[:40]!r} is not a finite number; write a number",
+                node.start_mark,
+            )
+        return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.construct_yaml_float)
 
 
 def load_yaml(text: str) -> Any:

@@ -214,12 +214,20 @@ def load_json(text: str | bytes, what: str) -> Any:
 
     Python's reader (like most) keeps the last of two equal keys silently, so
     ``{"limit": 1, "limit": 1000}`` would be read as whichever value a reader keeps: a
-    request whose meaning depends on the parser. Raises ``ValidationError`` naming
-    ``what`` for a repeated key, text that is not JSON (or not UTF-8), nesting too deep
-    for the reader, or an integer too long to read.
+    request whose meaning depends on the parser. Python's reader also takes ``NaN``,
+    ``Infinity`` and ``-Infinity``, which are not JSON, and reads ``1e999`` as infinity;
+    neither is a number any store, ranking or other reader agrees on, so both are refused
+    here. Raises ``ValidationError`` naming ``what`` for a repeated key, such a literal or
+    number, text that is not JSON (or not UTF-8), nesting too deep for the reader, or an
+    integer too long to read.
     """
     try:
-        return json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, what))
+        return json.loads(
+            text,
+            object_pairs_hook=lambda pairs: _unique_keys(pairs, what),
+            parse_constant=lambda literal: _not_a_number(literal, what),
+            parse_float=lambda literal: _finite(literal, what),
+        )
     except ValidationError:
         raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -240,3 +248,22 @@ def _unique_keys(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
             )
         found[key] = value
     return found
+
+
+def _not_a_number(literal: str, what: str) -> float:
+    raise ValidationError(
+        f"{what} holds {literal}, which JSON does not allow (its numbers are finite); send a "
+        "number or null",
+        literal=literal,
+    )
+
+
+def _finite(literal: str, what: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        shown = literal if len(literal) <= 40 else literal[:40] + "..."
+        raise ValidationError(
+            f"{what} holds the number {shown}, too large for a 64-bit float; send a finite number",
+            literal=shown,
+        )
+    return value

@@ -55,8 +55,8 @@ def _scan(line: str) -> tuple[int, RequestId]:
 
 def _id_of(text: str) -> RequestId:
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = load_json(text, "the request id")
+    except ValidationError:
         return None
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
 
@@ -86,9 +86,10 @@ def screen(line: str) -> types.JSONRPCError | None:
 
 def _explain(line: str, request_id: RequestId, exc: ValueError) -> types.JSONRPCError:
     try:
-        parsed = json.loads(line)
-    except (ValueError, RecursionError):
-        return _error(request_id, types.PARSE_ERROR, "the request is not valid JSON")
+        parsed = load_json(line, "the request")
+    except ValidationError as err:  # not JSON (NaN and 1e999 are not either), or a key twice
+        code = types.INVALID_PARAMS if "key" in err.details else types.PARSE_ERROR
+        return _error(request_id, code, err.message)
     if isinstance(parsed, dict):
         request_id = _id_of(json.dumps(parsed.get("id")))
     try:
