@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.errors import ValidationError
+from attestor_arango.validation import int_from_text
 
 DB_FILENAME = "memory.db"
 CONFIG_FILENAME = "config.yaml"
@@ -250,10 +251,7 @@ def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         if not raw:
             continue
         if key == "token_budget":
-            try:
-                values[key] = int(raw)
-            except ValueError:
-                raise ValidationError(f"{name} must be an integer") from None
+            values[key] = int_from_text(raw.strip(), name)
         elif key == "read_only":
             values[key] = raw.lower() in {"1", "true", "yes"}
         else:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from attestor_arango.clock import parse_time
+from attestor_arango.clock import DECIMAL_TEXT, parse_time
 from attestor_arango.errors import ValidationError
 
 MAX_LABEL = 256
@@ -207,6 +208,38 @@ def check_limit(value: object, *, maximum: int = 10_000) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
         raise ValidationError(f"limit must be an integer from 1 to {maximum}")
     return value
+
+
+INTEGER_TEXT = re.compile(r"-?[0-9]+")
+
+
+def int_from_text(text: str, what: str) -> int:
+    """An integer written as text (a query string, a header, a flag, a variable): ASCII
+    digits with an optional leading '-'; the callee checks the range.
+
+    Python's ``int`` also reads ``1_0`` (10), ``+1``, `` 7 `` and other scripts' digits
+    (``٣``): text that is one number to us and another, or none, to a proxy, a log reader
+    or a second client. Raises ``ValidationError`` naming ``what`` for any other text.
+    """
+    if not isinstance(text, str) or not INTEGER_TEXT.fullmatch(text):
+        raise ValidationError(
+            f"{what} must be a whole number in plain digits (e.g. 10 or -1), got {text!r:.60}"
+        )
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python reads (4300)
+        raise ValidationError(f"{what} has too many digits to be a number here") from None
+
+
+def number_from_text(text: str, what: str) -> int | float:
+    """A number written as text: ``int_from_text``'s digits with an optional fraction
+    (``2.5``); no exponent, ``nan``, ``inf``, sign '+' or '_'. An int when it has no
+    fraction. Raises ``ValidationError`` naming ``what`` otherwise."""
+    if not isinstance(text, str) or not DECIMAL_TEXT.fullmatch(text):
+        raise ValidationError(
+            f"{what} must be a number in plain digits (e.g. 2 or 0.5), got {text!r:.60}"
+        )
+    return int_from_text(text, what) if "." not in text else _finite(text, what)
 
 
 def load_json(text: str | bytes, what: str) -> Any:

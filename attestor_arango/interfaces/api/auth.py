@@ -25,7 +25,7 @@ from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
 from attestor_arango.scope import check_name
-from attestor_arango.validation import load_json
+from attestor_arango.validation import int_from_text, load_json
 
 ANY = "*"
 KEYS_ENV = API_KEYS_ENV
@@ -152,10 +152,7 @@ class KeyRing:
         read_only = key.read_only or _truthy(headers.get(spec.H_READ_ONLY))
         budget = key.token_budget
         if headers.get(spec.H_BUDGET):
-            try:
-                asked = int(headers[spec.H_BUDGET])
-            except ValueError:
-                raise ValidationError(f"{spec.H_BUDGET} must be an integer") from None
+            asked = int_from_text(headers[spec.H_BUDGET], spec.H_BUDGET)
             if asked <= 0:
                 raise ValidationError(f"{spec.H_BUDGET} must be a positive number of tokens")
             budget = min(budget, asked)
