@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.errors import ValidationError
-from attestor_arango.validation import int_from_text
+from attestor_arango.validation import flag_from_text, int_from_text
 
 DB_FILENAME = "memory.db"
 CONFIG_FILENAME = "config.yaml"
@@ -242,7 +242,8 @@ SECRET_ENV = frozenset(
 def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The AgentContext fields the environment sets (``IDENTITY_ENV``), parsed.
 
-    Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not an integer.
+    Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not a whole number in
+    plain digits or ``ATTESTOR_READ_ONLY`` is not a yes/no word (``flag_from_text``).
     """
     environ = environment(env)
     values: dict[str, Any] = {}
@@ -253,7 +254,7 @@ def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         if key == "token_budget":
             values[key] = int_from_text(raw.strip(), name)
         elif key == "read_only":
-            values[key] = raw.lower() in {"1", "true", "yes"}
+            values[key] = flag_from_text(raw, name)
         else:
             values[key] = raw
     return values

@@ -242,6 +242,23 @@ def number_from_text(text: str, what: str) -> int | float:
     return int_from_text(text, what) if "." not in text else _finite(text, what)
 
 
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def flag_from_text(text: str | None, what: str) -> bool:
+    """A yes/no setting written as text (a header, a variable): ``TRUE_WORDS`` or
+    ``FALSE_WORDS`` in any case; absent or blank is no. Any other word is refused: a
+    switch that narrows access (read-only) must not fall open on a word we do not know.
+    Raises ``ValidationError`` naming ``what``."""
+    word = (text or "").strip().lower()
+    if not word or word in FALSE_WORDS:
+        return False
+    if word in TRUE_WORDS:
+        return True
+    raise ValidationError(f"{what} must be true or false (1/0, yes/no, on/off), got {text!r:.40}")
+
+
 def load_json(text: str | bytes, what: str) -> Any:
     """``text`` read as JSON, refusing an object that gives a key twice.
 

@@ -25,7 +25,7 @@ from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
 from attestor_arango.scope import check_name
-from attestor_arango.validation import int_from_text, load_json
+from attestor_arango.validation import flag_from_text, int_from_text, load_json
 
 ANY = "*"
 KEYS_ENV = API_KEYS_ENV
@@ -149,7 +149,7 @@ class KeyRing:
         )
         if key.namespaces is not None and namespace not in key.namespaces:
             raise AccessDenied(f"this key may not use namespace {namespace!r}")
-        read_only = key.read_only or _truthy(headers.get(spec.H_READ_ONLY))
+        read_only = flag_from_text(headers.get(spec.H_READ_ONLY), spec.H_READ_ONLY) or key.read_only
         budget = key.token_budget
         if headers.get(spec.H_BUDGET):
             asked = int_from_text(headers[spec.H_BUDGET], spec.H_BUDGET)
@@ -174,10 +174,6 @@ class KeyRing:
             read_only=read_only,
             usage=usage,
         )
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def parse_keys(data: Any, *, source: str) -> list[ApiKey]:
