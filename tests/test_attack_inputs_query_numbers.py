@@ -148,3 +148,22 @@ def test_server_flags_read_plain_digits(argv: list[str]) -> None:
         build_parser().parse_args(argv)
     plain = build_parser().parse_args([*argv[:-1], "10"])
     assert isinstance(plain, argparse.Namespace)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["list", "--limit", "1_0"],
+        ["list", "--offset", "+5"],
+        ["recall", "tea", "--budget", "1e3"],
+        ["search", "tea", "--limit", "٣"],
+        ["audit", "--after", "1_0"],
+        ["add", "a fact", "--confidence", "nan"],
+        ["add", "a fact", "--confidence", "1_0.5"],
+    ],
+)
+def test_command_numbers_read_plain_digits(argv: list[str]) -> None:
+    with pytest.raises(UsageError, match=f"argument {argv[-2]}"):
+        build_parser().parse_args(argv)
+    plain = build_parser().parse_args([*argv[:-1], "1"])
+    assert getattr(plain, argv[-2].removeprefix("--").replace("-", "_")) == 1

@@ -117,6 +117,20 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def whole_number(text: str) -> int:
+    """A count, limit or sequence number in plain digits (``1_0``, ``+1`` and ``1e3`` are
+    refused, as in a query string); its range is the library's to check."""
+    return _int_arg(text)
+
+
+def number_arg(text: str) -> float:
+    """A number in plain digits with an optional fraction (``0.8``); no ``nan`` or ``inf``."""
+    try:
+        return float(number_from_text(text.strip(), "the value"))
+    except ValidationError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
 def _int_arg(text: str) -> int:
     try:
         return int_from_text(text.strip(), "the value")
