@@ -81,11 +81,19 @@ def check_label(value: object, what: str) -> str | None:
     return check_plain(text, what)
 
 
+# explicit bidirectional embeddings, overrides and isolates: they make text display in
+# another order than it is stored ("Trojan Source"); right-to-left scripts need none of
+# them in a short name (U+200E/U+200F, the direction marks, stay allowed)
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def check_plain(text: str, what: str) -> str:
-    """``text`` (a name or a tag) if it holds no control character and valid Unicode only;
-    raises ``ValidationError`` naming ``what`` and the first control character otherwise."""
+    """``text`` (a name or a tag) if it holds no control character, no bidirectional
+    override (``BIDI_CONTROLS``: a name shown would read other than it is stored) and
+    valid Unicode only; raises ``ValidationError`` naming ``what`` and the first such
+    character otherwise."""
     for char in text:
-        if unicodedata.category(char) == "Cc":
+        if unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS:
             raise ValidationError(
                 f"{what} holds the control character U+{ord(char):04X}; names and tags are "
                 "plain text"
