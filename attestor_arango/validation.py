@@ -53,6 +53,20 @@ def check_text(text: str, what: str) -> str:
     return text
 
 
+def check_query_size(query: str, max_chars: int) -> str:
+    """``query`` if it is valid text of at most ``max_chars`` characters (the config's
+    ``max_content_chars``: no memory is longer, so no longer question is needed, while
+    ranking's cost grows with the query's words: a 1 MB query took ~2 s of CPU per
+    recall). Raises ``ValidationError`` otherwise."""
+    if len(query) > max_chars:
+        raise ValidationError(
+            f"query has {len(query)} characters, over the limit of {max_chars} (the longest "
+            "memory text); ask with fewer words",
+            limit=max_chars,
+        )
+    return check_text(query, "query")
+
+
 def check_reason(value: object, what: str) -> str | None:
     """An optional free-text reason the audit chain keeps: None (or blank), else text of at
     most ``MAX_REASON`` characters. Raises ``ValidationError`` otherwise."""
