@@ -122,6 +122,7 @@ class KeyRing:
 
     def context(self, key: ApiKey, headers: Mapping[str, str]) -> AgentContext:
         """The caller's context: the key's grant, narrowed by request headers."""
+        refuse_repeated(headers)
         tenant = headers.get(spec.H_TENANT) or key.tenant
         if tenant != key.tenant:
             raise AccessDenied(
@@ -174,6 +175,24 @@ class KeyRing:
             read_only=read_only,
             usage=usage,
         )
+
+
+NARROWING = (spec.H_TENANT, spec.H_ROLE, spec.H_AGENT, spec.H_NAMESPACE, spec.H_SESSION,
+             spec.H_READ_ONLY, spec.H_TRAIL, spec.H_BUDGET)  # fmt: skip
+
+
+def refuse_repeated(headers: Mapping[str, str]) -> None:
+    """Raises ``ValidationError`` when a header that picks who the caller acts as is sent
+    twice: we read the first, a proxy or log reader in front of us may read the last
+    (``X-Read-Only: false`` then ``true``), as with a JSON key given twice. ``headers``
+    without ``getlist`` (a plain mapping) holds each name once already."""
+    getlist = getattr(headers, "getlist", None)
+    if getlist is None:
+        return
+    for name in NARROWING:
+        count = len(getlist(name))
+        if count > 1:
+            raise ValidationError(f"the header {name} is given {count} times; send it once")
 
 
 def parse_keys(data: Any, *, source: str) -> list[ApiKey]:
