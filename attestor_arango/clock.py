@@ -108,7 +108,9 @@ def parse_time(value: datetime | str | int | float, *, field: str = "time") -> i
     return us
 
 
-_EPOCH_TEXT = re.compile(r"-?\d+(?:\.\d+)?")
+# a plain number as text: ASCII digits, an optional '-' and fraction (``\d`` would also take
+# other scripts' digits, "٣", which a caller sees as no number at all)
+DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
 def time_from_text(text: str) -> str | int | float:
@@ -116,7 +118,7 @@ def time_from_text(text: str) -> str | int | float:
     is a plain number, so it means what the same number means to ``parse_time``; any other
     text is returned stripped, for ``parse_time`` to read as ISO-8601."""
     value = text.strip()
-    if _EPOCH_TEXT.fullmatch(value):
+    if DECIMAL_TEXT.fullmatch(value):
         return float(value) if "." in value else int(value)
     return value
 

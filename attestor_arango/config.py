@@ -15,6 +15,7 @@ are secret (``SECRET_ENV``, never printed by ``mcp --print-config``).
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import sys
 from collections.abc import Mapping
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.errors import ValidationError
+from attestor_arango.validation import flag_from_text, int_from_text
 
 DB_FILENAME = "memory.db"
 CONFIG_FILENAME = "config.yaml"
@@ -240,7 +242,8 @@ SECRET_ENV = frozenset(
 def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The AgentContext fields the environment sets (``IDENTITY_ENV``), parsed.
 
-    Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not an integer.
+    Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not a whole number in
+    plain digits or ``ATTESTOR_READ_ONLY`` is not a yes/no word (``flag_from_text``).
     """
     environ = environment(env)
     values: dict[str, Any] = {}
@@ -249,12 +252,9 @@ def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         if not raw:
             continue
         if key == "token_budget":
-            try:
-                values[key] = int(raw)
-            except ValueError:
-                raise ValidationError(f"{name} must be an integer") from None
+            values[key] = int_from_text(raw.strip(), name)
         elif key == "read_only":
-            values[key] = raw.lower() in {"1", "true", "yes"}
+            values[key] = flag_from_text(raw, name)
         else:
             values[key] = raw
     return values
@@ -304,6 +304,22 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 )
             seen.add(key)
         return super().construct_mapping(node, deep)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        """A float, refusing ``.nan``, ``.inf`` and one too large for 64 bits (``1.0e+999``),
+        as JSON input is (``validation.load_json``): no setting or stored value means one."""
+        value: float = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{str(node.value)[:40]!r} is not a finite number; write a number",
+                node.start_mark,
+            )
+        return value
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.construct_yaml_float)
 
 
 def load_yaml(text: str) -> Any:

@@ -57,7 +57,9 @@ DEFAULT_TOKEN_BUDGET = 20_000
 MAX_AGENT_ID = 128  # agent ids, trail entries and session ids land in rows and audit entries
 
 
-def _check_label(value: object, what: str, *, optional: bool = False) -> None:
+def check_agent_text(value: object, what: str, *, optional: bool = False) -> None:
+    """An agent id, trail entry or session id: at most ``MAX_AGENT_ID`` printable
+    characters (``optional``: None too). Raises ``ValidationError`` naming ``what``."""
     if value is None and optional:
         return
     if not isinstance(value, str) or not value.strip():
@@ -124,9 +126,9 @@ class AgentContext:
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: the constructor normalises once, nothing later
         set_(self, "role", AgentRole.parse(self.role))
-        _check_label(self.agent_id, "agent_id")
-        _check_label(self.session_id, "session_id", optional=True)
-        _check_label(self.parent_agent_id, "parent_agent_id", optional=True)
+        check_agent_text(self.agent_id, "agent_id")
+        check_agent_text(self.session_id, "session_id", optional=True)
+        check_agent_text(self.parent_agent_id, "parent_agent_id", optional=True)
         check_name(self.tenant, "tenant")
         check_name(self.namespace, "namespace")
         if not isinstance(self.read_only, bool):
@@ -144,7 +146,7 @@ class AgentContext:
         if len(trail) > 64:
             raise ValidationError("agent_trail is longer than 64 hand-offs")
         for name in trail:
-            _check_label(name, "agent_trail entry")
+            check_agent_text(name, "agent_trail entry")
         if not trail or trail[-1] != self.agent_id:
             trail = (*trail, self.agent_id)
         set_(self, "agent_trail", trail)

@@ -330,7 +330,8 @@ class AgentMemory:
         filtered search. Raises ``ValidationError`` for a blank query, an unknown status or
         a bad window."""
         ctx = self._ctx(context, Permission.READ, "search")
-        query, limit = reads.check_query(query), check_limit(limit, maximum=1000)
+        query = reads.check_query(query, self.config.max_content_chars)
+        limit = check_limit(limit, maximum=1000)
         listing = reads.Listing(entity, category, tags, namespace, status, time_window, as_of)
         return reads.search_matching(self.runtime, ctx, query, listing, limit)
 

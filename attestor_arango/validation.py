@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from attestor_arango.clock import parse_time
+from attestor_arango.clock import DECIMAL_TEXT, parse_time
 from attestor_arango.errors import ValidationError
 
 MAX_LABEL = 256
@@ -52,6 +53,20 @@ def check_text(text: str, what: str) -> str:
     return text
 
 
+def check_query_size(query: str, max_chars: int) -> str:
+    """``query`` if it is valid text of at most ``max_chars`` characters (the config's
+    ``max_content_chars``: no memory is longer, so no longer question is needed, while
+    ranking's cost grows with the query's words: a 1 MB query took ~2 s of CPU per
+    recall). Raises ``ValidationError`` otherwise."""
+    if len(query) > max_chars:
+        raise ValidationError(
+            f"query has {len(query)} characters, over the limit of {max_chars} (the longest "
+            "memory text); ask with fewer words",
+            limit=max_chars,
+        )
+    return check_text(query, "query")
+
+
 def check_reason(value: object, what: str) -> str | None:
     """An optional free-text reason the audit chain keeps: None (or blank), else text of at
     most ``MAX_REASON`` characters. Raises ``ValidationError`` otherwise."""
@@ -80,11 +95,19 @@ def check_label(value: object, what: str) -> str | None:
     return check_plain(text, what)
 
 
+# explicit bidirectional embeddings, overrides and isolates: they make text display in
+# another order than it is stored ("Trojan Source"); right-to-left scripts need none of
+# them in a short name (U+200E/U+200F, the direction marks, stay allowed)
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def check_plain(text: str, what: str) -> str:
-    """``text`` (a name or a tag) if it holds no control character and valid Unicode only;
-    raises ``ValidationError`` naming ``what`` and the first control character otherwise."""
+    """``text`` (a name or a tag) if it holds no control character, no bidirectional
+    override (``BIDI_CONTROLS``: a name shown would read other than it is stored) and
+    valid Unicode only; raises ``ValidationError`` naming ``what`` and the first such
+    character otherwise."""
     for char in text:
-        if unicodedata.category(char) == "Cc":
+        if unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS:
             raise ValidationError(
                 f"{what} holds the control character U+{ord(char):04X}; names and tags are "
                 "plain text"
@@ -209,17 +232,74 @@ def check_limit(value: object, *, maximum: int = 10_000) -> int:
     return value
 
 
+INTEGER_TEXT = re.compile(r"-?[0-9]+")
+
+
+def int_from_text(text: str, what: str) -> int:
+    """An integer written as text (a query string, a header, a flag, a variable): ASCII
+    digits with an optional leading '-'; the callee checks the range.
+
+    Python's ``int`` also reads ``1_0`` (10), ``+1``, `` 7 `` and other scripts' digits
+    (``٣``): text that is one number to us and another, or none, to a proxy, a log reader
+    or a second client. Raises ``ValidationError`` naming ``what`` for any other text.
+    """
+    if not isinstance(text, str) or not INTEGER_TEXT.fullmatch(text):
+        raise ValidationError(
+            f"{what} must be a whole number in plain digits (e.g. 10 or -1), got {text!r:.60}"
+        )
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python reads (4300)
+        raise ValidationError(f"{what} has too many digits to be a number here") from None
+
+
+def number_from_text(text: str, what: str) -> int | float:
+    """A number written as text: ``int_from_text``'s digits with an optional fraction
+    (``2.5``); no exponent, ``nan``, ``inf``, sign '+' or '_'. An int when it has no
+    fraction. Raises ``ValidationError`` naming ``what`` otherwise."""
+    if not isinstance(text, str) or not DECIMAL_TEXT.fullmatch(text):
+        raise ValidationError(
+            f"{what} must be a number in plain digits (e.g. 2 or 0.5), got {text!r:.60}"
+        )
+    return int_from_text(text, what) if "." not in text else _finite(text, what)
+
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def flag_from_text(text: str | None, what: str) -> bool:
+    """A yes/no setting written as text (a header, a variable): ``TRUE_WORDS`` or
+    ``FALSE_WORDS`` in any case; absent or blank is no. Any other word is refused: a
+    switch that narrows access (read-only) must not fall open on a word we do not know.
+    Raises ``ValidationError`` naming ``what``."""
+    word = (text or "").strip().lower()
+    if not word or word in FALSE_WORDS:
+        return False
+    if word in TRUE_WORDS:
+        return True
+    raise ValidationError(f"{what} must be true or false (1/0, yes/no, on/off), got {text!r:.40}")
+
+
 def load_json(text: str | bytes, what: str) -> Any:
     """``text`` read as JSON, refusing an object that gives a key twice.
 
     Python's reader (like most) keeps the last of two equal keys silently, so
     ``{"limit": 1, "limit": 1000}`` would be read as whichever value a reader keeps: a
-    request whose meaning depends on the parser. Raises ``ValidationError`` naming
-    ``what`` for a repeated key, text that is not JSON (or not UTF-8), nesting too deep
-    for the reader, or an integer too long to read.
+    request whose meaning depends on the parser. Python's reader also takes ``NaN``,
+    ``Infinity`` and ``-Infinity``, which are not JSON, and reads ``1e999`` as infinity;
+    neither is a number any store, ranking or other reader agrees on, so both are refused
+    here. Raises ``ValidationError`` naming ``what`` for a repeated key, such a literal or
+    number, text that is not JSON (or not UTF-8), nesting too deep for the reader, or an
+    integer too long to read.
     """
     try:
-        return json.loads(text, object_pairs_hook=lambda pairs: _unique_keys(pairs, what))
+        return json.loads(
+            text,
+            object_pairs_hook=lambda pairs: _unique_keys(pairs, what),
+            parse_constant=lambda literal: _not_a_number(literal, what),
+            parse_float=lambda literal: _finite(literal, what),
+        )
     except ValidationError:
         raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -240,3 +320,22 @@ def _unique_keys(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
             )
         found[key] = value
     return found
+
+
+def _not_a_number(literal: str, what: str) -> float:
+    raise ValidationError(
+        f"{what} holds {literal}, which JSON does not allow (its numbers are finite); send a "
+        "number or null",
+        literal=literal,
+    )
+
+
+def _finite(literal: str, what: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        shown = literal if len(literal) <= 40 else literal[:40] + "..."
+        raise ValidationError(
+            f"{what} holds the number {shown}, too large for a 64-bit float; send a finite number",
+            literal=shown,
+        )
+    return value

@@ -47,7 +47,7 @@ def test_without_json_the_usage_is_text(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["list", "--limit", "x"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: attestor-arango list")
-    assert "attestor-arango list: error: argument --limit: invalid int value: 'x'" in err
+    assert "attestor-arango list: error: argument --limit: 'x' is not a whole number" in err
     assert main(["list", "--limit", "x", "--", "--json"]) == 2  # after --, not an option
     assert capsys.readouterr().err.startswith("usage:")
 

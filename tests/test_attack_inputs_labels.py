@@ -5,7 +5,9 @@ as "ab" yet never matches "ab"), and ``category="\\x1b[31mred"`` kept a terminal
 that the CLI's tables and any log would obey. A name (entity, category, the id a memory
 cites) and a tag are now refused with a control character in them, through the library,
 REST and MCP alike, and nothing is stored. Whitespace inside a name is still collapsed,
-and other scripts (right-to-left ones too) are names like any other.
+and other scripts (right-to-left ones too) are names like any other; a bidirectional
+override or isolate (U+202A-E, U+2066-9), which makes a name display in another order
+than it is stored, is refused like a control character.
 """
 
 from __future__ import annotations
@@ -84,4 +86,22 @@ def test_names_in_any_script_and_with_spaces_are_still_names(tmp_path: Path) -> 
     assert rtl.entity == "\u05d3\u05e0\u05d4"
     spaced = mem.add("Eve likes tea", entity=" Eve\t Smith\n", tags=[" geo "], context=CTX)
     assert spaced.entity == "Eve Smith" and spaced.tags == ("geo",)
+    mem.close()
+
+
+BIDI = ["\u202eann", "ann\u202d", "a\u202ab", "\u2066ann\u2069", "\u2067x", "\u2068x", "x\u202b"]
+
+
+@pytest.mark.parametrize("name", BIDI)
+def test_a_bidirectional_override_in_a_name_is_refused(tmp_path: Path, name: str) -> None:
+    """U+202A-E and U+2066-9 make a name display in another order than it is stored
+    ("Trojan Source"): "\\u202eann" shows as "nna". Refused as a control character."""
+    mem, _, _ = seeded(tmp_path)
+    before = stored(mem)
+    for fields in ({"entity": name}, {"category": name}, {"tags": [name]}):
+        with pytest.raises(ValidationError, match="control character U\\+20"):
+            mem.add("Ann likes mint", context=CTX, **fields)
+    assert stored(mem) == before
+    marks = mem.add("Dana likes tea", entity="\u05d3\u05e0\u05d4\u200f", context=CTX)
+    assert marks.entity == "\u05d3\u05e0\u05d4\u200f"  # a direction mark is still a name
     mem.close()

@@ -23,6 +23,7 @@ from attestor_arango.core.reads import Listing, count_matching, list_matching
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.models import MemoryPage
+from attestor_arango.validation import load_json
 
 _VERSION = 1
 
@@ -49,10 +50,10 @@ def decode_cursor(cursor: str, digest: str) -> tuple[int, int]:
         raise ValidationError("cursor must be the next_cursor string of a previous page")
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        data = load_json(base64.urlsafe_b64decode(padded.encode("ascii")), "cursor")
         offset, at, made_for = data["o"], data["t"], data["f"]
         ok = data.get("v") == _VERSION
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeError):
+    except (ValidationError, ValueError, KeyError, TypeError, binascii.Error, UnicodeError):
         raise ValidationError(
             "cursor is damaged; pass next_cursor exactly as the previous page returned it"
         ) from None

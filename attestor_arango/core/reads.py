@@ -24,8 +24,8 @@ from attestor_arango.validation import (
     TimeInput,
     Window,
     check_label,
+    check_query_size,
     check_tags,
-    check_text,
 )
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
@@ -128,15 +128,16 @@ def timeline(
     return list_memories(rt, scope, MemoryFilter(entity=entity), view, TIMELINE_LIMIT)
 
 
-def check_query(query: object) -> str | None:
-    """A keyword search's query: words, or None for a filtered search; never blank."""
+def check_query(query: object, max_chars: int) -> str | None:
+    """A keyword search's query: words (at most ``max_chars`` characters, as recall's), or
+    None for a filtered search; never blank. Raises ``ValidationError`` otherwise."""
     if query is None:
         return None
     if not isinstance(query, str) or not query.strip():
         raise ValidationError(
             "query is empty; pass the words to search for, or omit it for a filtered search"
         )
-    return check_text(query, "query")
+    return check_query_size(query, max_chars)
 
 
 def facts_only(rows: list[Memory]) -> list[Memory]:

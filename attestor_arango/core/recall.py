@@ -22,7 +22,7 @@ from attestor_arango.retrieval.lanes import expanders_for
 from attestor_arango.retrieval.pipeline import recall as run_recall
 from attestor_arango.retrieval.trace import shared_tracer
 from attestor_arango.scope import Scope
-from attestor_arango.validation import TimeInput, Window, check_text
+from attestor_arango.validation import TimeInput, Window, check_query_size
 
 
 def _reads_together(store: object) -> AbstractContextManager[None]:
@@ -54,7 +54,8 @@ def recall(
     """
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("query is empty; pass what you want to recall")
-    check_text(query, "query")  # the response echoes it: it must encode as JSON does
+    # the response echoes it: it must encode as JSON does
+    check_query_size(query, rt.config.max_content_chars)
     budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
     cfg = rt.retrieval_config
     try:

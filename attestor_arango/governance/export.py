@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from attestor_arango.clock import OPEN, check_not_ahead, iso, to_us
-from attestor_arango.context import AgentContext
+from attestor_arango.context import AgentContext, check_agent_text
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
@@ -259,6 +259,57 @@ def check_memories(memories: list[Memory], max_chars: int) -> list[Memory]:
     return checked
 
 
+def check_rows(parsed: dict[str, Any]) -> None:
+    """The names and ids an import writes beside its memories are what the write path
+    could have written: entity names, keys, kinds and aliases and relation ids, ends and
+    names are labels (``check_label``: no control character, no lone surrogate, at most
+    ``MAX_LABEL`` characters); episode ids and the agent ids, trail entries and session ids
+    of memories and episodes are short printable text (``check_agent_text``). Raises
+    ``ValidationError`` naming the first row that is not."""
+    for m in parsed["memories"]:
+        p = m.provenance
+        agents = [(p.agent_id, "agent_id"), *((a, "agent_trail entry") for a in p.agent_trail)]
+        _agents("memory", m.id, agents, [(p.session_id, "session_id"),
+                                         (p.parent_agent_id, "parent_agent_id")])  # fmt: skip
+    for e in parsed["episodes"]:
+        _agents("episode", e.id, [(e.id, "id"), (e.agent_id, "agent_id")],
+                [(e.session_id, "session_id")])  # fmt: skip
+    for n in parsed["entities"]:
+        names = [(n.name, "name"), (n.key, "key"), *((a, "alias") for a in n.aliases)]
+        _labels("entity", n.key, [*names, *([(n.kind, "kind")] if n.kind is not None else [])])
+    for r in parsed["relations"]:
+        ends = [(r.source, "source"), (r.relation, "relation"), (r.target, "target")]
+        _labels("relation", r.id, [(r.id, "id"), *ends])
+
+
+def _agents(
+    kind: str, row_id: str, required: list[tuple[object, str]], optional: list[tuple[object, str]]
+) -> None:
+    try:
+        for value, what in required:
+            check_agent_text(value, what)
+        for value, what in optional:
+            check_agent_text(value, what, optional=True)
+    except ValidationError as exc:
+        raise ValidationError(
+            f"the export's {kind} {_shown(row_id)} cannot be imported: {exc}"
+        ) from None
+
+
+def _labels(kind: str, row_id: str, labels: list[tuple[str, str]]) -> None:
+    try:
+        for value, what in labels:
+            check_label(value, what)
+    except ValidationError as exc:
+        raise ValidationError(
+            f"the export's {kind} {_shown(row_id)} cannot be imported: {exc}"
+        ) from None
+
+
+def _shown(row_id: str) -> str:
+    return repr(row_id if len(row_id) <= 64 else row_id[:64] + "...")
+
+
 def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) -> dict[str, int]:
     """Restores an export into the context's tenant, which must hold no data.
 
@@ -270,6 +321,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     tenant = ctx.tenant
     parsed = parse_export(data, tenant)
     parsed["memories"] = check_memories(parsed["memories"], rt.config.max_content_chars)
+    check_rows(parsed)
     source = parsed["source"]["tenant"]
     rekeyed = isinstance(source, str) and source != tenant
     if rekeyed:

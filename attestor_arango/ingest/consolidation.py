@@ -76,7 +76,7 @@ def consolidate(
     warnings: list[str] = []
     for episode in episodes:
         subject = str(episode.metadata.get("user_name") or "user")
-        facts, notes = extract_round(chosen, episode, subject)
+        facts, notes = extract_round(chosen, episode, subject, rt.config.max_content_chars)
         decisions = [
             _guard(rt, scope, episode, d)
             for d in resolve_facts(rt, scope, chosen, facts, episode.id)

@@ -63,7 +63,7 @@ class Turn(BaseModel):
             raise ValueError(f"a turn side may hold at most {MAX_TURN_CHARS} characters")
         if "\x00" in value:
             raise ValueError("turn text contains a NUL character")
-        return value
+        return check_text(value, "turn text")  # a lone surrogate: no UTF-8 store holds it
 
     @classmethod
     def parse(cls, raw: Turn | dict[str, Any]) -> Turn:

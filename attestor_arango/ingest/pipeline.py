@@ -27,6 +27,7 @@ from attestor_arango.core.writes import Writer
 from attestor_arango.ids import new_salt
 from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.extract import Extractor, LLMExtractor, RuleExtractor
+from attestor_arango.ingest.labels import screen_facts
 from attestor_arango.ingest.model import Decision, Fact, IngestResult, Speaker, Turn
 from attestor_arango.ingest.resolve import LLMResolver, Resolver, RuleResolver
 from attestor_arango.ingest.verbatim import write_verbatim
@@ -108,7 +109,9 @@ def new_episode(rt: Runtime, ctx: AgentContext, turn: Turn) -> Episode:
         user_time=from_us(user_time),
         assistant_time=None if asst is None else asst,
         t_created=from_us(now),
-        metadata={"user_name": turn.subject, **turn.metadata},
+        # the checked name wins over one the caller's metadata gives: consolidation and
+        # reflection read the round's subject from here
+        metadata={**turn.metadata, "user_name": turn.subject},
     )
 
 
@@ -126,9 +129,11 @@ def keep_episode(rt: Runtime, auditor: Auditor, ctx: AgentContext, episode: Epis
 
 
 def extract_round(
-    backends: Backends, episode: Episode, subject: str
+    backends: Backends, episode: Episode, subject: str, max_chars: int
 ) -> tuple[list[Fact], list[str]]:
-    """User facts from the user text only, assistant facts from the assistant text only."""
+    """User facts from the user text only, assistant facts from the assistant text only,
+    held to ``add``'s checks (``labels.screen_facts``: a fact's words at most ``max_chars``
+    characters); the warnings say what was dropped."""
     user_at = to_us(episode.user_time)
     asst_at = user_at if episode.assistant_time is None else to_us(episode.assistant_time)
     facts: list[Fact] = []
@@ -142,8 +147,9 @@ def extract_round(
             found, notes = backends.extractor.extract(
                 text, speaker=speaker, subject=subject, anchor_us=at
             )
-            facts += [f for f in found if f.speaker == speaker]
-            warnings += notes
+            kept, dropped = screen_facts([f for f in found if f.speaker == speaker], max_chars)
+            facts += kept
+            warnings += [*notes, *dropped]
     return facts, warnings
 
 
@@ -190,7 +196,9 @@ def ingest_round(
     # rounds about one subject serialise and a single-valued fact keeps one current value
     head = rt.store.audit_head(Scope(ctx.tenant))
     try:
-        facts, warnings = extract_round(chosen, episode, parsed.subject)
+        facts, warnings = extract_round(
+            chosen, episode, parsed.subject, rt.config.max_content_chars
+        )
         decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
     except Exception:
         keep_episode(rt, auditor, run_ctx, episode)  # the evidence outlives a failed model

@@ -16,13 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.extract import relays_change
 from attestor_arango.ingest.frames import read_clause
 from attestor_arango.ingest.model import Action, Decision, Fact
 from attestor_arango.ingest.text import content_stems, expand, normalise, value_key, words
 from attestor_arango.llm import LLMError, LLMProvider, render
 from attestor_arango.models import Memory
-from attestor_arango.validation import entity_key
+from attestor_arango.validation import check_text, entity_key
 
 # Plans can coexist ("I want to help people" and "I want to help make that happen"):
 # a new plan replaces an old one only when the speaker says it changed.
@@ -285,6 +286,10 @@ def parse_decision(raw: str, fact: Fact, episode_id: str, allowed: set[str]) -> 
         return add(f"unknown action {data.get('action')!r}")
     target = data.get("target_id")
     reason = str(data.get("reason") or "")[:500]
+    try:  # kept in the memory's metadata: text a UTF-8 reader can give back
+        check_text(reason, "the model's reason")
+    except ValidationError:
+        reason = "the model's reason was not valid text (a lone UTF-16 surrogate)"
     if action is Action.ADD:
         return Decision(action, fact, episode_id, None, reason, "llm")
     if not isinstance(target, str) or target not in allowed:

@@ -143,6 +143,9 @@ ADD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_h
 FORGET = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True)
 
 
+MAX_NAMED = 20  # unknown arguments an answer names (REST's codec.MAX_ERRORS likewise)
+
+
 def loose_arguments(tool: str, arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> str:
     """What the SDK's lax validation would let through silently, in a sentence (or "").
 
@@ -155,7 +158,10 @@ def loose_arguments(tool: str, arguments: Mapping[str, Any], schema: Mapping[str
     unknown = sorted(name for name in arguments if name not in props)
     if unknown:
         takes = f"its arguments are {', '.join(sorted(props))}" if props else "it takes none"
-        return f"{tool} has no argument {', '.join(map(repr, unknown))}; {takes}"
+        named = ", ".join(repr(name[:64]) for name in unknown[:MAX_NAMED])
+        if len(unknown) > MAX_NAMED:  # a call of 80,000 keys is not answered with all of them
+            named += f" and {len(unknown) - MAX_NAMED} more"
+        return f"{tool} has no argument {named}; {takes}"
     for name, value in arguments.items():
         types = _types(props[name])
         kind = _json_type(value)

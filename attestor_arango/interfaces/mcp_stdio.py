@@ -30,7 +30,8 @@ MAX_DEPTH = 64  # nesting a request may have; tool arguments are flat or nearly 
 
 # JSON text between brackets: strings (with escapes) are skipped whole, brackets counted
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-_ID_VALUE = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+# an integer id (not the digits before a fraction or exponent: "1e400" is no id 1) or text
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d+(?![\d.eE])|"(?:[^"\\]|\\.)*")')
 
 RequestId = int | str | None
 
@@ -55,8 +56,8 @@ def _scan(line: str) -> tuple[int, RequestId]:
 
 def _id_of(text: str) -> RequestId:
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = load_json(text, "the request id")
+    except ValidationError:
         return None
     return value if isinstance(value, int | str) and not isinstance(value, bool) else None
 
@@ -77,18 +78,18 @@ def screen(line: str) -> types.JSONRPCError | None:
         types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValueError as exc:
         return _explain(line, request_id, exc)
-    try:  # the SDK keeps the last of two equal keys: which one a call means is unsaid
+    try:  # the SDK keeps the last of two equal keys and reads NaN: we refuse both
         load_json(line, "the request")
     except ValidationError as err:
-        return _error(request_id, types.INVALID_PARAMS, err.message)
+        return _refused(request_id, err)
     return None
 
 
 def _explain(line: str, request_id: RequestId, exc: ValueError) -> types.JSONRPCError:
     try:
-        parsed = json.loads(line)
-    except (ValueError, RecursionError):
-        return _error(request_id, types.PARSE_ERROR, "the request is not valid JSON")
+        parsed = load_json(line, "the request")
+    except ValidationError as err:
+        return _refused(request_id, err)
     if isinstance(parsed, dict):
         request_id = _id_of(json.dumps(parsed.get("id")))
     try:
@@ -100,8 +101,25 @@ def _explain(line: str, request_id: RequestId, exc: ValueError) -> types.JSONRPC
             "text with a lone UTF-16 surrogate cannot be stored; send valid Unicode "
             "(a surrogate escape such as \\ud800 must be half of a pair)",
         )
-    first = str(exc).splitlines()[-1].strip()[:200]
-    return _error(request_id, types.INVALID_REQUEST, f"not a JSON-RPC message: {first}")
+    return _error(request_id, types.INVALID_REQUEST, f"not a JSON-RPC message: {_problem(exc)}")
+
+
+def _refused(request_id: RequestId, err: ValidationError) -> types.JSONRPCError:
+    """``load_json``'s refusal as JSON-RPC: a key given twice is JSON with unclear params;
+    anything else (NaN, 1e999, a syntax error) is no JSON at all."""
+    code = types.INVALID_PARAMS if "key" in err.details else types.PARSE_ERROR
+    return _error(request_id, code, err.message)
+
+
+def _problem(exc: ValueError) -> str:
+    """The first thing pydantic found wrong, e.g. "method: Field required" (its text's last
+    line is only a link to its documentation)."""
+    errors = getattr(exc, "errors", None)
+    found = errors(include_url=False) if callable(errors) else []
+    if not found:
+        return str(exc).splitlines()[0][:200]
+    where = ".".join(str(part) for part in found[0]["loc"][1:])
+    return ((f"{where}: " if where else "") + str(found[0]["msg"]))[:200]
 
 
 def _error(request_id: RequestId, code: int, message: str) -> types.JSONRPCError:

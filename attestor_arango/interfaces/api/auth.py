@@ -25,7 +25,7 @@ from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
 from attestor_arango.scope import check_name
-from attestor_arango.validation import load_json
+from attestor_arango.validation import flag_from_text, int_from_text, load_json
 
 ANY = "*"
 KEYS_ENV = API_KEYS_ENV
@@ -122,6 +122,7 @@ class KeyRing:
 
     def context(self, key: ApiKey, headers: Mapping[str, str]) -> AgentContext:
         """The caller's context: the key's grant, narrowed by request headers."""
+        refuse_repeated(headers)
         tenant = headers.get(spec.H_TENANT) or key.tenant
         if tenant != key.tenant:
             raise AccessDenied(
@@ -149,13 +150,10 @@ class KeyRing:
         )
         if key.namespaces is not None and namespace not in key.namespaces:
             raise AccessDenied(f"this key may not use namespace {namespace!r}")
-        read_only = key.read_only or _truthy(headers.get(spec.H_READ_ONLY))
+        read_only = flag_from_text(headers.get(spec.H_READ_ONLY), spec.H_READ_ONLY) or key.read_only
         budget = key.token_budget
         if headers.get(spec.H_BUDGET):
-            try:
-                asked = int(headers[spec.H_BUDGET])
-            except ValueError:
-                raise ValidationError(f"{spec.H_BUDGET} must be an integer") from None
+            asked = int_from_text(headers[spec.H_BUDGET], spec.H_BUDGET)
             if asked <= 0:
                 raise ValidationError(f"{spec.H_BUDGET} must be a positive number of tokens")
             budget = min(budget, asked)
@@ -179,8 +177,22 @@ class KeyRing:
         )
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+NARROWING = (spec.H_TENANT, spec.H_ROLE, spec.H_AGENT, spec.H_NAMESPACE, spec.H_SESSION,
+             spec.H_READ_ONLY, spec.H_TRAIL, spec.H_BUDGET)  # fmt: skip
+
+
+def refuse_repeated(headers: Mapping[str, str]) -> None:
+    """Raises ``ValidationError`` when a header that picks who the caller acts as is sent
+    twice: we read the first, a proxy or log reader in front of us may read the last
+    (``X-Read-Only: false`` then ``true``), as with a JSON key given twice. ``headers``
+    without ``getlist`` (a plain mapping) holds each name once already."""
+    getlist = getattr(headers, "getlist", None)
+    if getlist is None:
+        return
+    for name in NARROWING:
+        count = len(getlist(name))
+        if count > 1:
+            raise ValidationError(f"the header {name} is given {count} times; send it once")
 
 
 def parse_keys(data: Any, *, source: str) -> list[ApiKey]:

@@ -64,7 +64,8 @@ IDENTITY_HEADERS: list[dict[str, Any]] = [
     {"name": "X-Session-Id", "schema": {"type": "string", "maxLength": 128}},
     {
         "name": "X-Read-Only",
-        "description": "true narrows the caller to reads",
+        "description": "true narrows the caller to reads (1/0, yes/no, on/off read alike; "
+        "another word is refused)",
         "schema": {"enum": ["true", "false"]},
     },
     {

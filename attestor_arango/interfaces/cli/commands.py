@@ -21,7 +21,7 @@ from attestor_arango.config import load_config, read_document
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.cli import output as out
-from attestor_arango.interfaces.cli.parsing import time_arg
+from attestor_arango.interfaces.cli.parsing import number_arg, time_arg, whole_number
 from attestor_arango.validation import load_json
 
 if TYPE_CHECKING:
@@ -292,7 +292,7 @@ def register(sub: Any) -> None:
     p.add_argument("--entity", help="who or what the fact is about (with --category: supersedes)")
     p.add_argument("--category", help="kind of fact, e.g. location, role, preference")
     p.add_argument("--tag", action="append", help="a tag (repeatable)")
-    p.add_argument("--confidence", type=float, default=1.0, help="belief in the fact, 0-1")
+    p.add_argument("--confidence", type=number_arg, default=1.0, help="belief in the fact, 0-1")
     p.add_argument(
         "--valid-from", type=time_arg, help="when it became true (ISO-8601/epoch s; default: now)"
     )
@@ -301,21 +301,21 @@ def register(sub: Any) -> None:
 
     p = cmd("recall", cmd_recall, "ranked, budgeted recall for a query")
     p.add_argument("query", help="what to recall, in words")
-    p.add_argument("--budget", type=int, help="token budget (default: the config's)")
+    p.add_argument("--budget", type=whole_number, help="token budget (default: the config's)")
     p.add_argument("--pack", action="store_true", help="return a context pack with its prompt")
     as_of(p)
     window(p)
 
     p = cmd("search", cmd_search, "keyword search")
     p.add_argument("query", nargs="?", help="words to look for (omit: filtered list)")
-    p.add_argument("--limit", type=int, default=10, help="most results")
+    p.add_argument("--limit", type=whole_number, default=10, help="most results")
     filters(p)
 
     p = cmd("list", cmd_list, "list memories by filters")
     filters(p)
     window(p)
-    p.add_argument("--limit", type=int, default=100, help="most rows")
-    p.add_argument("--offset", type=int, default=0, help="rows to skip")
+    p.add_argument("--limit", type=whole_number, default=100, help="most rows")
+    p.add_argument("--offset", type=whole_number, default=0, help="rows to skip")
 
     p = cmd("get", cmd_get, "show one memory")
     p.add_argument("memory_id", help="its id, or an unambiguous start or end of it")
@@ -350,8 +350,8 @@ def register(sub: Any) -> None:
     group.add_argument("--verify", action="store_true", help="verify the hash chain")
     group.add_argument("--deletions", action="store_true", help="deletion entries only")
     p.add_argument("--user", help="tenant to verify (default: your tenant)")
-    p.add_argument("--limit", type=int, default=100, help="most entries")
-    p.add_argument("--after", type=int, default=0, help="entries after this seq")
+    p.add_argument("--limit", type=whole_number, default=100, help="most entries")
+    p.add_argument("--after", type=whole_number, default=0, help="entries after this seq")
 
     p = cmd("retention", cmd_retention, "apply retention policies")
     p.add_argument("--policies", help="YAML/JSON list of policies (default: config.retention)")

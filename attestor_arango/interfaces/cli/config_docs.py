@@ -43,7 +43,7 @@ DESCRIPTIONS: dict[str, str] = {
     "ollama_url": "Ollama server for the `ollama` embedder",
     "openai_base_url": "OpenAI-compatible endpoint for the `openai` embedder",
     "openai_api_key": "key for that endpoint (a secret: never printed or exported)",
-    "max_content_chars": "longest memory text accepted; longer is a `ValidationError`",
+    "max_content_chars": "longest memory text or query accepted; longer is a `ValidationError`",
     "arango": "ArangoDB connection (backend `arangodb`)",
     "arango.url": "server URL",
     "arango.database": "database name",

@@ -132,8 +132,8 @@ def last_exchange(path: str | None) -> tuple[str, str]:
     user, assistant = "", ""
     for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
-            entry = json.loads(line)
-        except ValueError:
+            entry = load_json(line, "a transcript line")
+        except ValidationError:
             continue
         message = entry.get("message") if isinstance(entry, dict) else None
         if not isinstance(message, dict):

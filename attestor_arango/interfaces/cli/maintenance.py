@@ -17,7 +17,7 @@ from attestor_arango.interfaces.cli.commands import (
     common_options,
     run_with_memory,
 )
-from attestor_arango.interfaces.cli.parsing import time_arg
+from attestor_arango.interfaces.cli.parsing import number_arg, time_arg, whole_number
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
@@ -110,7 +110,10 @@ def register(sub: Any) -> None:
         "move your tenant's vectors to the configured embedder (resumable; orchestrator)",
     )
     p.add_argument(
-        "--batch-size", type=int, default=256, help="memories embedded per batch (default 256)"
+        "--batch-size",
+        type=whole_number,
+        default=256,
+        help="memories embedded per batch (default 256)",
     )
 
     p = cmd("compact", cmd_compact, "remove rows archived long ago (orchestrator)")
@@ -125,7 +128,7 @@ def register(sub: Any) -> None:
     p.add_argument("--entity", help="new entity (default: unchanged)")
     p.add_argument("--category", help="new category (default: unchanged)")
     p.add_argument("--tag", action="append", help="replace the tags (repeatable)")
-    p.add_argument("--confidence", type=float, help="new confidence 0-1 (default: unchanged)")
+    p.add_argument("--confidence", type=number_arg, help="new confidence 0-1 (default: unchanged)")
     p.add_argument("--valid-from", type=time_arg, help="new event-time start (default: same)")
     p.add_argument("--valid-until", type=time_arg, help="new event-time end (default: same)")
     p.add_argument("--metadata", help="replace the metadata with this JSON object")

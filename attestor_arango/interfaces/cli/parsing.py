@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from attestor_arango.clock import time_from_text
 from attestor_arango.errors import ValidationError
+from attestor_arango.validation import int_from_text, number_from_text
 
 
 class UsageError(ValidationError):
@@ -105,20 +106,35 @@ def non_negative_int(text: str) -> int:
 
 
 def positive_seconds(text: str) -> float:
-    """A finite, positive number of seconds (nan, inf and 0 would disable a timeout)."""
+    """A finite, positive number of seconds in plain digits (nan, inf and 0 would disable a
+    timeout)."""
     try:
-        value = float(text)
-    except ValueError:
+        value = float(number_from_text(text.strip(), "seconds"))
+    except ValidationError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds above 0")
     return value
 
 
+def whole_number(text: str) -> int:
+    """A count, limit or sequence number in plain digits (``1_0``, ``+1`` and ``1e3`` are
+    refused, as in a query string); its range is the library's to check."""
+    return _int_arg(text)
+
+
+def number_arg(text: str) -> float:
+    """A number in plain digits with an optional fraction (``0.8``); no ``nan`` or ``inf``."""
+    try:
+        return float(number_from_text(text.strip(), "the value"))
+    except ValidationError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
 def _int_arg(text: str) -> int:
     try:
-        return int(text)
-    except ValueError:
+        return int_from_text(text.strip(), "the value")
+    except ValidationError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 

@@ -25,6 +25,7 @@ from attestor_arango.interfaces.cli.parsing import (
 )
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+MAX_BODY = 1_048_576  # bytes per HTTP request body, REST and MCP alike (ApiSettings' default)
 
 
 def require_extra(command: str, extra: str, modules: tuple[str, ...]) -> None:
@@ -174,7 +175,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise ValidationError("--no-auth only binds a loopback address; use keys to serve further")
     memory = open_memory(args)
     try:
-        app = create_mcp_app(memory, None if args.no_auth else keys, host=args.host)
+        app = create_mcp_app(
+            memory, None if args.no_auth else keys, host=args.host, max_body_bytes=args.max_body
+        )
         settle_heap()
         uvicorn.run(
             app,
@@ -207,9 +210,7 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=port_arg, default=8080, help="TCP port")
     p.add_argument("--keys", help="API key file (YAML/JSON); default $ATTESTOR_API_KEYS")
     p.add_argument("--no-auth", action="store_true", help="serve as the default identity")
-    p.add_argument(
-        "--max-body", type=positive_int, default=1_048_576, help="bytes per request body"
-    )
+    p.add_argument("--max-body", type=positive_int, default=MAX_BODY, help="bytes per request body")
     p.add_argument("--timeout", type=positive_seconds, default=30.0, help="seconds per request")
     p.add_argument("--workers", type=positive_int, default=8, help="concurrent memory calls")
     p.add_argument(
@@ -238,6 +239,9 @@ def register(sub: Any) -> None:
     p.add_argument("--keys", help="API key file (YAML/JSON); default $ATTESTOR_API_KEYS")
     p.add_argument(
         "--no-auth", action="store_true", help="HTTP on loopback as the default identity"
+    )
+    p.add_argument(
+        "--max-body", type=positive_int, default=MAX_BODY, help="bytes per HTTP request body"
     )
     p.add_argument("--grace", type=non_negative_int, default=10, help="graceful shutdown seconds")
     p.add_argument("--log-level", type=log_level_arg, default="warning", help="server log level")

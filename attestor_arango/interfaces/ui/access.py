@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from attestor_arango.context import AgentContext
 from attestor_arango.interfaces.api import spec
-from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, authorize
+from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, authorize, refuse_repeated
 from attestor_arango.interfaces.api.errors import AuthenticationError
 
 if TYPE_CHECKING:
@@ -84,6 +84,7 @@ class Gate:
             key = self.fixed_key
         else:
             key = self.ring.authenticate(presented_key(headers))
+        refuse_repeated(headers)  # the dict below would keep one of them unsaid
         narrowed = {name.lower(): value for name, value in headers.items()}
         if namespace:
             narrowed[spec.H_NAMESPACE] = namespace

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from attestor_arango.errors import ValidationError
+from attestor_arango.validation import int_from_text
 
 MAX_PER_PAGE = 200
 STATUSES = ("active", "superseded", "archived", "all")
@@ -29,8 +30,8 @@ def number(params: Mapping[str, str], name: str, default: int, lo: int, hi: int)
     if raw is None:
         return default
     try:
-        value = int(raw)
-    except ValueError:
+        value = int_from_text(raw, name)
+    except ValidationError:
         raise ValidationError(f"{name} must be a whole number from {lo} to {hi}") from None
     if not lo <= value <= hi:
         raise ValidationError(f"{name} must be a whole number from {lo} to {hi}")
