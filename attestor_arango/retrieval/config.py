@@ -8,11 +8,16 @@ can never believe it switched a step off when it did not.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from attestor_arango.errors import ValidationError
 from attestor_arango.memo import memo
+
+# the largest integer setting taken: counts of rows and candidates, far above any store's
+# (a larger one would only make a recall allocate or loop for nothing)
+MAX_INT = 1_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +119,14 @@ class RetrievalConfig:
     multi_query_n: int = 3
 
     def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValidationError(f"retrieval.{f.name} must be a finite number, not {value}")
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+                raise ValidationError(
+                    f"retrieval.{f.name} is {value}; settings are at most {MAX_INT:,}"
+                )
         for name in (
             "vector_k",
             "text_k",
