@@ -114,3 +114,15 @@ def test_a_query_that_is_not_text_is_refused(tmp_path: Path, method: str) -> Non
         getattr(mem, method)(f"where {LONE} Ann", context=CTX)
     assert mem.recall("where does Ann live", context=CTX).model_dump_json()
     mem.close()
+
+
+def test_a_read_by_an_id_with_a_lone_surrogate_says_what_is_wrong(tmp_path: Path) -> None:
+    # a read stores nothing: the error must not say the text "cannot be stored"
+    mem = AgentMemory(str(tmp_path / "m.db"), embedder=HashingEmbedder())
+    try:
+        ctx = AgentContext(agent_id="a", tenant="t")
+        with pytest.raises(ValidationError) as err:
+            mem.get("a\ud800", context=ctx)
+        assert "surrogate" in str(err.value) and "cannot be stored" not in str(err.value)
+    finally:
+        mem.close()

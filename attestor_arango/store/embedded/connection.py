@@ -187,7 +187,10 @@ class SQLiteConnection:
                 "a number in the request is out of range (it must fit in 64 bits)"
             ) from None
         except UnicodeEncodeError:
-            raise ValidationError("text with a lone UTF-16 surrogate cannot be stored") from None
+            raise ValidationError(
+                "text in the request holds a lone UTF-16 surrogate, which no stored value "
+                "can hold; send valid Unicode (an id or text as it was given back)"
+            ) from None
         except sqlite3.Error as exc:
             raise StoreError(f"embedded store error: {exc}") from exc
 
