@@ -1,0 +1,144 @@
+"""Attacks on time across tenants: one tenant's requests must not move the clock, quota day,
+as_of view or audit chain of another, and a refused request changes nothing stored.
+
+Finding (session 16): ``import_user`` accepted transaction times up to a minute ahead of
+the server's clock and then pushed the clock, shared by every tenant, past them. An
+orchestrator of one tenant could purge its own tenant and import its export again, each
+time stamped a minute past the clock it had just pushed, and walk the clock forward
+without end: another tenant's next write was stamped minutes (then days) in the future,
+its quota day could be made to roll over, and an ``as_of`` of the real "now" no longer saw
+its own latest rows. The import now refuses any time past a tick already handed out.
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attack_support import stored
+from starlette.testclient import TestClient
+
+from attestor_arango import AgentContext
+from attestor_arango.clock import ManualClock, iso
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.errors import ValidationError
+from attestor_arango.interfaces.api.app import create_app
+from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key
+from attestor_arango.memory import AgentMemory
+
+ATTACKER = AgentContext(agent_id="o", role="orchestrator", tenant="mallory")
+VICTIM = AgentContext(agent_id="o", role="orchestrator", tenant="victim")
+MINUTE_US = 60_000_000
+
+
+def _memory(path: Path, clock: ManualClock) -> AgentMemory:
+    return AgentMemory(path / "m.db", embedder=HashingEmbedder(64), clock=clock)
+
+
+def _stamped(export: dict[str, Any], at_us: int) -> dict[str, Any]:
+    """The export with every memory created at ``at_us`` (a transaction time)."""
+    data = copy.deepcopy(export)
+    for row in data["memories"]:
+        row["t_created"] = iso(at_us)
+    return data
+
+
+def test_purge_and_reimport_cannot_walk_the_shared_clock_forward(tmp_path: Path) -> None:
+    clock = ManualClock()  # the wall clock stands still: only ticks move it
+    mem = _memory(tmp_path, clock)
+    mem.add("victim keeps its books in Lisbon", context=VICTIM)
+    mem.add("mallory keeps hers in Porto", context=ATTACKER)
+    export = mem.export_user("mallory", context=ATTACKER)
+    for _ in range(5):
+        assert mem.purge_user("mallory", "again", context=ATTACKER).ok
+        ahead = _stamped(export, mem.clock.now_us() + MINUTE_US - 1_000_000)
+        with pytest.raises(ValidationError, match="after this server's time"):
+            mem.import_user(ahead, context=ATTACKER)
+    wrote = mem.add("victim opens an office in Faro", context=VICTIM)
+    # every call takes one microsecond tick; nothing may have pushed it by seconds
+    assert wrote.t_created.timestamp() - clock.now_us() / 1e6 < 1.0, wrote.t_created
+    assert mem.quota_status("victim", context=VICTIM)["day"] == "2026-01-01"
+    assert mem.verify_audit_chain("victim", context=VICTIM).ok
+    # the victim's own "now" still sees what it just wrote
+    now = datetime.fromtimestamp(wrote.t_created.timestamp() + 0.5, tz=wrote.t_created.tzinfo)
+    clock.set(now)
+    assert wrote.id in {m.id for m in mem.list(as_of=now, context=VICTIM)}
+    mem.close()
+
+
+def test_an_import_refused_for_its_times_stores_nothing(tmp_path: Path) -> None:
+    clock = ManualClock()
+    mem = _memory(tmp_path, clock)
+    mem.add("victim keeps its books in Lisbon", context=VICTIM)
+    mem.add("mallory keeps hers in Porto", context=ATTACKER)
+    export = mem.export_user("mallory", context=ATTACKER)
+    assert mem.purge_user("mallory", "again", context=ATTACKER).ok
+    before = stored(mem)
+    ahead = _stamped(export, mem.clock.last + 30_000_000)
+    with pytest.raises(ValidationError):
+        mem.import_user(ahead, context=ATTACKER)
+    assert stored(mem) == before
+    # the export as made (its times all past) still imports, and later writes come after it
+    counts = mem.import_user(export, context=ATTACKER)
+    assert counts["memories"] == 1
+    later = mem.add("mallory moves to Braga", context=ATTACKER)
+    imported = mem.list(status="all", context=ATTACKER)
+    assert all(m.t_created < later.t_created for m in imported if m.id != later.id)
+    mem.close()
+
+
+def test_rest_import_a_minute_ahead_is_a_422_and_moves_no_clock(tmp_path: Path) -> None:
+    clock = ManualClock()
+    mem = _memory(tmp_path, clock)
+    mem.add("mallory keeps hers in Porto", context=ATTACKER)
+    export = mem.export_user("mallory", context=ATTACKER)
+    assert mem.purge_user("mallory", "again", context=ATTACKER).ok
+    keys = [
+        ApiKey(id=t, sha256=hash_key(f"key-{t}"), tenant=t, roles=("orchestrator",),
+               agent_ids=("o",))
+        for t in ("mallory", "victim")
+    ]  # fmt: skip
+    client = TestClient(create_app(mem, KeyRing(keys)), raise_server_exceptions=False)
+    ahead = _stamped(export, mem.clock.last + 45_000_000)
+    before = stored(mem)
+    r = client.post(
+        "/v1/governance/import", json={"data": ahead}, headers={"x-api-key": "key-mallory"}
+    )
+    assert r.status_code == 422, r.text
+    assert "after this server's time" in r.json()["message"]
+    assert stored(mem) == before
+    wrote = client.post(
+        "/v1/memories", json={"content": "victim fact"}, headers={"x-api-key": "key-victim"}
+    )
+    assert wrote.status_code == 200, wrote.text
+    stamped = datetime.fromisoformat(wrote.json()["t_created"].replace("Z", "+00:00"))
+    assert stamped.timestamp() - clock.now_us() / 1e6 < 1.0, stamped
+    mem.close()
+
+
+def test_a_refused_as_of_changes_nothing_and_moves_no_clock(tmp_path: Path) -> None:
+    """A future or naive ``as_of`` is refused before the read: no rows, no audit entry and
+    no quota counter change, and the clock moves only by its own ticks."""
+    clock = ManualClock()
+    mem = _memory(tmp_path, clock)
+    mem.add("victim keeps its books in Lisbon", context=VICTIM)
+    before = stored(mem)
+    tick = mem.clock.last
+    bad: list[Any] = [
+        "2999-01-01T00:00:00Z",
+        datetime(2026, 1, 1, 0, 0),  # naive
+        iso(clock.now_us() + 2 * MINUTE_US),
+    ]
+    reads = ("list", "recall", "search", "list_page")
+    for as_of in bad:
+        for op in reads:
+            args = ("books",) if op in ("recall", "search") else ()
+            with pytest.raises(ValidationError):
+                getattr(mem, op)(*args, as_of=as_of, context=ATTACKER)
+    assert stored(mem) == before
+    assert mem.clock.last - tick < 100  # a handful of microsecond ticks, no jump
+    assert mem.quota_status("victim", context=VICTIM)["used"] == 1
+    mem.close()
