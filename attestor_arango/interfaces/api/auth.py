@@ -135,7 +135,12 @@ class KeyRing:
                 f"allowed: {', '.join(r.value for r in key.roles)}",
                 role=role.value,
             )
-        agent_id = headers.get(spec.H_AGENT) or key.agent_ids[0]
+        # one agent, one name: " bot" and "bot " are bot, so padding cannot mint a fresh
+        # write counter (max_writes_per_agent) or a second name in the audit chain
+        named = headers.get(spec.H_AGENT)
+        agent_id = named.strip() if named else key.agent_ids[0]
+        if not agent_id:
+            raise ValidationError(f"{spec.H_AGENT} is blank; send an agent id or omit it")
         if agent_id == ANY:
             raise ValidationError(f"send an agent id in {spec.H_AGENT}; '*' is not an agent id")
         trail = tuple(a for a in (headers.get(spec.H_TRAIL) or "").split(",") if a.strip())
