@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, TypeAdapter, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.errors import ValidationError
@@ -240,7 +240,8 @@ SECRET_ENV = frozenset(
 def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The AgentContext fields the environment sets (``IDENTITY_ENV``), parsed.
 
-    Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not an integer.
+    Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not an integer or
+    ``ATTESTOR_READ_ONLY`` not a boolean.
     """
     environ = environment(env)
     values: dict[str, Any] = {}
@@ -254,10 +255,23 @@ def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             except ValueError:
                 raise ValidationError(f"{name} must be an integer") from None
         elif key == "read_only":
-            values[key] = raw.lower() in {"1", "true", "yes"}
+            values[key] = _flag(raw, name)
         else:
             values[key] = raw
     return values
+
+
+_BOOL = TypeAdapter(bool)
+
+
+def _flag(raw: str, name: str) -> bool:
+    """An on/off variable read as the configuration's booleans are (``ATTESTOR_TRACE``:
+    true/false, 1/0, yes/no, on/off, any case). Anything else raises ``ValidationError``:
+    ``ATTESTOR_READ_ONLY=on`` or ``TRUE `` must not leave a context writable."""
+    try:
+        return _BOOL.validate_python(raw.strip())
+    except PydanticValidationError:
+        raise ValidationError(f"{name} must be true or false (1/0, yes/no, on/off)") from None
 
 
 def api_keys_setting(env: Mapping[str, str] | None = None) -> str:
