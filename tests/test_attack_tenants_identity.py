@@ -10,6 +10,9 @@ Findings (session 16), each failing before its fix:
 - The CLI read ``--tenant ''`` (and ``--agent-id ''``, ``--role ''``) as absent and ran
   as the default tenant ``local``: a scripted tenant that came out blank wrote into
   another tenant. An empty flag is now refused.
+- Two tenants' keys that share an ``id`` (an operator's label, e.g. one "bot-key" per
+  tenant) shared one write counter per agent: one tenant's writes spent the other's
+  ``max_writes_per_agent``. Counters are now kept per key digest.
 - ``ATTESTOR_READ_ONLY`` was true only for ``1``/``true``/``yes``: ``on``, ``TRUE `` (a
   trailing space) or ``y`` left the CLI's context writable. It is now read as the
   configuration's booleans are, and anything else is refused.
@@ -63,6 +66,27 @@ def test_a_padded_agent_id_is_the_same_agent_and_its_write_ceiling_holds(
     assert mem.stats(context=ACME).total == 2
     names = {e.agent_id for e in mem.store.read_audit(Scope("acme"), 1000, 0)}
     assert names == {"bot"}, names
+    mem.close()
+
+
+def test_keys_of_two_tenants_with_one_id_do_not_share_a_write_counter(tmp_path: Path) -> None:
+    mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64))
+    keys = [
+        ApiKey(id="bot-key", sha256=hash_key(f"key-{t}"), tenant=t, roles=("executor",),
+               agent_ids=("bot",), max_writes_per_agent=2)
+        for t in ("acme", "beta")
+    ]  # fmt: skip
+    client = TestClient(create_app(mem, KeyRing(keys)), raise_server_exceptions=False)
+
+    def write(tenant: str, text: str) -> int:
+        headers = {"x-api-key": f"key-{tenant}"}
+        return client.post("/v1/memories", json={"content": text}, headers=headers).status_code
+
+    spent = [write("acme", f"acme fact {i}") for i in range(3)]
+    assert spent == [200, 200, 429], spent
+    assert [write("beta", f"beta fact {i}") for i in range(3)] == [200, 200, 429]
+    beta = AgentContext(agent_id="o", tenant="beta")
+    assert mem.stats(context=beta).total == 2
     mem.close()
 
 

@@ -74,9 +74,10 @@ class KeyRing:
     """Known keys by digest, plus the live contexts built from them.
 
     Each request gets a fresh (frozen) context, but every context of one (key,
-    agent) shares one ``Usage``: the key's ``max_writes_per_agent`` is a ceiling
-    that counts across requests whatever session, budget, namespace or trail the
-    headers name, as it does for an in-process caller.
+    agent) shares one ``Usage`` (the key told by its digest, unique in the ring): the
+    key's ``max_writes_per_agent`` is a ceiling that counts across requests whatever
+    session, budget, namespace or trail the headers name, as it does for an in-process
+    caller.
     """
 
     def __init__(self, keys: list[ApiKey], source: Path | None = None) -> None:
@@ -168,7 +169,9 @@ class KeyRing:
         usage = Usage()  # nothing to count across requests without a write limit
         if key.max_writes_per_agent is not None:
             with self._lock:
-                usage = self._usage.setdefault((key.id, agent_id), usage)
+                # by digest, not ``key.id``: ids are labels an operator may repeat (one
+                # "bot-key" per tenant), and two tenants' agents must not share a counter
+                usage = self._usage.setdefault((key.sha256, agent_id), usage)
         return AgentContext(
             agent_id=agent_id,
             role=role,
