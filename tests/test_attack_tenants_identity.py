@@ -28,10 +28,11 @@ from attack_support import stored
 from starlette.testclient import TestClient
 
 from attestor_arango import AgentContext
+from attestor_arango.clock import ManualClock, from_us, iso
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.api.app import create_app
-from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key
+from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key, load_keys
 from attestor_arango.interfaces.cli.main import main
 from attestor_arango.memory import AgentMemory
 from attestor_arango.scope import Scope
@@ -182,3 +183,36 @@ def test_read_only_off_leaves_the_cli_writable(
     assert not AgentContext.from_env().read_only
     assert main(["add", "a fact", "--json"]) == 0
     assert _cli_rows(cli_home) == 1
+
+
+def test_an_expired_key_is_refused_at_once_and_stores_nothing(tmp_path: Path) -> None:
+    """Finding: a key could not expire (no such field: a key file naming one failed to
+    load). ``expires_at`` now ends a key at that moment, over REST and MCP alike."""
+    clock = ManualClock()
+    mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64), clock=clock)
+    ends = clock.now_us() + 60_000_000
+    key = ApiKey.model_validate(
+        {"id": "temp", "sha256": hash_key("key-t"), "tenant": "acme",
+         "roles": ["executor"], "agent_ids": ["bot"], "expires_at": iso(ends)}
+    )  # fmt: skip
+    assert key.expires_at == from_us(ends)
+    ring = KeyRing([key], clock=clock)
+    client = TestClient(create_app(mem, ring), raise_server_exceptions=False)
+    headers = {"x-api-key": "key-t"}
+    assert client.post("/v1/memories", json={"content": "a"}, headers=headers).status_code == 200
+    clock.advance(seconds=60)
+    before = stored(mem)
+    r = client.post("/v1/memories", json={"content": "b"}, headers=headers)
+    assert r.status_code == 401, r.text
+    assert "expired" in r.json()["message"]
+    assert client.get("/v1/stats", headers=headers).status_code == 401
+    assert stored(mem) == before
+    mem.close()
+
+
+@pytest.mark.parametrize("when", ["2030-01-01T00:00:00", "soon", "2030-02-30T00:00:00Z"])
+def test_a_key_whose_expiry_is_no_aware_time_is_refused_when_loaded(when: object) -> None:
+    entry = {"id": "temp", "sha256": hash_key("key-t"), "tenant": "acme",
+             "roles": ["executor"], "agent_ids": ["bot"], "expires_at": when}  # fmt: skip
+    with pytest.raises(ValidationError, match="invalid API key entry"):
+        load_keys(None, env={"ATTESTOR_API_KEYS": json.dumps([entry])})

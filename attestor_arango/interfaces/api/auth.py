@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from attestor_arango.clock import Clock, SystemClock, iso, to_us
 from attestor_arango.config import API_KEYS_ENV, api_keys_setting, read_document
 from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole, Usage
 from attestor_arango.errors import AccessDenied, ValidationError
@@ -55,6 +56,8 @@ class ApiKey(BaseModel):
     read_only: bool = False
     token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, gt=0)
     max_writes_per_agent: int | None = Field(default=None, ge=0)
+    # when the key stops working (ISO-8601 with a zone); None: until removed from the ring
+    expires_at: AwareDatetime | None = None
 
     @field_validator("tenant")
     @classmethod
@@ -80,8 +83,11 @@ class KeyRing:
     caller.
     """
 
-    def __init__(self, keys: list[ApiKey], source: Path | None = None) -> None:
+    def __init__(
+        self, keys: list[ApiKey], source: Path | None = None, clock: Clock | None = None
+    ) -> None:
         self._by_hash = _index(keys)
+        self._clock = clock or SystemClock()  # what ``expires_at`` is compared with
         # a ring loaded from a file follows it: a key removed there stops working at once
         self._source = source
         self._stamp = _stamp(source)
@@ -110,6 +116,10 @@ class KeyRing:
             self._stamp = stamp
 
     def authenticate(self, presented: str | None) -> ApiKey:
+        """The key ``presented`` is, as the ring holds it now (a key file is followed).
+
+        Raises ``AuthenticationError`` (401) for no key, an unknown one or an expired one.
+        """
         self._follow_source()
         if not presented:
             raise AuthenticationError(
@@ -118,8 +128,17 @@ class KeyRing:
         digest = hash_key(presented)
         for known, key in self._by_hash.items():
             if secrets.compare_digest(known, digest):
-                return key
+                return self._unexpired(key)
         raise AuthenticationError("unknown API key; ask the operator for a valid one")
+
+    def _unexpired(self, key: ApiKey) -> ApiKey:
+        """``key``, unless its ``expires_at`` has come (``AuthenticationError``, 401)."""
+        if key.expires_at is not None and self._clock.now_us() >= to_us(key.expires_at):
+            raise AuthenticationError(
+                f"API key {key.id!r} expired at {iso(to_us(key.expires_at))}; "
+                "ask the operator for a new one"
+            )
+        return key
 
     def context(self, key: ApiKey, headers: Mapping[str, str]) -> AgentContext:
         """The caller's context: the key's grant, narrowed by request headers."""
