@@ -66,6 +66,12 @@ class TickClock:
             self._last = value
             return value
 
+    def peek(self) -> int:
+        """What ``now_us`` would be, without handing out a tick: for a check that stores
+        nothing, so checking leaves every later transaction time as it was."""
+        with self._lock:
+            return max(self.source.now_us(), self._last + 1)
+
     @property
     def last(self) -> int:
         """The most recent tick handed out (the "now" of the latest read or write)."""

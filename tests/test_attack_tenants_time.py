@@ -142,3 +142,34 @@ def test_a_refused_as_of_changes_nothing_and_moves_no_clock(tmp_path: Path) -> N
     assert mem.clock.last - tick < 100  # a handful of microsecond ticks, no jump
     assert mem.quota_status("victim", context=VICTIM)["used"] == 1
     mem.close()
+
+
+@pytest.mark.parametrize("when", ["9000-01-01T00:00:00Z", "@minutes"])
+def test_a_turn_said_in_the_future_is_refused_by_add_turns_as_by_ingest(
+    tmp_path: Path, when: str
+) -> None:
+    """Finding: ``ingest_round`` refused a message time ahead of the server's clock, but
+    ``add_turns`` (library, REST ``/v1/turns``, the client) stored it, year 9000 included,
+    as when the turn was said. Now both refuse it, and nothing is stored."""
+    clock = ManualClock()
+    mem = _memory(tmp_path, clock)
+    mem.add("victim keeps its books in Lisbon", context=VICTIM)
+    stamp = iso(clock.now_us() + 5 * MINUTE_US) if when == "@minutes" else when
+    turns = [
+        {"speaker": "Ann", "text": "we met yesterday", "timestamp": iso(clock.now_us() - 10**9)},
+        {"speaker": "Bob", "text": "and we meet again", "timestamp": stamp},
+    ]
+    before = stored(mem)
+    with pytest.raises(ValidationError, match="after this server's time"):
+        mem.add_turns(turns, context=ATTACKER)
+    assert stored(mem) == before
+    key = ApiKey(id="m", sha256=hash_key("key-m"), tenant="mallory", roles=("executor",),
+                 agent_ids=("o",))  # fmt: skip
+    client = TestClient(create_app(mem, KeyRing([key])), raise_server_exceptions=False)
+    r = client.post("/v1/turns", json={"turns": turns}, headers={"x-api-key": "key-m"})
+    assert r.status_code == 422, r.text
+    assert "after this server's time" in r.json()["message"]
+    assert stored(mem) == before
+    # the turns said in the past are stored as said
+    assert len(mem.add_turns(turns[:1], context=ATTACKER)) == 1
+    mem.close()
