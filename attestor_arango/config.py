@@ -255,7 +255,7 @@ def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             except ValueError:
                 raise ValidationError(f"{name} must be an integer") from None
         elif key == "read_only":
-            values[key] = _flag(raw, name)
+            values[key] = parse_flag(raw, name)
         else:
             values[key] = raw
     return values
@@ -264,10 +264,11 @@ def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
 _BOOL = TypeAdapter(bool)
 
 
-def _flag(raw: str, name: str) -> bool:
-    """An on/off variable read as the configuration's booleans are (``ATTESTOR_TRACE``:
-    true/false, 1/0, yes/no, on/off, any case). Anything else raises ``ValidationError``:
-    ``ATTESTOR_READ_ONLY=on`` or ``TRUE `` must not leave a context writable."""
+def parse_flag(raw: str, name: str) -> bool:
+    """An on/off setting (a variable, a header) read as the configuration's booleans are
+    (``ATTESTOR_TRACE``: true/false, 1/0, yes/no, on/off, any case). Anything else raises
+    ``ValidationError``: ``ATTESTOR_READ_ONLY=on`` or ``TRUE `` must not leave a context
+    writable, nor a misspelt ``X-Read-Only`` a request."""
     try:
         return _BOOL.validate_python(raw.strip())
     except PydanticValidationError:

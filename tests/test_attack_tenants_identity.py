@@ -216,3 +216,18 @@ def test_a_key_whose_expiry_is_no_aware_time_is_refused_when_loaded(when: object
              "roles": ["executor"], "agent_ids": ["bot"], "expires_at": when}  # fmt: skip
     with pytest.raises(ValidationError, match="invalid API key entry"):
         load_keys(None, env={"ATTESTOR_API_KEYS": json.dumps([entry])})
+
+
+@pytest.mark.parametrize(("value", "status"), [("maybe", 422), ("ture", 422), ("on", 403),
+                                               ("YES ", 403), ("0", 200)])  # fmt: skip
+def test_a_read_only_header_is_a_boolean_or_a_422(tmp_path: Path, value: str, status: int) -> None:
+    """Finding: ``X-Read-Only: maybe`` (or a misspelt ``ture``) was read as false, so a
+    request that asked to be read-only could write. It is read as ``ATTESTOR_READ_ONLY``."""
+    mem, client = _client(tmp_path)
+    before = stored(mem, with_audit=False)
+    headers = {"x-api-key": "key-w", "x-read-only": value}
+    r = client.post("/v1/memories", json={"content": "a fact"}, headers=headers)
+    assert r.status_code == status, r.text
+    if status != 200:
+        assert stored(mem, with_audit=False) == before
+    mem.close()

@@ -20,7 +20,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.clock import Clock, SystemClock, iso, to_us
-from attestor_arango.config import API_KEYS_ENV, api_keys_setting, read_document
+from attestor_arango.config import API_KEYS_ENV, api_keys_setting, parse_flag, read_document
 from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole, Usage
 from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.interfaces.api import spec
@@ -174,7 +174,8 @@ class KeyRing:
         )
         if key.namespaces is not None and namespace not in key.namespaces:
             raise AccessDenied(f"this key may not use namespace {namespace!r}")
-        read_only = key.read_only or _truthy(headers.get(spec.H_READ_ONLY))
+        switch = (headers.get(spec.H_READ_ONLY) or "").strip()
+        read_only = key.read_only or (bool(switch) and parse_flag(switch, spec.H_READ_ONLY))
         budget = key.token_budget
         if headers.get(spec.H_BUDGET):
             try:
@@ -204,10 +205,6 @@ class KeyRing:
             read_only=read_only,
             usage=usage,
         )
-
-
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def parse_keys(data: Any, *, source: str) -> list[ApiKey]:
