@@ -173,3 +173,49 @@ def test_a_turn_said_in_the_future_is_refused_by_add_turns_as_by_ingest(
     # the turns said in the past are stored as said
     assert len(mem.add_turns(turns[:1], context=ATTACKER)) == 1
     mem.close()
+
+
+def test_every_governance_move_of_one_tenant_leaves_anothers_chain_and_files_alone(
+    tmp_path: Path,
+) -> None:
+    """Held when written, not covered before: purge, import, compaction, retention, quota
+    and signature checks of one tenant leave another's audit chain (every entry and its
+    head), rows and persisted index files byte for byte as they were."""
+    import hashlib
+
+    from attestor_arango.scope import Scope
+
+    clock = ManualClock()
+    mem = _memory(tmp_path, clock)
+    for i in range(260):  # enough rows for the indexes to be written to files
+        mem.add(f"victim fact {i} about the harbour", context=VICTIM)
+        mem.add(f"mallory fact {i} about the harbour", context=ATTACKER)
+    mem.recall("harbour fact", context=VICTIM)
+    mem.recall("harbour fact", context=ATTACKER)
+    digest = hashlib.sha256(b"victim").hexdigest()[:32]
+
+    def victim_state() -> tuple[Any, ...]:
+        files = {
+            p.name: p.read_bytes() for p in sorted(tmp_path.rglob(f"{digest}.*")) if p.is_file()
+        }
+        chain = mem.store.read_audit(Scope("victim"), 10_000, 0)
+        rows = [m.model_dump() for m in mem.list(status="all", limit=1000, context=VICTIM)]
+        return files, [e.model_dump() for e in chain], rows
+
+    before = victim_state()
+    assert before[0], "the victim's indexes were not written to files"
+    head = mem.audit_log(limit=10_000, context=VICTIM)[-1]
+    export = mem.export_user("mallory", context=ATTACKER)
+    mem.set_quota("mallory", daily_writes=10_000, context=ATTACKER)
+    mem.forget(mem.list(limit=1, context=ATTACKER)[0].id, context=ATTACKER)
+    clock.advance(days=3)
+    mem.compact(older_than="1d", context=ATTACKER)
+    policy = [{"name": "old", "action": "archive", "older_than": "1d"}]
+    mem.apply_retention(policy, context=ATTACKER)
+    assert mem.purge_user("mallory", "drill", context=ATTACKER).ok
+    mem.import_user(export, context=ATTACKER)
+    assert mem.purge_user("mallory", "drill again", context=ATTACKER).ok
+    assert victim_state() == before
+    report = mem.verify_audit_chain("victim", anchor=(head.seq, head.hash), context=VICTIM)
+    assert report.ok, report
+    mem.close()
