@@ -24,7 +24,7 @@ from attestor_arango.memory import AgentMemory
 
 HERE = AgentContext(agent_id="a", role="orchestrator", tenant="here")
 THERE = AgentContext(agent_id="a", role="orchestrator", tenant="there")
-QUERY = "violin garden lesson"
+QUERY = "Ann and Bob violin garden lesson"
 
 
 def _ranked(mem: AgentMemory, at: datetime) -> tuple[object, ...]:
@@ -40,7 +40,7 @@ def _ranked(mem: AgentMemory, at: datetime) -> tuple[object, ...]:
     )
 
 
-@pytest.mark.parametrize("move", ["flood", "purge", "compact"])
+@pytest.mark.parametrize("move", ["flood", "graph", "purge", "compact"])
 def test_another_tenants_rows_purge_or_compaction_leave_our_ranking_alone(
     tmp_path: Path, move: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -49,7 +49,8 @@ def test_another_tenants_rows_purge_or_compaction_leave_our_ranking_alone(
     mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64), clock=clock)
     for i in range(240):  # past the text pool (200 rows): the pool itself is a choice
         word = "violin" if i % 3 else "garden"
-        mem.add(f"note {i}: a {word} lesson on day {i}", context=HERE)
+        who = ("ann", "bob", None)[i % 3]
+        mem.add(f"note {i}: a {word} lesson on day {i}", entity=who, context=HERE)
     for i in range(80):
         mem.add(f"there {i}: violin violin lesson", context=THERE)
     mem.forget(mem.list(context=THERE, limit=1)[0].id, context=THERE)
@@ -59,6 +60,11 @@ def test_another_tenants_rows_purge_or_compaction_leave_our_ranking_alone(
     if move == "flood":
         for i in range(300):
             mem.add(f"later {i}: violin violin violin garden", context=THERE)
+    elif move == "graph":  # their entities and edges under our entities' names
+        turns = [{"speaker": s, "text": f"the violin lesson with {o}", "session_id": "s"}
+                 for s, o in (("Ann", "Bob"), ("Bob", "Ann"), ("Ann", "Cleo"))]  # fmt: skip
+        mem.add_turns(turns * 5, context=THERE)
+        mem.ingest_round({"user": "Ann gives garden lessons. Bob plays the violin."}, context=THERE)
     elif move == "purge":
         assert mem.purge_user("there", "erasure drill", context=THERE).ok
     else:
