@@ -131,3 +131,20 @@ def test_an_agent_cannot_raise_its_own_role_or_clear_read_only() -> None:
     with pytest.raises(AccessDenied):
         read_only.as_agent("ro", "executor", read_only=False)
     assert read_only.as_agent("ro2").read_only  # its children stay read-only
+
+
+def test_refusals_under_many_names_in_one_tenant_keep_anothers_suppressed_count() -> None:
+    """Finding: refusal windows were one store-wide list of 10,000 (tenant, agent,
+    operation) entries. A tenant refused under 10,000 agent names (a key for any agent
+    id) pushed out another tenant's windows, and the refusals that tenant's window had
+    suppressed were never written to its chain. Windows are now bounded per tenant."""
+    from attestor_arango.governance.access import DENIAL_BURST, DENIAL_KEYS, DenialLimiter
+
+    limiter = DenialLimiter()
+    victim = ("victim", "bot", "add")
+    written = [limiter.admit(victim, 1_000 + i) for i in range(DENIAL_BURST + 3)]
+    assert written[:DENIAL_BURST] == [0] * DENIAL_BURST and written[DENIAL_BURST:] == [None] * 3
+    for i in range(DENIAL_KEYS + 10):
+        limiter.admit(("mallory", f"agent-{i}", "add"), 2_000)
+    # the victim's next window writes an entry carrying the 3 refusals it suppressed
+    assert limiter.admit(victim, 1_000 + limiter.window_us + 5) == 3
