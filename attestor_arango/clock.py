@@ -66,15 +66,16 @@ class TickClock:
             self._last = value
             return value
 
+    def peek(self) -> int:
+        """What ``now_us`` would be, without handing out a tick: for a check that stores
+        nothing, so checking leaves every later transaction time as it was."""
+        with self._lock:
+            return max(self.source.now_us(), self._last + 1)
+
     @property
     def last(self) -> int:
         """The most recent tick handed out (the "now" of the latest read or write)."""
         return self._last
-
-    def observe(self, value: int) -> None:
-        """Never hand out a tick at or before ``value`` (a time already stored)."""
-        with self._lock:
-            self._last = max(self._last, value)
 
 
 def to_us(value: datetime) -> int:
@@ -159,17 +160,20 @@ def _parse_time(value: datetime | str | int | float, field: str) -> int:
 SKEW_US: int = 60_000_000  # how far ahead of this server's clock a given time may be
 
 
-def check_not_ahead(value: int, now: int, *, field: str) -> int:
-    """Refuses a time given by a client or an import that lies after ``now`` + ``SKEW_US``.
+def check_not_ahead(value: int, now: int, *, field: str, skew_us: int = SKEW_US) -> int:
+    """Refuses a time given by a client or an import that lies after ``now`` + ``skew_us``.
 
-    Such a time would be stored as something the tenant already knew "in the future";
-    times are never fed to the shared clock, so nothing one tenant sends can move the
-    time, quota day or chain of another. Raises ``ValidationError``.
+    Such a time would be stored as something the tenant already knew "in the future".
+    A message time (``skew_us`` default) is never fed to the shared clock; a transaction
+    time an import stores is checked with ``skew_us=0``, so it never lies past a tick
+    already handed out and nothing one tenant sends can move the time, quota day or chain
+    of another. Raises ``ValidationError``.
     """
-    if value > now + SKEW_US:
+    if value > now + skew_us:
+        slack = f" (plus {skew_us // 1_000_000}s of clock skew)" if skew_us else ""
         raise ValidationError(
-            f"{field} {iso(value)} is after this server's time {iso(now)} (plus "
-            f"{SKEW_US // 1_000_000}s of clock skew); send a time that has happened",
+            f"{field} {iso(value)} is after this server's time {iso(now)}{slack}; "
+            "send a time that has happened",
             field=field,
         )
     return value

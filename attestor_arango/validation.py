@@ -264,8 +264,10 @@ def number_from_text(text: str, what: str) -> int | float:
     return int_from_text(text, what) if "." not in text else _finite(text, what)
 
 
-TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+# the words pydantic reads as booleans in a config file, so a variable or a header and a
+# YAML setting agree
+TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n"})
 
 
 def flag_from_text(text: str | None, what: str) -> bool:

@@ -1,7 +1,7 @@
 """Adversarial finding: a read-only switch given a word we did not know fell open.
 
 ``X-Read-Only`` narrows what a request may do, yet any value but 1/true/yes/on read as
-"no": ``X-Read-Only: enabled`` (or ``y``, ``2``) wrote. ``$ATTESTOR_READ_ONLY`` knew even
+"no": ``X-Read-Only: enabled`` (or ``yep``, ``2``) wrote. ``$ATTESTOR_READ_ONLY`` knew even
 fewer words (``on`` meant no). Both now read one set of words
 (``validation.flag_from_text``: 1/0, true/false, yes/no, on/off, any case) and refuse any
 other with a 422 (a ``ValidationError``) naming the switch; nothing is stored.
@@ -22,7 +22,7 @@ from attestor_arango.interfaces.api.app import create_app
 ADD = {"content": "Ann likes gin"}
 
 
-@pytest.mark.parametrize("word", ["enabled", "y", "2", "tru", "read-only"])
+@pytest.mark.parametrize("word", ["enabled", "yep", "2", "tru", "read-only"])
 def test_an_unknown_read_only_word_is_refused_and_nothing_stored(tmp_path: Path, word: str) -> None:
     mem, _, _ = seeded(tmp_path)
     client = TestClient(create_app(mem, acme_ring()), raise_server_exceptions=False)

@@ -50,30 +50,44 @@ OPERATIONS: dict[str, Permission] = {
 DENIED_ACTION = "permission_denied"
 DENIAL_BURST = 5  # refusals written per (tenant, agent, operation) and window
 DENIAL_WINDOW_US = 60_000_000
-DENIAL_KEYS = 10_000  # (tenant, agent, operation) windows remembered, least recent dropped
+DENIAL_KEYS = 10_000  # (agent, operation) windows remembered per tenant, least recent dropped
+DENIAL_TENANTS = 1_000  # tenants whose windows are remembered, least recent dropped
 
 
 class DenialLimiter:
-    """Counts refusals per (tenant, agent, operation) in fixed windows of time."""
+    """Counts refusals per (tenant, agent, operation) in fixed windows of time.
+
+    Windows are kept per tenant, each tenant with its own bound: a tenant whose agents are
+    refused under many names drops only its own oldest windows, never another tenant's
+    (whose suppressed count would then be lost from that tenant's chain).
+    """
 
     def __init__(self, burst: int = DENIAL_BURST, window_us: int = DENIAL_WINDOW_US) -> None:
         self.burst = burst
         self.window_us = window_us
-        self._windows: OrderedDict[tuple[str, str, str], list[int]] = OrderedDict()
+        self._tenants: OrderedDict[str, OrderedDict[tuple[str, str], list[int]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def admit(self, key: tuple[str, str, str], now_us: int) -> int | None:
         """None: only count this refusal; else write it, noting this many suppressed before."""
+        tenant, agent, operation = key
         with self._lock:
-            window = self._windows.pop(key, None)
+            windows = self._tenants.pop(tenant, None)
+            if windows is None:
+                windows = OrderedDict()
+            self._tenants[tenant] = windows
+            while len(self._tenants) > DENIAL_TENANTS:
+                self._tenants.popitem(last=False)
+            inner = (agent, operation)
+            window = windows.pop(inner, None)
             if window is None or now_us - window[0] >= self.window_us:
                 suppressed = 0 if window is None else window[2]
                 window = [now_us, 0, 0]  # start, written, suppressed since the last write
             else:
                 suppressed = window[2]
-            self._windows[key] = window
-            while len(self._windows) > DENIAL_KEYS:
-                self._windows.popitem(last=False)
+            windows[inner] = window
+            while len(windows) > DENIAL_KEYS:
+                windows.popitem(last=False)
             if window[1] >= self.burst:
                 window[2] += 1
                 return None

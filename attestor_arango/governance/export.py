@@ -200,24 +200,33 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
 
 
 def check_times(parsed: dict[str, Any], now: int) -> None:
-    """Every transaction time of an import must have happened (``clock.check_not_ahead``).
+    """Every transaction time of an import must have happened by ``now``, a tick of the
+    server's clock (``clock.check_not_ahead`` without skew).
 
     The import never moves the clock: the server's clock is shared by every tenant, and a
-    tenant's data must not move another tenant's time, quota day or chain. Raises
-    ``ValidationError`` naming the first row that is ahead.
+    tenant's data must not move another tenant's time, quota day or chain. A time allowed
+    a minute ahead would have to push the clock past it (later writes must get later
+    transaction times), and purge-and-import again would push it another minute, without
+    end. With every stored time at or before a tick already handed out, the next tick is
+    later than all of them and nothing moves. Raises ``ValidationError`` naming the first
+    row that is ahead.
     """
+
+    def happened(value: int, field: str) -> None:
+        check_not_ahead(value, now, field=field, skew_us=0)
+
     for m in parsed["memories"]:
         for name in ("t_created", "t_expired"):
             value = m.us(name)
             if value < OPEN:
-                check_not_ahead(value, now, field=f"memory {m.id} {name}")
+                happened(value, f"memory {m.id} {name}")
     for e in parsed["episodes"]:
-        check_not_ahead(to_us(e.t_created), now, field=f"episode {e.id} t_created")
-        check_not_ahead(to_us(e.user_time), now, field=f"episode {e.id} user_time")
+        happened(to_us(e.t_created), f"episode {e.id} t_created")
+        happened(to_us(e.user_time), f"episode {e.id} user_time")
         if e.assistant_time is not None:
-            check_not_ahead(to_us(e.assistant_time), now, field=f"episode {e.id} assistant_time")
+            happened(to_us(e.assistant_time), f"episode {e.id} assistant_time")
     for r in parsed["relations"]:
-        check_not_ahead(to_us(r.t_created), now, field=f"relation {r.id} t_created")
+        happened(to_us(r.t_created), f"relation {r.id} t_created")
 
 
 def check_memories(memories: list[Memory], max_chars: int) -> list[Memory]:
@@ -349,15 +358,8 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
             f"({len(memories)} memories; {'re-keyed' if rekeyed else 'ids kept'}); purge "
             "the tenant first, or import into another store file (--path)",
         ) from exc
-    counts = {**counts, "rekeyed": int(rekeyed)}
-    # never hand out a transaction time at or before one the import just stored
-    stamps = [m.us(f) for m in memories for f in ("t_created", "t_expired")]
-    stamps += [to_us(r.t_created) for r in parsed["relations"]]
-    stamps += [to_us(e.t_created) for e in parsed["episodes"]]
-    stamps = [t for t in stamps if t < OPEN]
-    if stamps:
-        rt.clock.observe(max(stamps))
-    return counts
+    # every stored time is at or before the tick check_times read: the next tick is later
+    return {**counts, "rekeyed": int(rekeyed)}
 
 
 def _write(

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from attestor_arango.clock import Clock, from_us, parse_time, to_us
+from attestor_arango.clock import Clock, check_not_ahead, from_us, parse_time, to_us
 from attestor_arango.context import MAX_AGENT_ID, AgentContext
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.writes import Writer
@@ -183,7 +183,8 @@ def add_turns(
     the turns are stored in one transaction. A turn without a session uses the context's
     session; one without either is stored stand-alone (no reply link).
     ``source_episode_id`` names the episode the turns come from (``ingest_round``).
-    The caller has checked the write permission. Raises ``ValidationError`` and what
+    The caller has checked the write permission. Raises ``ValidationError`` (also for a
+    timestamp ahead of the server's clock, as ``ingest_round``) and what
     ``Writer.write`` raises (``QuotaExceededError`` once the budget is spent).
     """
     episode = check_label(source_episode_id, "source_episode_id")
@@ -192,6 +193,10 @@ def add_turns(
     if len(turns) > MAX_TURNS_PER_CALL:
         raise ValidationError(f"at most {MAX_TURNS_PER_CALL} turns per call; send the rest next")
     parsed = [ConversationTurn.parse(t) for t in turns]
+    now = rt.clock.peek()
+    for turn in parsed:  # a message cannot come from the future (as for ingest_round)
+        if turn.timestamp is not None:
+            check_not_ahead(to_us(turn.timestamp), now, field="timestamp")
     previous: dict[str, Memory | None] = {}
     speakers: dict[str, str] = {}
     linked: set[tuple[str, str]] = set()

@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from attestor_arango.clock import Clock, SystemClock, iso, to_us
 from attestor_arango.config import API_KEYS_ENV, api_keys_setting, read_document
 from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole, Usage
 from attestor_arango.errors import AccessDenied, ValidationError
@@ -55,6 +56,8 @@ class ApiKey(BaseModel):
     read_only: bool = False
     token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, gt=0)
     max_writes_per_agent: int | None = Field(default=None, ge=0)
+    # when the key stops working (ISO-8601 with a zone); None: until removed from the ring
+    expires_at: AwareDatetime | None = None
 
     @field_validator("tenant")
     @classmethod
@@ -74,13 +77,17 @@ class KeyRing:
     """Known keys by digest, plus the live contexts built from them.
 
     Each request gets a fresh (frozen) context, but every context of one (key,
-    agent) shares one ``Usage``: the key's ``max_writes_per_agent`` is a ceiling
-    that counts across requests whatever session, budget, namespace or trail the
-    headers name, as it does for an in-process caller.
+    agent) shares one ``Usage`` (the key told by its digest, unique in the ring): the
+    key's ``max_writes_per_agent`` is a ceiling that counts across requests whatever
+    session, budget, namespace or trail the headers name, as it does for an in-process
+    caller.
     """
 
-    def __init__(self, keys: list[ApiKey], source: Path | None = None) -> None:
+    def __init__(
+        self, keys: list[ApiKey], source: Path | None = None, clock: Clock | None = None
+    ) -> None:
         self._by_hash = _index(keys)
+        self._clock = clock or SystemClock()  # what ``expires_at`` is compared with
         # a ring loaded from a file follows it: a key removed there stops working at once
         self._source = source
         self._stamp = _stamp(source)
@@ -109,6 +116,10 @@ class KeyRing:
             self._stamp = stamp
 
     def authenticate(self, presented: str | None) -> ApiKey:
+        """The key ``presented`` is, as the ring holds it now (a key file is followed).
+
+        Raises ``AuthenticationError`` (401) for no key, an unknown one or an expired one.
+        """
         self._follow_source()
         if not presented:
             raise AuthenticationError(
@@ -117,8 +128,17 @@ class KeyRing:
         digest = hash_key(presented)
         for known, key in self._by_hash.items():
             if secrets.compare_digest(known, digest):
-                return key
+                return self._unexpired(key)
         raise AuthenticationError("unknown API key; ask the operator for a valid one")
+
+    def _unexpired(self, key: ApiKey) -> ApiKey:
+        """``key``, unless its ``expires_at`` has come (``AuthenticationError``, 401)."""
+        if key.expires_at is not None and self._clock.now_us() >= to_us(key.expires_at):
+            raise AuthenticationError(
+                f"API key {key.id!r} expired at {iso(to_us(key.expires_at))}; "
+                "ask the operator for a new one"
+            )
+        return key
 
     def context(self, key: ApiKey, headers: Mapping[str, str]) -> AgentContext:
         """The caller's context: the key's grant, narrowed by request headers."""
@@ -136,7 +156,12 @@ class KeyRing:
                 f"allowed: {', '.join(r.value for r in key.roles)}",
                 role=role.value,
             )
-        agent_id = headers.get(spec.H_AGENT) or key.agent_ids[0]
+        # one agent, one name: " bot" and "bot " are bot, so padding cannot mint a fresh
+        # write counter (max_writes_per_agent) or a second name in the audit chain
+        named = headers.get(spec.H_AGENT)
+        agent_id = named.strip() if named else key.agent_ids[0]
+        if not agent_id:
+            raise ValidationError(f"{spec.H_AGENT} is blank; send an agent id or omit it")
         if agent_id == ANY:
             raise ValidationError(f"send an agent id in {spec.H_AGENT}; '*' is not an agent id")
         trail = tuple(a for a in (headers.get(spec.H_TRAIL) or "").split(",") if a.strip())
@@ -161,7 +186,9 @@ class KeyRing:
         usage = Usage()  # nothing to count across requests without a write limit
         if key.max_writes_per_agent is not None:
             with self._lock:
-                usage = self._usage.setdefault((key.id, agent_id), usage)
+                # by digest, not ``key.id``: ids are labels an operator may repeat (one
+                # "bot-key" per tenant), and two tenants' agents must not share a counter
+                usage = self._usage.setdefault((key.sha256, agent_id), usage)
         return AgentContext(
             agent_id=agent_id,
             role=role,

@@ -54,10 +54,12 @@ def open_memory(args: argparse.Namespace) -> AgentMemory:
 
     config = load_config(getattr(args, "config", None), path=getattr(args, "path", None))
     limit_blas_threads(config.blas_threads)
+    # a flag given empty ("--tenant ''") is refused by AgentContext, never read as absent:
+    # a scripted tenant that came out blank must fail, not fall back to another tenant
     overrides = {
         key: getattr(args, key)
         for key in ("agent_id", "role", "tenant", "namespace")
-        if getattr(args, key, None)
+        if getattr(args, key, None) is not None
     }
     return AgentMemory(
         config=config,

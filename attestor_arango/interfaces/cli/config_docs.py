@@ -75,7 +75,8 @@ OTHER_ENV: dict[str, str] = {
     ", ".join(_IDENTITY): "the CLI's identity (default: SOLO, "
     "orchestrator of tenant `local`, namespace `inbox`)",
     IDENTITY_ENV["token_budget"]: "default recall token budget of the CLI",
-    API_KEYS_ENV: "API key file of `attestor-arango api` / `mcp --transport http`",
+    API_KEYS_ENV: "API key file of `attestor-arango api` / `mcp --transport http` (an "
+    "entry's optional `expires_at`, ISO-8601 with a zone, ends the key then: 401)",
     "ATTESTOR_BLAS_THREADS": "BLAS threads the CLI and servers set (`1`; `0` leaves BLAS alone)",
 }
 
