@@ -64,14 +64,25 @@ def freshness_reference(
     top = sorted(range(len(items)), key=keys.__getitem__)
     rank = {k: r for r, k in enumerate(top)}
     changed: set[int] = set()
-    for i in top[: config.freshness_top_n]:
+    kin: dict[int, set[int]] = {}
+    stale: set[int] = set()
+    tops: dict[int, float] = {}
+    yielding = sorted(top[: config.freshness_top_n], key=lambda k: (_when(items[k]), items[k].id))
+    for i in yielding:
         sims = np.round(unit @ unit[i], 9)
         close = (sims >= config.freshness_similarity) | (
             (sims >= config.freshness_cue_similarity) & cued
         )
         close[i] = False
         mate = _mutual_nearest_later(
-            i, sims, unit, sessions, whens, config.freshness_cue_similarity, asked=words
+            i,
+            sims,
+            unit,
+            sessions,
+            whens,
+            config.freshness_cue_similarity,
+            asked=words,
+            kin=kin.get(i, ()),
         )
         if mate is not None:
             close[mate] = True
@@ -99,10 +110,19 @@ def freshness_reference(
         if not updates:
             continue
         best = min(updates, key=keys.__getitem__)
-        older.freshness = -config.freshness_penalty
-        lift = round(max(0.0, before[i] - before[best]) + FRESH_EPSILON, 12)
-        items[best].freshness = max(items[best].freshness, lift)
+        chain = kin.get(i, {i}) | kin.get(best, {best})
+        for k in chain:
+            kin[k] = chain
+        peak = max(before[k] for k in chain if _when(items[k]) < _when(items[best]))
+        tops[best] = max(tops.get(best, peak), peak)
+        stale.add(i)
         changed.update((i, best))
+    for k in stale:
+        items[k].freshness = -config.freshness_penalty
+    for k, peak in tops.items():
+        if k not in stale:
+            lift = round(max(0.0, peak - before[k]) + FRESH_EPSILON, 12)
+            items[k].freshness = max(items[k].freshness, lift)
     update_relevance([items[k] for k in sorted(changed)])
 
 

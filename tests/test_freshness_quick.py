@@ -175,3 +175,24 @@ def test_cosines_of_the_fixture() -> None:
     # the geometry the unit tests above rely on
     assert math.isclose(float(VECTORS["old"] @ VECTORS["new"]), 0.6)
     assert CFG.freshness_cue_similarity < 0.6 < CFG.freshness_similarity
+
+
+def test_a_chain_of_updates_ends_with_the_latest_first() -> None:
+    # red -> green -> black, a second apart: red and green are each other's nearest, the
+    # black one is nearer to red than to green. Green updated red, so black, nearest to
+    # their chain, updates green too and takes the chain's top rank
+    vectors = {
+        "red": np.array([1.0, 0.0, 0.0]),
+        "green": np.array([0.85, math.sqrt(1 - 0.85**2), 0.0]),
+        "black": np.array([0.8, -0.3, math.sqrt(1 - 0.64 - 0.09)]),
+    }
+    cands = [
+        _cand("red", "My phone case is red.", 0.8, 0.0),
+        _cand("green", "My phone case is green.", 0.7, SECOND),
+        _cand("black", "My phone case is black.", 0.5, 2 * SECOND),
+    ]
+    apply_freshness(cands, vectors, CFG, scoring_terms("What colour is my phone case?"))
+    red, green, black = cands
+    assert red.freshness == green.freshness == -CFG.freshness_penalty
+    assert black.relevance > max(red.relevance, green.relevance)
+    assert black.relevance > 0.8  # above where the chain's first statement stood

@@ -310,12 +310,21 @@ def test_freshness_ignores_same_session_and_uses_change_cues() -> None:
     far = {**vecs, "third": np.array([-1.0, 0.0])}
     apply_freshness([plain_old, plain_new, third], far, CFG)
     assert plain_old.freshness == -0.15 and plain_new.relevance > plain_old.relevance
-    # an earlier third candidate nearer to the new one than the old one is: no update
+    # an earlier third candidate (about another entity) nearer to the new one than the old
+    # one is: no update
     near_old, near_new = cand("old", 0.8, day=1), cand("new", 0.5, day=9)
     near_new.memory = near_new.memory.model_copy(update={"content": "I live in Berlin"})
     near = {**vecs, "third": np.array([0.9, math.sqrt(1 - 0.81)])}
-    apply_freshness([near_old, near_new, cand("third", 0.3, day=0)], near, CFG)
+    apply_freshness([near_old, near_new, cand("third", 0.3, day=0, entity="x")], near, CFG)
     assert near_new.freshness == 0.0 and near_old.relevance > near_new.relevance
+    # ... but when the old one updated that third one (a chain of one subject), the new one
+    # nearest to the third updates the old one too
+    c_old, c_new = cand("old", 0.8, day=1), cand("new", 0.5, day=9)
+    c_new.memory = c_new.memory.model_copy(update={"content": "I live in Berlin"})
+    c_third = cand("third", 0.3, day=0)
+    apply_freshness([c_old, c_new, c_third], near, CFG)
+    assert c_third.freshness == c_old.freshness == -0.15
+    assert c_new.relevance > c_old.relevance > c_third.relevance
     s1 = Candidate(memory=mem("s1", "painting sunsets", day=1, session="S1"))
     s2 = Candidate(memory=mem("s2", "painting sunsets", day=2, session="S1"))
     same = {"s1": np.array([1.0, 0.0]), "s2": np.array([1.0, 0.0])}

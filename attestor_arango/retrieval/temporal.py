@@ -306,8 +306,10 @@ def _mutual_nearest_later(
     floor: float,
     wanted: Container[int] | None = None,
     asked: AskedWords | None = None,
+    kin: Container[int] = (),
 ) -> int | None:
-    """The later candidate that is ``i``'s nearest, when ``i`` is also its nearest earlier one.
+    """The later candidate that is ``i``'s nearest, when ``i`` (or one of ``kin``, the rows
+    already found to state ``i``'s subject) is also its nearest earlier one.
 
     Two statements that are each other's closest match among the candidates, said
     at different times, are about the same subject even when no word is shared
@@ -323,7 +325,10 @@ def _mutual_nearest_later(
     ``wanted``, a nearest later candidate outside it is not tested further (None): a
     caller that can use only those answers saves the search back. With ``asked`` (the
     candidates' query terms), two statements without sessions said the same day are one
-    conversation only when their query words say two subjects (``_one_subject``).
+    conversation only when their query words say two subjects (``_one_subject``). ``kin``
+    carries a chain: "My phone case is red", "... green", "... black" written in turn, the
+    black one may be nearest to the red one, which the green one already updated; it then
+    updates the green one too.
     """
     if len(sessions) < 3:
         return None
@@ -338,11 +343,8 @@ def _mutual_nearest_later(
     # session (or, without sessions, on j's day) is the same conversation, often the same
     # words twice (a round's verbatim record beside the fact read from it), not a rival
     conv, open_rows = _same_conversation(sessions, j, whens, asked)
-    return (
-        j
-        if _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, open_rows, asked, later=False) == i
-        else None
-    )
+    nearest = _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, open_rows, asked, later=False)
+    return j if nearest is not None and (nearest == i or nearest in kin) else None
 
 
 def apply_freshness(
@@ -413,14 +415,27 @@ def apply_freshness(
     words = None if asked is None else AskedWords(items, asked)
     changed: set[int] = set()
     twin = config.freshness_similarity
-    for i, newer_ones in pairs:
+    # the rows found to state one subject, each row's chain a set shared by its members
+    kin: dict[int, set[int]] = {}
+    stale: set[int] = set()  # rows a later one updates
+    tops: dict[int, float] = {}  # an update's highest relevance in its chain before it
+    # oldest first, so that a chain's links are known when its later rows are tested
+    for i, newer_ones in sorted(pairs, key=lambda p: (_when(items[p[0]]), items[p[0]].id)):
         # close[j]: j may restate i; a change-announcing j needs less similarity
         sims = np.round(unit @ unit[i], 9)
         close = (sims >= config.freshness_similarity) | (
             (sims >= config.freshness_cue_similarity) & cued
         )
         mate = _mutual_nearest_later(
-            i, sims, unit, sessions, whens, config.freshness_cue_similarity, newer_ones, words
+            i,
+            sims,
+            unit,
+            sessions,
+            whens,
+            config.freshness_cue_similarity,
+            newer_ones,
+            words,
+            kin.get(i, ()),
         )
         if mate is not None:
             close[mate] = True
@@ -429,12 +444,23 @@ def apply_freshness(
             updates = [j for j in updates if cued[j] or sims[j] < twin or words.holds_all(i, j)]
         if not updates:
             continue
-        # the most relevant update takes over the rank of the fact it updates
+        # the most relevant update takes over the rank of the fact it updates, and of every
+        # statement of the chain before it
         best = min(updates, key=keys.__getitem__)
-        older = items[i]
-        older.freshness = -config.freshness_penalty
-        lift = round(max(0.0, before[i] - before[best]) + FRESH_EPSILON, 12)
-        items[best].freshness = max(items[best].freshness, lift)
+        chain = kin.get(i, {i}) | kin.get(best, {best})
+        for k in chain:
+            kin[k] = chain
+        t_best = _when(items[best])
+        peak = max(before[k] for k in chain if _when(items[k]) < t_best)
+        tops[best] = max(tops.get(best, peak), peak)
+        stale.add(i)
         changed.update((i, best))
+    # a row updated in turn yields, whichever lifts it had: only a chain's newest is lifted
+    for k in stale:
+        items[k].freshness = -config.freshness_penalty
+    for k, peak in tops.items():
+        if k not in stale:
+            lift = round(max(0.0, peak - before[k]) + FRESH_EPSILON, 12)
+            items[k].freshness = max(items[k].freshness, lift)
     # only these changed: every step before keeps the others' relevance current
     update_relevance([items[k] for k in sorted(changed)])
