@@ -20,8 +20,7 @@ from retrieval_fakes import FakeStore, mem, view_at
 
 from attestor_arango.retrieval import RetrievalConfig, recall
 from attestor_arango.retrieval.candidates import Candidate, update_relevance
-from attestor_arango.retrieval.rounding import round_list
-from attestor_arango.retrieval.temporal import (
+from attestor_arango.retrieval.freshness import (
     CHANGE_CUES,
     FRESH_EPSILON,
     AskedWords,
@@ -31,6 +30,7 @@ from attestor_arango.retrieval.temporal import (
     session_codes,
     unit_rows,
 )
+from attestor_arango.retrieval.rounding import round_list
 from attestor_arango.scope import Scope
 from attestor_arango.text.stemming import scoring_terms
 

@@ -14,7 +14,7 @@ import random
 import numpy as np
 import pytest
 
-from attestor_arango.retrieval.temporal import _nearest
+from attestor_arango.retrieval.freshness import _nearest
 
 
 class Words:

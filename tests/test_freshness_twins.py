@@ -16,7 +16,7 @@ from retrieval_fakes import mem
 
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.config import RetrievalConfig
-from attestor_arango.retrieval.temporal import apply_freshness
+from attestor_arango.retrieval.freshness import apply_freshness
 from attestor_arango.text.stemming import scoring_terms
 
 CFG = RetrievalConfig()

@@ -18,9 +18,10 @@ from attestor_arango.retrieval.budget import pack
 from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.entities import recognize
+from attestor_arango.retrieval.freshness import apply_freshness
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates, synthetic_id
-from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness
+from attestor_arango.retrieval.temporal import apply_decay_boost
 from attestor_arango.retrieval.text_lane import pool_and_terms, rescore_pool, stored_terms
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import Hit, TextHit
@@ -289,7 +290,7 @@ def test_freshness_demotes_the_older_of_two_restatements() -> None:
 
 
 def test_freshness_ignores_same_session_and_uses_change_cues() -> None:
-    from attestor_arango.retrieval.temporal import announces_change
+    from attestor_arango.retrieval.freshness import announces_change
     from attestor_arango.text.stemming import scoring_terms
 
     assert announces_change(scoring_terms("I moved to Berlin last month"))
@@ -383,7 +384,7 @@ def test_freshness_needs_an_update_that_answers_the_query() -> None:
 
 
 def test_past_tense_questions_skip_freshness() -> None:
-    from attestor_arango.retrieval.temporal import asks_past
+    from attestor_arango.retrieval.freshness import asks_past
 
     for q in (
         "What did Melanie paint?",

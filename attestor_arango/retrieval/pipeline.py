@@ -45,6 +45,7 @@ from attestor_arango.retrieval.completion import cached_vectors
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
 from attestor_arango.retrieval.entities import recognize
+from attestor_arango.retrieval.freshness import apply_freshness, asks_past
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
 from attestor_arango.retrieval.lane_run import describe, fatal, run_lanes
@@ -57,7 +58,7 @@ from attestor_arango.retrieval.neighbours import (
 )
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.speakers import apply_speaker
-from attestor_arango.retrieval.temporal import apply_decay_boost, apply_freshness, asks_past
+from attestor_arango.retrieval.temporal import apply_decay_boost
 from attestor_arango.retrieval.text_lane import stored_terms
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id

@@ -1,0 +1,424 @@
+"""Freshness: the newer statement of a subject takes the rank of the one it replaces.
+
+Like decay, it reads "now" and the statements' times from the view and the rows,
+never the wall clock. A candidate that an event-later candidate restates (cosine at or
+above ``freshness_similarity``, same entity, another session) loses
+``freshness_penalty`` and the newer one is lifted to just above the older one's
+relevance: the update takes over the rank of the fact it updates. A near twin that
+drops a word of the query the older one holds is about another subject ("Melanie: I'm
+a fan of Bach" said again later as "Jordan: I'm a fan of Bach", asked about Melanie),
+not an update, unless it announces a change. A newer statement that announces a change
+("moved to", "switched", "instead", "no longer") needs only
+``freshness_cue_similarity``. Within one session, similar statements are a
+conversation going on, not an update. Only the ``freshness_top_n`` most relevant
+candidates can yield, each to one newer candidate that is itself among the
+``freshness_update_rank`` most relevant: freshness decides between answers, it does not
+promote a restatement from deep in the list (in a chat stored turn by turn, some later
+turn is always "near" a good answer, and lifting it to rank 1 loses the answer).
+Freshness answers "what holds now"; a question in the past tense ("What did Mel
+paint?", "Where was the party?", "Which car did I use to drive?"), or in the perfect
+("What books has Mel read?"), asks about events or an earlier state, which a later
+statement does not replace, so such a query skips freshness (``asks_past``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Container, Mapping, Sequence
+
+import numpy as np
+
+from attestor_arango.retrieval.candidates import Candidate, update_relevance
+from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.temporal import US_PER_DAY
+from attestor_arango.retrieval.text_lane import terms
+
+FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates
+
+
+def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The candidates' vectors as unit-length float64 rows (zeros where a vector is missing)."""
+    n = len(cands)
+    dim = next((len(v) for v in vectors.values()), 0)
+    if n == 0 or not dim:
+        return np.zeros((n, 1), dtype=np.float64)
+    zero = np.zeros(dim, dtype=np.float32)
+    rows = [vectors.get(c.id, zero) for c in cands]
+    # joined flat, then widened: the same float64 values as np.array(rows, float64), ~1.4x
+    # faster at the ~90 rows of a recall
+    mat = np.concatenate(rows).reshape(n, dim).astype(np.float64)
+    norms = np.sqrt((mat * mat).sum(axis=1))
+    norms[norms == 0] = 1.0
+    mat /= norms[:, np.newaxis]
+    return mat
+
+
+# English words that announce a changed fact, as stems (see text.terms)
+CHANGE_CUES = frozenset(
+    terms(
+        "now new newly switched moved changed instead anymore longer replaced updated became "
+        "become quit stopped sold cancelled canceled renewed relocated transferred upgraded "
+        "downgraded dropped decided extended rescheduled postponed reduced increased lately "
+        "currently nowadays"
+    )
+)
+
+
+def announces_change(text_terms: tuple[str, ...]) -> bool:
+    """Whether a statement, given its scoring terms, says that something changed
+    ("I moved to Berlin")."""
+    return not CHANGE_CUES.isdisjoint(text_terms)
+
+
+# the past-tense auxiliaries and the words that ask for an earlier state, in English
+_ASKS_PAST = re.compile(
+    r"\b(?:did|didn't|was|wasn't|were|weren't|had|used to|ago|originally|previously|"
+    r"formerly|at first)\b"
+)
+
+
+# the perfect asks which events happened up to now ("What books has Melanie read?", "Which
+# cities has Jon visited?"): every one counts, the latest does not replace the others.
+# A participle is a regular -ed form or one of these irregular ones; "had", "got" and
+# "been" are left out ("What car have I got?" asks what holds now), and so is a
+# participle that announces a change ("Where have I moved to?" asks for the latest).
+_PERFECT = re.compile(
+    r"\b(?:has|have|hasn't|haven't)\s+(?:[\w'-]+\s+){0,3}?"
+    r"(\w+ed|done|gone|made|seen|taken|lost|won|read|written|bought|met|given|found|"
+    r"brought|built|spent|eaten|ridden|driven|flown|worn|sung|drawn|taught|heard)\b"
+)
+
+
+def asks_past(query: str) -> bool:
+    """Whether a query asks about the past (an event, an earlier state, the events up to
+    now), not what holds now."""
+    text = query.lower().replace("\u2019", "'")
+    if _ASKS_PAST.search(text) is not None:
+        return True
+    return any(CHANGE_CUES.isdisjoint(terms(m.group(1))) for m in _PERFECT.finditer(text))
+
+
+def _when(c: Candidate) -> tuple[int, int]:
+    return (c.valid_from, c.t_created)
+
+
+def _later_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
+    """Which rows of ``whens`` ((valid_from, t_created) per row) come after ``t``, as
+    tuples compare: a later valid_from, or the same one created later."""
+    vf, tc = whens[:, 0], whens[:, 1]
+    return (vf > t[0]) | ((vf == t[0]) & (tc > t[1]))
+
+
+def _earlier_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
+    vf, tc = whens[:, 0], whens[:, 1]
+    return (vf < t[0]) | ((vf == t[0]) & (tc < t[1]))
+
+
+def _best(values: np.ndarray, mask: np.ndarray) -> int:
+    """The row of the highest value among ``mask`` (the first such row on a tie), as
+    ``max(rows, key=lambda k: (values[k], -k))`` would pick it; ``mask`` is not empty."""
+    return int(np.argmax(np.where(mask, values, -np.inf)))
+
+
+def session_codes(items: Sequence[Candidate]) -> np.ndarray:
+    """Each candidate's session as an integer (-1: none), equal codes for equal ids, so
+    ``_same_conversation`` compares arrays instead of strings."""
+    codes: dict[str, int] = {}
+    out = []
+    for c in items:
+        sid = c.memory.provenance.session_id
+        out.append(-1 if sid is None else codes.setdefault(sid, len(codes)))
+    return np.array(out, dtype=np.int64)
+
+
+class AskedWords:
+    """Which of the query's scoring terms each candidate holds, read only for the rows asked
+    about (a candidate's words are tokenised at most once, and only when a memory without a
+    session said the same day as a tested statement needs them), as one integer per row,
+    a bit a term, so that rows compare as sets with ``==``.
+    """
+
+    def __init__(self, items: Sequence[Candidate], asked: Sequence[str]) -> None:
+        # at most 62 distinct terms, so that every set fits an int64; a longer query's
+        # later terms are not compared
+        self._bit = {t: 1 << k for k, t in enumerate(dict.fromkeys(asked)) if k < 62}
+        self._items = items
+        self._bits = np.full(len(items), -1, dtype=np.int64)  # -1: not read yet
+
+    def holds_all(self, k: int, j: int) -> bool:
+        """Whether row ``j`` holds every query term row ``k`` holds."""
+        return not self.row(k) & ~self.row(j)
+
+    def row(self, k: int) -> int:
+        """The query-term set of row ``k``, read when first asked."""
+        v = int(self._bits[k])
+        if v < 0:
+            v, bit = 0, self._bit.get
+            for t in self._items[k].content_terms():
+                v |= bit(t, 0)
+            self._bits[k] = v
+        return v
+
+
+def _same_conversation(
+    sessions: np.ndarray, j: int, whens: np.ndarray, asked: AskedWords | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Which candidates were said in ``j``'s conversation: its session when both name one,
+    else (a memory without a session) within a day of it. ``sessions``: ``session_codes``.
+
+    With ``asked`` (the query's terms), two memories without sessions written within a day
+    of each other as they were said (``valid_from`` equal to ``t_created``: what ``add``
+    without a valid_from stores) are one conversation when they hold different sets of the
+    query's words (``_one_subject``): "The payments service is written in Go" and, a second
+    later, "The search service is written in Rust" asked "which language is the payments
+    service written in?" are two facts about two subjects (the later drops "payments"),
+    while "My bike is a road bike" and "My bike is a gravel bike" may be an update written
+    seconds after the fact it updates, as a script or an agent writes them. Those rows are
+    returned apart (the second mask, None when there are none), left out of the first:
+    whose words decide is read only for the rows a search reaches (``_nearest``).
+    """
+    near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
+    open_rows = None
+    if sessions[j] < 0 and asked is not None and whens[j, 0] == whens[j, 1]:
+        # only statements written as they were said (event time = write time, as add()
+        # without valid_from stamps them): a dated record of a chat, imported turn by turn
+        # with its message times, stays one conversation a day
+        open_rows = near & (sessions < 0) & (whens[:, 0] == whens[:, 1])
+        near &= ~open_rows
+    if sessions[j] < 0:
+        return near, open_rows
+    return np.where(sessions >= 0, sessions == sessions[j], near), open_rows
+
+
+def _one_subject(older: int, newer: int) -> bool:
+    """Whether two statements written seconds apart, holding the ``older`` and ``newer`` sets
+    of the query's words (``AskedWords.row``), may be about one subject (so the newer may
+    update the older): the same set, or a newer one that holds none of the query's words
+    while the older holds some. A paraphrased update often names its subject in other words
+    ("My car is a Nissan Leaf", then "These days I get around in a Hyundai Ioniq", asked
+    "What car do I have?"); a newer statement that keeps some of the query's words but not
+    the older one's ("My sister lives in Leeds", then "My brother lives in Glasgow", asked
+    "Where does my sister live?") or adds one is about another subject."""
+    return older == newer or (newer == 0 and older != 0)
+
+
+def _nearest(
+    values: np.ndarray,
+    mask: np.ndarray,
+    anchor: int,
+    open_rows: np.ndarray | None,
+    asked: AskedWords | None,
+    later: bool = True,
+) -> int | None:
+    """The row of the highest value among ``mask`` (the first on a tie), passing over the
+    ``open_rows`` that cannot be about ``anchor``'s subject (``_one_subject`` of the two
+    rows' query words, the rows searched being ``later`` than the anchor or earlier: one
+    conversation with it, ``_same_conversation``); None when no row is left. The words of
+    a row are read only when it is the best one left."""
+    if open_rows is None or asked is None:
+        return _best(values, mask) if mask.any() else None
+    rows = np.flatnonzero(mask)
+    found = values[rows]
+    if np.isnan(found).any():  # argmax ranks NaN first, a sort last: keep argmax's order
+        return _nearest_stepwise(values, mask, anchor, open_rows, asked, later)
+    # the rows by value desc, first row first on a tie: the order _best takes them in
+    rows = rows[np.argsort(-found, kind="stable")]
+    mine = asked.row(anchor)
+    for k, is_open in zip(rows.tolist(), open_rows[rows].tolist(), strict=True):
+        if not is_open or _one_subject(*_in_time(mine, asked.row(k), later)):
+            return int(k)
+    return None
+
+
+def _in_time(anchor: int, row: int, later: bool) -> tuple[int, int]:
+    """(older, newer) of the anchor's and a searched row's words, the row being ``later``."""
+    return (anchor, row) if later else (row, anchor)
+
+
+def _nearest_stepwise(
+    values: np.ndarray,
+    mask: np.ndarray,
+    anchor: int,
+    open_rows: np.ndarray,
+    asked: AskedWords,
+    later: bool = True,
+) -> int | None:
+    """``_nearest`` one ``_best`` at a time (the order argmax gives NaN values)."""
+    mask = mask.copy()
+    mine = asked.row(anchor)
+    while mask.any():
+        k = _best(values, mask)
+        if not open_rows[k] or _one_subject(*_in_time(mine, asked.row(k), later)):
+            return k
+        mask[k] = False
+    return None
+
+
+def _mutual_nearest_later(
+    i: int,
+    sims: np.ndarray,
+    unit: np.ndarray,
+    sessions: np.ndarray,
+    whens: np.ndarray,
+    floor: float,
+    wanted: Container[int] | None = None,
+    asked: AskedWords | None = None,
+    kin: Container[int] = (),
+) -> int | None:
+    """The later candidate that is ``i``'s nearest, when ``i`` (or one of ``kin``, the rows
+    already found to state ``i``'s subject) is also its nearest earlier one.
+
+    Two statements that are each other's closest match among the candidates, said
+    at different times, are about the same subject even when no word is shared
+    ("My car is a Nissan Leaf" ... "These days I get around in a Hyundai Ioniq"):
+    the later one is an update. Scale-free (ranks of cosines, not a threshold of
+    one embedder), with ``floor`` as the least similarity that counts. Said in the
+    same session, or (without sessions) on the same day, they are one conversation
+    going on, not an update; so both searches look only at the other conversations'
+    statements (a statement's twin in its own session, such as an ingest round's
+    verbatim record beside the fact read from it, must not hide the update). Among two
+    candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
+    candidate's (valid_from, t_created), ``sessions`` its ``session_codes``. With
+    ``wanted``, a nearest later candidate outside it is not tested further (None): a
+    caller that can use only those answers saves the search back. With ``asked`` (the
+    candidates' query terms), two statements without sessions said the same day are one
+    conversation only when their query words say two subjects (``_one_subject``). ``kin``
+    carries a chain: "My phone case is red", "... green", "... black" written in turn, the
+    black one may be nearest to the red one, which the green one already updated; it then
+    updates the green one too.
+    """
+    if len(sessions) < 3:
+        return None
+    t_i = (int(whens[i, 0]), int(whens[i, 1]))
+    conv, open_rows = _same_conversation(sessions, i, whens, asked)
+    j = _nearest(sims, _later_mask(whens, t_i) & ~conv, i, open_rows, asked)
+    if j is None or sims[j] < floor or (wanted is not None and j not in wanted):
+        return None
+    back = np.round(unit @ unit[j], 9)
+    t_j = (int(whens[j, 0]), int(whens[j, 1]))
+    # j's nearest earlier statement among those it could update: one said in j's own
+    # session (or, without sessions, on j's day) is the same conversation, often the same
+    # words twice (a round's verbatim record beside the fact read from it), not a rival
+    conv, open_rows = _same_conversation(sessions, j, whens, asked)
+    nearest = _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, open_rows, asked, later=False)
+    return j if nearest is not None and (nearest == i or nearest in kin) else None
+
+
+def apply_freshness(
+    cands: Sequence[Candidate],
+    vectors: Mapping[str, np.ndarray],
+    config: RetrievalConfig,
+    asked: Sequence[str] | None = None,
+) -> None:
+    """Demotes candidates restated later by a similar candidate about the same entity.
+
+    Each candidate's relevance must be current on the way in (every step before this one
+    calls ``compute_relevance`` on what it changes): only the candidates this step changes
+    are computed again.
+
+    Only the ``freshness_update_rank`` most relevant candidates can be an update, so only
+    their words are read (whether they announce a change: ``content_terms``, the backend's
+    terms when coverage attached them, else the memoised tokeniser's, the same terms) and
+    only they are tested as one.
+
+    ``asked``: the query's scoring terms. With them, two statements without sessions
+    written within a day of each other as they were said (``valid_from`` = ``t_created``)
+    can be an update and the fact it updates when they hold the same query words
+    (``_same_conversation``; only such statements' words are read);
+    without them (None) such statements are one conversation, never an update of each
+    other.
+    """
+    exempt = set(config.freshness_exempt_tags)
+    items = [
+        c for c in cands if not c.synthetic and c.id in vectors and exempt.isdisjoint(c.memory.tags)
+    ]
+    if len(items) < 2:
+        return
+    before = [c.relevance for c in items]
+    # tie_key of each candidate's relevance (stored rounded to 12 places: candidates.ROUNDED),
+    # and only the first places: the top_n that may yield, the update_rank that may update
+    keys = [(-r, -c.t_created, c.id) for r, c in zip(before, items, strict=True)]
+    places = max(config.freshness_top_n, config.freshness_update_rank)
+    top = heapq.nsmallest(places, range(len(items)), key=keys.__getitem__)
+    able = top[: config.freshness_update_rank]  # the candidates that may be an update
+    # what may update each candidate that may yield: the inner tests of an update that read
+    # no vector (same entity, not its own conversation's session, said later), among the
+    # update_rank most relevant; a candidate with none yields to nothing, and without any
+    # such pair no vector is read and nothing changes
+    pairs: list[tuple[int, list[int]]] = []
+    for i in top[: config.freshness_top_n]:
+        older = items[i]
+        t_old = _when(older)
+        entity, s_old = older.memory.entity, older.memory.provenance.session_id
+        newer_ones = [
+            j
+            for j in able
+            if items[j].memory.entity == entity
+            and (s_old is None or s_old != items[j].memory.provenance.session_id)
+            and _when(items[j]) > t_old
+        ]
+        if newer_ones:
+            pairs.append((i, newer_ones))
+    if not pairs:
+        return
+    cues = CHANGE_CUES  # announces_change of each, inline
+    cued = np.zeros(len(items), dtype=bool)
+    for k in able:
+        cued[k] = not cues.isdisjoint(items[k].content_terms())
+    unit = unit_rows(items, vectors)
+    # once: the nearest-update test compares them for every candidate
+    whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64).reshape(-1, 2)
+    sessions = session_codes(items)
+    words = None if asked is None else AskedWords(items, asked)
+    changed: set[int] = set()
+    twin = config.freshness_similarity
+    # the rows found to state one subject, each row's chain a set shared by its members
+    kin: dict[int, set[int]] = {}
+    stale: set[int] = set()  # rows a later one updates
+    tops: dict[int, float] = {}  # an update's highest relevance in its chain before it
+    # oldest first, so that a chain's links are known when its later rows are tested
+    for i, newer_ones in sorted(pairs, key=lambda p: (_when(items[p[0]]), items[p[0]].id)):
+        # close[j]: j may restate i; a change-announcing j needs less similarity
+        sims = np.round(unit @ unit[i], 9)
+        close = (sims >= config.freshness_similarity) | (
+            (sims >= config.freshness_cue_similarity) & cued
+        )
+        mate = _mutual_nearest_later(
+            i,
+            sims,
+            unit,
+            sessions,
+            whens,
+            config.freshness_cue_similarity,
+            newer_ones,
+            words,
+            kin.get(i, ()),
+        )
+        if mate is not None:
+            close[mate] = True
+        updates = [j for j in newer_ones if close[j]]
+        if words is not None:  # a near twin must keep the asked-about subject
+            updates = [j for j in updates if cued[j] or sims[j] < twin or words.holds_all(i, j)]
+        if not updates:
+            continue
+        # the most relevant update takes over the rank of the fact it updates, and of every
+        # statement of the chain before it
+        best = min(updates, key=keys.__getitem__)
+        chain = kin.get(i, {i}) | kin.get(best, {best})
+        for k in chain:
+            kin[k] = chain
+        t_best = _when(items[best])
+        peak = max(before[k] for k in chain if _when(items[k]) < t_best)
+        tops[best] = max(tops.get(best, peak), peak)
+        stale.add(i)
+        changed.update((i, best))
+    # a row updated in turn yields, whichever lifts it had: only a chain's newest is lifted
+    for k in stale:
+        items[k].freshness = -config.freshness_penalty
+    for k, peak in tops.items():
+        if k not in stale:
+            lift = round(max(0.0, peak - before[k]) + FRESH_EPSILON, 12)
+            items[k].freshness = max(items[k].freshness, lift)
+    # only these changed: every step before keeps the others' relevance current
+    update_relevance([items[k] for k in sorted(changed)])
