@@ -4,7 +4,8 @@ Like decay, it reads "now" and the statements' times from the view and the rows,
 never the wall clock. A candidate that an event-later candidate restates (cosine at or
 above ``freshness_similarity``, same entity, another session) loses
 ``freshness_penalty`` and the newer one is lifted to just above the older one's
-relevance: the update takes over the rank of the fact it updates. A near twin that
+relevance: the update takes over the rank of the fact it updates (of a chain of updates,
+the newest takes the chain's top rank and every earlier one yields). A near twin that
 drops a word of the query the older one holds is about another subject ("Melanie: I'm
 a fan of Bach" said again later as "Jordan: I'm a fan of Bach", asked about Melanie),
 not an update, unless it announces a change. A newer statement that announces a change
