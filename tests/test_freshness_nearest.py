@@ -1,10 +1,10 @@
 """``_nearest`` walks the rows once in value order; it must pick what the argmax loop did.
 
 The reference is the search as it was: the best row left (``np.argmax``, first row on a
-tie), passed over while it is an open row whose query words say another subject than the
-anchor's (not the same set, unless the later of the two holds none of the query's
-words). Random values with many ties, masks, open rows and word sets (and NaN values,
-which argmax ranks first and a sort last) must give the same row or the same None.
+tie), passed over while its query words say another subject than the anchor's (not the
+same set, unless the later of the two holds none of the query's words). Random values
+with many ties, masks and word sets (and NaN values, which argmax ranks first and a sort
+last) must give the same row or the same None.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ def argmax_reference(
     values: np.ndarray,
     mask: np.ndarray,
     anchor: int,
-    open_rows: np.ndarray,
     words: Words,
     later: bool,
 ) -> int | None:
@@ -40,7 +39,7 @@ def argmax_reference(
         k = int(np.argmax(np.where(mask, values, -np.inf)))
         mine, theirs = words.row(anchor), words.row(k)
         newer, older = (theirs, mine) if later else (mine, theirs)
-        if not open_rows[k] or mine == theirs or (newer == 0 and older != 0):
+        if mine == theirs or (newer == 0 and older != 0):
             return k
         mask[k] = False
     return None
@@ -57,16 +56,15 @@ def test_nearest_picks_the_row_the_argmax_loop_picked(seed: int) -> None:
         values[rng.randrange(n)] = np.nan
     for _ in range(20):
         mask = np.array([rng.random() < 0.7 for _ in range(n)])
-        open_rows = np.array([rng.random() < 0.8 for _ in range(n)])
         words = Words([rng.randint(0, 2) for _ in range(n)])
         anchor = rng.randrange(n)
         later = rng.random() < 0.5
-        want = argmax_reference(values, mask, anchor, open_rows, words, later)
-        got = _nearest(values, mask, anchor, open_rows, words, later)  # type: ignore[arg-type]
+        want = argmax_reference(values, mask, anchor, words, later)
+        got = _nearest(values, mask, anchor, words, later)  # type: ignore[arg-type]
         assert got == want
 
 
-def test_without_open_rows_it_is_the_best_row_or_none() -> None:
+def test_without_words_it_is_the_best_row_or_none() -> None:
     values = np.array([0.2, 0.9, 0.9, 0.1])
-    assert _nearest(values, np.array([True, True, True, True]), 0, None, None) == 1
-    assert _nearest(values, np.zeros(4, dtype=bool), 0, None, None) is None
+    assert _nearest(values, np.array([True, True, True, True]), 0, None) == 1
+    assert _nearest(values, np.zeros(4, dtype=bool), 0, None) is None

@@ -91,11 +91,21 @@ def test_a_neighbouring_fact_about_another_subject_does_not_take_over() -> None:
     asked = scoring_terms("which language is the payments service written in?")
     apply_freshness(cands, VECTORS, CFG, asked)
     assert [c.freshness for c in cands] == [0.0, 0.0, 0.0]
-    # the same two said a day apart are an update as before: the rule is for one day only
+    # the same two said days or a month apart are still two subjects (session 17: the
+    # rule held for one day only, and a month-later neighbour took over)
+    for day in (2.0, 30.0):
+        late = _three(
+            "The payments service is written in Go",
+            "The search service is written in Rust and uses tantivy",
+            new_day=day,
+        )
+        apply_freshness(late, VECTORS, CFG, asked)
+        assert [c.freshness for c in late] == [0.0, 0.0, 0.0]
+    # while a month-later restatement of the asked subject still updates it
     late = _three(
         "The payments service is written in Go",
-        "The search service is written in Rust and uses tantivy",
-        new_day=2.0,
+        "The payments service is written in Rust now",
+        new_day=30.0,
     )
     apply_freshness(late, VECTORS, CFG, asked)
     assert late[0].freshness == -CFG.freshness_penalty

@@ -262,7 +262,7 @@ def test_decay_and_boost_against_the_view_not_the_clock() -> None:
     new = cand("new", 1.0, day=365)
     half = Candidate(memory=mem("half", day=365, confidence=0.5))
     half.rrf_norm = 1.0
-    cfg = CFG.replace(decay_floor=0.7)
+    cfg = CFG.replace(decay_floor=0.7, recency_boost=0.05)
     apply_decay_boost([old, new, half], view_at(365).as_of, cfg)
     # age 365 d, half-life 365 d: 0.7 + 0.3 * 0.5 = 0.85 ; boost 0.05 * e^(-365/30)
     assert old.decay == pytest.approx(0.85)

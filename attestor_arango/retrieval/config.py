@@ -69,7 +69,11 @@ class RetrievalConfig:
     decay_half_life_days: float = 365.0
     decay_floor: float = 0.9
     boost_enabled: bool = True
-    recency_boost: float = 0.05
+    # at most 0.01: below the gap between two adjacent ranks in both lanes (~0.016 of the
+    # fused score), so recency orders near-ties only; 0.05 let any statement a month newer
+    # overtake the better match ("My brother lives in Glasgow" over "My sister lives in
+    # Leeds" asked about the sister); which newer statement replaces an older is freshness
+    recency_boost: float = 0.01
     recency_tau_days: float = 30.0
     # newer statement on the same topic wins: older near-duplicates demoted ---
     freshness_enabled: bool = True

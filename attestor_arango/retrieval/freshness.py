@@ -11,7 +11,10 @@ a fan of Bach" said again later as "Jordan: I'm a fan of Bach", asked about Mela
 not an update, unless it announces a change. A newer statement that announces a change
 ("moved to", "switched", "instead", "no longer") needs only
 ``freshness_cue_similarity``. Within one session, similar statements are a
-conversation going on, not an update. Only the ``freshness_top_n`` most relevant
+conversation going on, not an update. A statement found nearest to another only by
+cosine must keep the query's words the older one holds, or hold none of them (a
+paraphrase): "My brother lives in Glasgow", said a month after "My sister lives in
+Leeds", is not news about the sister (``_one_subject``). Only the ``freshness_top_n`` most relevant
 candidates can yield, each to one newer candidate that is itself among the
 ``freshness_update_rank`` most relevant: freshness decides between answers, it does not
 promote a restatement from deep in the list (in a chat stored turn by turn, some later
@@ -164,39 +167,34 @@ class AskedWords:
 
 def _same_conversation(
     sessions: np.ndarray, j: int, whens: np.ndarray, asked: AskedWords | None = None
-) -> tuple[np.ndarray, np.ndarray | None]:
+) -> np.ndarray:
     """Which candidates were said in ``j``'s conversation: its session when both name one,
     else (a memory without a session) within a day of it. ``sessions``: ``session_codes``.
 
     With ``asked`` (the query's terms), two memories without sessions written within a day
     of each other as they were said (``valid_from`` equal to ``t_created``: what ``add``
-    without a valid_from stores) are one conversation when they hold different sets of the
-    query's words (``_one_subject``): "The payments service is written in Go" and, a second
-    later, "The search service is written in Rust" asked "which language is the payments
-    service written in?" are two facts about two subjects (the later drops "payments"),
-    while "My bike is a road bike" and "My bike is a gravel bike" may be an update written
-    seconds after the fact it updates, as a script or an agent writes them. Those rows are
-    returned apart (the second mask, None when there are none), left out of the first:
-    whose words decide is read only for the rows a search reaches (``_nearest``).
+    without a valid_from stores) are not one conversation: a script or an agent writes an
+    update seconds after the fact it updates ("My bike is a road bike", then "My bike is a
+    gravel bike"), so whether they state one subject is left to their words, as for any
+    other pair (``_one_subject``, read only for the rows a search reaches: ``_nearest``).
+    A dated record of a chat, imported turn by turn with its message times, stays one
+    conversation a day.
     """
     near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
-    open_rows = None
     if sessions[j] < 0 and asked is not None and whens[j, 0] == whens[j, 1]:
-        # only statements written as they were said (event time = write time, as add()
-        # without valid_from stamps them): a dated record of a chat, imported turn by turn
-        # with its message times, stays one conversation a day
-        open_rows = near & (sessions < 0) & (whens[:, 0] == whens[:, 1])
-        near &= ~open_rows
+        near &= ~((sessions < 0) & (whens[:, 0] == whens[:, 1]))
     if sessions[j] < 0:
-        return near, open_rows
-    return np.where(sessions >= 0, sessions == sessions[j], near), open_rows
+        return near
+    return np.where(sessions >= 0, sessions == sessions[j], near)
 
 
 def _one_subject(older: int, newer: int) -> bool:
-    """Whether two statements written seconds apart, holding the ``older`` and ``newer`` sets
-    of the query's words (``AskedWords.row``), may be about one subject (so the newer may
-    update the older): the same set, or a newer one that holds none of the query's words
-    while the older holds some. A paraphrased update often names its subject in other words
+    """Whether two statements, holding the ``older`` and ``newer`` sets of the query's words
+    (``AskedWords.row``), may be about one subject (so the newer may update the older): the
+    same set, or a newer one that holds none of the query's words while the older holds
+    some. Seconds apart or sessions apart alike: a month later, "My brother lives in
+    Glasgow" is still not news about the sister the query asks about. A paraphrased
+    update often names its subject in other words
     ("My car is a Nissan Leaf", then "These days I get around in a Hyundai Ioniq", asked
     "What car do I have?"); a newer statement that keeps some of the query's words but not
     the older one's ("My sister lives in Leeds", then "My brother lives in Glasgow", asked
@@ -208,26 +206,25 @@ def _nearest(
     values: np.ndarray,
     mask: np.ndarray,
     anchor: int,
-    open_rows: np.ndarray | None,
     asked: AskedWords | None,
     later: bool = True,
 ) -> int | None:
     """The row of the highest value among ``mask`` (the first on a tie), passing over the
-    ``open_rows`` that cannot be about ``anchor``'s subject (``_one_subject`` of the two
-    rows' query words, the rows searched being ``later`` than the anchor or earlier: one
-    conversation with it, ``_same_conversation``); None when no row is left. The words of
-    a row are read only when it is the best one left."""
-    if open_rows is None or asked is None:
+    rows that cannot be about ``anchor``'s subject (``_one_subject`` of the two rows' query
+    words, the rows searched being ``later`` than the anchor or earlier) when ``asked``
+    is given; None when no row is left. The words of a row are read only when it is the
+    best one left."""
+    if asked is None:
         return _best(values, mask) if mask.any() else None
     rows = np.flatnonzero(mask)
     found = values[rows]
     if np.isnan(found).any():  # argmax ranks NaN first, a sort last: keep argmax's order
-        return _nearest_stepwise(values, mask, anchor, open_rows, asked, later)
+        return _nearest_stepwise(values, mask, anchor, asked, later)
     # the rows by value desc, first row first on a tie: the order _best takes them in
     rows = rows[np.argsort(-found, kind="stable")]
     mine = asked.row(anchor)
-    for k, is_open in zip(rows.tolist(), open_rows[rows].tolist(), strict=True):
-        if not is_open or _one_subject(*_in_time(mine, asked.row(k), later)):
+    for k in rows.tolist():
+        if _one_subject(*_in_time(mine, asked.row(k), later)):
             return int(k)
     return None
 
@@ -241,7 +238,6 @@ def _nearest_stepwise(
     values: np.ndarray,
     mask: np.ndarray,
     anchor: int,
-    open_rows: np.ndarray,
     asked: AskedWords,
     later: bool = True,
 ) -> int | None:
@@ -250,7 +246,7 @@ def _nearest_stepwise(
     mine = asked.row(anchor)
     while mask.any():
         k = _best(values, mask)
-        if not open_rows[k] or _one_subject(*_in_time(mine, asked.row(k), later)):
+        if _one_subject(*_in_time(mine, asked.row(k), later)):
             return k
         mask[k] = False
     return None
@@ -283,8 +279,9 @@ def _mutual_nearest_later(
     candidate's (valid_from, t_created), ``sessions`` its ``session_codes``. With
     ``wanted``, a nearest later candidate outside it is not tested further (None): a
     caller that can use only those answers saves the search back. With ``asked`` (the
-    candidates' query terms), two statements without sessions said the same day are one
-    conversation only when their query words say two subjects (``_one_subject``). ``kin``
+    candidates' query terms), a statement whose query words say another subject is never
+    a nearest (``_one_subject``), and two statements without sessions written the same day
+    as they were said are not one conversation (``_same_conversation``). ``kin``
     carries a chain: "My phone case is red", "... green", "... black" written in turn, the
     black one may be nearest to the red one, which the green one already updated; it then
     updates the green one too.
@@ -292,8 +289,8 @@ def _mutual_nearest_later(
     if len(sessions) < 3:
         return None
     t_i = (int(whens[i, 0]), int(whens[i, 1]))
-    conv, open_rows = _same_conversation(sessions, i, whens, asked)
-    j = _nearest(sims, _later_mask(whens, t_i) & ~conv, i, open_rows, asked)
+    conv = _same_conversation(sessions, i, whens, asked)
+    j = _nearest(sims, _later_mask(whens, t_i) & ~conv, i, asked)
     if j is None or sims[j] < floor or (wanted is not None and j not in wanted):
         return None
     back = np.round(unit @ unit[j], 9)
@@ -301,8 +298,8 @@ def _mutual_nearest_later(
     # j's nearest earlier statement among those it could update: one said in j's own
     # session (or, without sessions, on j's day) is the same conversation, often the same
     # words twice (a round's verbatim record beside the fact read from it), not a rival
-    conv, open_rows = _same_conversation(sessions, j, whens, asked)
-    nearest = _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, open_rows, asked, later=False)
+    conv = _same_conversation(sessions, j, whens, asked)
+    nearest = _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, asked, later=False)
     return j if nearest is not None and (nearest == i or nearest in kin) else None
 
 
@@ -323,12 +320,12 @@ def apply_freshness(
     terms when coverage attached them, else the memoised tokeniser's, the same terms) and
     only they are tested as one.
 
-    ``asked``: the query's scoring terms. With them, two statements without sessions
-    written within a day of each other as they were said (``valid_from`` = ``t_created``)
-    can be an update and the fact it updates when they hold the same query words
-    (``_same_conversation``; only such statements' words are read);
-    without them (None) such statements are one conversation, never an update of each
-    other.
+    ``asked``: the query's scoring terms. With them, a later statement whose query words say
+    another subject (``_one_subject``) is not found nearest, and two statements without
+    sessions written within a day of each other as they were said (``valid_from`` =
+    ``t_created``) can be an update and the fact it updates (``_same_conversation``; only
+    the words of the rows a search reaches are read); without them (None) such statements
+    are one conversation, never an update of each other, and words decide nothing.
     """
     exempt = set(config.freshness_exempt_tags)
     items = [
