@@ -172,7 +172,7 @@ def scored_by_backend(
     scores, created = round_array(got.scores[positive], 9), got.t_created[positive]
     order = np.lexsort((-created, -scores))  # score desc, then t_created desc
     scores, created = scores[order], created[order]
-    ids = [got.ids[i] for i in positive[order].tolist()]
+    ids = list(map(got.ids.__getitem__, positive[order].tolist()))
     out = text_scores(ids, created.tolist(), scores.tolist())
     tied = (scores[1:] == scores[:-1]) & (created[1:] == created[:-1])
     if tied.any():  # equal score and time: the id decides, as in ``rescore_pool``

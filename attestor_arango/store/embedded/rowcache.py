@@ -29,7 +29,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-from attestor_arango.models import Memory, trusted
+from attestor_arango.models import Memory, trusted_maker
 
 # Rows kept (~3 MB of short turns). 8,192 held the benchmark's whole working set at 10k
 # (3,930 rows) and 100k (7,247), but at 100k each extra kept row is one more object for
@@ -49,6 +49,8 @@ def row_bytes(memory: Memory, metadata: str | None) -> int:
     again on each hit) and ``ROW_OVERHEAD``."""
     return ROW_OVERHEAD + sys.getsizeof(memory.content) + (len(metadata) if metadata else 0)
 
+
+_memory = trusted_maker(Memory)  # ``trusted(Memory, ...)`` without the lookup by class
 
 class MemoryRows:
     """Decoded memories by (tenant, id), least recently read first; see the module docstring."""
@@ -90,7 +92,7 @@ class MemoryRows:
             # a new Memory equal to the kept one, with its own copy of the metadata
             values = memory.__dict__.copy()
             values["metadata"] = {} if metadata is None else dict(json.loads(metadata) or {})
-            found.append(trusted(Memory, values))
+            found.append(_memory(values))
         self.hits += len(found)
         self.misses += len(rest)
         return found, rest

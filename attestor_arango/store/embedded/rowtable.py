@@ -194,8 +194,8 @@ class RowTable:
         if int(at.max()) < n0:
             rows = at.tolist()
             named: list[str | None] = list(map(self._named.get, rows))
-            missing = [j for j, i in enumerate(named) if i is None]
-            if missing:  # rows not handed out lately: decoded, and remembered
+            if None in named:  # rows not handed out lately: decoded, and remembered
+                missing = [j for j, i in enumerate(named) if i is None]
                 read = base.take(at[missing])
                 for j, memory_id in zip(missing, read, strict=True):
                     named[j] = memory_id
