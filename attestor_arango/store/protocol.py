@@ -147,7 +147,8 @@ class MemoryStore(Protocol):
 
     def count_rows(self, scope: Scope) -> dict[str, int]:
         """Keys: total, active, superseded, archived (memories), episodes, entities,
-        relations, audit (audit is tenant-wide)."""
+        relations, audit (the tenant's audit entries written by calls made in the scope's
+        namespace, all of them without one: a namespace's figures tell nothing of another)."""
         ...
 
 
