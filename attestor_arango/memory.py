@@ -198,9 +198,11 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Writes a new version (omitted fields kept) and closes the old one. Raises
-        ``NotFoundError``, ``ConflictError`` when it is no longer current (the message names
-        its current version), and what ``add`` raises."""
+        """Writes a new version (omitted fields kept) and closes the old one; when the
+        fields given are the ones it already has, returns it and writes nothing (no
+        version, no audit entry, no write counted). Raises ``NotFoundError``,
+        ``ConflictError`` when it is no longer current (the message names its current
+        version), and what ``add`` raises."""
         ctx = self._ctx(context, Permission.WRITE, "update")
         memory_id = check_id(memory_id)
         changes = check_changes(

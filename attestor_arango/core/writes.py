@@ -290,7 +290,8 @@ class Writer:
         return memory
 
     def update(self, ctx: AgentContext, memory_id: str, changes: Changes) -> Memory:
-        """A new version of a current memory: ``changes`` over the old version's fields.
+        """A new version of a current memory: ``changes`` over the old version's fields;
+        the current version itself, with nothing written, when they change nothing.
 
         Nothing is rewritten in place; the old version is closed by ``write``. Raises
         ``NotFoundError`` for an unknown id, ``ConflictError`` when the memory is no longer
@@ -303,16 +304,25 @@ class Writer:
                 f"{old.superseded_by or '(none: it was forgotten)'}",
             )
         c = changes
+        fields: dict[str, Any] = {
+            "content": old.content if c.content is None else c.content,
+            "entity": old.entity if c.entity is KEEP else c.entity,
+            "category": old.category if c.category is KEEP else c.category,
+            "tags": old.tags if c.tags is None else c.tags,
+            "confidence": old.confidence if c.confidence is None else c.confidence,
+            "valid_from_us": old.us("valid_from") if c.valid_from_us is None else c.valid_from_us,
+            "valid_until_us": (
+                old.us("valid_until") if c.valid_until_us is None else c.valid_until_us
+            ),
+            "metadata": old.metadata if c.metadata is None else c.metadata,
+        }
+        if fields == _fields_of(old):
+            # nothing would change: the current version is the answer, as a repeated
+            # ``add`` returns the memory it repeats (no version, no audit entry, no quota)
+            return old
         return self.write(
             ctx,
-            content=old.content if c.content is None else c.content,
-            entity=old.entity if c.entity is KEEP else c.entity,
-            category=old.category if c.category is KEEP else c.category,
-            tags=old.tags if c.tags is None else c.tags,
-            confidence=old.confidence if c.confidence is None else c.confidence,
-            valid_from_us=old.us("valid_from") if c.valid_from_us is None else c.valid_from_us,
-            valid_until_us=old.us("valid_until") if c.valid_until_us is None else c.valid_until_us,
-            metadata=old.metadata if c.metadata is None else c.metadata,
+            **fields,
             source_episode_id=old.provenance.source_episode_id,
             supersedes_id=old.id,
         )
@@ -341,3 +351,17 @@ class Writer:
         if closed is None:  # the row was written in the same transaction
             raise NotFoundError(f"memory {memory_id} vanished while it was being archived")
         return closed
+
+
+def _fields_of(memory: Memory) -> dict[str, Any]:
+    """The fields ``update`` may change, as ``Writer.write`` takes them."""
+    return {
+        "content": memory.content,
+        "entity": memory.entity,
+        "category": memory.category,
+        "tags": memory.tags,
+        "confidence": memory.confidence,
+        "valid_from_us": memory.us("valid_from"),
+        "valid_until_us": memory.us("valid_until"),
+        "metadata": memory.metadata,
+    }
