@@ -174,12 +174,18 @@ class Writer:
         source_episode_id: str | None,
         supersede: bool = True,
         supersedes_id: str | None = None,
+        cited_by_caller: bool = False,
     ) -> Memory:
         """The single write path: quota, dedup, supersession, signing, graph, audit.
 
+        ``cited_by_caller``: ``source_episode_id`` came from the caller (``add``), so it must
+        name an episode of the caller's scope: a memory citing another tenant's (or no)
+        episode as its evidence would point outside its tenant.
+
         Raises ``ValidationError`` (bad validity interval), ``QuotaExceededError``,
         ``EmbeddingMismatchError``, ``NotFoundError`` / ``ConflictError`` (``supersedes_id``
-        missing or already closed) and ``StoreError``; nothing is written when it raises.
+        missing or already closed, a cited episode not in the scope) and ``StoreError``;
+        nothing is written when it raises.
         """
         rt, auditor = self.runtime, self.auditor
         scope = rt.scope(ctx)
@@ -195,6 +201,16 @@ class Writer:
                 raise ValidationError(
                     "valid_until must be after valid_from (which defaults to now); pass "
                     "valid_from for a fact that ended in the past",
+                )
+            if (
+                cited_by_caller
+                and source_episode_id is not None
+                and rt.store.get_episode(scope, source_episode_id) is None
+            ):
+                raise NotFoundError(
+                    f"episode {source_episode_id} not found in this scope; a memory cites an "
+                    "episode of its own tenant and namespace as its evidence",
+                    field="source_episode_id",
                 )
             if supersedes_id is None:
                 same = rt.store.list_memories(
