@@ -167,7 +167,8 @@ class AgentMemory:
     ) -> Memory:
         """Stores a fact, superseding an active one of the same entity and category. Raises
         ``AccessDenied``, ``ValidationError``, ``QuotaExceededError``,
-        ``EmbeddingMismatchError`` or ``StoreError``; nothing is stored when it raises."""
+        ``EmbeddingMismatchError``, ``NotFoundError`` (a ``source_episode_id`` that names no
+        episode of the context's scope) or ``StoreError``; nothing is stored when it raises."""
         ctx = self._ctx(context, Permission.WRITE, "add")
         text = check_content(content, self.config.max_content_chars)
         start, end = check_interval(valid_from, valid_until)
@@ -182,6 +183,7 @@ class AgentMemory:
             valid_until_us=end,
             metadata=check_metadata(metadata),
             source_episode_id=check_label(source_episode_id, "source_episode_id"),
+            cited_by_caller=True,
         )
 
     def update(
@@ -198,9 +200,11 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Writes a new version (omitted fields kept) and closes the old one. Raises
-        ``NotFoundError``, ``ConflictError`` when it is no longer current (the message names
-        its current version), and what ``add`` raises."""
+        """Writes a new version (omitted fields kept) and closes the old one; when the
+        fields given are the ones it already has, returns it and writes nothing (no
+        version, no audit entry, no write counted). Raises ``NotFoundError``,
+        ``ConflictError`` when it is no longer current (the message names its current
+        version), and what ``add`` raises."""
         ctx = self._ctx(context, Permission.WRITE, "update")
         memory_id = check_id(memory_id)
         changes = check_changes(

@@ -3,7 +3,8 @@
 A cursor pins the view: the first page reads at ``as_of`` (default now) and every later
 page reads at that same moment, so writes made between two pages never shift, repeat or
 skip a row (the store is bi-temporal: a past view never changes). It also carries a
-digest of the filters, so a cursor handed back with other filters is refused instead of
+digest of the filters and of the caller's tenant and namespace, so a cursor handed back
+with other filters, or by a caller of another tenant or namespace, is refused instead of
 paging through something else. The cursor holds no stored data: an offset, a time and a
 digest, base64url-encoded.
 """
@@ -63,8 +64,9 @@ def decode_cursor(cursor: str, digest: str) -> tuple[int, int]:
         raise ValidationError("cursor is damaged; start again without a cursor")
     if made_for != digest:
         raise ValidationError(
-            "this cursor was made for other filters; pass the same filters as for the first "
-            "page, or start again without a cursor",
+            "this cursor was made for other filters or another tenant or namespace; pass the "
+            "same filters, as the same caller, as for the first page, or start again without "
+            "a cursor",
         )
     return offset, at
 
@@ -75,10 +77,11 @@ def list_page(
     """One page of ``list_matching`` with the listing's total and the next page's cursor.
 
     The first page pins ``listing.as_of`` (default now); a cursor carries that moment and
-    a digest of the filters. Raises ``ValidationError`` for a damaged cursor or one made
-    for other filters, and what ``list_matching`` raises.
+    a digest of the filters and the caller's scope. Raises ``ValidationError`` for a damaged
+    cursor or one made for other filters or another scope, and what ``list_matching`` raises.
     """
-    digest = filter_digest(listing.arguments())
+    # whose listing it is counts as a filter: another scope's cursor is a foreign one
+    digest = filter_digest({**listing.arguments(), "@scope": [ctx.tenant, ctx.namespace]})
     if cursor is None:
         offset, at_us = 0, rt.view(listing.as_of).as_of
     else:

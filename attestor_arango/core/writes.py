@@ -174,12 +174,18 @@ class Writer:
         source_episode_id: str | None,
         supersede: bool = True,
         supersedes_id: str | None = None,
+        cited_by_caller: bool = False,
     ) -> Memory:
         """The single write path: quota, dedup, supersession, signing, graph, audit.
 
+        ``cited_by_caller``: ``source_episode_id`` came from the caller (``add``), so it must
+        name an episode of the caller's scope: a memory citing another tenant's (or no)
+        episode as its evidence would point outside its tenant.
+
         Raises ``ValidationError`` (bad validity interval), ``QuotaExceededError``,
         ``EmbeddingMismatchError``, ``NotFoundError`` / ``ConflictError`` (``supersedes_id``
-        missing or already closed) and ``StoreError``; nothing is written when it raises.
+        missing or already closed, a cited episode not in the scope) and ``StoreError``;
+        nothing is written when it raises.
         """
         rt, auditor = self.runtime, self.auditor
         scope = rt.scope(ctx)
@@ -195,6 +201,16 @@ class Writer:
                 raise ValidationError(
                     "valid_until must be after valid_from (which defaults to now); pass "
                     "valid_from for a fact that ended in the past",
+                )
+            if (
+                cited_by_caller
+                and source_episode_id is not None
+                and rt.store.get_episode(scope, source_episode_id) is None
+            ):
+                raise NotFoundError(
+                    f"episode {source_episode_id} not found in this scope; a memory cites an "
+                    "episode of its own tenant and namespace as its evidence",
+                    field="source_episode_id",
                 )
             if supersedes_id is None:
                 same = rt.store.list_memories(
@@ -290,7 +306,8 @@ class Writer:
         return memory
 
     def update(self, ctx: AgentContext, memory_id: str, changes: Changes) -> Memory:
-        """A new version of a current memory: ``changes`` over the old version's fields.
+        """A new version of a current memory: ``changes`` over the old version's fields;
+        the current version itself, with nothing written, when they change nothing.
 
         Nothing is rewritten in place; the old version is closed by ``write``. Raises
         ``NotFoundError`` for an unknown id, ``ConflictError`` when the memory is no longer
@@ -303,16 +320,25 @@ class Writer:
                 f"{old.superseded_by or '(none: it was forgotten)'}",
             )
         c = changes
+        fields: dict[str, Any] = {
+            "content": old.content if c.content is None else c.content,
+            "entity": old.entity if c.entity is KEEP else c.entity,
+            "category": old.category if c.category is KEEP else c.category,
+            "tags": old.tags if c.tags is None else c.tags,
+            "confidence": old.confidence if c.confidence is None else c.confidence,
+            "valid_from_us": old.us("valid_from") if c.valid_from_us is None else c.valid_from_us,
+            "valid_until_us": (
+                old.us("valid_until") if c.valid_until_us is None else c.valid_until_us
+            ),
+            "metadata": old.metadata if c.metadata is None else c.metadata,
+        }
+        if fields == _fields_of(old):
+            # nothing would change: the current version is the answer, as a repeated
+            # ``add`` returns the memory it repeats (no version, no audit entry, no quota)
+            return old
         return self.write(
             ctx,
-            content=old.content if c.content is None else c.content,
-            entity=old.entity if c.entity is KEEP else c.entity,
-            category=old.category if c.category is KEEP else c.category,
-            tags=old.tags if c.tags is None else c.tags,
-            confidence=old.confidence if c.confidence is None else c.confidence,
-            valid_from_us=old.us("valid_from") if c.valid_from_us is None else c.valid_from_us,
-            valid_until_us=old.us("valid_until") if c.valid_until_us is None else c.valid_until_us,
-            metadata=old.metadata if c.metadata is None else c.metadata,
+            **fields,
             source_episode_id=old.provenance.source_episode_id,
             supersedes_id=old.id,
         )
@@ -341,3 +367,17 @@ class Writer:
         if closed is None:  # the row was written in the same transaction
             raise NotFoundError(f"memory {memory_id} vanished while it was being archived")
         return closed
+
+
+def _fields_of(memory: Memory) -> dict[str, Any]:
+    """The fields ``update`` may change, as ``Writer.write`` takes them."""
+    return {
+        "content": memory.content,
+        "entity": memory.entity,
+        "category": memory.category,
+        "tags": memory.tags,
+        "confidence": memory.confidence,
+        "valid_from_us": memory.us("valid_from"),
+        "valid_until_us": memory.us("valid_until"),
+        "metadata": memory.metadata,
+    }

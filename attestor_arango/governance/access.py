@@ -26,7 +26,7 @@ import weakref
 from collections import OrderedDict
 from typing import Any
 
-from attestor_arango.context import AgentContext, Permission
+from attestor_arango.context import AgentContext, AgentRole, Permission
 from attestor_arango.core.audit import Auditor
 from attestor_arango.errors import AccessDenied, ValidationError
 from attestor_arango.scope import check_name
@@ -134,11 +134,20 @@ def audit_denial(auditor: Auditor, ctx: AgentContext, operation: str, exc: Acces
 def caller(context: AgentContext | None, default: AgentContext) -> AgentContext:
     """The context a call runs as: the one given, else the memory's default one.
 
-    Raises ``ValidationError`` for anything that is not an ``AgentContext``.
+    Raises ``ValidationError`` for anything that is not an ``AgentContext``, a subclass
+    included (one could redefine ``permissions`` or ``require`` and grant its role what the
+    role table does not), and for one whose role or read_only switch was replaced after it
+    was built (``object.__setattr__`` past the frozen dataclass).
     """
-    if context is not None and not isinstance(context, AgentContext):
-        raise ValidationError("context must be an AgentContext")
-    return context or default
+    if context is None:
+        return default
+    if type(context) is not AgentContext:
+        raise ValidationError(
+            "context must be an AgentContext (not a subclass: roles are the library's)"
+        )
+    if type(context.role) is not AgentRole or type(context.read_only) is not bool:
+        raise ValidationError("context was altered after it was built; build a new one")
+    return context
 
 
 def require(

@@ -9,14 +9,16 @@ lock of the tenant-filter layer).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from attestor_arango.errors import TenantLeakError
+from attestor_arango.errors import TenantLeakError, TenantRequiredError
 from attestor_arango.models import AuditEntry, Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
 
@@ -145,7 +147,8 @@ class MemoryStore(Protocol):
 
     def count_rows(self, scope: Scope) -> dict[str, int]:
         """Keys: total, active, superseded, archived (memories), episodes, entities,
-        relations, audit (audit is tenant-wide)."""
+        relations, audit (the tenant's audit entries written by calls made in the scope's
+        namespace, all of them without one: a namespace's figures tell nothing of another)."""
         ...
 
 
@@ -265,6 +268,46 @@ class Store(
     Protocol,
 ):
     """A whole backend: every role above. Services that need one role may ask for it alone."""
+
+
+def require_scope(scope: object, method: str) -> Scope:
+    """``scope`` itself when it is a ``Scope``; ``TenantRequiredError`` otherwise.
+
+    A tenant name as a string, a dict, an ``AgentContext`` or None must not reach a
+    backend: duck typing would let some of them through (an object with a ``tenant``
+    attribute) and fail deep inside for the rest, so the store boundary checks the type.
+    """
+    if not isinstance(scope, Scope):
+        raise TenantRequiredError(
+            f"store call {method} needs a Scope (tenant, namespace); "
+            f"got {type(scope).__name__}: every store call is scoped to a tenant",
+            field="scope",
+        )
+    return scope
+
+
+def _guarded(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def call(self: Any, scope: Any, *args: Any, **kwargs: Any) -> Any:
+        require_scope(scope, name)
+        return fn(self, scope, *args, **kwargs)
+
+    return call
+
+
+class ScopeGuarded:
+    """Base of every backend: each public method whose first argument is ``scope`` refuses
+    anything but a ``Scope`` with ``TenantRequiredError`` before it runs (fail closed at the
+    store boundary, one check for all of them, subclasses included)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, value in list(vars(cls).items()):
+            if name.startswith("_") or not inspect.isfunction(value):
+                continue
+            params = list(inspect.signature(value).parameters)
+            if len(params) >= 2 and params[1] == "scope":
+                setattr(cls, name, _guarded(name, value))
 
 
 def pool_of(hits: Sequence[Hit]) -> list[TextHit]:

@@ -22,7 +22,7 @@ from pydantic import ValidationError as PydanticValidationError
 from attestor_arango.clock import Clock, SystemClock, iso, to_us
 from attestor_arango.config import API_KEYS_ENV, api_keys_setting, read_document
 from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole, Usage
-from attestor_arango.errors import AccessDenied, ValidationError
+from attestor_arango.errors import AccessDenied, QuotaExceededError, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
 from attestor_arango.scope import check_name
@@ -30,6 +30,7 @@ from attestor_arango.validation import flag_from_text, int_from_text, load_json
 
 ANY = "*"
 KEYS_ENV = API_KEYS_ENV
+DEFAULT_MAX_AGENTS = 256
 
 
 def hash_key(key: str) -> str:
@@ -56,6 +57,10 @@ class ApiKey(BaseModel):
     read_only: bool = False
     token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, gt=0)
     max_writes_per_agent: int | None = Field(default=None, ge=0)
+    # distinct agent ids a key with a write limit may act as while the server runs: the
+    # limit is per agent, so a wildcard key ("*") could otherwise invent a fresh agent
+    # (and a fresh counter, held in memory) for every write
+    max_agents: int = Field(default=DEFAULT_MAX_AGENTS, ge=1)
     # when the key stops working (ISO-8601 with a zone); None: until removed from the ring
     expires_at: AwareDatetime | None = None
 
@@ -80,7 +85,10 @@ class KeyRing:
     agent) shares one ``Usage`` (the key told by its digest, unique in the ring): the
     key's ``max_writes_per_agent`` is a ceiling that counts across requests whatever
     session, budget, namespace or trail the headers name, as it does for an in-process
-    caller.
+    caller. A key with such a limit acts as at most ``max_agents`` distinct agents (the
+    counters are never evicted: forgetting one would hand its agent a fresh limit), so a
+    wildcard key writes at most ``max_agents * max_writes_per_agent`` times and the table
+    holds at most ``max_agents`` counters per key.
     """
 
     def __init__(
@@ -91,7 +99,7 @@ class KeyRing:
         # a ring loaded from a file follows it: a key removed there stops working at once
         self._source = source
         self._stamp = _stamp(source)
-        self._usage: dict[tuple[str, str], Usage] = {}
+        self._usage: dict[str, dict[str, Usage]] = {}  # key digest -> agent id -> usage
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -113,6 +121,8 @@ class KeyRing:
                 self._by_hash = _index(keys)
             except (ValidationError, OSError):
                 self._by_hash = {}
+            # a removed key's counters go with it (the table stays bounded by the ring)
+            self._usage = {d: u for d, u in self._usage.items() if d in self._by_hash}
             self._stamp = stamp
 
     def authenticate(self, presented: str | None) -> ApiKey:
@@ -185,10 +195,7 @@ class KeyRing:
         session = headers.get(spec.H_SESSION) or None
         usage = Usage()  # nothing to count across requests without a write limit
         if key.max_writes_per_agent is not None:
-            with self._lock:
-                # by digest, not ``key.id``: ids are labels an operator may repeat (one
-                # "bot-key" per tenant), and two tenants' agents must not share a counter
-                usage = self._usage.setdefault((key.sha256, agent_id), usage)
+            usage = self._agent_usage(key, agent_id)
         return AgentContext(
             agent_id=agent_id,
             role=role,
@@ -202,6 +209,25 @@ class KeyRing:
             read_only=read_only,
             usage=usage,
         )
+
+    def _agent_usage(self, key: ApiKey, agent_id: str) -> Usage:
+        """The one ``Usage`` of (key, agent); ``QuotaExceededError`` (429) when the key
+        already counts ``max_agents`` other agents (a new agent id would dodge the limit)."""
+        with self._lock:
+            # by digest, not ``key.id``: ids are labels an operator may repeat (one
+            # "bot-key" per tenant), and two tenants' agents must not share a counter
+            agents = self._usage.setdefault(key.sha256, {})
+            usage = agents.get(agent_id)
+            if usage is None:
+                if len(agents) >= key.max_agents:
+                    raise QuotaExceededError(
+                        f"API key {key.id!r} has already acted as {key.max_agents} agents, "
+                        "each with its own write limit; reuse one of those agent ids or ask "
+                        "the operator to raise the key's max_agents",
+                        limit=key.max_agents,
+                    )
+                usage = agents[agent_id] = Usage()
+            return usage
 
 
 NARROWING = (spec.H_TENANT, spec.H_ROLE, spec.H_AGENT, spec.H_NAMESPACE, spec.H_SESSION,

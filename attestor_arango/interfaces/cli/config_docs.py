@@ -23,6 +23,7 @@ from attestor_arango.config import (
     TRACE_FILENAME,
     Config,
 )
+from attestor_arango.interfaces.api.auth import DEFAULT_MAX_AGENTS
 from attestor_arango.retrieval.config import RetrievalConfig
 
 DESCRIPTIONS: dict[str, str] = {
@@ -76,9 +77,25 @@ OTHER_ENV: dict[str, str] = {
     "orchestrator of tenant `local`, namespace `inbox`)",
     IDENTITY_ENV["token_budget"]: "default recall token budget of the CLI",
     API_KEYS_ENV: "API key file of `attestor-arango api` / `mcp --transport http` (an "
-    "entry's optional `expires_at`, ISO-8601 with a zone, ends the key then: 401)",
+    "entry's optional `expires_at`, ISO-8601 with a zone, ends the key then: 401; see "
+    "*API key limits* below)",
     "ATTESTOR_BLAS_THREADS": "BLAS threads the CLI and servers set (`1`; `0` leaves BLAS alone)",
 }
+
+KEY_LIMITS = f"""
+### API key limits
+
+A key's `max_writes_per_agent` counts each agent's writes across requests (in the
+server's memory, per key, whatever session or namespace the headers name). A key with
+such a limit acts as at most `max_agents` distinct agent ids (default {DEFAULT_MAX_AGENTS})
+while the server runs: a wildcard key (`agent_ids: ["*"]`) could otherwise name a fresh
+agent, with a fresh counter, for every write. The next new agent id is answered 429
+`quota_exceeded` (known agents keep working up to their own limit), so such a key writes
+at most `max_agents × max_writes_per_agent` times and the server holds at most
+`max_agents` counters per key; a key removed from the key file drops its counters. A key
+without `max_writes_per_agent` keeps no counters and names any agent its `agent_ids`
+allow. The tenant's daily quota (`governance quota`) caps all keys of a tenant together.
+"""
 
 HEAD = f"""# Configuration
 
@@ -220,8 +237,8 @@ def render() -> str:
     lines += [f"| `{k}` | {d} | {e} | {t} |" for k, d, e, t in _rows(Config)]
     lines += ["", "Other environment variables:", "", "| variable | meaning |", "|---|---|"]
     lines += [f"| `{name}` | {text} |" for name, text in OTHER_ENV.items()]
+    lines.append(KEY_LIMITS)
     lines += [
-        "",
         "## Retrieval",
         "",
         "Keys of `retrieval:` (each optional; the default in brackets):",

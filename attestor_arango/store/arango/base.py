@@ -24,6 +24,7 @@ from attestor_arango.store.arango.planning import (
 )
 from attestor_arango.store.arango.registry import Registry
 from attestor_arango.store.arango.schema import vector_index_state
+from attestor_arango.store.protocol import ScopeGuarded
 
 # Every collection a store call may write; a stream transaction must declare them up front.
 COLLECTIONS = (
@@ -54,8 +55,9 @@ class _Local(threading.local):
     txn: TransactionDatabase | None = None
 
 
-class ArangoBase:
-    """What every part of the store needs: the executor, the transaction, retries."""
+class ArangoBase(ScopeGuarded):
+    """What every part of the store needs: the executor, the transaction, retries; a public
+    call without a ``Scope`` fails closed before any query (``ScopeGuarded``)."""
 
     backend = "arangodb"
 

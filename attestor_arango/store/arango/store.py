@@ -245,7 +245,8 @@ class ArangoStore(VectorMoves, GraphAndGovernance):
             ("relations", "relations"),
         ):
             counts[key] = self._count_in(scope, collection)
-        counts["audit"] = self._count_in(scope.tenant_wide(), "audit")
+        rows = self._run("audit_count", scope, {"namespace": scope.namespace})
+        counts["audit"] = int(rows[0]["n"]) if rows else 0
         return counts
 
     # candidate lanes ----------------------------------------------------------------------

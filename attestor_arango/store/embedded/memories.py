@@ -296,9 +296,7 @@ class EmbeddedMemories:
             counts["episodes"] = self._db.execute(q.COUNT_EPISODES, params).fetchone()[0]
             counts["entities"] = self._db.execute(q.COUNT_ENTITIES, params).fetchone()[0]
             counts["relations"] = self._db.execute(q.COUNT_RELATIONS, params).fetchone()[0]
-            counts["audit"] = self._db.execute(q.COUNT_AUDIT, {"tenant": scope.tenant}).fetchone()[
-                0
-            ]
+            counts["audit"] = self._db.execute(q.COUNT_AUDIT, params).fetchone()[0]
         return counts
 
     # candidate lanes ---------------------------------------------------------------------------

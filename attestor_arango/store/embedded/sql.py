@@ -182,7 +182,11 @@ FROM memories WHERE {SCOPE}
 COUNT_EPISODES = f"SELECT COUNT(*) FROM episodes WHERE {SCOPE}"
 COUNT_ENTITIES = f"SELECT COUNT(*) FROM entities WHERE {SCOPE}"
 COUNT_RELATIONS = f"SELECT COUNT(*) FROM relations WHERE {SCOPE}"
-COUNT_AUDIT = "SELECT COUNT(*) FROM audit WHERE tenant = :tenant"
+# the links written by calls made in the namespace (every link when it is NULL)
+COUNT_AUDIT = """
+SELECT COUNT(*) FROM audit WHERE tenant = :tenant
+  AND (:namespace IS NULL OR json_extract(details, '$.namespace') = :namespace)
+"""
 
 GET_SPACE = "SELECT name, dimension FROM embedding_spaces WHERE tenant = :tenant"
 SET_SPACE = """

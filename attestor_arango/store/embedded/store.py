@@ -35,15 +35,23 @@ from attestor_arango.store.embedded.graph import EmbeddedGraph
 from attestor_arango.store.embedded.health import role_health
 from attestor_arango.store.embedded.memories import EmbeddedMemories
 from attestor_arango.store.embedded.persisted import PersistedIndexes, index_folder
-from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, PoolScores, TextHit
+from attestor_arango.store.protocol import (
+    EmbeddingSpace,
+    Hit,
+    MemoryFilter,
+    PoolScores,
+    ScopeGuarded,
+    TextHit,
+)
 
 # Rows each in-memory cache (vectors, text) may hold over all tenants of a store: at 100k
 # memories of 384 dimensions the vector cache takes ~190 MB and the text cache ~76 MB
 CACHE_ROWS = 2_000_000
 
 
-class SQLiteStore:
-    """The Store protocol over one SQLite file."""
+class SQLiteStore(ScopeGuarded):
+    """The Store protocol over one SQLite file (a call without a ``Scope`` fails closed:
+    ``ScopeGuarded``)."""
 
     backend = "embedded"
 
