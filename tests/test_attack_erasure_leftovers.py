@@ -136,3 +136,22 @@ def test_entity_keys_in_two_normal_forms_and_cases_are_all_erased(
     assert _files_holding(tmp_path, words) == []
     kept = _files_holding(tmp_path, [nfc.lower()])
     assert kept  # the other tenant's copy of the shared word stays
+
+
+def test_purge_warns_of_the_exports_taken_before_it(tmp_path: Path, clock: ManualClock) -> None:
+    """An export is a copy the purge cannot reach: the report says how many the chain
+    records (and holds none of the erased words itself)."""
+    mem = _memory(tmp_path, clock, seed=4)
+    mem.add("Alice Marsh lives in Zurich", context=SUBJECT)
+    mem.export_user("subject", context=SUBJECT)
+    mem.export_user("subject", context=SUBJECT)
+
+    report = mem.purge_user("subject", "erasure #4", context=SUBJECT)
+
+    assert report.ok, report.to_dict()
+    assert [w for w in report.warnings if "2 exports" in w] == report.warnings
+    assert len(report.warnings) == 1 and "Zurich" not in report.warnings[0]
+    # a tenant never exported: no such warning
+    mem.add("Bob likes tea", context=OTHER)
+    assert mem.purge_user("other", "erasure #5", context=OTHER).warnings == []
+    mem.close()

@@ -18,7 +18,10 @@ Order of events, each durable before the next:
 5. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
    the default one and any other a run was given (``staging_path``); a file that cannot
    be cleaned makes the purge fail;
-6. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
+6. a scan of the tenant's audit chain for what the purge cannot reach, reported as
+   warnings: entries holding unkeyed digests written before salts
+   (``legacy_digest_entries``) and exports taken of the tenant (copies outside the store);
+7. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
@@ -96,13 +99,18 @@ def _drop_staged(rt: Runtime, user: str, report: PurgeReport) -> None:
         )
 
 
-def _legacy_digests(rt: Runtime, user: str, report: PurgeReport) -> None:
-    """Counts the tenant's audit entries holding unkeyed digests (written before salts) and
-    warns: those digests outlive the rows and confirm an exact guess of their words."""
+def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
+    """What the tenant's audit chain says the purge cannot reach, as warnings: entries
+    holding unkeyed digests (written before salts), which outlive the rows and confirm an
+    exact guess of their words; and exports taken of the tenant, copies outside the store
+    that hold every word the purge erased (``export_user`` records each one)."""
+    held = exports = 0
     try:
-        held = sum(1 for e in iter_chain(rt.store, user) if plain_digests(e.details))
+        for entry in iter_chain(rt.store, user):
+            held += 1 if plain_digests(entry.details) else 0
+            exports += entry.action == "export"
     except Exception as exc:  # informative only: the erasure itself is not affected
-        report.warnings.append(f"the audit chain could not be scanned for legacy digests: {exc}")
+        report.warnings.append(f"the audit chain could not be scanned: {exc}")
         return
     report.legacy_digest_entries = held
     if held:
@@ -111,6 +119,13 @@ def _legacy_digests(rt: Runtime, user: str, report: PurgeReport) -> None:
             "hold plain SHA-256 digests of the erased rows' texts; the chain cannot be "
             "rewritten, so anyone who guesses an erased text exactly can confirm it against "
             "them (docs/design-notes.md, 'What erasure cannot undo')"
+        )
+    if exports:
+        report.warnings.append(
+            f"{exports} exports of this tenant were taken before the purge (the chain's "
+            "'export' entries): those copies are outside the store and still hold the erased "
+            "words; delete every copy (files written with `export --output`, imports into "
+            "other tenants)"
         )
 
 
@@ -167,7 +182,7 @@ def purge_user(
     if report.failed_collection is None:
         _erase_traces(rt, user, report)
     _drop_staged(rt, user, report)
-    _legacy_digests(rt, user, report)
+    _chain_notes(rt, user, report)
     left = report.remaining is None or any(report.remaining.values())
     report.ok = report.failed_collection is None and not left
     if report.ok is False and report.error is None:
