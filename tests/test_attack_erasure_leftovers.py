@@ -149,9 +149,50 @@ def test_purge_warns_of_the_exports_taken_before_it(tmp_path: Path, clock: Manua
     report = mem.purge_user("subject", "erasure #4", context=SUBJECT)
 
     assert report.ok, report.to_dict()
-    assert [w for w in report.warnings if "2 exports" in w] == report.warnings
+    assert [w for w in report.warnings if "before the purge: 2 " in w] == report.warnings
     assert len(report.warnings) == 1 and "Zurich" not in report.warnings[0]
     # a tenant never exported: no such warning
     mem.add("Bob likes tea", context=OTHER)
     assert mem.purge_user("other", "erasure #5", context=OTHER).warnings == []
     mem.close()
+
+
+def test_purge_deletes_the_export_files_the_cli_wrote_of_the_tenant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``export --output`` wrote the subject's words to a file: the service wrote it, so a
+    purge of the tenant deletes it (another tenant's export file stays, and so does a file
+    the user replaced with something else since)."""
+    from attestor_arango.interfaces.cli.main import main
+
+    monkeypatch.setenv("ATTESTOR_EMBEDDER", "hashing")
+    store = tmp_path / "store"
+    store.mkdir()
+    db = str(store / "mem.db")
+
+    def cli(*args: str) -> int:
+        code = main(["--json", *args, "--path", db])
+        capsys.readouterr()
+        return code
+
+    assert cli("add", "Quuxplorian drinks Glimmerwine", "--tenant", "subject") == 0
+    assert cli("add", "Bob drinks Glimmerwine too", "--tenant", "other") == 0
+    mine, theirs, replaced = store / "subject.json", tmp_path / "other.json", tmp_path / "r.json"
+    assert cli("export", "--tenant", "subject", "--output", str(mine)) == 0
+    assert cli("export", "--tenant", "subject", "--output", str(replaced)) == 0
+    assert cli("export", "--tenant", "other", "--output", str(theirs)) == 0
+    kept = tmp_path / "backup.json"  # a copy kept on purpose, to import after the purge
+    assert cli("export", "--tenant", "subject", "--output", str(kept), "--keep") == 0
+    assert b"Quuxplorian" in mine.read_bytes()  # the premise: the copy holds the words
+    replaced.write_text("my own notes", encoding="utf-8")
+
+    assert cli("purge", "--tenant", "subject", "--reason", "erasure #6", "--yes") == 0
+
+    assert not mine.exists()
+    assert replaced.read_text(encoding="utf-8") == "my own notes"
+    assert b"Bob drinks" in theirs.read_bytes()
+    assert b"Quuxplorian" in kept.read_bytes()
+    kept.unlink()
+    assert _files_holding(tmp_path, ["Quuxplorian", "quuxplorian"]) == []
+    assert cli("purge", "--tenant", "other", "--reason", "erasure #7", "--yes") == 0
+    assert not theirs.exists() and not list(store.glob("*.exports"))

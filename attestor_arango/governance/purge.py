@@ -16,8 +16,9 @@ Order of events, each durable before the next:
    (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
    attribute to a tenant, or a rewrite that failed, make the purge fail;
 5. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
-   the default one and any other a run was given (``staging_path``); a file that cannot
-   be cleaned makes the purge fail;
+   the default one and any other a run was given (``staging_path``), and the export files
+   ``export --output`` wrote of the tenant deleted (``governance.export_files``); a file
+   that cannot be cleaned makes the purge fail;
 6. a scan of the tenant's audit chain for what the purge cannot reach, reported as
    warnings: entries holding unkeyed digests written before salts
    (``legacy_digest_entries``) and exports taken of the tenant (copies outside the store);
@@ -47,6 +48,7 @@ from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.governance.export_files import erase_exports
 from attestor_arango.memo import forget_all
 from attestor_arango.reports import PurgeReport
 from attestor_arango.retrieval.trace import erase_tenant
@@ -99,6 +101,21 @@ def _drop_staged(rt: Runtime, user: str, report: PurgeReport) -> None:
         )
 
 
+def _erase_export_files(rt: Runtime, user: str, report: PurgeReport) -> None:
+    """The export files of the tenant the service wrote (``export --output``), deleted, or
+    the files that still hold them and why (``governance.export_files``)."""
+    removed, problems = erase_exports(rt.config, user)
+    if removed:
+        report.removed["export_files"] = removed
+    if problems:
+        if report.remaining is not None:
+            report.remaining["export_files"] = len(problems)
+        report.error = report.error or (
+            "export files of the tenant written by `export --output` could not be deleted: "
+            f"{'; '.join(problems)}: fix or erase those files, then run purge_user again"
+        )
+
+
 def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
     """What the tenant's audit chain says the purge cannot reach, as warnings: entries
     holding unkeyed digests (written before salts), which outlive the rows and confirm an
@@ -122,10 +139,11 @@ def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
         )
     if exports:
         report.warnings.append(
-            f"{exports} exports of this tenant were taken before the purge (the chain's "
-            "'export' entries): those copies are outside the store and still hold the erased "
-            "words; delete every copy (files written with `export --output`, imports into "
-            "other tenants)"
+            f"exports of this tenant taken before the purge: {exports} (the chain's "
+            "'export' entries); the files `export --output` wrote and still held are deleted "
+            f"({report.removed.get('export_files', 0)}), every other copy (an answer over the "
+            "API, a file moved or copied, an import into another tenant) still holds the "
+            "erased words: delete it"
         )
 
 
@@ -182,6 +200,7 @@ def purge_user(
     if report.failed_collection is None:
         _erase_traces(rt, user, report)
     _drop_staged(rt, user, report)
+    _erase_export_files(rt, user, report)
     _chain_notes(rt, user, report)
     left = report.remaining is None or any(report.remaining.values())
     report.ok = report.failed_collection is None and not left
