@@ -92,6 +92,12 @@ class PurgeReport:
     warnings: list[str] = field(default_factory=list)  # copies outside the store to handle
     attempted_audit_seq: int | None = None
     outcome_audit_seq: int | None = None
+    # the key of the reason's digest in the audit chain (``hmac1:``), kept by no store: only
+    # its holder can later prove what the reason was (``audit.digest_text(reason, key)``)
+    reason_key: str | None = None
+    # audit entries of the tenant holding unkeyed digests (written before salts): they
+    # outlive the erasure and confirm an exact guess of an erased text; None: not counted
+    legacy_digest_entries: int | None = None
 
     @property
     def status(self) -> str:
@@ -111,6 +117,8 @@ class PurgeReport:
             "warnings": list(self.warnings),
             "attempted_audit_seq": self.attempted_audit_seq,
             "outcome_audit_seq": self.outcome_audit_seq,
+            "reason_key": self.reason_key,
+            "legacy_digest_entries": self.legacy_digest_entries,
         }
 
 

@@ -102,7 +102,7 @@ def test_export_purge_import_round_trip(tmp_path: Path) -> None:
     a = ok_json(tmp_path, "add", "Bob likes tea", "--entity", "Bob", "--category", "drink")
     ok_json(tmp_path, "add", "Bob likes coffee", "--entity", "Bob", "--category", "drink")
     dump = tmp_path / "export.json"
-    written = ok_json(tmp_path, "export", "-o", str(dump))
+    written = ok_json(tmp_path, "export", "-o", str(dump), "--keep")  # kept past the purge
     assert written["written"] == str(dump) and dump.is_file()
     report = ok_json(tmp_path, "purge", "--reason", "GDPR request 7", "--yes")
     assert report["ok"] is True

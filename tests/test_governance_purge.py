@@ -172,7 +172,7 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
         e for e in mem.audit_log(limit=1000, context=ZOE) if e.action == "purge_attempted"
     )
     assert attempt.agent_id == "zoe-orch"
-    assert attempt.details["reason"] == digest_text("GDPR art. 17 request #42")
+    assert attempt.details["reason"] == digest_text("GDPR art. 17 request #42", report.reason_key)
     assert attempt.details["scope"] == {"tenant": SUBJECT, "namespace": None}
     assert attempt.details["holding"]["memories"] == 5
     assert mem.verify_audit_chain(context=ZOE).ok
@@ -231,7 +231,7 @@ def test_fault_mid_purge_is_reported_audited_and_rerun_completes(filled: AgentMe
     entries = mem.audit_log(limit=1000, context=ZOE)
     attempt, outcome = entries[-2], entries[-1]
     assert attempt.action == "purge_attempted"
-    assert attempt.details["reason"] == digest_text("erasure #9")
+    assert attempt.details["reason"] == digest_text("erasure #9", report.reason_key)
     assert outcome.action == "purge_failed"
     assert outcome.details["failed_collection"] == "memories"
     assert outcome.details["remaining"]["memories"] == 5

@@ -117,6 +117,26 @@ def scrub(value: Any, *, hashed: bool = False, depth: int = 0, salt: str | None 
     return digest_text(text, salt) if hashed else token(text, salt)
 
 
+# a digest made without a key: the ``sha256:`` text digests and the bare hex row digests
+# of entries written before salts (schema 8); a guessed text can be checked against them
+_PLAIN_DIGEST = re.compile(r"(?:sha256:)?[0-9a-f]{64}")
+
+
+def plain_digests(value: Any) -> int:
+    """How many strings in an entry's ``details`` are unkeyed digests (``_PLAIN_DIGEST``).
+
+    The chain cannot be rewritten, so those digests of an erased row outlive its erasure
+    and confirm an exact guess of its words; a purge counts the entries that hold them and
+    says so (``governance.purge``)."""
+    if isinstance(value, str):
+        return 1 if _PLAIN_DIGEST.fullmatch(value) else 0
+    if isinstance(value, dict):
+        return sum(plain_digests(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(plain_digests(v) for v in value)
+    return 0
+
+
 def _sealed(memory: Memory, doc: dict[str, Any]) -> str:
     """The digest of a row's canonical document: HMAC-SHA256 under the row's salt
     (``hmac1:<hex>``), or the plain SHA-256 hex of a row written before salts."""

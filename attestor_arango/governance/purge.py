@@ -16,25 +16,39 @@ Order of events, each durable before the next:
    (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
    attribute to a tenant, or a rewrite that failed, make the purge fail;
 5. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
-   the default one and any other a run was given (``staging_path``); a file that cannot
-   be cleaned makes the purge fail;
-6. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
+   the default one and any other a run was given (``staging_path``), and the export files
+   ``export --output`` wrote of the tenant deleted (``governance.export_files``); a file
+   that cannot be cleaned makes the purge fail;
+6. a scan of the tenant's audit chain for what the purge cannot reach, reported as
+   warnings: entries holding unkeyed digests written before salts
+   (``legacy_digest_entries``) and exports taken of the tenant (copies outside the store);
+7. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
-(core/audit.py enforces that for every entry: the reason is kept as its sha256).
+(core/audit.py enforces that for every entry). The reason is kept as an ``hmac1:``
+digest keyed by a random key made for this purge and stored nowhere: the report hands
+it to the caller (``PurgeReport.reason_key``), who alone can later prove what the reason
+was; a guessed reason (one naming the subject) cannot be confirmed from the chain.
+Entries written before schema 8 (rows without salts) hold plain digests of the rows' texts
+that the chain cannot shed: the purge counts them (``legacy_digest_entries``) and warns
+that an exact guess of an erased text can still be confirmed against them
+(docs/design-notes.md, "What erasure cannot undo").
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from attestor_arango import validation
 from attestor_arango.context import AgentContext
-from attestor_arango.core.audit import Auditor
+from attestor_arango.core.audit import Auditor, plain_digests
 from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
+from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.governance.export_files import erase_exports
 from attestor_arango.memo import forget_all
 from attestor_arango.reports import PurgeReport
 from attestor_arango.retrieval.trace import erase_tenant
@@ -87,6 +101,52 @@ def _drop_staged(rt: Runtime, user: str, report: PurgeReport) -> None:
         )
 
 
+def _erase_export_files(rt: Runtime, user: str, report: PurgeReport) -> None:
+    """The export files of the tenant the service wrote (``export --output``), deleted, or
+    the files that still hold them and why (``governance.export_files``)."""
+    removed, problems = erase_exports(rt.config, user)
+    if removed:
+        report.removed["export_files"] = removed
+    if problems:
+        if report.remaining is not None:
+            report.remaining["export_files"] = len(problems)
+        report.error = report.error or (
+            "export files of the tenant written by `export --output` could not be deleted: "
+            f"{'; '.join(problems)}: fix or erase those files, then run purge_user again"
+        )
+
+
+def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
+    """What the tenant's audit chain says the purge cannot reach, as warnings: entries
+    holding unkeyed digests (written before salts), which outlive the rows and confirm an
+    exact guess of their words; and exports taken of the tenant, copies outside the store
+    that hold every word the purge erased (``export_user`` records each one)."""
+    held = exports = 0
+    try:
+        for entry in iter_chain(rt.store, user):
+            held += 1 if plain_digests(entry.details) else 0
+            exports += entry.action == "export"
+    except Exception as exc:  # informative only: the erasure itself is not affected
+        report.warnings.append(f"the audit chain could not be scanned: {exc}")
+        return
+    report.legacy_digest_entries = held
+    if held:
+        report.warnings.append(
+            f"{held} audit entries of this tenant were written before salts (schema 8) and "
+            "hold plain SHA-256 digests of the erased rows' texts; the chain cannot be "
+            "rewritten, so anyone who guesses an erased text exactly can confirm it against "
+            "them (docs/design-notes.md, 'What erasure cannot undo')"
+        )
+    if exports:
+        report.warnings.append(
+            f"exports of this tenant taken before the purge: {exports} (the chain's "
+            "'export' entries); the files `export --output` wrote and still held are deleted "
+            f"({report.removed.get('export_files', 0)}), every other copy (an answer over the "
+            "API, a file moved or copied, an import into another tenant) still holds the "
+            "erased words: delete it"
+        )
+
+
 def purge_user(
     rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str, reason: str
 ) -> PurgeReport:
@@ -98,13 +158,17 @@ def purge_user(
         before: dict[str, int] | None = store.tenant_residue(scope)
     except Exception:  # counting is informative only; the attempt is recorded regardless
         before = None
+    # the reason's digest is keyed like a row's texts, by a key no store keeps (the module's
+    # docstring): the caller gets it in the report, a guesser finds nothing to check against
+    reason_key = secrets.token_hex(32)
     attempted = auditor.record(
         ctx,
         "purge_attempted",
         user,
         {"reason": reason, "scope": {"tenant": user, "namespace": None}, "holding": before},
+        salt=reason_key,
     )
-    report = PurgeReport(tenant=user, reason=reason, ok=False)
+    report = PurgeReport(tenant=user, reason=reason, ok=False, reason_key=reason_key)
     report.attempted_audit_seq = attempted.seq
     for i, collection in enumerate(plan):
         try:  # each step commits on its own: progress before a failure stays made
@@ -136,6 +200,8 @@ def purge_user(
     if report.failed_collection is None:
         _erase_traces(rt, user, report)
     _drop_staged(rt, user, report)
+    _erase_export_files(rt, user, report)
+    _chain_notes(rt, user, report)
     left = report.remaining is None or any(report.remaining.values())
     report.ok = report.failed_collection is None and not left
     if report.ok is False and report.error is None:
@@ -146,6 +212,7 @@ def purge_user(
         "removed": report.removed,
         "remaining": report.remaining,
         "warnings": len(report.warnings),
+        "legacy_digest_entries": report.legacy_digest_entries,
     }
     if not report.ok:
         details.update(
@@ -157,7 +224,11 @@ def purge_user(
         )
     try:
         outcome = auditor.record(
-            ctx, "purge_completed" if report.ok else "purge_failed", user, details
+            ctx,
+            "purge_completed" if report.ok else "purge_failed",
+            user,
+            details,
+            salt=reason_key,
         )
         report.outcome_audit_seq = outcome.seq
     except Exception as exc:  # the attempt entry already exists; report, do not hide

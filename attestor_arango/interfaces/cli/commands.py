@@ -20,6 +20,7 @@ from rich.console import Console
 from attestor_arango.config import load_config, read_document
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
+from attestor_arango.governance.export_files import record_export
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.parsing import number_arg, time_arg, whole_number
 from attestor_arango.validation import load_json
@@ -204,11 +205,15 @@ def _output_file(path: str) -> Path:
 
 def cmd_export(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     target = _output_file(args.output) if args.output else None
-    data = mem.export_user(args.user or mem.default_context.tenant)
+    user = args.user or mem.default_context.tenant
+    data = mem.export_user(user)
     if target is not None:
         try:
             target.write_text(json.dumps(out.jsonable(data), indent=2), encoding="utf-8")
+            if not args.keep:  # a purge of the tenant deletes it (governance.export_files)
+                record_export(mem.config, user, target)
         except OSError as exc:
+            target.unlink(missing_ok=True)  # a copy no purge could find is not left
             raise ValidationError(f"--output {target} cannot be written: {exc}") from None
         counts = {k: len(v) for k, v in data.items() if isinstance(v, list)}
         return {"written": args.output, **counts}, "export", 0
@@ -334,6 +339,12 @@ def register(sub: Any) -> None:
     p = cmd("export", cmd_export, "export a tenant (subject-access request)")
     p.add_argument("--user", help="tenant to export (default: your tenant)")
     p.add_argument("-o", "--output", help="write to this file instead of stdout")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="a copy kept on purpose (a backup to import after a purge): a purge of the "
+        "tenant leaves this file; without it, a purge deletes the file",
+    )
 
     p = cmd("import", cmd_import, "import an export into your (empty) tenant")
     p.add_argument("file", help="a JSON file written by `export`")
