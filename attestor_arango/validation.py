@@ -158,6 +158,26 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+MAX_PROBLEMS = 5  # problems of a refused record named in its message; the first say what to fix
+
+
+def model_problems(exc: Exception) -> str:
+    """A refused record's problems as ``field: what is wrong`` sentences (the first
+    ``MAX_PROBLEMS``). Pydantic's own text ends each problem with a documentation link and
+    echoes the input, which may be a whole turn of text or a key's hash: neither tells a
+    caller what to fix, so neither is shown."""
+    errors = getattr(exc, "errors", None)
+    found = errors(include_url=False, include_input=False) if callable(errors) else []
+    if not found:
+        return str(exc).splitlines()[0][:200]
+    said = []
+    for error in found[:MAX_PROBLEMS]:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        said.append((f"{where}: " if where else "") + str(error.get("msg", "invalid")))
+    more = len(found) - len(said)
+    return "; ".join(said) + (f"; and {more} more" if more else "")
+
+
 def check_confidence(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         raise ValidationError("confidence must be a number between 0 and 1")
