@@ -17,6 +17,7 @@ service, the MCP server, the CLI and the HTTP client all report it the same way
     ├── EmbedderUnavailable            embedder_unavailable  503  no embedder can be loaded
     ├── LLMError                       llm_error             502  an optional LLM step failed
     ├── MissingExtraError              missing_extra         501  an optional extra is missing
+    ├── CallCancelled                  cancelled             504  timed out; nothing stored
     └── StoreError                     store_error           503  the backend failed
         └── TenantLeakError            tenant_leak           500  a foreign row: a bug, not a leak
 
@@ -113,6 +114,14 @@ class TenantLeakError(StoreError):
 
     code = "tenant_leak"
     http_status = 500
+
+
+class CallCancelled(AttestorError):
+    """The call's caller stopped waiting (the service's request timeout) before it was
+    stored: its writes were rolled back, so nothing of it is stored and it may be retried."""
+
+    code = "cancelled"
+    http_status = 504
 
 
 class MissingExtraError(AttestorError):

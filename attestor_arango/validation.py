@@ -89,7 +89,9 @@ def check_label(value: object, what: str) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{what} must be a non-empty string or None")
-    text = " ".join(value.split())
+    # NFC: a composed and a decomposed "café" are the same name (canonical equivalence
+    # changes no character a reader sees), so they are stored as one
+    text = unicodedata.normalize("NFC", " ".join(value.split()))
     if len(text) > MAX_LABEL:
         raise ValidationError(f"{what} is longer than {MAX_LABEL} characters")
     return check_plain(text, what)
@@ -116,8 +118,16 @@ def check_plain(text: str, what: str) -> str:
 
 
 def entity_key(name: str) -> str:
-    """The normalised form entities are matched by: lower case, single spaces."""
-    return " ".join(name.lower().split())
+    """The normalised form entities are matched by: Unicode NFKC, lower case, single spaces.
+
+    NFKC rather than NFC: a key is only matched, never shown (the entity's ``name`` is), so
+    folding compatibility variants costs nothing a reader sees, and "Ａｎｎ" (full width),
+    "ﬁona" (a ligature) and a composed or decomposed "café" are each one entity. The
+    embedded store rewrote the keys it held before to this form (schema migration 9).
+    """
+    folded = unicodedata.normalize("NFKC", name).lower()
+    # lower() can leave a string that is no longer NFKC (a few title-case letters)
+    return " ".join(unicodedata.normalize("NFKC", folded).split())
 
 
 def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
@@ -140,11 +150,32 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:
             raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
         check_plain(tag, "a tag")
-        if tag.strip() not in out:
-            out.append(tag.strip())
+        tag = unicodedata.normalize("NFC", tag.strip())  # one tag, however it was composed
+        if tag not in out:
+            out.append(tag)
     if len(out) > MAX_TAGS:
         raise ValidationError(f"at most {MAX_TAGS} tags per memory")
     return tuple(out)
+
+
+MAX_PROBLEMS = 5  # problems of a refused record named in its message; the first say what to fix
+
+
+def model_problems(exc: Exception) -> str:
+    """A refused record's problems as ``field: what is wrong`` sentences (the first
+    ``MAX_PROBLEMS``). Pydantic's own text ends each problem with a documentation link and
+    echoes the input, which may be a whole turn of text or a key's hash: neither tells a
+    caller what to fix, so neither is shown."""
+    errors = getattr(exc, "errors", None)
+    found = errors(include_url=False, include_input=False) if callable(errors) else []
+    if not found:
+        return str(exc).splitlines()[0][:200]
+    said = []
+    for error in found[:MAX_PROBLEMS]:
+        where = ".".join(str(part) for part in error.get("loc", ()))
+        said.append((f"{where}: " if where else "") + str(error.get("msg", "invalid")))
+    more = len(found) - len(said)
+    return "; ".join(said) + (f"; and {more} more" if more else "")
 
 
 def check_confidence(value: object) -> float:

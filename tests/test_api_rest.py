@@ -352,7 +352,7 @@ def test_request_timeout_is_a_typed_504(tmp_path: Path) -> None:
     memory = SlowMemory(tmp_path / "slow.db", embedder=HashingEmbedder(64), clock=ManualClock())
     ring, plain = keyring()
     with (
-        running_server(memory, ring, ApiSettings(request_timeout_s=0.2)) as url,
+        running_server(memory, ring, ApiSettings(request_timeout_s=0.2, cancel_grace_s=0.0)) as url,
         MemoryClient(url, plain["acme-reviewer"]) as c,
         pytest.raises(RequestTimeout),
     ):

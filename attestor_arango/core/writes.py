@@ -18,6 +18,7 @@ import numpy as np
 from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor, extra_digest, row_digest
+from attestor_arango.core.cancel import check_cancelled
 from attestor_arango.core.quota import check_quota
 from attestor_arango.core.reads import get_memory
 from attestor_arango.core.runtime import Runtime
@@ -151,6 +152,7 @@ class Writer:
         try:
             with self.runtime.store.transaction():
                 yield
+                check_cancelled("the batch")  # a caller gone by now must not see it commit
         except BaseException:
             ctx.usage.take_back(made[0])
             raise
@@ -184,8 +186,9 @@ class Writer:
 
         Raises ``ValidationError`` (bad validity interval), ``QuotaExceededError``,
         ``EmbeddingMismatchError``, ``NotFoundError`` / ``ConflictError`` (``supersedes_id``
-        missing or already closed, a cited episode not in the scope) and ``StoreError``;
-        nothing is written when it raises.
+        missing or already closed, a cited episode not in the scope), ``StoreError`` and
+        ``CallCancelled`` (the request timed out: ``core/cancel.py``); nothing is written
+        when it raises.
         """
         rt, auditor = self.runtime, self.auditor
         scope = rt.scope(ctx)
@@ -299,6 +302,7 @@ class Writer:
                     ),
                 )
             rt.store.add_writes(scope, day, 1)
+            check_cancelled("the write")  # last, before the commit: a gone caller rolls back
         ctx.usage.add_write()
         batch: list[int] | None = getattr(self._batch, "made", None)
         if batch is not None:

@@ -44,6 +44,7 @@ from attestor_arango.validation import (
     check_metadata,
     check_tags,
     check_text,
+    model_problems,
 )
 
 FORMAT = "attestor-arango-export"
@@ -177,7 +178,7 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
     except ValidationError:
         raise
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise ValidationError(f"the export holds a malformed row: {exc}") from exc
+        raise ValidationError(f"the export holds a malformed row: {model_problems(exc)}") from exc
     quota_doc = data.get("quota")
     if quota_doc is not None and not isinstance(quota_doc, dict):
         raise ValidationError("export field 'quota' must be an object or null")

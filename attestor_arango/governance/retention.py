@@ -38,6 +38,7 @@ from attestor_arango.models import Memory
 from attestor_arango.reports import PolicyOutcome, RetentionReport
 from attestor_arango.scope import Scope, TemporalView, check_name
 from attestor_arango.store.protocol import MemoryFilter, MemoryStore
+from attestor_arango.validation import model_problems
 
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_US = {
@@ -127,7 +128,9 @@ def load_policies(source: object) -> list[RetentionPolicy]:
         try:
             policies.append(RetentionPolicy.model_validate(item))
         except PydanticValidationError as exc:
-            raise ValidationError(f"retention policy #{i + 1} is invalid: {exc}") from exc
+            raise ValidationError(
+                f"retention policy #{i + 1} is invalid: {model_problems(exc)}"
+            ) from exc
     names = [p.name for p in policies]
     if len(set(names)) != len(names):
         raise ValidationError("retention policy names must be unique")

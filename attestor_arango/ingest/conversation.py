@@ -41,6 +41,7 @@ from attestor_arango.validation import (
     check_metadata,
     check_tags,
     entity_key,
+    model_problems,
 )
 
 TURN_TAG = "turn"
@@ -107,7 +108,7 @@ class ConversationTurn(BaseModel):
         try:
             return cls.model_validate(raw)
         except Exception as exc:  # pydantic's message lists every bad field
-            raise ValidationError(f"invalid conversation turn: {exc}") from exc
+            raise ValidationError(f"invalid conversation turn: {model_problems(exc)}") from exc
 
 
 def session_tag(session_id: str) -> str:

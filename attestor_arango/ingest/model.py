@@ -18,7 +18,7 @@ from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.timeexpr import TimeSpan
 from attestor_arango.models import Episode, Memory, content_digest
-from attestor_arango.validation import check_label, check_metadata, check_text
+from attestor_arango.validation import check_label, check_metadata, check_text, model_problems
 
 Speaker = Literal["user", "assistant"]
 MAX_TURN_CHARS = 64_000
@@ -74,7 +74,7 @@ class Turn(BaseModel):
             try:
                 turn = cls.model_validate(raw)
             except Exception as exc:  # pydantic's error lists every bad field
-                raise ValidationError(f"invalid turn: {exc}") from exc
+                raise ValidationError(f"invalid turn: {model_problems(exc)}") from exc
         else:
             raise ValidationError("turn must be a Turn or a mapping with user/assistant text")
         if not turn.user.strip() and not turn.assistant.strip():

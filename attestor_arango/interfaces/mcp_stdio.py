@@ -5,8 +5,9 @@ The SDK's stdio reader hands a line its JSON reader refuses (nesting deeper than
 exception, which answers nothing: the client waits for ever. Here each line is read
 first; one the SDK cannot read is answered at once with a JSON-RPC error carrying the
 request's id (found by a linear scan that never recurses), saying what to fix; so is a
-line whose object gives a key twice, which the SDK would read as its last value. Lines
-the SDK can read pass through unchanged.
+line whose object gives a key twice, which the SDK would read as its last value, and
+one whose id is no JSON-RPC id (``true``, ``1.5``, an object: the SDK would take it for
+an unanswered notification). Lines the SDK can read pass through unchanged.
 """
 
 from __future__ import annotations
@@ -79,10 +80,29 @@ def screen(line: str) -> types.JSONRPCError | None:
     except ValueError as exc:
         return _explain(line, request_id, exc)
     try:  # the SDK keeps the last of two equal keys and reads NaN: we refuse both
-        load_json(line, "the request")
+        parsed = load_json(line, "the request")
     except ValidationError as err:
         return _refused(request_id, err)
-    return None
+    return _bad_id(parsed)
+
+
+def _bad_id(parsed: object) -> types.JSONRPCError | None:
+    """The error for a message whose ``id`` is no JSON-RPC id (MCP: a string or an integer,
+    never null): the SDK reads ``"id": true``, ``1.5``, ``{}``, ``[]`` or ``null`` beside a
+    method as a notification, which is never answered, so the client would wait for ever."""
+    if not isinstance(parsed, dict) or "id" not in parsed:
+        return None
+    value = parsed["id"]
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return None
+    shown = json.dumps(value)
+    return _error(
+        None,
+        types.INVALID_REQUEST,
+        f"the request id {shown[:40]} is no JSON-RPC id: send a string or an integer "
+        "(null, true/false, fractions, objects and arrays are refused), or leave id out "
+        "for a notification",
+    )
 
 
 def _explain(line: str, request_id: RequestId, exc: ValueError) -> types.JSONRPCError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from starlette.routing import Route as StarletteRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attestor_arango.context import AgentContext
+from attestor_arango.core.cancel import cancellable, check_cancelled
 from attestor_arango.errors import AttestorError, ValidationError
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.auth import ANY, ApiKey, KeyRing, authorize
@@ -56,7 +58,61 @@ class ApiSettings:
 
     max_body_bytes: int = 1_048_576
     request_timeout_s: float = 30.0
+    # after the timeout, how long a call is waited for to stop at its cancel flag (a write
+    # rolls back within one write's time) so the answer says whether anything was stored
+    cancel_grace_s: float = 5.0
     workers: int = 8  # concurrent AgentMemory calls
+
+
+async def _run(
+    op: str, call: Callable[[], Any], settings: ApiSettings, limiter: anyio.CapacityLimiter
+) -> Any:
+    """``call()`` in a worker thread under the request timeout; what it returns or raises.
+
+    On the timeout the call's cancel flag is raised (``core/cancel.py``): a write still
+    running rolls back at its next check instead of committing unseen, and the call is
+    waited for ``cancel_grace_s`` more, so the answer says what happened: its result if it
+    finished after all, ``CallCancelled`` (504, nothing stored) if it stopped. Only a call
+    that checks no flag (a long read) and outlasts the grace is abandoned with
+    ``RequestTimeout`` (504, "a write may still complete").
+    """
+    flag = threading.Event()
+    outcome: list[tuple[bool, Any]] = []
+    done = anyio.Event()
+
+    def run() -> Any:
+        with cancellable(flag):
+            check_cancelled(op)  # waited for a worker past the timeout: never start
+            return call()
+
+    async def worker() -> None:
+        try:
+            outcome.append(
+                (True, await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter))
+            )
+        except Exception as exc:
+            outcome.append((False, exc))
+        done.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(worker)
+        with anyio.move_on_after(settings.request_timeout_s):
+            await done.wait()
+        if not done.is_set():
+            flag.set()
+            with anyio.move_on_after(settings.cancel_grace_s):
+                await done.wait()
+        if not done.is_set():
+            group.cancel_scope.cancel()
+    if not outcome:
+        raise RequestTimeout(
+            f"{op} did not finish in {settings.request_timeout_s}s; "
+            "a write may still complete, so read before retrying",
+        )
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
 def error_response(err: AttestorError) -> JSONResponse:
@@ -165,16 +221,7 @@ def create_app(
                     kwargs["context"] = ctx
                 method = getattr(memory, route.op)
                 started = time.perf_counter()
-                try:
-                    with anyio.fail_after(settings.request_timeout_s):
-                        result = await anyio.to_thread.run_sync(
-                            lambda: method(**kwargs), abandon_on_cancel=True, limiter=limiter
-                        )
-                except TimeoutError:
-                    raise RequestTimeout(
-                        f"{route.op} did not finish in {settings.request_timeout_s}s; "
-                        "a write may still complete, so read before retrying",
-                    ) from None
+                result = await _run(route.op, lambda: method(**kwargs), settings, limiter)
                 observer.result(route.op, time.perf_counter() - started, result)
                 return JSONResponse(codec.dump_result(fn, result))
             except AttestorError as err:

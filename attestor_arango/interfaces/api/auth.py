@@ -26,7 +26,7 @@ from attestor_arango.errors import AccessDenied, QuotaExceededError, ValidationE
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
 from attestor_arango.scope import check_name
-from attestor_arango.validation import flag_from_text, int_from_text, load_json
+from attestor_arango.validation import flag_from_text, int_from_text, load_json, model_problems
 
 ANY = "*"
 KEYS_ENV = API_KEYS_ENV
@@ -257,7 +257,7 @@ def parse_keys(data: Any, *, source: str) -> list[ApiKey]:
     try:
         return [ApiKey.model_validate(item) for item in data]
     except PydanticValidationError as exc:
-        raise ValidationError(f"{source}: invalid API key entry: {exc}") from exc
+        raise ValidationError(f"{source}: invalid API key entry: {model_problems(exc)}") from exc
 
 
 def load_keys(file: str | Path | None = None, env: Mapping[str, str] | None = None) -> KeyRing:

@@ -35,7 +35,10 @@ ERROR_STATUSES = {
     "413": "Body over the size limit",
     "422": "Invalid arguments",
     "429": "Quota exceeded",
-    "504": "Timed out (a write may still complete)",
+    "504": (
+        "Timed out: code cancelled means nothing was stored; code timeout (a call that "
+        "could not stop) means a write may still complete"
+    ),
 }
 
 

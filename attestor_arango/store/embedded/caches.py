@@ -152,14 +152,11 @@ class TenantCaches:
         # under the connection's lock: another thread's open transaction (and its queue)
         # is waited for, as a read of the rows would be
         with self._db.lock:
-            own = False
-            for op, payload in reversed(self._db.queued()):
-                if op == "state" and payload[0] == kind and payload[1] == tenant:
-                    value: T = payload[2]
-                    return value
-                if op == "drop" and payload == tenant:
-                    own = True
-                    break
+            queued, pending = self._db.pending_state(kind, tenant)
+            if queued == "state":
+                value: T = pending
+                return value
+            own = queued == "drop"
             if not self._db.in_transaction:  # a write transaction refreshed under its lock
                 self.fresh()
             key = (kind, tenant)

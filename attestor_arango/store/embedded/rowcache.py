@@ -52,6 +52,7 @@ def row_bytes(memory: Memory, metadata: str | None) -> int:
 
 _memory = trusted_maker(Memory)  # ``trusted(Memory, ...)`` without the lookup by class
 
+
 class MemoryRows:
     """Decoded memories by (tenant, id), least recently read first; see the module docstring."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from attestor_arango.errors import StoreError
+from attestor_arango.validation import entity_key
 
 MIGRATIONS: list[tuple[int, str]] = [
     (
@@ -344,6 +345,33 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE episodes ADD COLUMN salt TEXT;
         """,
     ),
+    (
+        9,
+        # entity keys in Unicode NFKC (validation.entity_key): keys written before are
+        # rewritten, so a name stored before matches its composed/decomposed/full-width
+        # spellings now. Two old keys that fold to one keep the first row (by rowid) and
+        # the union is not merged: aliases of the later one are dropped. No trigger counts
+        # entities or relations, and no digest covers them: no index file or chain changes
+        """
+        CREATE TABLE entities_v9 (
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (tenant, namespace, key)
+        );
+        INSERT OR IGNORE INTO entities_v9
+            SELECT tenant, namespace, attestor_entity_key(key), name, kind, aliases
+            FROM entities ORDER BY rowid;
+        DROP TABLE entities;
+        ALTER TABLE entities_v9 RENAME TO entities;
+        UPDATE relations SET source = attestor_entity_key(source),
+            target = attestor_entity_key(target)
+            WHERE source != attestor_entity_key(source) OR target != attestor_entity_key(target);
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]
@@ -357,6 +385,8 @@ def migrate(conn: sqlite3.Connection) -> int:
             f"database schema version {current} is newer than this package knows ({LATEST}); "
             "upgrade attestor-arango",
         )
+    # migration 9 folds entity keys with the one function that makes them
+    conn.create_function("attestor_entity_key", 1, entity_key, deterministic=True)
     for version, script in MIGRATIONS:
         if version <= current:
             continue
