@@ -91,14 +91,24 @@ def _erase_traces(rt: Runtime, user: str, report: PurgeReport) -> None:
 def _drop_staged(rt: Runtime, user: str, report: PurgeReport) -> None:
     """The tenant's vectors an unfinished ``reembed`` staged, out of every staging file, or
     the files that still hold them and why."""
-    problems = drop_staged_everywhere(rt.config, user)
-    if problems:
-        if report.remaining is not None:
-            report.remaining["reembed_staging_files"] = len(problems)
-        report.error = report.error or (
-            "the tenant's vectors staged by an unfinished reembed could not be removed from "
-            f"{'; '.join(problems)}: fix or erase those files, then run purge_user again"
-        )
+    _files_left(
+        report,
+        "reembed_staging_files",
+        drop_staged_everywhere(rt.config, user),
+        "the tenant's vectors staged by an unfinished reembed could not be removed from",
+    )
+
+
+def _files_left(report: PurgeReport, key: str, problems: list[str], what: str) -> None:
+    """Files the purge could not clean (one problem a file), counted under ``key`` and named
+    in the report's error, ``what`` saying what they hold; nothing when there are none."""
+    if not problems:
+        return
+    if report.remaining is not None:
+        report.remaining[key] = len(problems)
+    report.error = report.error or (
+        f"{what} {'; '.join(problems)}: fix or erase those files, then run purge_user again"
+    )
 
 
 def _erase_export_files(rt: Runtime, user: str, report: PurgeReport) -> None:
@@ -107,13 +117,12 @@ def _erase_export_files(rt: Runtime, user: str, report: PurgeReport) -> None:
     removed, problems = erase_exports(rt.config, user)
     if removed:
         report.removed["export_files"] = removed
-    if problems:
-        if report.remaining is not None:
-            report.remaining["export_files"] = len(problems)
-        report.error = report.error or (
-            "export files of the tenant written by `export --output` could not be deleted: "
-            f"{'; '.join(problems)}: fix or erase those files, then run purge_user again"
-        )
+    _files_left(
+        report,
+        "export_files",
+        problems,
+        "export files of the tenant written by `export --output` could not be deleted:",
+    )
 
 
 def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
