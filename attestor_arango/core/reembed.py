@@ -30,7 +30,6 @@ spaces, so a replay can tell which side of the change it is on.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -41,6 +40,7 @@ import numpy as np
 from attestor_arango.config import Config, default_data_dir
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.linefile import replace_lines
 from attestor_arango.core.paging import memory_pages
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
@@ -83,14 +83,7 @@ def _registered(config: Config) -> list[Path]:
 
 
 def _set_registered(config: Config, paths: list[Path]) -> None:
-    registry = _registry(config)
-    if not paths:
-        registry.unlink(missing_ok=True)
-        return
-    registry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = registry.with_name(f".{registry.name}.{os.getpid()}")
-    tmp.write_text("".join(f"{p}\n" for p in sorted(set(paths))), encoding="utf-8")
-    os.replace(tmp, registry)
+    replace_lines(_registry(config), [str(p) for p in sorted(set(paths))])
 
 
 def register_staging(config: Config, path: Path) -> None:

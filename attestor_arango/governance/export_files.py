@@ -15,10 +15,10 @@ copied elsewhere, are beyond reach: the purge's warnings count them (the chain's
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from attestor_arango.config import Config, default_data_dir
+from attestor_arango.core.linefile import replace_lines
 
 
 def ledger_path(config: Config) -> Path:
@@ -47,12 +47,7 @@ def _entries(ledger: Path) -> list[dict[str, str]]:
 
 
 def _write(ledger: Path, entries: list[dict[str, str]]) -> None:
-    if not entries:
-        ledger.unlink(missing_ok=True)
-        return
-    tmp = ledger.with_name(f".{ledger.name}.{os.getpid()}")
-    tmp.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in entries), "utf-8")
-    os.replace(tmp, ledger)
+    replace_lines(ledger, [json.dumps(e, sort_keys=True) for e in entries])
 
 
 def record_export(config: Config, tenant: str, path: Path) -> None:
