@@ -150,9 +150,8 @@ class Writer:
         made = [0]
         self._batch.made = made
         try:
-            with self.runtime.store.transaction():
+            with self.runtime.store.transaction():  # its commit passes core/cancel.py
                 yield
-                check_cancelled("the batch")  # a caller gone by now must not see it commit
         except BaseException:
             ctx.usage.take_back(made[0])
             raise
@@ -191,6 +190,9 @@ class Writer:
         when it raises.
         """
         rt, auditor = self.runtime, self.auditor
+        # an early stop only (a batch whose caller gave up stops at its next write instead
+        # of embedding the rest); the store's commit is what refuses it (core/cancel.py)
+        check_cancelled("the write")
         scope = rt.scope(ctx)
         vectors, new_space = embed(rt, scope, [content])
         vector = vectors[0]
@@ -302,7 +304,6 @@ class Writer:
                     ),
                 )
             rt.store.add_writes(scope, day, 1)
-            check_cancelled("the write")  # last, before the commit: a gone caller rolls back
         ctx.usage.add_write()
         batch: list[int] | None = getattr(self._batch, "made", None)
         if batch is not None:

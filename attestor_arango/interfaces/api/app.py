@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from starlette.routing import Route as StarletteRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attestor_arango.context import AgentContext
-from attestor_arango.core.cancel import cancellable, check_cancelled
+from attestor_arango.core.cancel import CallFlag, cancellable, check_cancelled
 from attestor_arango.errors import AttestorError, ValidationError
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.auth import ANY, ApiKey, KeyRing, authorize
@@ -69,14 +68,16 @@ async def _run(
 ) -> Any:
     """``call()`` in a worker thread under the request timeout; what it returns or raises.
 
-    On the timeout the call's cancel flag is raised (``core/cancel.py``): a write still
-    running rolls back at its next check instead of committing unseen, and the call is
-    waited for ``cancel_grace_s`` more, so the answer says what happened: its result if it
-    finished after all, ``CallCancelled`` (504, nothing stored) if it stopped. Only a call
-    that checks no flag (a long read) and outlasts the grace is abandoned with
-    ``RequestTimeout`` (504, "a write may still complete").
+    On the timeout the call's cancel flag is raised (``core/cancel.py``): a call that has
+    not reached a commit rolls back at its next one instead of committing unseen, and it
+    is waited for ``cancel_grace_s`` more, so the answer says what happened: its result if
+    it finished after all, ``CallCancelled`` (504, nothing stored) if it stopped. A call
+    already committing when the timeout fires refuses the flag (it cannot be "nothing
+    stored" any more) and is waited for the same grace: its own answer, not a cancellation.
+    Only a call still running after the grace (a long read, a commit still under way) is
+    abandoned with ``RequestTimeout`` (504, "a write may still complete").
     """
-    flag = threading.Event()
+    flag = CallFlag()
     outcome: list[tuple[bool, Any]] = []
     done = anyio.Event()
 
@@ -99,7 +100,7 @@ async def _run(
         with anyio.move_on_after(settings.request_timeout_s):
             await done.wait()
         if not done.is_set():
-            flag.set()
+            flag.cancel()
             with anyio.move_on_after(settings.cancel_grace_s):
                 await done.wait()
         if not done.is_set():

@@ -13,6 +13,7 @@ from arango.client import ArangoClient
 from arango.database import Database, StandardDatabase, TransactionDatabase
 from arango.exceptions import ArangoError
 
+from attestor_arango.core.cancel import commit_point
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
 from attestor_arango.scope import Scope
 from attestor_arango.store.arango.executor import ArangoQueryError, Executor
@@ -119,7 +120,9 @@ class ArangoBase(ScopeGuarded):
         """One stream transaction; every store call inside runs in it. Nesting joins.
 
         python-arango has no context manager for stream transactions and the server does
-        not abort on a failed operation, so any exception aborts here explicitly.
+        not abort on a failed operation, so any exception aborts here explicitly. The
+        outermost one passes ``commit_point`` right before the commit, so a call whose REST
+        caller timed out aborts (``CallCancelled``) whatever route wrote.
         """
         if self._local.txn is not None:
             yield
@@ -133,6 +136,7 @@ class ArangoBase(ScopeGuarded):
         self._local.txn = txn
         try:
             yield
+            commit_point()  # last: a call whose caller gave up aborts (core/cancel.py)
         except BaseException:
             self._local.txn = None
             _abort_quietly(txn)

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
+from attestor_arango.core.cancel import commit_point
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
 from attestor_arango.store.embedded.schema import migrate
 
@@ -110,7 +111,10 @@ class SQLiteConnection:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """All writes inside commit together or not at all; nesting joins the outer one."""
+        """All writes inside commit together or not at all; nesting joins the outer one.
+
+        The outermost one passes ``commit_point`` right before COMMIT, so a call whose
+        REST caller timed out rolls back (``CallCancelled``) whatever route wrote."""
         with self.lock:
             if self._depth:
                 self._depth += 1
@@ -127,6 +131,7 @@ class SQLiteConnection:
             try:
                 yield
                 prepared = self.listener.prepare(self._pending)
+                commit_point()  # last: a call whose caller gave up rolls back (core/cancel.py)
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 self._clear_queue()
