@@ -231,3 +231,17 @@ def test_the_arango_store_aborts_the_commit_of_a_cancelled_call() -> None:
             pass
     [txn] = db.txns
     assert txn.aborted and not txn.committed and not store.in_transaction
+
+
+def test_a_read_under_the_write_lock_leaves_the_call_cancellable(tmp_path: Path) -> None:
+    """``update`` reads its row in a transaction of its own, then writes in a second one: the
+    first changes no row, so a timeout before the second still cancels the whole call."""
+    mem, ours, _ = seeded(tmp_path / "m.db")
+    client = TestClient(create_app(mem, acme_ring(), SETTINGS), raise_server_exceptions=False)
+    before = stored(mem)
+    held(mem, where="before", at=2).armed = True
+    answer = client.patch(f"/v1/memories/{ours}", json={"content": "Ann likes mint"}, headers=AUTH)
+    assert answer.status_code == 504, answer.text
+    assert answer.json()["code"] == "cancelled"
+    assert stored(mem) == before
+    mem.close()

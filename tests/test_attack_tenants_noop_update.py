@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from attack_support import stored
 from starlette.testclient import TestClient
 from test_cli_commands import ok_json
@@ -20,6 +21,7 @@ from test_cli_commands import ok_json
 from attestor_arango import AgentContext
 from attestor_arango.clock import ManualClock
 from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.errors import ConflictError
 from attestor_arango.interfaces.api.app import create_app
 from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key
 from attestor_arango.memory import AgentMemory
@@ -77,3 +79,26 @@ def test_cli_update_with_no_change_writes_nothing(tmp_path: Path) -> None:
     mem = AgentMemory(tmp_path / "memory.db", embedder=HashingEmbedder(64))
     assert stored(mem) == before
     mem.close()
+
+
+def test_a_no_op_update_never_hands_back_a_version_another_writer_closed(
+    tmp_path: Path,
+) -> None:
+    """Two servers on one store, the second's clock a second ahead: it supersedes the fact,
+    then the first is asked for a no-op update of it. The first used to read the row as
+    of its own "now", before the close, so the closed version came back as current (and
+    active); the row is now read as stored, inside the transaction: a conflict naming the
+    current version."""
+    first_clock, second_clock = ManualClock(), ManualClock()
+    first = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64), clock=first_clock)
+    second = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64), clock=second_clock)
+    fact = first.add("Ann likes green tea", entity="ann", category="drink", context=CTX).id
+    second_clock.advance(seconds=1)
+    newer = second.update(fact, content="Ann likes mint tea", context=CTX)
+    before = stored(first)
+    with pytest.raises(ConflictError, match=newer.id):
+        first.update(fact, content="Ann likes green tea", context=CTX)
+    assert stored(first) == before
+    assert [m.id for m in second.list(context=CTX)] == [newer.id]
+    first.close()
+    second.close()

@@ -59,13 +59,15 @@ class CallFlag:
         worker, or a test, that waits for the timeout)."""
         return self._timed_out
 
-    def commit_point(self, what: str) -> None:
+    def commit_point(self, what: str, *, writes: bool = True) -> None:
         """Called right before a transaction commits; raises ``CallCancelled`` when the
-        flag rose, and otherwise marks the call as committing, so it cannot rise after."""
+        flag rose, and otherwise marks the call as committing, so it cannot rise after.
+        ``writes=False`` (the backend knows the transaction changed nothing: a read under
+        the write lock) commits nothing, so the call stays cancellable."""
         with self._lock:
             if self._cancelled:
                 raise _cancelled(what)
-            self._committing = True
+            self._committing = self._committing or writes
 
 
 _FLAG: ContextVar[CallFlag | None] = ContextVar("attestor_cancel", default=None)
@@ -102,10 +104,10 @@ def check_cancelled(what: str) -> None:
         raise _cancelled(what)
 
 
-def commit_point(what: str = "the write") -> None:
+def commit_point(what: str = "the write", *, writes: bool = True) -> None:
     """The store's last step before a transaction commits (see ``CallFlag.commit_point``);
     raises ``CallCancelled``, and the caller rolls the transaction back. Outside a
     cancellable call it does nothing."""
     flag = _FLAG.get()
     if flag is not None:
-        flag.commit_point(what)
+        flag.commit_point(what, writes=writes)

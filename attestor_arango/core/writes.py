@@ -20,7 +20,6 @@ from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor, extra_digest, row_digest
 from attestor_arango.core.cancel import check_cancelled
 from attestor_arango.core.quota import check_quota
-from attestor_arango.core.reads import get_memory
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import (
     ConflictError,
@@ -314,33 +313,43 @@ class Writer:
         """A new version of a current memory: ``changes`` over the old version's fields;
         the current version itself, with nothing written, when they change nothing.
 
-        Nothing is rewritten in place; the old version is closed by ``write``. Raises
+        The row is read and the no-op decided inside a transaction, as stored (not as seen
+        at this process's "now"): a version another writer closed, whatever its clock, is
+        never handed back as current. Nothing is rewritten in place; the old version is
+        closed by ``write``, which checks again that it is current. Raises
         ``NotFoundError`` for an unknown id, ``ConflictError`` when the memory is no longer
         current (the message names its current version), and what ``write`` raises.
         """
-        old = get_memory(self.runtime, self.runtime.scope(ctx), memory_id, self.runtime.view(None))
-        if not old.is_active:
-            raise ConflictError(
-                f"memory {old.id} is {old.status.value}; update its current version "
-                f"{old.superseded_by or '(none: it was forgotten)'}",
-            )
-        c = changes
-        fields: dict[str, Any] = {
-            "content": old.content if c.content is None else c.content,
-            "entity": old.entity if c.entity is KEEP else c.entity,
-            "category": old.category if c.category is KEEP else c.category,
-            "tags": old.tags if c.tags is None else c.tags,
-            "confidence": old.confidence if c.confidence is None else c.confidence,
-            "valid_from_us": old.us("valid_from") if c.valid_from_us is None else c.valid_from_us,
-            "valid_until_us": (
-                old.us("valid_until") if c.valid_until_us is None else c.valid_until_us
-            ),
-            "metadata": old.metadata if c.metadata is None else c.metadata,
-        }
-        if fields == _fields_of(old):
-            # nothing would change: the current version is the answer, as a repeated
-            # ``add`` returns the memory it repeats (no version, no audit entry, no quota)
-            return old
+        rt = self.runtime
+        scope = rt.scope(ctx)
+        with rt.store.transaction():
+            old = rt.store.get_memory(scope, memory_id)
+            if old is None:
+                raise NotFoundError(f"memory {memory_id} not found in this scope")
+            if not old.is_active:
+                raise ConflictError(
+                    f"memory {old.id} is {old.status.value}; update its current version "
+                    f"{old.superseded_by or '(none: it was forgotten)'}",
+                )
+            c = changes
+            fields: dict[str, Any] = {
+                "content": old.content if c.content is None else c.content,
+                "entity": old.entity if c.entity is KEEP else c.entity,
+                "category": old.category if c.category is KEEP else c.category,
+                "tags": old.tags if c.tags is None else c.tags,
+                "confidence": old.confidence if c.confidence is None else c.confidence,
+                "valid_from_us": (
+                    old.us("valid_from") if c.valid_from_us is None else c.valid_from_us
+                ),
+                "valid_until_us": (
+                    old.us("valid_until") if c.valid_until_us is None else c.valid_until_us
+                ),
+                "metadata": old.metadata if c.metadata is None else c.metadata,
+            }
+            if fields == _fields_of(old):
+                # nothing would change: the current version is the answer, as a repeated
+                # ``add`` returns the memory it repeats (no version, no audit entry, no quota)
+                return old
         return self.write(
             ctx,
             **fields,

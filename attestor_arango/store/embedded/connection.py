@@ -128,10 +128,14 @@ class SQLiteConnection:
             self.listener.refresh()
             self._depth = 1
             self._clear_queue()
+            changes = self.conn.total_changes
             try:
                 yield
                 prepared = self.listener.prepare(self._pending)
-                commit_point()  # last: a call whose caller gave up rolls back (core/cancel.py)
+                # last: a call whose caller gave up rolls back (core/cancel.py); one that
+                # changed no row (a read under the write lock) stores nothing and stays
+                # cancellable
+                commit_point(writes=self.conn.total_changes != changes)
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 self._clear_queue()
