@@ -6,7 +6,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -161,21 +161,36 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
 MAX_PROBLEMS = 5  # problems of a refused record named in its message; the first say what to fix
 
 
-def model_problems(exc: Exception) -> str:
-    """A refused record's problems as ``field: what is wrong`` sentences (the first
-    ``MAX_PROBLEMS``). Pydantic's own text ends each problem with a documentation link and
-    echoes the input, which may be a whole turn of text or a key's hash: neither tells a
-    caller what to fix, so neither is shown."""
+def problem_sentences(errors: Sequence[Mapping[str, Any]], limit: int) -> str:
+    """Pydantic's errors as ``field: what is wrong`` sentences: the message of every refused
+    request (REST's 422 ``invalid arguments for ...``) and record (a turn, a key entry, a
+    retention policy, an export row), one form for all.
+
+    Of the first ``limit`` errors, each field is named once, with its first error; the field
+    is the top-level name the caller sent (``tags``, not ``tags.3`` or pydantic's union
+    branch names), an error of the whole record has no field. ``; and N more problems``
+    counts the errors not shown. Raises nothing.
+    """
+    shown = errors[:limit]
+    said: dict[str, str] = {}
+    for error in shown:
+        loc = error.get("loc") or ()
+        said.setdefault(str(loc[0]) if loc else "", str(error.get("msg", "invalid")))
+    more = len(errors) - len(shown)
+    text = "; ".join(f"{field}: {msg}" if field else msg for field, msg in said.items())
+    return text + (f"; and {more} more problems" if more else "")
+
+
+def model_problems(exc: Exception, limit: int = MAX_PROBLEMS) -> str:
+    """A refused record's problems as ``problem_sentences`` says them. Pydantic's own text
+    ends each problem with a documentation link and echoes the input, which may be a whole
+    turn of text or a key's hash: neither tells a caller what to fix, so neither is shown
+    (nor is the input in ``problem_sentences``). Raises nothing."""
     errors = getattr(exc, "errors", None)
     found = errors(include_url=False, include_input=False) if callable(errors) else []
     if not found:
         return str(exc).splitlines()[0][:200]
-    said = []
-    for error in found[:MAX_PROBLEMS]:
-        where = ".".join(str(part) for part in error.get("loc", ()))
-        said.append((f"{where}: " if where else "") + str(error.get("msg", "invalid")))
-    more = len(found) - len(said)
-    return "; ".join(said) + (f"; and {more} more" if more else "")
+    return problem_sentences(found, limit)
 
 
 def check_confidence(value: object) -> float:

@@ -23,7 +23,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.clock import time_from_text, to_us
 from attestor_arango.errors import ValidationError
-from attestor_arango.validation import int_from_text, number_from_text
+from attestor_arango.validation import int_from_text, number_from_text, problem_sentences
 
 SKIP_PARAMS = frozenset({"self", "context"})
 _JSON_SCALARS = (str, int, float, bool, type(None))
@@ -191,27 +191,15 @@ def call_kwargs(
         parsed = model.model_validate(dict(raw))
     except PydanticValidationError as exc:
         errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        shown = errors[:MAX_ERRORS]
-        more = len(errors) - len(shown)
         raise ValidationError(
-            f"invalid arguments for {title}: {_field_sentences(shown)}"
-            + (f"; and {more} more problems" if more else ""),
-            errors=jsonable(shown),
+            f"invalid arguments for {title}: {problem_sentences(errors, MAX_ERRORS)}",
+            errors=jsonable(errors[:MAX_ERRORS]),
             error_count=len(errors),
         ) from None
     return {name: getattr(parsed, name) for name in parsed.model_fields_set}
 
 
 MAX_ERRORS = 20  # problems a refused request is told of: the first ones say what to fix
-
-
-def _field_sentences(errors: list[Any]) -> str:
-    """``limit: Input should be a valid integer; ...``, each field once (its first error)."""
-    said: dict[str, str] = {}
-    for error in errors:
-        field = str(error["loc"][0]) if error.get("loc") else "body"
-        said.setdefault(field, str(error.get("msg", "invalid")))
-    return "; ".join(f"{field}: {msg}" for field, msg in said.items())
 
 
 VERDICTS = ("ok", "status")
