@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
+from attestor_arango.core.audit import plain_digests
 from attestor_arango.errors import ValidationError
 from attestor_arango.governance.row_check import RowLedger, check_rows
 from attestor_arango.models import AuditEntry
@@ -98,6 +100,26 @@ def iter_chain(store: AuditStore, tenant: str, page: int = PAGE) -> Iterator[Aud
         if len(batch) < page:
             return
         after = batch[-1].seq
+
+
+@dataclass(frozen=True)
+class ChainExposure:
+    """What a tenant's audit chain holds that an erasure cannot reach: entries with unkeyed
+    digests written before salts (schema 8; ``core.audit.plain_digests``), which confirm an
+    exact guess of an erased text, and ``export`` entries, copies taken outside the store."""
+
+    legacy_digest_entries: int
+    exports: int
+
+
+def chain_exposure(store: AuditStore, tenant: str) -> ChainExposure:
+    """One walk of the tenant's chain, counting what ``ChainExposure`` names; the purge
+    reports it and ``doctor`` warns of the first. Raises what the store's reads raise."""
+    held = exports = 0
+    for entry in iter_chain(store, tenant):
+        held += 1 if plain_digests(entry.details) else 0
+        exports += entry.action == "export"
+    return ChainExposure(held, exports)
 
 
 def verify_chain(

@@ -43,11 +43,11 @@ from typing import Any
 
 from attestor_arango import validation
 from attestor_arango.context import AgentContext
-from attestor_arango.core.audit import Auditor, plain_digests
+from attestor_arango.core.audit import Auditor
 from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
-from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.governance.audit_chain import chain_exposure
 from attestor_arango.governance.export_files import erase_exports
 from attestor_arango.memo import forget_all
 from attestor_arango.reports import PurgeReport
@@ -130,14 +130,12 @@ def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
     holding unkeyed digests (written before salts), which outlive the rows and confirm an
     exact guess of their words; and exports taken of the tenant, copies outside the store
     that hold every word the purge erased (``export_user`` records each one)."""
-    held = exports = 0
     try:
-        for entry in iter_chain(rt.store, user):
-            held += 1 if plain_digests(entry.details) else 0
-            exports += entry.action == "export"
+        exposure = chain_exposure(rt.store, user)
     except Exception as exc:  # informative only: the erasure itself is not affected
         report.warnings.append(f"the audit chain could not be scanned: {exc}")
         return
+    held, exports = exposure.legacy_digest_entries, exposure.exports
     report.legacy_digest_entries = held
     if held:
         report.warnings.append(

@@ -4,8 +4,9 @@ Checks, in order: the configuration, the store's document / vector / text /
 graph roles (for the arangodb backend also the ArangoDB engineer's own
 ``arango_doctor`` checks), the embedder (it answers with unit vectors of the
 advertised dimension, and matches what the SOLO tenant already stored), a
-read-only recall through the full pipeline, and the optional signing and trace
-settings. Doctor never writes a memory.
+read-only recall through the full pipeline, the CLI tenant's audit entries holding
+digests written before salts (a warning), and the optional signing and trace settings.
+Doctor never writes a memory.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from attestor_arango.config import Config
 from attestor_arango.context import SOLO_TENANT, AgentContext, AgentRole
 from attestor_arango.embeddings.base import fallback_reason
+from attestor_arango.governance.audit_chain import chain_exposure
 from attestor_arango.retrieval.space import REEMBED_HINT
 from attestor_arango.scope import Scope
 
@@ -109,6 +111,28 @@ def _arango_checks(config: Config) -> list[Check]:
             )
         )
     return out
+
+
+def _legacy_digests_check(store: Any) -> Check:
+    """A warning when the CLI tenant's audit chain (``ATTESTOR_TENANT``) holds entries with
+    plain digests written before salts: no erasure can remove them (the purge's own count,
+    ``governance.audit_chain.chain_exposure``). Never raises: a failed scan is the warning."""
+    fix = (
+        "nothing can rewrite the chain: know that an exact guess of an erased text can be "
+        "confirmed against these entries (docs/design-notes.md, 'What erasure cannot undo')"
+    )
+    try:
+        tenant = AgentContext.from_env().tenant
+        held = chain_exposure(store, tenant).legacy_digest_entries
+    except Exception as exc:
+        return Check("audit.legacy_digests", False, f"{type(exc).__name__}: {exc}", fix, True)
+    if not held:
+        return Check("audit.legacy_digests", True, f"tenant {tenant}: no pre-salt digests")
+    detail = (
+        f"tenant {tenant}: {held} audit entries hold plain SHA-256 digests of rows' texts, "
+        "written before salts (schema 8); they outlive any erasure of those rows"
+    )
+    return Check("audit.legacy_digests", False, detail, fix, warning=True)
 
 
 def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
@@ -229,6 +253,7 @@ def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
 
         _attempt(checks, "recall", "see the lane error above; fix that role first", recall_probe)
     if "store" in holder:
+        checks.append(_legacy_digests_check(holder["store"]))
         holder["store"].close()
 
     if config.signing.enabled:
