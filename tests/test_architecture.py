@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "lazy",
             "reports",
             "text",
+            "cancel",
         ),
     ),
     ("store", ("store",)),

@@ -1,4 +1,4 @@
-"""Adversarial finding: the REST timeout's cancel flag (``core/cancel.py``) was checked by
+"""Adversarial finding: the REST timeout's cancel flag (``cancel.py``) was checked by
 ``add`` and the batch path only, so ``forget``, ``purge_user``, ``import_user``,
 ``set_quota``, ``compact``, ``consolidate``... still committed after the client had been
 told 504; and a call that commits several times (consolidation: one commit per episode)
@@ -23,8 +23,8 @@ from attack_support import AUTH, CTX, OTHER, acme_ring, seeded, stored
 from starlette.testclient import TestClient
 from test_arango_store_unit import RecordingDB, make_store
 
+from attestor_arango import cancel
 from attestor_arango.clock import ManualClock
-from attestor_arango.core import cancel
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import CallCancelled
 from attestor_arango.ingest.extract import RuleExtractor

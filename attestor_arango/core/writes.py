@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from attestor_arango.cancel import check_cancelled
 from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor, extra_digest, row_digest
-from attestor_arango.core.cancel import check_cancelled
 from attestor_arango.core.quota import check_quota
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import (
@@ -149,7 +149,7 @@ class Writer:
         made = [0]
         self._batch.made = made
         try:
-            with self.runtime.store.transaction():  # its commit passes core/cancel.py
+            with self.runtime.store.transaction():  # its commit passes cancel.py
                 yield
         except BaseException:
             ctx.usage.take_back(made[0])
@@ -185,12 +185,12 @@ class Writer:
         Raises ``ValidationError`` (bad validity interval), ``QuotaExceededError``,
         ``EmbeddingMismatchError``, ``NotFoundError`` / ``ConflictError`` (``supersedes_id``
         missing or already closed, a cited episode not in the scope), ``StoreError`` and
-        ``CallCancelled`` (the request timed out: ``core/cancel.py``); nothing is written
+        ``CallCancelled`` (the request timed out: ``cancel.py``); nothing is written
         when it raises.
         """
         rt, auditor = self.runtime, self.auditor
         # an early stop only (a batch whose caller gave up stops at its next write instead
-        # of embedding the rest); the store's commit is what refuses it (core/cancel.py)
+        # of embedding the rest); the store's commit is what refuses it (cancel.py)
         check_cancelled("the write")
         scope = rt.scope(ctx)
         vectors, new_space = embed(rt, scope, [content])

@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from attestor_arango.cancel import CallFlag, cancellable, check_cancelled
 from attestor_arango.context import AgentContext
-from attestor_arango.core.cancel import CallFlag, cancellable, check_cancelled
 from attestor_arango.errors import AttestorError, ValidationError
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.auth import ANY, ApiKey, KeyRing, authorize
@@ -68,7 +68,7 @@ async def _run(
 ) -> Any:
     """``call()`` in a worker thread under the request timeout; what it returns or raises.
 
-    On the timeout the call's cancel flag is raised (``core/cancel.py``): a call that has
+    On the timeout the call's cancel flag is raised (``cancel.py``): a call that has
     not reached a commit rolls back at its next one instead of committing unseen, and it
     is waited for ``cancel_grace_s`` more, so the answer says what happened: its result if
     it finished after all, ``CallCancelled`` (504, nothing stored) if it stopped. A call

@@ -13,7 +13,7 @@ from arango.client import ArangoClient
 from arango.database import Database, StandardDatabase, TransactionDatabase
 from arango.exceptions import ArangoError
 
-from attestor_arango.core.cancel import commit_point
+from attestor_arango.cancel import commit_point
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
 from attestor_arango.scope import Scope
 from attestor_arango.store.arango.executor import ArangoQueryError, Executor
@@ -136,7 +136,7 @@ class ArangoBase(ScopeGuarded):
         self._local.txn = txn
         try:
             yield
-            commit_point()  # last: a call whose caller gave up aborts (core/cancel.py)
+            commit_point()  # last: a call whose caller gave up aborts (cancel.py)
         except BaseException:
             self._local.txn = None
             _abort_quietly(txn)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from attestor_arango.core.cancel import commit_point
+from attestor_arango.cancel import commit_point
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
 from attestor_arango.store.embedded.schema import migrate
 
@@ -132,7 +132,7 @@ class SQLiteConnection:
             try:
                 yield
                 prepared = self.listener.prepare(self._pending)
-                # last: a call whose caller gave up rolls back (core/cancel.py); one that
+                # last: a call whose caller gave up rolls back (cancel.py); one that
                 # changed no row (a read under the write lock) stores nothing and stays
                 # cancellable
                 commit_point(writes=self.conn.total_changes != changes)
