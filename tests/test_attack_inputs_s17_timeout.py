@@ -1,8 +1,9 @@
 """Adversarial finding: ``add_turns`` with 5000 turns over REST hit the request timeout
 (504) and then committed: the worker thread went on after the client was told the call
 failed, so a retry stored every turn twice. Now the timeout raises the call's cancel flag
-(``cancel.py``), the writer checks it before each write commits and before a batch
-commits, and the service waits a short grace for the call to stop: the answer is a 504
+(``cancel.py``), the store checks it right before every commit (session 18; the writer
+also stops early at the next turn), and the service waits a short grace for the call to
+stop: the answer is a 504
 ``cancelled`` ("nothing was stored") and the store is byte for byte as before.
 
 The turns here are slowed by an embedder that sleeps, so the call outlasts a 0.2 s
