@@ -27,6 +27,7 @@ from attestor_arango.store.arango.docs import (
     vector_from_arango,
     vector_to_list,
 )
+from attestor_arango.store.arango.entity_keys import EntityKeyFolding
 from attestor_arango.store.arango.executor import ArangoQueryError
 from attestor_arango.store.arango.planning import (
     ann_needs_fallback,
@@ -36,7 +37,6 @@ from attestor_arango.store.arango.planning import (
     view_binds,
 )
 from attestor_arango.store.arango.schema import load_schema, missing_view_links
-from attestor_arango.store.arango.store_graph import GraphAndGovernance
 from attestor_arango.store.arango.vectors import VectorMoves
 from attestor_arango.store.codec import query_vector, stored_vector
 from attestor_arango.store.protocol import (
@@ -52,7 +52,7 @@ _WORD = re.compile(r"\w", re.UNICODE)
 TENANT_SIZE_TTL_S = 10.0
 
 
-class ArangoStore(VectorMoves, GraphAndGovernance):
+class ArangoStore(VectorMoves, EntityKeyFolding):
     """The Store protocol over one ArangoDB database (see docs/arangodb.md)."""
 
     # lifecycle -----------------------------------------------------------------------------
