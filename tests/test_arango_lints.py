@@ -197,6 +197,18 @@ def _q(text: str) -> Query:
             "path variable",
         ),
         (
+            "// @params: tenant, s\nFOR s0 IN graph_nodes FILTER s0.tenant == @tenant AND "
+            "s0.key == @s FOR v, e, p IN 1..2 ANY s0 relations FILTER "
+            "p.vertices[*].tenant ALL == @tenant AND p.edges[*].tenant ALL == @tenant "
+            "OR LENGTH(p.edges) == 1 RETURN v",
+            "p.vertices[*].tenant ALL == @tenant",
+        ),
+        (
+            "// @params: tenant, k\nUPSERT FILTER CURRENT.key == @k OR CURRENT.tenant == "
+            "@tenant INSERT { tenant: @tenant, key: @k } UPDATE {} IN entities RETURN NEW",
+            "upsert filter lacks",
+        ),
+        (
             "// @params: tenant, k\nUPSERT { key: @k } INSERT { tenant: @tenant, key: @k } "
             "UPDATE {} IN entities RETURN NEW",
             "upsert search object",
@@ -211,6 +223,46 @@ def _q(text: str) -> Query:
 def test_tenant_filter_lint_catches_missing_filters(text: str, fragment: str) -> None:
     problems = lints.lint_tenant_filter(_q(text))
     assert any(fragment in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "m.id == @id OR m.tenant == @tenant",  # every tenant's row with that id
+        "m.tenant == @tenant AND m.id == @id OR m.shared == true",  # AND binds first
+        "m.tenant == @tenant AND m.id == @id ? true : false",
+        "(m.tenant == @tenant OR m.id == @id)",
+        "m.id == @id AND (m.tenant == @tenant || m.shared == true)",
+        "NOT (m.tenant == @tenant) AND m.id == @id",
+        "@id == null ? m.tenant == @tenant : m.id == @id",
+        "LENGTH([m.tenant == @tenant]) > 0 AND m.id == @id",
+    ],
+)
+def test_a_tenant_predicate_that_does_not_bind_every_row_is_caught(clause: str) -> None:
+    """The predicate must be an AND-conjunct of its clause: under an OR, a NOT, a ternary
+    or inside an expression it can be false while the clause holds for a foreign row."""
+    text = f"// @params: tenant, id\nFOR m IN memories FILTER {clause} RETURN m"
+    problems = lints.lint_tenant_filter(_q(text))
+    assert any("lacks the filter m.tenant == @tenant" in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "// @params: tenant, id\nFOR m IN memories FILTER (m.id == @id AND "
+        "(m.tenant == @tenant)) RETURN m",
+        "// @params: tenant, id\nFOR m IN memories FILTER m.id == @id OR m.id == 'x' "
+        "FILTER m.tenant == @tenant RETURN m",
+        "// @params: tenant, id\nFOR m IN memories FILTER m.id == @id && m.tenant == @tenant "
+        "RETURN m",
+        "// @params: tenant, s\nFOR s0 IN graph_nodes FILTER s0.tenant == @tenant AND "
+        "s0.key == @s FOR v, e, p IN 1..2 ANY s0 relations PRUNE p.edges[*].tenant ALL == "
+        "@tenant AND (p.vertices[*].tenant ALL == @tenant) FILTER "
+        "p.vertices[*].tenant ALL == @tenant AND p.edges[*].tenant ALL == @tenant RETURN v",
+    ],
+)
+def test_tenant_predicates_under_and_and_parentheses_pass(text: str) -> None:
+    assert lints.lint_tenant_filter(_q(text)) == []
 
 
 def test_every_real_query_fails_the_tenant_lint_without_its_tenant_predicates() -> None:
