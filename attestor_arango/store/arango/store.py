@@ -91,6 +91,20 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
         self._retrying("space_set", scope, {"name": space.name, "dimension": space.dimension})
 
+    def hold_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> bool:
+        """Whether ``space`` is the tenant's, rewriting its record (``aql/space_hold.aql``) so
+        that a re-embedding's flip (``vector_flip``, which updates the same record) and this
+        call's transaction cannot both commit: the later of the two meets a write-write
+        conflict (1200, ``ConflictError``; docs-hugo 3.12 develop/transactions/
+        locking-and-isolation.md). Outside a transaction nothing is held past the call. Raises
+        ``StoreError`` / ``ConflictError``."""
+        rows = self._run(
+            "space_hold",
+            scope.tenant_wide(),
+            {"name": space.name, "dimension": space.dimension},
+        )
+        return len(rows) == 1
+
     def _checked_vector(self, scope: Scope, vector: np.ndarray) -> list[float]:
         return vector_to_list(stored_vector(vector, self.get_embedding_space(scope)))
 
