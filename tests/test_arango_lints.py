@@ -455,3 +455,34 @@ def test_every_query_returning_memory_documents_unsets_both_vector_attributes() 
     other = parse_query("e", '// @params: tenant\nFOR e IN entities FILTER e.tenant == @tenant '
                         'RETURN UNSET(e, "_key")')  # fmt: skip
     assert lints.lint_vector_attributes(other) == []
+
+
+# 7. empty updates ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, caught",
+    [
+        (
+            "// @params: tenant\nFOR s IN embedding_spaces FILTER s.tenant == @tenant "
+            "UPDATE s WITH {} IN embedding_spaces RETURN NEW",
+            True,
+        ),
+        (
+            "// @params: tenant\nFOR s IN embedding_spaces FILTER s.tenant == @tenant "
+            "UPDATE s WITH {  } IN embedding_spaces RETURN NEW",
+            True,
+        ),
+        (
+            "// @params: tenant\nFOR s IN embedding_spaces FILTER s.tenant == @tenant "
+            "UPDATE s WITH { holds: 1 } IN embedding_spaces RETURN NEW",
+            False,
+        ),
+        (  # an UPSERT's empty UPDATE branch means "leave it", and says so
+            "// @params: tenant\nUPSERT { tenant: @tenant } INSERT { tenant: @tenant } "
+            "UPDATE {} IN quotas RETURN NEW",
+            False,
+        ),
+    ],
+)
+def test_an_update_that_writes_nothing_is_caught(text: str, caught: bool) -> None:
+    """A touch meant to hold a record (aql/space_hold.aql) is no write when empty."""
+    assert bool(lints.lint_empty_updates(_q(text))) is caught
