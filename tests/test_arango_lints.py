@@ -476,13 +476,19 @@ def test_every_query_returning_memory_documents_unsets_both_vector_attributes() 
             "UPDATE s WITH { holds: 1 } IN embedding_spaces RETURN NEW",
             False,
         ),
-        (  # an UPSERT's empty UPDATE branch means "leave it", and says so
+        (  # an UPSERT's empty UPDATE branch does not hold the document it found either
             "// @params: tenant\nUPSERT { tenant: @tenant } INSERT { tenant: @tenant } "
             "UPDATE {} IN quotas RETURN NEW",
+            True,
+        ),
+        (
+            "// @params: tenant\nUPSERT { tenant: @tenant } INSERT { tenant: @tenant } "
+            "UPDATE { uses: OLD.uses + 1 } IN quotas RETURN NEW",
             False,
         ),
     ],
 )
 def test_an_update_that_writes_nothing_is_caught(text: str, caught: bool) -> None:
-    """A touch meant to hold a record (aql/space_hold.aql) is no write when empty."""
+    """A touch meant to hold a record (aql/space_hold.aql, graph_node_upsert.aql) is no
+    write when empty."""
     assert bool(lints.lint_empty_updates(_q(text))) is caught

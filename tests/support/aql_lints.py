@@ -23,8 +23,8 @@ No ArangoDB server is available where this project is built, so what a server wo
 6. every query that returns memory documents with ``UNSET`` leaves out every vector
    attribute (``docs.VECTOR_ATTRIBUTES``: the vector and a re-embedding's staged one),
    so no row carries kilobytes of vectors it was not asked for -- ``lint_vector_attributes``;
-7. no ``UPDATE doc WITH {}``: since ArangoDB 3.10 it writes nothing, so it neither touches
-   nor holds the document -- ``lint_empty_updates``.
+7. no ``UPDATE doc WITH {}`` nor an UPSERT's ``UPDATE {}``: since ArangoDB 3.10 they
+   write nothing, so they neither touch nor hold the document -- ``lint_empty_updates``.
 
 Each function returns a list of problems (empty = clean) so tests can show that a broken
 example is caught.
@@ -261,14 +261,15 @@ _UNSET = re.compile(r"\bUNSET\(\s*([A-Za-z_]\w*)\s*,(?P<args>[^()]*)\)")
 _LITERAL = re.compile(r'"([^"\\]*)"')
 
 
-_EMPTY_UPDATE = re.compile(r"\bUPDATE\s+[A-Za-z_]\w*\s+WITH\s*\{\s*\}")
+_EMPTY_UPDATE = re.compile(r"\bUPDATE\s+(?:[A-Za-z_]\w*\s+WITH\s*)?\{\s*\}")
 
 
 def lint_empty_updates(query: Query) -> list[str]:
-    """``UPDATE doc WITH {}`` writes nothing since ArangoDB 3.10 (no new revision, nothing
-    replicated; docs-hugo 3.12 release-notes version-3.10 incompatible-changes-in-3-10.md,
-    "Empty Document Updates"), so it cannot hold a document against a concurrent writer;
-    a query that means to touch a document must change an attribute."""
+    """``UPDATE doc WITH {}`` (or an UPSERT's ``UPDATE {}``) writes nothing since ArangoDB
+    3.10 (no new revision, nothing replicated; docs-hugo 3.12 release-notes version-3.10
+    incompatible-changes-in-3-10.md, "Empty Document Updates"), so it cannot hold a
+    document against a concurrent writer (one that removes it, say); a query that means
+    to touch a document must change an attribute."""
     code = strip_comments_and_strings(query.text)
     if _EMPTY_UPDATE.search(code):
         return [f"aql/{query.name}.aql: UPDATE ... WITH {{}} writes nothing since ArangoDB 3.10"]
