@@ -123,8 +123,8 @@ def entity_key(name: str) -> str:
     NFKC rather than NFC: a key is only matched, never shown (the entity's ``name`` is), so
     folding compatibility variants costs nothing a reader sees, and "Ａｎｎ" (full width),
     "ﬁona" (a ligature) and a composed or decomposed "café" are each one entity. The
-    embedded store rewrote the keys it held before to this form (schema migration 9).
-    """
+    embedded store rewrote the keys it held before to this form (schema migration 9), the
+    ArangoDB store's ``init`` does (``store/arango/entity_keys.py``)."""
     folded = unicodedata.normalize("NFKC", name).lower()
     # lower() can leave a string that is no longer NFKC (a few title-case letters)
     return " ".join(unicodedata.normalize("NFKC", folded).split())

@@ -197,6 +197,18 @@ def _q(text: str) -> Query:
             "path variable",
         ),
         (
+            "// @params: tenant, s\nFOR s0 IN graph_nodes FILTER s0.tenant == @tenant AND "
+            "s0.key == @s FOR v, e, p IN 1..2 ANY s0 relations FILTER "
+            "p.vertices[*].tenant ALL == @tenant AND p.edges[*].tenant ALL == @tenant "
+            "OR LENGTH(p.edges) == 1 RETURN v",
+            "p.vertices[*].tenant ALL == @tenant",
+        ),
+        (
+            "// @params: tenant, k\nUPSERT FILTER CURRENT.key == @k OR CURRENT.tenant == "
+            "@tenant INSERT { tenant: @tenant, key: @k } UPDATE {} IN entities RETURN NEW",
+            "upsert filter lacks",
+        ),
+        (
             "// @params: tenant, k\nUPSERT { key: @k } INSERT { tenant: @tenant, key: @k } "
             "UPDATE {} IN entities RETURN NEW",
             "upsert search object",
@@ -213,6 +225,46 @@ def test_tenant_filter_lint_catches_missing_filters(text: str, fragment: str) ->
     assert any(fragment in p for p in problems), problems
 
 
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "m.id == @id OR m.tenant == @tenant",  # every tenant's row with that id
+        "m.tenant == @tenant AND m.id == @id OR m.shared == true",  # AND binds first
+        "m.tenant == @tenant AND m.id == @id ? true : false",
+        "(m.tenant == @tenant OR m.id == @id)",
+        "m.id == @id AND (m.tenant == @tenant || m.shared == true)",
+        "NOT (m.tenant == @tenant) AND m.id == @id",
+        "@id == null ? m.tenant == @tenant : m.id == @id",
+        "LENGTH([m.tenant == @tenant]) > 0 AND m.id == @id",
+    ],
+)
+def test_a_tenant_predicate_that_does_not_bind_every_row_is_caught(clause: str) -> None:
+    """The predicate must be an AND-conjunct of its clause: under an OR, a NOT, a ternary
+    or inside an expression it can be false while the clause holds for a foreign row."""
+    text = f"// @params: tenant, id\nFOR m IN memories FILTER {clause} RETURN m"
+    problems = lints.lint_tenant_filter(_q(text))
+    assert any("lacks the filter m.tenant == @tenant" in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "// @params: tenant, id\nFOR m IN memories FILTER (m.id == @id AND "
+        "(m.tenant == @tenant)) RETURN m",
+        "// @params: tenant, id\nFOR m IN memories FILTER m.id == @id OR m.id == 'x' "
+        "FILTER m.tenant == @tenant RETURN m",
+        "// @params: tenant, id\nFOR m IN memories FILTER m.id == @id && m.tenant == @tenant "
+        "RETURN m",
+        "// @params: tenant, s\nFOR s0 IN graph_nodes FILTER s0.tenant == @tenant AND "
+        "s0.key == @s FOR v, e, p IN 1..2 ANY s0 relations PRUNE p.edges[*].tenant ALL == "
+        "@tenant AND (p.vertices[*].tenant ALL == @tenant) FILTER "
+        "p.vertices[*].tenant ALL == @tenant AND p.edges[*].tenant ALL == @tenant RETURN v",
+    ],
+)
+def test_tenant_predicates_under_and_and_parentheses_pass(text: str) -> None:
+    assert lints.lint_tenant_filter(_q(text)) == []
+
+
 def test_every_real_query_fails_the_tenant_lint_without_its_tenant_predicates() -> None:
     """Strip each real tenant query's tenant predicates: the lint must notice every time."""
     checked = 0
@@ -224,7 +276,8 @@ def test_every_real_query_fails_the_tenant_lint_without_its_tenant_predicates() 
         mutated = Query(query.name, text, query.params, admin=False)
         assert lints.lint_tenant_filter(mutated), query.name
         checked += 1
-    admin = {"admin_vector_stats", "admin_vector_shards"}  # the vector-index statistics
+    # the vector-index statistics, and the tenants init folds entity keys for (names only)
+    admin = {"admin_vector_stats", "admin_vector_shards", "admin_entity_key_tenants"}
     assert {q.name for q in REGISTRY if q.admin} == admin
     assert checked == len(REGISTRY.names()) - len(admin)
 
@@ -402,3 +455,40 @@ def test_every_query_returning_memory_documents_unsets_both_vector_attributes() 
     other = parse_query("e", '// @params: tenant\nFOR e IN entities FILTER e.tenant == @tenant '
                         'RETURN UNSET(e, "_key")')  # fmt: skip
     assert lints.lint_vector_attributes(other) == []
+
+
+# 7. empty updates ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, caught",
+    [
+        (
+            "// @params: tenant\nFOR s IN embedding_spaces FILTER s.tenant == @tenant "
+            "UPDATE s WITH {} IN embedding_spaces RETURN NEW",
+            True,
+        ),
+        (
+            "// @params: tenant\nFOR s IN embedding_spaces FILTER s.tenant == @tenant "
+            "UPDATE s WITH {  } IN embedding_spaces RETURN NEW",
+            True,
+        ),
+        (
+            "// @params: tenant\nFOR s IN embedding_spaces FILTER s.tenant == @tenant "
+            "UPDATE s WITH { holds: 1 } IN embedding_spaces RETURN NEW",
+            False,
+        ),
+        (  # an UPSERT's empty UPDATE branch does not hold the document it found either
+            "// @params: tenant\nUPSERT { tenant: @tenant } INSERT { tenant: @tenant } "
+            "UPDATE {} IN quotas RETURN NEW",
+            True,
+        ),
+        (
+            "// @params: tenant\nUPSERT { tenant: @tenant } INSERT { tenant: @tenant } "
+            "UPDATE { uses: OLD.uses + 1 } IN quotas RETURN NEW",
+            False,
+        ),
+    ],
+)
+def test_an_update_that_writes_nothing_is_caught(text: str, caught: bool) -> None:
+    """A touch meant to hold a record (aql/space_hold.aql, graph_node_upsert.aql) is no
+    write when empty."""
+    assert bool(lints.lint_empty_updates(_q(text))) is caught

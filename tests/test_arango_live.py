@@ -15,7 +15,7 @@ import pytest
 from attestor_arango.clock import from_us
 from attestor_arango.config import load_config
 from attestor_arango.errors import ValidationError
-from attestor_arango.models import Entity, Memory, Provenance, content_hash
+from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.arango import arango_doctor
 from attestor_arango.store.arango.executor import Executor
@@ -151,3 +151,35 @@ def test_an_erasure_compacts_every_erased_collection_on_a_live_server(live: Aran
     assert live.flush_erasure() == 0
     assert sum(live.tenant_residue(A).values()) == 0
     assert live.get_memory(B, "m1") is not None
+
+
+def test_entity_keys_stored_before_nfkc_are_folded_on_a_live_server(live: ArangoStore) -> None:
+    """Keys an older release stored (a decomposed "café", a full-width "ａｎｎ") meet the
+    folded spellings after the folding init runs (store/arango/entity_keys.py): the AQL
+    paging, REGEX_TEST and the edge re-aiming the offline model only describes."""
+    old_cafe, old_ann = "cafe\u0301", "\uff41\uff4e\uff4e"
+    view = TemporalView(as_of=T0 + 1)
+    for scope in (A, B):
+        for key in (old_cafe, old_ann):
+            entity = Entity(tenant=scope.tenant, namespace="ns1", key=key, name=key)
+            live.upsert_entity(scope, entity)
+        live.add_relation(
+            scope,
+            Relation(
+                id="r1",
+                tenant=scope.tenant,
+                namespace="ns1",
+                source=old_cafe,
+                relation="likes",
+                target=old_ann,
+                t_created=from_us(T0),
+            ),
+        )
+    assert live.relations_touching(A, ["café"], view) == []  # the gap the folding closes
+    assert live.fold_entity_keys(A, batch=1) == {"relations": 1, "graph_nodes": 2, "entities": 2}
+    assert sorted(e.key for e in live.list_entities(A)) == ["ann", "café"]
+    [relation] = live.relations_touching(A, ["café"], view)
+    assert (relation.source, relation.target) == ("café", "ann")
+    assert live.hops(A, ["café"], 1, view) == {"café": 0, "ann": 1}
+    assert live.fold_entity_keys(A) == {"relations": 0, "graph_nodes": 0, "entities": 0}
+    assert sorted(e.key for e in live.list_entities(B)) == sorted([old_cafe, old_ann])

@@ -40,7 +40,8 @@ SAMPLE: dict[str, Any] = {
     "from_vertex": "graph_nodes/x", "to_vertex": "graph_nodes/y", "batch": 10,
     "fragment": "m-", "@collection": "episodes", "items": [{"id": "m-1", "vector": [0.5] * DIM}],
     "doc": {"tenant": "acme", "namespace": "ns1", "id": "m-1"}, "actions": ["forget"],
-    "space": f"test/{DIM}", "count": 1,
+    "space": f"test/{DIM}", "count": 1, "after": "", "edge": "1", "source": "alice",
+    "target": "bob",
 }  # fmt: skip
 
 

@@ -187,3 +187,29 @@ def test_the_index_rebuilds_in_the_background_while_rows_are_written(live: Arang
     live.vector_index(refresh=True)
     hits = live.vector_candidates(A, extra[3], 1, VIEW)
     assert hits[0].memory.id == "acme-new-3"
+
+
+def test_a_writer_holding_the_old_space_cannot_commit_after_the_switch(
+    live: ArangoStore,
+) -> None:
+    """The late writer: a write transaction that began on the old space and holds it after
+    a re-embedding switched the tenant (another store, its own transactions) is refused,
+    by a write-write conflict on the space record (the transaction's snapshot still shows
+    the old space) or by the record's new space; its old-space row is never committed."""
+    vectors = {mid: -v for mid, v in _fill(live, A, 5, seed=3).items()}
+    writer = ArangoStore(live.database)
+    refused: list[str] = []
+    try:
+        with writer.transaction():
+            assert writer.get_memory(A, "acme-000") is not None  # the writer's snapshot
+            assert live.replace_vectors(A, NEW, vectors) == 5
+            held = writer.hold_embedding_space(A, OLD)
+            if not held:
+                refused.append("other space")
+                raise ConflictError("refused")
+            writer.insert_memory(A, _memory(A, "late", "a late fact"), vectors["acme-000"])
+    except ConflictError as exc:
+        refused.append(str(exc))
+    assert refused, "the write holding the old space committed after the switch"
+    assert live.get_memory(A, "late") is None
+    assert live.get_embedding_space(A) == NEW

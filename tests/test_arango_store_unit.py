@@ -562,3 +562,15 @@ def test_the_ann_query_runs_without_the_use_indexes_rule_and_others_with_default
     assert db.options[0]["optimizer_rules"] == ["-use-indexes"]
     assert db.options[1]["optimizer_rules"] is None and db.options[1]["fail_on_warning"]
     assert [q.name for q in REGISTRY if q.optimizer_rules] == ["vector_ann"]
+
+
+def test_a_write_holds_its_embedding_space_in_its_own_transaction() -> None:
+    """hold_embedding_space rewrites the space record in the write's transaction
+    (aql/space_hold.aql): a re-embedding's flip committed meanwhile makes the server answer
+    1200, which aborts the write's transaction with a ConflictError (nothing committed)."""
+    db = RecordingDB(server_error(1200, 409))
+    store = make_store(db)
+    with pytest.raises(ConflictError, match="1200"), store.transaction():
+        store.hold_embedding_space(A, EmbeddingSpace("m", 4))
+    assert db.log == [("txn", "space_hold", {"tenant": "acme", "name": "m", "dimension": 4})]
+    assert db.txns[0].aborted and not db.txns[0].committed

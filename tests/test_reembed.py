@@ -359,3 +359,47 @@ def test_a_run_finishes_a_move_a_backend_left_after_its_switch(
         assert mem.reembed()["status"] == "current"  # nothing pending any more
         del mem.store.finish_vector_move  # type: ignore[attr-defined]
         assert mem.reembed()["status"] == "current"  # the embedded backend: as before
+
+
+class _RenamedHashing(HashingEmbedder):
+    """Another embedder of the same dimension: a re-embedding to it passes every
+    dimension check, only the space's name tells the two apart."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.name = "renamed-hashing-64"
+
+
+def test_a_write_embedded_before_a_reembedding_switched_the_space_is_refused(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The late writer: a process on the old embedder reads the tenant's space, embeds,
+    and meanwhile a re-embedding moves the tenant to a new space of the same dimension. Its
+    old-space vector must not land beside the new ones (vector search would rank the two
+    spaces together); the write fails with nothing stored, as one made after the switch."""
+    from attestor_arango.errors import EmbeddingMismatchError
+
+    db = tmp_path / "m.db"
+    _fill(db, clock)
+    pending: list[Any] = []
+
+    class OldEmbedderRacingAReembed(HashingEmbedder):
+        def embed(self, texts: list[str]) -> np.ndarray:
+            vectors = super().embed(texts)
+            while pending:  # the re-embedding finishes while this write embeds
+                pending.pop()()
+            return vectors
+
+    with _open(db, clock, OldEmbedderRacingAReembed(64)) as writer:
+        before = _rows(writer)
+
+        def reembed() -> None:
+            with _open(db, clock, _RenamedHashing()) as mover:
+                assert mover.reembed()["status"] == "reembedded"
+
+        pending.append(reembed)
+        with pytest.raises(EmbeddingMismatchError, match="renamed-hashing-64"):
+            writer.add("Frank plays the cello", entity="frank", category="x")
+        assert not pending and _rows(writer) == before  # nothing was written
+        space = writer.store.get_embedding_space(Scope("local"))
+        assert space is not None and space.name == "renamed-hashing-64"

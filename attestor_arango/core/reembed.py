@@ -16,7 +16,9 @@ readers see the old space or the new one, never both. The embedded backend does 
 SQLite transaction; ArangoDB, whose stream transactions are capped, stages the vectors in
 bounded batches, switches the space in one small step and moves the staged vectors into
 place afterwards (``store/arango/vectors.py``). Rows written meanwhile by a process still
-on the old embedder are found at the swap, embedded, and the swap is tried again. A backend
+on the old embedder are found at the swap, embedded, and the swap is tried again; such a
+write that would commit after the swap is refused (``Store.hold_embedding_space``: each
+write holds the space it embedded with in its own transaction). A backend
 left between its switch and the end of that move by a crash (``FinishesMoves``) is in the
 new space already; the next run finishes the move.
 

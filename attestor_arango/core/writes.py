@@ -86,25 +86,35 @@ def check_changes(
     )
 
 
-def embed(rt: Runtime, scope: Scope, texts: list[str]) -> tuple[np.ndarray, EmbeddingSpace | None]:
+def embed(rt: Runtime, scope: Scope, texts: list[str]) -> tuple[np.ndarray, EmbeddingSpace, bool]:
     """Embeds in the tenant's embedding space.
 
-    Returns the vectors and, on a tenant's first write, the space to record;
-    the caller records it inside its write transaction, so a rejected write
-    leaves nothing behind.
+    Returns the vectors, the space they are in, and whether the tenant has none recorded
+    yet (its first write): the caller records that space, or holds it
+    (``Store.hold_embedding_space``), inside its write transaction, so a rejected write
+    leaves nothing behind and no re-embedding switches the space before the write commits.
+    Raises ``EmbeddingMismatchError`` when the tenant holds vectors of another embedder.
     """
     space = rt.store.get_embedding_space(scope)
     mine = EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)
     if space is not None and space != mine:
-        raise EmbeddingMismatchError(
-            f"tenant {scope.tenant!r} holds vectors of {space.name} ({space.dimension}-d) but "
-            f"this memory embeds with {mine.name} ({mine.dimension}-d); configure the same "
-            "embedder, or move the tenant to this one with `attestor-arango reembed` "
-            "(AgentMemory.reembed(); import also re-embeds every memory)",
-            stored=space.name,
-            configured=mine.name,
-        )
-    return rt.embedder.embed(texts), (mine if space is None else None)
+        raise mismatch(scope, space, mine)
+    return rt.embedder.embed(texts), mine, space is None
+
+
+def mismatch(
+    scope: Scope, stored: EmbeddingSpace | None, mine: EmbeddingSpace
+) -> EmbeddingMismatchError:
+    """The error of a write embedded with ``mine`` into a tenant whose space is ``stored``."""
+    held = "no vectors" if stored is None else f"vectors of {stored.name} ({stored.dimension}-d)"
+    return EmbeddingMismatchError(
+        f"tenant {scope.tenant!r} holds {held} but this memory embeds with {mine.name} "
+        f"({mine.dimension}-d); configure the same embedder, or move the tenant to this one "
+        "with `attestor-arango reembed` (AgentMemory.reembed(); import also re-embeds every "
+        "memory)",
+        stored=None if stored is None else stored.name,
+        configured=mine.name,
+    )
 
 
 def said_otherwise_since(
@@ -193,7 +203,7 @@ class Writer:
         # of embedding the rest); the store's commit is what refuses it (cancel.py)
         check_cancelled("the write")
         scope = rt.scope(ctx)
-        vectors, new_space = embed(rt, scope, [content])
+        vectors, space, first = embed(rt, scope, [content])
         vector = vectors[0]
         digest = hash_content(content)
         with rt.store.transaction():
@@ -282,8 +292,11 @@ class Writer:
             )
             if rt.signer is not None:
                 memory = memory.model_copy(update={"signature": rt.signer.sign(memory)})
-            if new_space is not None:
-                rt.store.set_embedding_space(scope, new_space)
+            if first:
+                rt.store.set_embedding_space(scope, space)
+            elif not rt.store.hold_embedding_space(scope, space):
+                # a re-embedding switched the tenant since embed() read its space
+                raise mismatch(scope, rt.store.get_embedding_space(scope), space)
             rt.store.insert_memory(scope, memory, vector)
             # every write is in the chain, with the digest verification recomputes from the row
             digests = {"row": row_digest(memory), "extra": extra_digest(memory)}

@@ -98,6 +98,16 @@ class MemoryStore(Protocol):
 
     def get_embedding_space(self, scope: Scope) -> EmbeddingSpace | None: ...
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None: ...
+    def hold_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> bool:
+        """Whether ``space`` is the tenant's recorded embedding space, kept so until the
+        enclosing transaction ends: a write calls it in its transaction for the space it
+        embedded with, so a re-embedding's switch cannot commit between the write's check
+        and its commit (the late writer whose old-space vector would land after the
+        switch). The embedded store's write lock serialises the two; ArangoDB rewrites the
+        space record, so one of two overlapping transactions fails with ``ConflictError``
+        and changes nothing. False (nothing held) when another space, or none, is recorded."""
+        ...
+
     def replace_vectors(
         self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
     ) -> int:

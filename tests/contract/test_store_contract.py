@@ -354,6 +354,19 @@ def test_quotas_and_write_counts(store: Store) -> None:
     assert store.count_writes(B, "2026-01-01") == 0
 
 
+def test_hold_embedding_space_answers_for_the_recorded_space_only(store: Store) -> None:
+    """What a write checks inside its transaction for the space it embedded with; a held
+    space stays as it was (nothing but the check is visible) and no tenant sees another's."""
+    setup(store, A)
+    with store.transaction():
+        assert store.hold_embedding_space(A, EmbeddingSpace("test", DIM)) is True
+        assert store.hold_embedding_space(A, EmbeddingSpace("other", DIM)) is False
+        assert store.hold_embedding_space(A, EmbeddingSpace("test", DIM + 1)) is False
+        assert store.hold_embedding_space(B, EmbeddingSpace("test", DIM)) is False
+    assert store.get_embedding_space(A) == EmbeddingSpace("test", DIM)
+    assert store.get_embedding_space(B) is None
+
+
 def test_transaction_rolls_back_everything(store: Store) -> None:
     setup(store, A)
     with pytest.raises(RuntimeError), store.transaction():

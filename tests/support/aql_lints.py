@@ -11,7 +11,8 @@ No ArangoDB server is available where this project is built, so what a server wo
    ``lint_call_sites``; every registered query is used somewhere;
 3. every query that touches a tenant collection filters on ``@tenant``: each ``FOR`` over a
    tenant collection compares ``<var>.tenant == @tenant``, each traversal requires it on all
-   path vertices and edges, each ``UPSERT`` searches and each ``INSERT`` writes
+   path vertices and edges (each as an AND-conjunct of its clause, never under an OR, a NOT
+   or a ternary -- ``tenant_conjunct``), each ``UPSERT`` searches and each ``INSERT`` writes
    ``tenant: @tenant`` -- ``lint_tenant_filter``;
 4. no AQL is built by string formatting anywhere in ``attestor_arango`` (f-strings,
    ``%``, ``.format``, ``+`` on text that looks like AQL) -- ``lint_no_aql_formatting``;
@@ -21,7 +22,9 @@ No ArangoDB server is available where this project is built, so what a server wo
    a VelocyPack double as number only) -- ``lint_computed_numbers``;
 6. every query that returns memory documents with ``UNSET`` leaves out every vector
    attribute (``docs.VECTOR_ATTRIBUTES``: the vector and a re-embedding's staged one),
-   so no row carries kilobytes of vectors it was not asked for -- ``lint_vector_attributes``.
+   so no row carries kilobytes of vectors it was not asked for -- ``lint_vector_attributes``;
+7. no ``UPDATE doc WITH {}`` nor an UPSERT's ``UPDATE {}``: since ArangoDB 3.10 they
+   write nothing, so they neither touch nor hold the document -- ``lint_empty_updates``.
 
 Each function returns a list of problems (empty = clean) so tests can show that a broken
 example is caught.
@@ -65,6 +68,93 @@ _UPSERT_FILTER = re.compile(r"\bUPSERT\s+FILTER\b(.*?)\bINSERT\b", re.DOTALL)
 _INSERT = re.compile(r"\bINSERT\b(?P<expr>.*?)\b(?:UPDATE|REPLACE|INTO|IN)\b", re.DOTALL)
 _TENANT_FIELD = re.compile(r"\btenant\s*:\s*@tenant\b")
 _MODIFY = re.compile(r"\b(?:UPDATE|REPLACE|REMOVE)\b")
+# A tenant predicate guards a loop only as an AND-conjunct of its FILTER / SEARCH / PRUNE:
+# under an OR, a NOT or a ternary it can be false while the clause holds for another
+# tenant's rows ("FILTER m.id == @id OR m.tenant == @tenant" reads every tenant's m.id).
+_CLAUSE = re.compile(r"\b(?:FILTER|SEARCH|PRUNE)\b")
+_CLAUSE_END = re.compile(
+    r"\b(?:FOR|FILTER|SEARCH|PRUNE|LET|SORT|LIMIT|RETURN|COLLECT|OPTIONS|UPDATE|REMOVE|"
+    r"INSERT|REPLACE|UPSERT|WITH|INTO)\b"
+)
+_AND = re.compile(r"\bAND\b|&&")
+# binds looser than AND: "a AND b OR c" is "(a AND b) OR c", so no part of it is a conjunct
+_LOOSER = re.compile(r"\bOR\b|\|\||\?")
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def _depths(code: str) -> list[int]:
+    """The bracket depth at each character of ``code`` (an opening bracket is inside)."""
+    out, depth = [], 0
+    for ch in code:
+        if ch in _OPEN:
+            depth += 1
+        out.append(depth)
+        if ch in _CLOSE:
+            depth -= 1
+    return out
+
+
+def _wrapped(text: str) -> bool:
+    """``text`` is one parenthesised group, ``( ... )``, and not a call or two groups."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch in _OPEN) - (ch in _CLOSE)
+        if depth == 0 and i < len(text) - 1:
+            return False
+    return True
+
+
+def _conjunct(expr: str, start: int, end: int) -> bool:
+    """Whether ``expr[start:end]`` is reached from ``expr`` through top-level ANDs and
+    parentheses only."""
+    depths = _depths(expr)
+    if any(depths[m.start()] == 0 for m in _LOOSER.finditer(expr)):
+        return False
+    cuts = [m for m in _AND.finditer(expr) if depths[m.start()] == 0]
+    bounds = [0, *(x for m in cuts for x in (m.start(), m.end())), len(expr)]
+    for lo, hi in zip(bounds[::2], bounds[1::2], strict=True):
+        if lo <= start and end <= hi:
+            part = expr[lo:hi]
+            pad = len(part) - len(part.lstrip())
+            part = part.strip()
+            if part == expr[start:end]:
+                return True
+            if _wrapped(part):
+                inner = lo + pad + 1
+                return _conjunct(expr[inner : lo + pad + len(part) - 1], start - inner, end - inner)
+            return False
+    return False
+
+
+def tenant_conjunct(code: str, pattern: str) -> bool:
+    """Some match of ``pattern`` in ``code`` is an AND-conjunct of the FILTER, SEARCH or
+    PRUNE clause it sits in (``code`` without comments and strings)."""
+    depths = _depths(code)
+    clauses = list(_CLAUSE.finditer(code))
+    for match in re.finditer(pattern, code):
+        level = depths[match.start()]
+        owner = [c for c in clauses if c.end() <= match.start() and depths[c.start()] <= level]
+        if not owner:
+            continue
+        begin = owner[-1].end()
+        base = depths[owner[-1].start()]
+        stop = begin
+        while stop < len(code):
+            ch = code[stop]
+            if ch in _CLOSE and depths[stop] <= base:
+                break
+            ending = _CLAUSE_END.match(code, stop)
+            if ending and depths[stop] == base and (stop == 0 or not code[stop - 1].isalnum()):
+                break
+            stop += 1
+        if match.end() <= stop and _conjunct(
+            code[begin:stop], match.start() - begin, match.end() - begin
+        ):
+            return True
+    return False
+
 
 # AQL functions the queries may call: each is documented for ArangoDB 3.12 (vector
 # functions from 3.12.4). A name outside this list is most likely a typo the server would
@@ -73,7 +163,8 @@ KNOWN_FUNCTIONS = frozenset(
     {
         "ANALYZER", "APPEND", "APPROX_NEAR_COSINE", "BM25", "CONCAT", "COSINE_SIMILARITY",
         "COUNT", "FIRST", "HAS", "INTERSECTION", "IS_NULL", "KEEP", "LAST", "LENGTH", "MAX",
-        "MERGE", "MIN", "NOT_NULL", "PHRASE", "POSITION", "RIGHT", "SORTED", "SORTED_UNIQUE",
+        "MERGE", "MIN", "NOT_NULL", "PHRASE", "POSITION", "REGEX_TEST", "RIGHT", "SORTED",
+        "SORTED_UNIQUE",
         "SHARD_ID", "STARTS_WITH",
         "SUM", "TOKENS", "UNION", "UNION_DISTINCT", "UNIQUE", "UNSET",
     }
@@ -118,22 +209,25 @@ def lint_tenant_filter(query: Query) -> list[str]:
             p = names[2]
             for part in ("vertices", "edges"):
                 pat = rf"\b{p}\.{part}\[\*\]\.tenant\s+ALL\s*==\s*@tenant\b"
-                if not re.search(pat, rest):
+                if not tenant_conjunct(rest, pat):
                     problems.append(
-                        f"{where}: traversal does not filter {p}.{part}[*].tenant ALL == @tenant"
+                        f"{where}: traversal does not filter {p}.{part}[*].tenant ALL == @tenant "
+                        "(as an AND-conjunct of a FILTER or PRUNE)"
                     )
             continue
         source = src.strip()
         is_tenant_source = source in TENANT_SOURCES or source.startswith("@@")
-        if is_tenant_source and not re.search(rf"\b{names[0]}\.tenant\s*==\s*@tenant\b", rest):
+        pattern = rf"\b{names[0]}\.tenant\s*==\s*@tenant\b"
+        if is_tenant_source and not tenant_conjunct(rest, pattern):
             problems.append(
-                f"{where}: loop over {source} lacks the filter {names[0]}.tenant == @tenant"
+                f"{where}: loop over {source} lacks the filter {names[0]}.tenant == @tenant "
+                "(as an AND-conjunct of a FILTER or SEARCH)"
             )
     for match in _UPSERT_OBJECT.finditer(code):
         if not _TENANT_FIELD.search(match.group(1)):
             problems.append(f"{where}: upsert search object lacks tenant: @tenant")
     for match in _UPSERT_FILTER.finditer(code):
-        if not re.search(r"\bCURRENT\.tenant\s*==\s*@tenant\b", match.group(1)):
+        if not tenant_conjunct("FILTER " + match.group(1), r"\bCURRENT\.tenant\s*==\s*@tenant\b"):
             problems.append(f"{where}: upsert filter lacks CURRENT.tenant == @tenant")
     for match in _INSERT.finditer(code):
         if not _TENANT_FIELD.search(match.group("expr")):
@@ -165,6 +259,21 @@ def lint_aql_syntax(query: Query) -> list[str]:
 
 _UNSET = re.compile(r"\bUNSET\(\s*([A-Za-z_]\w*)\s*,(?P<args>[^()]*)\)")
 _LITERAL = re.compile(r'"([^"\\]*)"')
+
+
+_EMPTY_UPDATE = re.compile(r"\bUPDATE\s+(?:[A-Za-z_]\w*\s+WITH\s*)?\{\s*\}")
+
+
+def lint_empty_updates(query: Query) -> list[str]:
+    """``UPDATE doc WITH {}`` (or an UPSERT's ``UPDATE {}``) writes nothing since ArangoDB
+    3.10 (no new revision, nothing replicated; docs-hugo 3.12 release-notes version-3.10
+    incompatible-changes-in-3-10.md, "Empty Document Updates"), so it cannot hold a
+    document against a concurrent writer (one that removes it, say); a query that means
+    to touch a document must change an attribute."""
+    code = strip_comments_and_strings(query.text)
+    if _EMPTY_UPDATE.search(code):
+        return [f"aql/{query.name}.aql: UPDATE ... WITH {{}} writes nothing since ArangoDB 3.10"]
+    return []
 
 
 def lint_vector_attributes(query: Query) -> list[str]:
@@ -203,6 +312,7 @@ def lint_aql_dir(directory: Path = AQL_DIR) -> list[str]:
         problems.extend(lint_aql_syntax(query))
         problems.extend(lint_tenant_filter(query))
         problems.extend(lint_vector_attributes(query))
+        problems.extend(lint_empty_updates(query))
     return problems
 
 

@@ -5,7 +5,8 @@ The three entry points the CLI and ``store.factory`` call:
 - ``open_arango_store(config)``: connect (verifying credentials), refuse servers older than
   the 3.12.6 floor, apply ``schemas/`` when the database is new, return an ``ArangoStore``;
 - ``init_arango(config)``: create the database if needed and apply ``schemas/``
-  idempotently, then create the vector index when enough vectors exist;
+  idempotently, fold entity keys stored before they were NFKC (``entity_keys``), then
+  create the vector index when enough vectors exist;
 - ``rebuild_vector_index(config)``: drop and re-create it (after bulk loads / drift, and
   after a re-embedding: the cells were trained on the old space), in the background.
 """
@@ -25,6 +26,7 @@ from urllib3.util.retry import Retry
 
 from attestor_arango.config import ArangoSettings, Config
 from attestor_arango.errors import StoreError
+from attestor_arango.scope import Scope
 from attestor_arango.store.arango.base import COLLECTIONS
 from attestor_arango.store.arango.executor import Executor
 from attestor_arango.store.arango.registry import Registry
@@ -225,6 +227,7 @@ def init_arango(config: Config) -> dict[str, Any]:
         db, created = _connect(settings, client, create=True)
         version = check_server_version(db)
         report = apply_schema(db)
+        report["entity_keys"] = fold_stored_entity_keys(ArangoStore(db))
         executor = Executor(Registry.load(), lambda: db)
         report["vector_index"] = ensure_vector_index(
             db, executor, min_docs=settings.vector_min_docs
@@ -235,6 +238,18 @@ def init_arango(config: Config) -> dict[str, Any]:
         raise connect_error(settings, exc) from exc
     finally:
         client.close()
+
+
+def fold_stored_entity_keys(store: ArangoStore) -> dict[str, dict[str, int]]:
+    """Folds the entity keys every tenant stored before keys were NFKC
+    (``entity_keys.EntityKeyFolding``), one tenant's ``Scope`` at a time; what changed, per
+    tenant that had something to fold (empty when run again). Raises ``StoreError``."""
+    report: dict[str, dict[str, int]] = {}
+    for tenant in store.entity_key_tenants():
+        counts = store.fold_entity_keys(Scope(tenant))
+        if any(counts.values()):
+            report[tenant] = counts
+    return report
 
 
 def ensure_vector_index_for(config: Config) -> dict[str, Any]:

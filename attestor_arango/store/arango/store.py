@@ -27,6 +27,7 @@ from attestor_arango.store.arango.docs import (
     vector_from_arango,
     vector_to_list,
 )
+from attestor_arango.store.arango.entity_keys import EntityKeyFolding
 from attestor_arango.store.arango.executor import ArangoQueryError
 from attestor_arango.store.arango.planning import (
     ann_needs_fallback,
@@ -36,7 +37,6 @@ from attestor_arango.store.arango.planning import (
     view_binds,
 )
 from attestor_arango.store.arango.schema import load_schema, missing_view_links
-from attestor_arango.store.arango.store_graph import GraphAndGovernance
 from attestor_arango.store.arango.vectors import VectorMoves
 from attestor_arango.store.codec import query_vector, stored_vector
 from attestor_arango.store.protocol import (
@@ -52,7 +52,7 @@ _WORD = re.compile(r"\w", re.UNICODE)
 TENANT_SIZE_TTL_S = 10.0
 
 
-class ArangoStore(VectorMoves, GraphAndGovernance):
+class ArangoStore(VectorMoves, EntityKeyFolding):
     """The Store protocol over one ArangoDB database (see docs/arangodb.md)."""
 
     # lifecycle -----------------------------------------------------------------------------
@@ -90,6 +90,20 @@ class ArangoStore(VectorMoves, GraphAndGovernance):
 
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
         self._retrying("space_set", scope, {"name": space.name, "dimension": space.dimension})
+
+    def hold_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> bool:
+        """Whether ``space`` is the tenant's, rewriting its record (``aql/space_hold.aql``) so
+        that a re-embedding's flip (``vector_flip``, which updates the same record) and this
+        call's transaction cannot both commit: the later of the two meets a write-write
+        conflict (1200, ``ConflictError``; docs-hugo 3.12 develop/transactions/
+        locking-and-isolation.md). Outside a transaction nothing is held past the call. Raises
+        ``StoreError`` / ``ConflictError``."""
+        rows = self._run(
+            "space_hold",
+            scope.tenant_wide(),
+            {"name": space.name, "dimension": space.dimension},
+        )
+        return len(rows) == 1
 
     def _checked_vector(self, scope: Scope, vector: np.ndarray) -> list[float]:
         return vector_to_list(stored_vector(vector, self.get_embedding_space(scope)))

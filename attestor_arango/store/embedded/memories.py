@@ -133,6 +133,11 @@ class EmbeddedMemories:
             self._db.after_commit("drop", scope.tenant)
             self._db.after_commit("state", ("space", scope.tenant, space))
 
+    def hold_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> bool:
+        """Whether ``space`` is the tenant's; inside a transaction the write lock (BEGIN
+        IMMEDIATE, other connections' commits seen) keeps it so until the commit."""
+        return self.get_embedding_space(scope) == space
+
     # memories ------------------------------------------------------------------------------
     def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None:
         check_tenant(scope, [memory])

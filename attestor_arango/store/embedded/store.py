@@ -136,6 +136,9 @@ class SQLiteStore(ScopeGuarded):
     def set_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> None:
         self.memories.set_embedding_space(scope, space)
 
+    def hold_embedding_space(self, scope: Scope, space: EmbeddingSpace) -> bool:
+        return self.memories.hold_embedding_space(scope, space)
+
     def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None:
         self.memories.insert_memory(scope, memory, vector)
 
