@@ -179,19 +179,22 @@ def reflect(
     )
     if not store:
         return result
-    memory = writer.write(
-        ctx,
-        content=result.summary(),
-        entity=user or "user",
-        category="reflection",
-        tags=("reflection",),
-        confidence=1.0,
-        valid_from_us=None,
-        valid_until_us=None,
-        metadata={"reflection": result.to_dict()},
-        source_episode_id=None,
-    )
-    # counts only: the flagged items quote the subject's statements (see core/audit.py)
-    flagged = len(result.contradictions_for_review)
-    auditor.record(ctx, "reflection", memory.id, {"flagged_for_review_count": flagged})
+    # the memory and its audit entry commit together: a crash between them would leave a
+    # write the audit chain never recorded (DESIGN.md, governance)
+    with writer.together(ctx):
+        memory = writer.write(
+            ctx,
+            content=result.summary(),
+            entity=user or "user",
+            category="reflection",
+            tags=("reflection",),
+            confidence=1.0,
+            valid_from_us=None,
+            valid_until_us=None,
+            metadata={"reflection": result.to_dict()},
+            source_episode_id=None,
+        )
+        # counts only: the flagged items quote the subject's statements (see core/audit.py)
+        flagged = len(result.contradictions_for_review)
+        auditor.record(ctx, "reflection", memory.id, {"flagged_for_review_count": flagged})
     return Reflection(**{**result.__dict__, "memory_id": memory.id})
