@@ -8,12 +8,19 @@ after the move, and what an ``as_of`` replay of a recall made before the move re
 
     python benchmarks/reembed.py --n 10000 --out benchmarks/results/reembed.json
 
+``--target hashing`` moves to a hashing embedder of another dimension instead of MiniLM,
+so a large tenant (``--n 100000``) runs in minutes: what it measures then is the swap's
+memory, ``reembed_peak_rss_mb`` (the process's peak resident set during ``reembed`` alone:
+the peak is reset just before it, Linux ``/proc/self/clear_refs``), beside
+``rss_before_reembed_mb`` (what the process held already: the rows listed for the check).
+
 The machine is shared (2 cores, other jobs running): times are one run's wall clock.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import tempfile
 import time
@@ -21,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from attestor_arango.clock import ManualClock, iso
-from attestor_arango.embeddings import HashingEmbedder, LocalMiniLMEmbedder
+from attestor_arango.embeddings import Embedder, HashingEmbedder, LocalMiniLMEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 
@@ -71,10 +78,34 @@ def _all(mem: AgentMemory) -> list[Any]:
             return out
 
 
+def _status_mb(field: str) -> float | None:
+    """A ``/proc/self/status`` size (VmRSS, VmHWM) in MB; None where there is no /proc."""
+    try:
+        text = Path("/proc/self/status").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(field + ":"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
+def _reset_peak() -> None:
+    """Resets the peak resident set (VmHWM) to the current one (Linux 4.0+)."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5", encoding="utf-8")
+
+
+def target_embedder(name: str) -> Embedder:
+    """MiniLM (the move the docs report), or a hashing embedder of another dimension."""
+    return LocalMiniLMEmbedder() if name == "minilm" else HashingEmbedder(256)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--target", choices=("minilm", "hashing"), default="minilm")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -89,8 +120,8 @@ def main() -> None:
         fill_s = time.perf_counter() - t0
         clock.advance(seconds=60)
 
-        minilm = LocalMiniLMEmbedder()
-        with AgentMemory(db, embedder=minilm, clock=clock, ids=SeededIdSource(2)) as m:
+        target = target_embedder(args.target)
+        with AgentMemory(db, embedder=target, clock=clock, ids=SeededIdSource(2)) as m:
             versions_before = rows(m)
             stale = [top(m, q) for q in QUERIES]
             staged: list[float] = []
@@ -99,9 +130,12 @@ def main() -> None:
                 if done == total and total:
                     staged.append(time.perf_counter())
 
+            rss_before = _status_mb("VmRSS")
+            _reset_peak()
             t1 = time.perf_counter()
             report = m.reembed(batch_size=args.batch_size, progress=progress)
             t2 = time.perf_counter()
+            peak = _status_mb("VmHWM")
             versions_after = rows(m)
             after = [top(m, q) for q in QUERIES]
             replay = [top(m, q, as_of=replay_at) for q in QUERIES]
@@ -117,6 +151,8 @@ def main() -> None:
         "reembed_seconds": round(t2 - t1, 2),
         "staging_seconds": round((staged[0] if staged else t2) - t1, 2),
         "swap_seconds": round(t2 - (staged[0] if staged else t2), 2),
+        "rss_before_reembed_mb": rss_before,
+        "reembed_peak_rss_mb": peak,
         "rows_unchanged": versions_before == versions_after,
         "recall_before_move_with_old_embedder": before,
         "recall_with_new_embedder_before_move": stale,
