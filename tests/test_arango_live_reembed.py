@@ -84,7 +84,7 @@ def test_a_swap_runs_in_bounded_steps_and_leaves_other_tenants_alone(live: Arang
     new_a = {mid: -v for mid, v in old_a.items()}
     live.reembed_batch = 7
     sent = _spy(live)
-    assert live.replace_vectors(A, NEW, new_a) == 40
+    assert live.replace_vectors(A, NEW, [new_a]) == 40
     assert sent.count("vector_stage") == 6 and sent.count("vector_flip") == 1
     assert sent.count("vector_move") == 6 and sent.count("vector_settle") == 1
     state = live.space_state(A)
@@ -103,7 +103,7 @@ def test_a_tenant_without_vectors_switches_at_once(live: ArangoStore) -> None:
     """The flip counts the tenant's vectors with COLLECT WITH COUNT, whose answer on no
     input is guarded (NOT_NULL(FIRST(...), 0)) whether the server gives [0] or []."""
     live.set_embedding_space(A, OLD)
-    assert live.replace_vectors(A, NEW, {}) == 0
+    assert live.replace_vectors(A, NEW, []) == 0
     state = live.space_state(A)
     assert state is not None and state.space == NEW and not state.moving
 
@@ -116,7 +116,7 @@ def test_a_crash_after_the_switch_reads_the_new_space_and_the_next_run_finishes(
     live.reembed_batch = 8
     _spy(live, fail_after={"vector_move": 1})  # one batch moved, then the connection goes
     with pytest.raises(StoreError, match="simulated"):
-        live.replace_vectors(A, NEW, new_a)
+        live.replace_vectors(A, NEW, [new_a])
     state = live.space_state(A)
     assert state is not None and state.moving and state.space == NEW and state.moving_from == OLD
     assert 0 < _staged_left(live) < 30
@@ -142,12 +142,12 @@ def test_a_row_written_before_the_switch_stops_it_and_nothing_readers_see_change
     late = _unit(np.random.default_rng(5), 1)[0]
     live.insert_memory(A, _memory(A, "acme-late", "written by an old process"), late)
     with pytest.raises(ConflictError, match="nothing was switched"):
-        live.replace_vectors(A, NEW, new_a)
+        live.replace_vectors(A, NEW, [new_a])
     assert live.get_embedding_space(A) == OLD
     hits = live.vector_candidates(A, old_a["acme-004"], 1, VIEW)
     assert hits[0].memory.id == "acme-004" and hits[0].score == pytest.approx(1.0, abs=1e-5)
     new_a["acme-late"] = -late
-    assert live.replace_vectors(A, NEW, new_a) == 13
+    assert live.replace_vectors(A, NEW, [new_a]) == 13
     assert live.get_embedding_space(A) == NEW and _staged_left(live) == 0
 
 
@@ -156,7 +156,7 @@ def test_a_purge_removes_staged_vectors_too(live: ArangoStore) -> None:
     live.reembed_batch = 2
     _spy(live, fail_after={"vector_flip": 0})  # staged, never switched
     with pytest.raises(StoreError):
-        live.replace_vectors(A, NEW, {mid: -v for mid, v in old_a.items()})
+        live.replace_vectors(A, NEW, [{mid: -v for mid, v in old_a.items()}])
     assert _staged_left(live) == 6
     del live.executor.run  # the connection is back
     live.purge_tenant(A)
@@ -202,7 +202,7 @@ def test_a_writer_holding_the_old_space_cannot_commit_after_the_switch(
     try:
         with writer.transaction():
             assert writer.get_memory(A, "acme-000") is not None  # the writer's snapshot
-            assert live.replace_vectors(A, NEW, vectors) == 5
+            assert live.replace_vectors(A, NEW, [vectors]) == 5
             held = writer.hold_embedding_space(A, OLD)
             if not held:
                 refused.append("other space")

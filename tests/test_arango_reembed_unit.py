@@ -12,6 +12,7 @@ leaves. Whether the AQL does what its file says is the live test's job
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -130,7 +131,7 @@ def queries(model: Model) -> list[str]:
 def test_every_step_is_its_own_bounded_transaction_and_the_switch_happens_once() -> None:
     model = Model(23)
     store = store_for(model, reembed_batch=5)
-    assert store.replace_vectors(ACME, NEW, new_vectors(model)) == 23
+    assert store.replace_vectors(ACME, NEW, [new_vectors(model)]) == 23
     names = queries(model)
     assert names.count("vector_stage") == 5 and names.count("vector_flip") == 1
     assert names.count("vector_move") == 5 and names.count("vector_settle") == 1
@@ -165,7 +166,7 @@ def test_a_transaction_carries_at_most_the_byte_budget_of_vectors() -> None:
 
     model = Model(7)
     store = store_for(model, reembed_batch=500, reembed_batch_bytes=2 * 2 * VPACK_DOUBLE_BYTES * 4)
-    store.replace_vectors(ACME, NEW, new_vectors(model))
+    store.replace_vectors(ACME, NEW, [new_vectors(model)])
     staged = [len(p["items"]) for _, n, p in model.calls if n == "vector_stage"]
     assert staged == [2, 2, 2, 1]
     assert {p["batch"] for _, n, p in model.calls if n == "vector_move"} == {2}
@@ -176,7 +177,7 @@ def test_a_transaction_carries_at_most_the_byte_budget_of_vectors() -> None:
 def test_a_tenant_without_vectors_switches_at_once() -> None:
     model = Model(0)
     store = store_for(model)
-    assert store.replace_vectors(ACME, NEW, {}) == 0
+    assert store.replace_vectors(ACME, NEW, []) == 0
     assert queries(model) == [
         "space_get", "vector_flip", "vector_move", "vector_settle", "memory_vector_count"
     ]  # fmt: skip
@@ -186,7 +187,7 @@ def test_a_tenant_without_vectors_switches_at_once() -> None:
 # a crash between any two steps ----------------------------------------------------------------
 def _full_run_length() -> int:
     model = Model(9)
-    store_for(model, reembed_batch=4).replace_vectors(ACME, NEW, new_vectors(model))
+    store_for(model, reembed_batch=4).replace_vectors(ACME, NEW, [new_vectors(model)])
     return len(model.calls)
 
 
@@ -197,7 +198,7 @@ def test_a_crash_at_any_step_leaves_one_space_and_the_next_run_finishes(crash_at
     store = store_for(model, reembed_batch=4)
     model.crash_at = crash_at
     with pytest.raises(Crash):
-        store.replace_vectors(ACME, NEW, vectors)
+        store.replace_vectors(ACME, NEW, [vectors])
     assert all(txn.aborted or txn.committed for txn in store.database.txns)
     assert not store.in_transaction
     # readers rank in one space, the recorded one
@@ -207,7 +208,7 @@ def test_a_crash_at_any_step_leaves_one_space_and_the_next_run_finishes(crash_at
     done = "moving" not in model.space and flipped  # only the closing count was lost
 
     model.crash_at = None
-    assert store.replace_vectors(ACME, NEW, vectors) == 9
+    assert store.replace_vectors(ACME, NEW, [vectors]) == 9
     # switched once across the crash and the resumed run (a finished swap asked again is a
     # new swap of its own)
     assert model.flips == (2 if done else 1)
@@ -223,7 +224,7 @@ def test_finish_vector_move_completes_a_switched_move_and_says_what_it_left() ->
     assert queries(model) == ["space_get"]
     model.crash_at = 5  # the read above, replace's read, 2 stage batches and the flip run
     with pytest.raises(Crash):
-        store.replace_vectors(ACME, NEW, new_vectors(model))
+        store.replace_vectors(ACME, NEW, [new_vectors(model)])
     assert model.space["moving"] is True
     model.crash_at = None
     assert store.finish_vector_move(ACME) == OLD
@@ -238,11 +239,11 @@ def test_a_row_written_meanwhile_stops_the_switch_and_readers_stay_in_the_old_sp
     store = store_for(model, reembed_batch=2)
     model.rows["late"] = {"vector": ("old", 99)}  # an old-embedder process wrote one
     with pytest.raises(ConflictError, match="nothing was switched"):
-        store.replace_vectors(ACME, NEW, vectors)
+        store.replace_vectors(ACME, NEW, [vectors])
     assert model.flips == 0 and model.space == {"name": OLD.name, "dimension": 4}
     assert model.seen_by_readers() == {"old"}
     vectors["late"] = np.full(4, 9, dtype=np.float32)  # core/reembed.py embeds it, tries again
-    assert store.replace_vectors(ACME, NEW, vectors) == 6
+    assert store.replace_vectors(ACME, NEW, [vectors]) == 6
     assert model.flips == 1 and model.seen_by_readers() == {"new"}
 
 
@@ -252,7 +253,7 @@ def test_a_row_deleted_meanwhile_is_a_conflict_before_the_switch() -> None:
     del model.rows["m03"]
     store = store_for(model, reembed_batch=2)
     with pytest.raises(ConflictError, match="no vector any more"):
-        store.replace_vectors(ACME, NEW, vectors)
+        store.replace_vectors(ACME, NEW, [vectors])
     assert "vector_flip" not in queries(model) and model.seen_by_readers() == {"old"}
 
 
@@ -261,12 +262,45 @@ def test_a_vector_of_the_wrong_shape_or_an_index_of_another_dimension_changes_no
     store = store_for(model)
     bad = {**new_vectors(model), "m01": np.ones(5, dtype=np.float32)}
     with pytest.raises(ValidationError, match="dimension 4"):
-        store.replace_vectors(ACME, NEW, bad)
+        store.replace_vectors(ACME, NEW, [bad])
+    # the batch is checked as it is read, before it is staged: nothing staged, no switch
+    assert "vector_stage" not in queries(model) and "vector_flip" not in queries(model)
+    assert model.seen_by_readers() == {"old"}
+    model.calls.clear()
     store.vector_index = lambda refresh=False: {"exists": True, "dimension": 4}
     wider = EmbeddingSpace("wide", 8)
+    eights = {m: np.ones(8, dtype=np.float32) for m in model.rows}
     with pytest.raises(ValidationError, match="another dimension"):
-        store.replace_vectors(ACME, wider, {m: np.ones(8, dtype=np.float32) for m in model.rows})
+        store.replace_vectors(ACME, wider, [eights])
     assert queries(model) == []
+
+
+# bounded memory ------------------------------------------------------------------------------
+def test_batches_are_read_one_at_a_time_each_staged_before_the_next_is_read() -> None:
+    model = Model(9)
+    vectors = new_vectors(model)
+    store = store_for(model, reembed_batch=500)
+    ids = sorted(vectors)
+    staged_when_read: list[int] = []
+
+    def batches() -> Iterator[dict[str, np.ndarray]]:
+        for start in range(0, len(ids), 4):
+            staged_when_read.append(queries(model).count("vector_stage"))
+            yield {m: vectors[m] for m in ids[start : start + 4]}
+
+    assert store.replace_vectors(ACME, NEW, batches()) == 9
+    assert staged_when_read == [0, 1, 2]  # batch k is asked for once k-1 is staged
+    assert model.flips == 1 and model.seen_by_readers() == {"new"}
+
+
+def test_an_id_given_in_two_batches_is_a_conflict_before_the_switch() -> None:
+    model = Model(3)
+    vectors = new_vectors(model)
+    store = store_for(model)
+    twice = [{"m00": vectors["m00"], "m01": vectors["m01"]}, {"m00": vectors["m00"]}]
+    with pytest.raises(ConflictError, match="given twice"):
+        store.replace_vectors(ACME, NEW, twice)
+    assert "vector_flip" not in queries(model) and model.seen_by_readers() == {"old"}
 
 
 # readers ------------------------------------------------------------------------------------

@@ -12,15 +12,18 @@ A staging file put elsewhere (``staging_path``) is recorded in a list beside the
 one until its last run finishes, so that ``purge_user`` finds the subject's staged vectors
 there too.
 Then the store swaps every vector and the space together (``Store.replace_vectors``):
-readers see the old space or the new one, never both. The embedded backend does it in one
-SQLite transaction; ArangoDB, whose stream transactions are capped, stages the vectors in
-bounded batches, switches the space in one small step and moves the staged vectors into
-place afterwards (``store/arango/vectors.py``). Rows written meanwhile by a process still
-on the old embedder are found at the swap, embedded, and the swap is tried again; such a
+readers see the old space or the new one, never both. The staged vectors reach the store
+``batch_size`` at a time, read from the staging file as the store asks for the next batch,
+so the swap holds one batch of vectors, never the tenant's (~1.5 GB at 1M memories of 384
+dimensions). The embedded backend writes every batch in one SQLite transaction;
+ArangoDB, whose stream transactions are capped, stages the vectors in bounded batches,
+switches the space in one small step and moves the staged vectors into place
+afterwards (``store/arango/vectors.py``). Rows written meanwhile by a process still on
+the old embedder are found at the swap, embedded, and the swap is tried again; such a
 write that would commit after the swap is refused (``Store.hold_embedding_space``: each
-write holds the space it embedded with in its own transaction). A backend
-left between its switch and the end of that move by a crash (``FinishesMoves``) is in the
-new space already; the next run finishes the move.
+write holds the space it embedded with in its own transaction). A backend left between
+its switch and the end of that move by a crash (``FinishesMoves``) is in the new space
+already; the next run finishes the move.
 
 Replay across the change: ``as_of`` reads (get, list, search, timeline) are unaffected.
 A recall replayed with ``as_of`` before the re-embedding ranks with the vectors the
@@ -33,7 +36,7 @@ spaces, so a replay can tell which side of the change it is on.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -214,9 +217,15 @@ class Staging:
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO staged VALUES (?, ?, ?)", rows)
 
-    def vectors(self, ids: set[str]) -> dict[str, np.ndarray]:
+    def batches(self, ids: set[str], size: int) -> Iterator[dict[str, np.ndarray]]:
+        """The staged vectors of ``ids`` (rows since deleted are left out), ``size`` at a
+        time, read from the file as the store asks for the next batch: the swap holds one
+        batch of vectors, not the tenant's."""
         rows = self._db.execute("SELECT id, vector FROM staged WHERE tenant = ?", (self.tenant,))
-        return {i: np.frombuffer(blob, dtype=np.float32) for i, blob in rows if i in ids}
+        while chunk := rows.fetchmany(size):
+            batch = {i: np.frombuffer(blob, dtype=np.float32) for i, blob in chunk if i in ids}
+            if batch:
+                yield batch
 
     def finish(self) -> None:
         with self._db:
@@ -293,7 +302,8 @@ def _swap(
             done["embedded"] += _embed_missing(rt, staging, rows, batch_size, progress)
             wanted = {m.id for m in rows}
             try:
-                replaced = rt.store.replace_vectors(Scope(tenant), target, staging.vectors(wanted))
+                batches = staging.batches(wanted, batch_size)
+                replaced = rt.store.replace_vectors(Scope(tenant), target, batches)
             except ConflictError:
                 continue  # rows arrived between the listing and the swap: embed them too
             done["memories"] = replaced

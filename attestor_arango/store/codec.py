@@ -9,12 +9,13 @@ with the same words (``stored_vector``, ``query_vector``, ``replacement_vector``
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from attestor_arango.clock import OPEN, from_us, to_us
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.memo import Memo
 from attestor_arango.models import (
     AuditEntry,
@@ -27,7 +28,7 @@ from attestor_arango.models import (
     trusted,
     us_or_none,
 )
-from attestor_arango.store.protocol import EmbeddingSpace
+from attestor_arango.store.protocol import EmbeddingSpace, VectorBatch
 
 
 def _float32(vector: Any) -> np.ndarray:
@@ -64,6 +65,24 @@ def replacement_vector(memory_id: str, vector: Any, space: EmbeddingSpace) -> np
             f"{space.name} has dimension {space.dimension}"
         )
     return arr
+
+
+def replacement_batches(
+    batches: Iterable[VectorBatch], space: EmbeddingSpace
+) -> Iterator[dict[str, np.ndarray]]:
+    """``Store.replace_vectors``'s batches, one at a time, each vector checked
+    (``replacement_vector``). Keeps the ids seen (not their vectors): an id in a second
+    batch is a ``ConflictError``, since the swap's count check would pass while another row
+    kept its old vector. Raises ``ValidationError`` for a vector that does not fit."""
+    seen: set[str] = set()
+    for batch in batches:
+        checked = {}
+        for memory_id, vector in batch.items():
+            if memory_id in seen:
+                raise ConflictError(f"memory {memory_id} was given twice to re-embed")
+            seen.add(memory_id)
+            checked[memory_id] = replacement_vector(memory_id, vector, space)
+        yield checked
 
 
 def _us(value: Any) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -93,6 +93,9 @@ class StoreLifecycle(Protocol):
         ...
 
 
+VectorBatch = Mapping[str, np.ndarray]  # memory id -> new vector: one step of a re-embedding
+
+
 class MemoryStore(Protocol):
     """Memories and their vectors: insert once, close once, read by id, filter, count."""
 
@@ -109,14 +112,19 @@ class MemoryStore(Protocol):
         ...
 
     def replace_vectors(
-        self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
+        self, scope: Scope, space: EmbeddingSpace, batches: Iterable[VectorBatch]
     ) -> int:
         """Re-embedding's swap, atomic for readers: every memory of the tenant that has a
-        vector gets ``vectors[id]`` and the tenant's space becomes ``space``; no read sees
-        some vectors of each space (one transaction in the embedded store; bounded steps
-        around one switch on ArangoDB, store/arango/vectors.py). Nothing else in any row
-        changes. ``ConflictError`` (and nothing a reader sees changed) unless ``vectors``
-        covers exactly the tenant's vector-bearing memories; returns how many it replaced."""
+        vector gets its new vector from ``batches`` and the tenant's space becomes
+        ``space``; no read sees some vectors of each space (one transaction in the embedded
+        store; bounded steps around one switch on ArangoDB, store/arango/vectors.py).
+        Nothing else in any row changes. ``batches`` is consumed once, one batch at a time,
+        and no batch is kept past its own writing, so the swap holds one batch of vectors,
+        never the tenant's (a 1M-memory tenant's 384-d vectors are ~1.5 GB). Each id
+        appears in one batch at most. ``ConflictError`` (and nothing a reader sees changed)
+        unless the batches cover exactly the tenant's vector-bearing memories, once each;
+        ``ValidationError`` (likewise) for a vector that does not fit ``space``. Returns how
+        many it replaced."""
         ...
 
     def insert_memory(self, scope: Scope, memory: Memory, vector: np.ndarray | None) -> None: ...

@@ -43,19 +43,17 @@ finish otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.scope import Scope
 from attestor_arango.store.arango.base import ArangoBase
 from attestor_arango.store.arango.docs import vector_to_list
 from attestor_arango.store.arango.planning import drain_in_batches, reembed_batch_rows
-from attestor_arango.store.codec import replacement_vector
-from attestor_arango.store.protocol import EmbeddingSpace, iter_chunks
+from attestor_arango.store.codec import replacement_batches
+from attestor_arango.store.protocol import EmbeddingSpace, VectorBatch, iter_chunks
 
 SETTLE_ATTEMPTS = 3
 
@@ -93,24 +91,24 @@ class VectorMoves(ArangoBase):
         return SpaceState(space, bool(row.get("moving")), _space(row.get("moving_from")))
 
     def replace_vectors(
-        self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
+        self, scope: Scope, space: EmbeddingSpace, batches: Iterable[VectorBatch]
     ) -> int:
-        """Moves the tenant to ``space`` in bounded steps (module docstring); returns how many
-        vectors it holds in ``space``. Raises ``ValidationError`` (nothing changed) for a
-        vector that does not fit ``space`` or a dimension the vector index cannot hold, and
-        ``ConflictError`` (nothing readers see changed) unless ``vectors`` covers exactly the
-        tenant's vector-bearing memories; ``StoreError`` when the server fails a step (run
-        it again: it resumes)."""
+        """Moves the tenant to ``space`` in bounded steps (module docstring), reading
+        ``batches`` one at a time as it stages them; returns how many vectors it holds in
+        ``space``. Raises ``ValidationError`` (nothing readers see changed) for a vector
+        that does not fit ``space`` or a dimension the vector index cannot hold (the latter
+        before anything is staged), and ``ConflictError`` (likewise) unless the batches
+        cover exactly the tenant's vector-bearing memories, once each; ``StoreError`` when
+        the server fails a step (run it again: it resumes)."""
         tenant = scope.tenant_wide()
-        checked = {mid: replacement_vector(mid, v, space) for mid, v in vectors.items()}
         self._check_index_dimension(space)
         state = self.space_state(tenant)
         if state is not None and state.moving and state.space != space:
             self._move_and_settle(tenant, state.space)  # an earlier move, finished first
             state = self.space_state(tenant)
         if state is None or not (state.moving and state.space == space):
-            self._stage(tenant, space, checked)
-            self._flip(tenant, space, len(checked))
+            staged = self._stage(tenant, space, batches)
+            self._flip(tenant, space, staged)
         self._move_and_settle(tenant, space)
         rows = self._run("memory_vector_count", tenant, {})
         return int(rows[0]["n"]) if rows else 0
@@ -143,20 +141,24 @@ class VectorMoves(ArangoBase):
                 "every tenant moves), nothing was changed"
             )
 
-    def _stage(
-        self, tenant: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
-    ) -> None:
+    def _stage(self, tenant: Scope, space: EmbeddingSpace, batches: Iterable[VectorBatch]) -> int:
+        """Step 1 over each given batch in turn (a given batch larger than the server's
+        bound is staged in several transactions); returns how many vectors it staged."""
         key = space_key(space)
-        for chunk in iter_chunks(list(vectors), self.batch_rows(space)):
-            items = [{"id": mid, "vector": vector_to_list(vectors[mid])} for mid in chunk]
-            with self.transaction():
-                rows = self._run("vector_stage", tenant, {"items": items, "space": key})
-            if len(rows) != len(items):
-                raise ConflictError(
-                    f"tenant {tenant.tenant!r}: {len(items) - len(rows)} of {len(items)} "
-                    "memories to re-embed have no vector any more; rows changed meanwhile, "
-                    "run reembed again"
-                )
+        staged = 0
+        for vectors in replacement_batches(batches, space):
+            for chunk in iter_chunks(list(vectors), self.batch_rows(space)):
+                items = [{"id": mid, "vector": vector_to_list(vectors[mid])} for mid in chunk]
+                with self.transaction():
+                    rows = self._run("vector_stage", tenant, {"items": items, "space": key})
+                if len(rows) != len(items):
+                    raise ConflictError(
+                        f"tenant {tenant.tenant!r}: {len(items) - len(rows)} of {len(items)} "
+                        "memories to re-embed have no vector any more; rows changed "
+                        "meanwhile, run reembed again"
+                    )
+                staged += len(items)
+        return staged
 
     def _flip(self, tenant: Scope, space: EmbeddingSpace, count: int) -> None:
         with self.transaction():

@@ -12,18 +12,16 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Mapping, Sequence
-
-import numpy as np
+from collections.abc import Iterable, Sequence
 
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
 from attestor_arango.models import AuditEntry
 from attestor_arango.scope import Scope
-from attestor_arango.store.codec import audit_from_doc, audit_to_doc, replacement_vector
+from attestor_arango.store.codec import audit_from_doc, audit_to_doc, replacement_batches
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode_doc, scope_params
 from attestor_arango.store.embedded.caches import TenantCaches
-from attestor_arango.store.protocol import EmbeddingSpace, check_tenant
+from attestor_arango.store.protocol import EmbeddingSpace, VectorBatch, check_tenant
 from attestor_arango.validation import entity_key
 
 
@@ -36,24 +34,27 @@ class EmbeddedGovernance:
 
     # re-embedding -----------------------------------------------------------------------------
     def replace_vectors(
-        self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
+        self, scope: Scope, space: EmbeddingSpace, batches: Iterable[VectorBatch]
     ) -> int:
+        """One SQLite transaction over every batch, each written (then dropped) before the
+        next is read: the swap holds one batch of vectors (the Store protocol). Raises
+        ``ConflictError`` / ``ValidationError`` and rolls back (see the protocol)."""
         tenant = {"tenant": scope.tenant}
-        blobs = {}
-        for memory_id, vector in vectors.items():
-            blobs[memory_id] = replacement_vector(memory_id, vector, space).tobytes()
         with self._db.transaction():
             held = int(self._db.execute(q.COUNT_VECTORS, tenant).fetchone()[0])
-            changed = 0
-            for memory_id, blob in blobs.items():
-                cur = self._db.execute(
-                    q.REPLACE_VECTOR, {**tenant, "id": memory_id, "embedding": blob}
-                )
-                changed += cur.rowcount
-            if changed != held or changed != len(blobs):
+            changed = given = 0
+            for batch in replacement_batches(batches, space):
+                given += len(batch)
+                for memory_id, vector in batch.items():
+                    cur = self._db.execute(
+                        q.REPLACE_VECTOR,
+                        {**tenant, "id": memory_id, "embedding": vector.tobytes()},
+                    )
+                    changed += cur.rowcount
+            if changed != held or changed != given:
                 raise ConflictError(
                     f"tenant {scope.tenant!r} holds {held} vectors and {changed} of the "
-                    f"{len(blobs)} given matched; rows changed meanwhile, run reembed again"
+                    f"{given} given matched; rows changed meanwhile, run reembed again"
                 )
             self._db.execute(
                 q.SET_SPACE, {**tenant, "name": space.name, "dimension": space.dimension}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from attestor_arango.store.protocol import (
     PoolScores,
     ScopeGuarded,
     TextHit,
+    VectorBatch,
 )
 
 # Rows each in-memory cache (vectors, text) may hold over all tenants of a store: at 100k
@@ -231,9 +232,9 @@ class SQLiteStore(ScopeGuarded):
 
     # audit, quotas, erasure (governance.py) ---------------------------------------------
     def replace_vectors(
-        self, scope: Scope, space: EmbeddingSpace, vectors: Mapping[str, np.ndarray]
+        self, scope: Scope, space: EmbeddingSpace, batches: Iterable[VectorBatch]
     ) -> int:
-        return self.governance.replace_vectors(scope, space, vectors)
+        return self.governance.replace_vectors(scope, space, batches)
 
     def last_audit(self, scope: Scope) -> AuditEntry | None:
         return self.governance.last_audit(scope)
