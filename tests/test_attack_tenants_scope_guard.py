@@ -61,7 +61,7 @@ def arguments(name: str) -> list[Any]:
         "get_embedding_space": [],
         "set_embedding_space": [space],
         "hold_embedding_space": [space],
-        "replace_vectors": [space, {}],
+        "replace_vectors": [space, []],
         "insert_memory": [memory(GOOD), vec],
         "get_memory": ["m1"],
         "get_memories": [["m1"]],
