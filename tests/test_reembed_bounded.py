@@ -9,7 +9,8 @@ is handed and when it asks), never by timing or by measuring memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import inspect
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -100,3 +101,27 @@ def test_an_id_in_two_batches_is_refused_and_nothing_changes(
         after = m.store.get_vectors(LOCAL, ids)
         assert m.store.get_embedding_space(LOCAL) == EmbeddingSpace("hashing-v1-64", 64)
         assert all(np.array_equal(before[i], after[i]) for i in ids)
+
+
+def test_a_swap_refused_part_way_closes_the_stream_it_read_before_the_retry(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "m.db"
+    _filled(db, clock, 6)
+    with AgentMemory(db, embedder=HashingEmbedder(32), clock=clock, ids=SeededIdSource(4)) as m:
+        real = m.store.replace_vectors
+        streams: list[Generator[VectorBatch, None, None]] = []
+
+        def refuse_once(scope: Scope, space: EmbeddingSpace, batches: Iterable[VectorBatch]) -> int:
+            assert isinstance(batches, Generator)
+            if not streams:
+                streams.append(batches)
+                next(batches)  # read one batch, then a late row is found: refused
+                raise ConflictError("rows changed meanwhile")
+            # its cursor on the staging file ended before the retry read again
+            assert inspect.getgeneratorstate(streams[0]) == inspect.GEN_CLOSED
+            return real(scope, space, batches)
+
+        monkeypatch.setattr(m.store, "replace_vectors", refuse_once)
+        assert m.reembed(batch_size=2)["memories"] == 6
+        assert m.store.get_embedding_space(LOCAL) == NEW

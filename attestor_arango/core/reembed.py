@@ -36,7 +36,7 @@ spaces, so a replay can tell which side of the change it is on.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -217,10 +217,11 @@ class Staging:
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO staged VALUES (?, ?, ?)", rows)
 
-    def batches(self, ids: set[str], size: int) -> Iterator[dict[str, np.ndarray]]:
+    def batches(self, ids: set[str], size: int) -> Generator[dict[str, np.ndarray], None, None]:
         """The staged vectors of ``ids`` (rows since deleted are left out), ``size`` at a
         time, read from the file as the store asks for the next batch: the swap holds one
-        batch of vectors, not the tenant's."""
+        batch of vectors, not the tenant's. Close it when the store is done (its cursor
+        stays open on the staging file until then)."""
         rows = self._db.execute("SELECT id, vector FROM staged WHERE tenant = ?", (self.tenant,))
         while chunk := rows.fetchmany(size):
             batch = {i: np.frombuffer(blob, dtype=np.float32) for i, blob in chunk if i in ids}
@@ -301,11 +302,13 @@ def _swap(
             rows = vector_rows(rt, tenant)
             done["embedded"] += _embed_missing(rt, staging, rows, batch_size, progress)
             wanted = {m.id for m in rows}
+            batches = staging.batches(wanted, batch_size)
             try:
-                batches = staging.batches(wanted, batch_size)
                 replaced = rt.store.replace_vectors(Scope(tenant), target, batches)
             except ConflictError:
                 continue  # rows arrived between the listing and the swap: embed them too
+            finally:
+                batches.close()  # a refused swap read part of them: the cursor ends here
             done["memories"] = replaced
             break
         else:
