@@ -121,3 +121,21 @@ def test_rest_batches_over_a_keys_write_limit_store_and_spend_nothing(tmp_path: 
     assert turns.json()["code"] == "quota_exceeded"
     assert after == before
     assert fits.status_code == 200 and len(fits.json()) == 3
+
+
+def test_a_consolidation_round_refused_part_way_spends_none_of_the_agents_writes(
+    tmp_path: Path,
+) -> None:
+    """consolidate() applies a round in one transaction (ingest/apply.py); when a fact is
+    refused part-way the round rolls back, and the writes it had counted against the
+    agent's limit are given back with it, as ``ingest_round`` and ``add_turns`` do."""
+    mem = _memory(tmp_path)
+    mem.ingest_backends = Backends(_DownExtractor(), Backends.rules().resolver)  # type: ignore[arg-type]
+    with pytest.raises(LLMError):
+        mem.ingest_round(ROUND, context=ORCH)  # the episode is kept, its facts are not
+    ctx = AgentContext(agent_id="bot", role="executor", tenant="acme", max_writes_per_agent=3)
+    with pytest.raises(QuotaExceededError):
+        mem.consolidate(context=ctx)  # the round's four facts, three writes allowed
+    assert ctx.writes_made == 0 and mem.list(context=ORCH) == []
+    assert len(mem.add_turns(TURNS[:3], context=ctx)) == 3
+    mem.close()

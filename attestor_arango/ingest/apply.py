@@ -94,7 +94,9 @@ def apply_decisions(
     warnings: list[str] = []
     by_attribute: dict[tuple[str, str, str], tuple[Memory, Fact]] = {}
     closed: dict[str, str] = {}  # old id -> id of the memory that closed it in this round
-    with rt.store.transaction():
+    # one transaction; a round refused part-way gives back the writes it counted against
+    # the agent's limit (Writer.together), when consolidate() applies it as when ingest does
+    with writer.together(ctx):
         for d in decisions:
             fact = d.fact
             key = (fact.owner or fact.speaker, entity_key(fact.subject), fact.attribute or "")
