@@ -36,9 +36,11 @@ _SHOWN_MATCHES = 10
 FILTER_PAGE = 5_000  # rows per store call while a filtered search gathers its candidates
 
 
-def check_status(status: str | None) -> str | None:
-    """``status`` for a store filter (None for any); raises ``ValidationError``."""
-    if status is not None and status not in STATUSES:
+def check_status(status: object) -> str | None:
+    """``status`` for a store filter (None for any); raises ``ValidationError`` for anything
+    but one of ``STATUSES`` (a list or a mapping included: the library is called with
+    whatever a caller holds, and ``in`` on a set would raise ``TypeError`` for those)."""
+    if status is not None and (not isinstance(status, str) or status not in STATUSES):
         raise ValidationError(f"status must be one of {sorted(STATUSES)}")
     return None if status in (None, "all") else status
 
