@@ -1,20 +1,27 @@
-"""Session 18 attack battery, bad input through the Python API.
+"""Session 18 attack battery, bad input.
 
-REST, MCP and the CLI check a read's ``status`` against a string schema before the library
-sees it; the library is a public surface too, and a caller passing a list or a mapping as
-``status`` must get the typed ``ValidationError`` the four reads give any unknown status,
-never a ``TypeError`` from inside the check, and nothing stored may change.
+The Python API: REST, MCP and the CLI check a read's ``status`` against a string schema
+before the library sees it; the library is a public surface too, and a caller passing a
+list or a mapping as ``status`` must get the typed ``ValidationError`` the four reads give
+any unknown status, never a ``TypeError`` from inside the check, and nothing stored may
+change.
+
+REST: the method of a request is the client's text too; ``/metrics`` must not make a
+series of each one.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from attack_support import CTX, seeded, stored
+from attack_support import AUTH, CTX, acme_ring, seeded, stored
+from starlette.testclient import TestClient
 
 from attestor_arango.errors import ValidationError
+from attestor_arango.interfaces.api.app import create_app
 
 READS = {
     "list": {},
@@ -34,4 +41,27 @@ def test_a_status_that_is_no_text_is_a_validation_error_on_every_read(
     with pytest.raises(ValidationError, match="status must be one of"):
         getattr(mem, read)(**READS[read], status=status, context=CTX)
     assert stored(mem) == before
+    mem.close()
+
+
+def test_methods_a_client_makes_up_share_one_metrics_label(tmp_path: Path) -> None:
+    """The HTTP server takes any token as a method, and ``/metrics`` answers anyone: a
+    label per method sent would let an unauthenticated client grow the registry (and the
+    scrape) without bound, one series per name it makes up."""
+    mem, _, _ = seeded(tmp_path / "m.db")
+    client = TestClient(create_app(mem, keys=acme_ring()), raise_server_exceptions=False)
+    made_up = [f"ZQ{i}X" for i in range(5)]
+    for method in made_up:
+        assert client.request(method, "/v1/memories").status_code == 405
+    client.get("/v1/stats", headers=AUTH)
+    lines = [
+        line
+        for line in client.get("/metrics").text.splitlines()
+        if line.startswith("attestor_http_requests_total{")
+    ]
+    methods = {re.search(r'method="([^"]*)"', line).group(1) for line in lines}  # type: ignore[union-attr]
+    assert methods == {"GET", "other"}
+    assert not any(m in line for m in made_up for line in lines)
+    ours = [line for line in lines if 'method="other"' in line and 'route="/v1/memories"' in line]
+    assert len(ours) == 1 and ours[0].endswith(" 5.0")
     mem.close()
