@@ -65,3 +65,49 @@ def test_methods_a_client_makes_up_share_one_metrics_label(tmp_path: Path) -> No
     ours = [line for line in lines if 'method="other"' in line and 'route="/v1/memories"' in line]
     assert len(ours) == 1 and ours[0].endswith(" 5.0")
     mem.close()
+
+
+class _Counted(str):
+    """A tag as the check normalises it, counting the comparisons made with it."""
+
+    compared = 0
+
+    def __eq__(self, other: object) -> bool:
+        _Counted.compared += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_refusing_too_many_tags_compares_each_tag_a_bounded_number_of_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 1 MB body holds ~130,000 short tags; each was compared with every distinct tag
+    kept before it, so one request of any reader (``/v1/memories/list`` takes tags) held a
+    worker and the interpreter for minutes before its 422. Counted, not timed: the check
+    compares each tag with a bounded number of others, whatever the list's length."""
+    import unicodedata
+
+    from attestor_arango import validation
+
+    class Normalising:
+        """``unicodedata`` whose ``normalize`` hands back counted strings."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(unicodedata, name)
+
+        @staticmethod
+        def normalize(form: Any, text: str) -> str:
+            return _Counted(unicodedata.normalize(form, text))
+
+    mem, _, _ = seeded(tmp_path / "m.db")
+    before = stored(mem)
+    monkeypatch.setattr(validation, "unicodedata", Normalising())
+    many = [f"t{i:x}" for i in range(3000)]
+    _Counted.compared = 0
+    with pytest.raises(ValidationError, match="at most 64 tags"):
+        mem.list(tags=many, context=CTX)
+    assert _Counted.compared <= 2 * len(many)
+    assert validation.check_tags(["a", " a", "b", "a "]) == ("a", "b")  # first kept, once
+    assert stored(mem) == before
+    mem.close()
