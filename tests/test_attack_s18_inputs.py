@@ -111,3 +111,30 @@ def test_refusing_too_many_tags_compares_each_tag_a_bounded_number_of_times(
     assert validation.check_tags(["a", " a", "b", "a "]) == ("a", "b")  # first kept, once
     assert stored(mem) == before
     mem.close()
+
+
+@pytest.mark.parametrize("said", ["I'm ", "I am ", "I do not ", "we "])
+def test_a_round_of_one_subject_said_again_and_again_reads_a_bounded_number_of_clauses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, said: str
+) -> None:
+    """The rule extractor read a clause once from its start and then once more from each
+    inner "I" or "we" on: a user turn of "I'm " said 7,500 times (30,000 characters, under
+    the content limit) read 7,500 suffixes of up to 30,000 characters each and held the
+    worker 40 s. Counted, not timed: the frames read stay few whatever the turn's length,
+    and the round is stored as any other."""
+    from attestor_arango.ingest import extract
+
+    reads: list[int] = []
+    real = extract.read_clause
+
+    def counted(clause: str, label: str) -> Any:
+        reads.append(len(clause))
+        return real(clause, label)
+
+    monkeypatch.setattr(extract, "read_clause", counted)
+    mem, _, _ = seeded(tmp_path / "m.db")
+    text = said * (30_000 // len(said))
+    result = mem.ingest_round({"user": text, "assistant": "Noted."}, context=CTX)
+    assert result.episode.id
+    assert len(reads) <= 2 * (1 + extract.INNER_SUBJECTS)
+    mem.close()
