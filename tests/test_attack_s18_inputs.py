@@ -138,3 +138,46 @@ def test_a_round_of_one_subject_said_again_and_again_reads_a_bounded_number_of_c
     assert result.episode.id
     assert len(reads) <= 2 * (1 + extract.INNER_SUBJECTS)
     mem.close()
+
+
+def _things(n: int) -> list[str]:
+    """``n`` distinct made-up words (letters only, so each is a value of its own)."""
+    letters = "bcdfghklmnprstvz"
+    return ["".join(letters[(i >> s) & 15] for s in (0, 4, 8)) + "o" for i in range(n)]
+
+
+def test_a_round_that_yields_too_many_facts_is_refused_before_anything_is_stored(
+    tmp_path: Path,
+) -> None:
+    """Each fact of a round goes through ``add``'s write path under the store's one write
+    lock, and each reads the entity's rows, the round's earlier facts among them: a
+    30,000-character turn of "I like X." said 2,000 times held the lock (every tenant
+    waiting) for over three minutes. Such a round is refused, naming the limit, and
+    nothing is stored, not even its episode."""
+    from attestor_arango.ingest import pipeline
+
+    mem, _, _ = seeded(tmp_path / "m.db")
+    before = stored(mem)
+    text = " ".join(f"I like {w}." for w in _things(pipeline.MAX_FACTS_PER_ROUND + 1))
+    with pytest.raises(ValidationError, match="several rounds"):
+        mem.ingest_round({"user": text, "assistant": "Noted."}, context=CTX)
+    assert stored(mem) == before
+    fine = " ".join(f"I like {w}." for w in _things(3))
+    assert len(mem.ingest_round({"user": fine}, context=CTX).memories) == 3
+    mem.close()
+
+
+def test_consolidation_skips_an_episode_with_too_many_facts_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An episode stored before the limit (or imported) is not re-read whole either."""
+    from attestor_arango.ingest import pipeline
+
+    mem, _, _ = seeded(tmp_path / "m.db")
+    mem.ingest_round({"user": " ".join(f"I like {w}." for w in _things(5))}, context=CTX)
+    before = stored(mem, with_audit=False)
+    monkeypatch.setattr(pipeline, "MAX_FACTS_PER_ROUND", 2)
+    report = mem.consolidate(context=CTX)
+    assert any("several rounds" in w for w in report.warnings)
+    assert not report.memory_ids and stored(mem, with_audit=False) == before
+    mem.close()
