@@ -12,6 +12,7 @@ series of each one.
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -180,4 +181,32 @@ def test_consolidation_skips_an_episode_with_too_many_facts_and_says_so(
     report = mem.consolidate(context=CTX)
     assert any("several rounds" in w for w in report.warnings)
     assert not report.memory_ids and stored(mem, with_audit=False) == before
+    mem.close()
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_line_break_in_the_path_cannot_forge_an_access_log_line(
+    tmp_path: Path, fmt: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The request's path is percent-decoded, so ``%0A`` is a line break in it; the text log
+    (the default) wrote it as is, and anyone, without a key, could end the access line and
+    write one of their own (a purge that never ran). Each request is one line of the log."""
+    from attestor_arango.interfaces.api import logs
+
+    mem, _, _ = seeded(tmp_path / "m.db")
+    client = TestClient(create_app(mem, keys=acme_ring()), raise_server_exceptions=False)
+    forged = "INFO attestor_arango.access [abc] POST /v1/governance/purge 200"
+    package = logging.getLogger("attestor_arango")
+    kept = (list(package.handlers), package.level, package.propagate)
+    logs.configure(fmt)
+    try:
+        capfd.readouterr()
+        for brk in ("%0A", "%0D", "%E2%80%A8", "%C2%85"):
+            assert client.get(f"/v1/memories/x{brk}{forged}", headers=AUTH).status_code == 404
+        lines = [line for line in capfd.readouterr().err.splitlines() if line.strip()]
+    finally:
+        package.handlers[:], package.level, package.propagate = kept[0], kept[1], kept[2]
+    assert len(lines) == 4
+    assert not any(line.startswith(forged) for line in lines)
+    assert all("/v1/memories/x\\" in line for line in lines)
     mem.close()
