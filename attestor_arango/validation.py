@@ -146,12 +146,14 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
         # (stored bytes must not): only an ordered sequence says what the caller meant.
         raise ValidationError(f"tags must be a list of strings, not {type(tags).__name__}")
     out: list[str] = []
+    seen: set[str] = set()  # not ``in out``: a 1 MB body of tags made that quadratic
     for tag in tags:
         if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:
             raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
         check_plain(tag, "a tag")
         tag = unicodedata.normalize("NFC", tag.strip())  # one tag, however it was composed
-        if tag not in out:
+        if tag not in seen:
+            seen.add(tag)
             out.append(tag)
     if len(out) > MAX_TAGS:
         raise ValidationError(f"at most {MAX_TAGS} tags per memory")

@@ -16,7 +16,7 @@ from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.models import Episode, Memory, Stats
-from attestor_arango.retrieval.text_lane import decoded, rescore_pool
+from attestor_arango.retrieval.text_lane import decoded, rescore_pool, scores_follow_view
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter, TextHit
 from attestor_arango.validation import (
@@ -36,9 +36,11 @@ _SHOWN_MATCHES = 10
 FILTER_PAGE = 5_000  # rows per store call while a filtered search gathers its candidates
 
 
-def check_status(status: str | None) -> str | None:
-    """``status`` for a store filter (None for any); raises ``ValidationError``."""
-    if status is not None and status not in STATUSES:
+def check_status(status: object) -> str | None:
+    """``status`` for a store filter (None for any); raises ``ValidationError`` for anything
+    but one of ``STATUSES`` (a list or a mapping included: the library is called with
+    whatever a caller holds, and ``in`` on a set would raise ``TypeError`` for those)."""
+    if status is not None and (not isinstance(status, str) or status not in STATUSES):
         raise ValidationError(f"status must be one of {sorted(STATUSES)}")
     return None if status in (None, "all") else status
 
@@ -229,19 +231,23 @@ def search_memories(
 ) -> list[Memory]:
     """Keyword search; without a query, the filtered list (Attestor's ``search()``).
 
-    With no filter the text lane answers as before. With an entity, category, tag or
+    With no filter the text pool answers, in the order of BM25 over what the view sees:
+    the index's own when it scores so, else the pool re-scored (``scores_follow_view``),
+    so another tenant's rows and later rows never reorder it. With an entity, category, tag or
     non-active status filter, the store narrows the candidates first (the same filtered
     query ``list`` runs, on both backends) and BM25 ranks every row that passed, so a
     match is never lost below a cut taken over the whole scope.
     """
     if query is None:
         return list_memories(rt, scope, filters, view, limit)
+    pool: list[TextHit]
     if filters == MemoryFilter() or filters == MemoryFilter(status="active"):
-        hits = decoded(
-            rt.store, scope, rt.store.text_pool(scope, query, max(limit * 5, 50), view), {}
-        )
+        pool = rt.store.text_pool(scope, query, max(limit * 5, 50), view)
+        if not scores_follow_view(rt.store):  # index-wide statistics: other tenants, later rows
+            pool = rescore_pool(pool, query)
+        hits = decoded(rt.store, scope, pool, {})
         return [h.memory.at(view.as_of) for h in hits[:limit]]
-    pool: list[TextHit] = []
+    pool = []
     rows: dict[str, Memory] = {}
     for m in all_memories(rt.store, scope, filters, view, FILTER_PAGE):
         rows[m.id] = m

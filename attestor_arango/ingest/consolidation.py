@@ -20,7 +20,13 @@ from attestor_arango.core.writes import Writer
 from attestor_arango.errors import ValidationError
 from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.model import Action, Decision
-from attestor_arango.ingest.pipeline import Backends, backends_for, extract_round, resolve_facts
+from attestor_arango.ingest.pipeline import (
+    Backends,
+    backends_for,
+    extract_round,
+    resolve_facts,
+    too_many_facts,
+)
 from attestor_arango.models import Episode, Memory, content_hash
 from attestor_arango.reports import ConsolidationReport
 from attestor_arango.scope import Scope, TemporalView
@@ -77,6 +83,10 @@ def consolidate(
     for episode in episodes:
         subject = str(episode.metadata.get("user_name") or "user")
         facts, notes = extract_round(chosen, episode, subject, rt.config.max_content_chars)
+        too_many = too_many_facts(facts)
+        if too_many:  # ingest_round refuses such a round; one stored before is not re-read
+            warnings.append(f"episode {episode.id} skipped: {too_many}")
+            continue
         decisions = [
             _guard(rt, scope, episode, d)
             for d in resolve_facts(rt, scope, chosen, facts, episode.id)

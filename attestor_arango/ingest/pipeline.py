@@ -24,6 +24,7 @@ from attestor_arango.core.audit import Auditor
 from attestor_arango.core.quota import check_quota
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.writes import Writer
+from attestor_arango.errors import ValidationError
 from attestor_arango.ids import new_salt
 from attestor_arango.ingest.apply import apply_decisions
 from attestor_arango.ingest.extract import Extractor, LLMExtractor, RuleExtractor
@@ -38,6 +39,12 @@ from attestor_arango.scope import Scope, TemporalView
 
 CANDIDATES = 8  # similar memories compared per fact
 _BUDGET = 100_000
+# facts one round may yield: each goes through add's write path under the store's write
+# lock and reads the entity's rows (the round's earlier facts among them), so a round's
+# cost grows with the square of its facts; a 30,000-character turn of "I like X." said
+# 2,000 times held the lock, every tenant waiting, for over three minutes. Spoken rounds
+# yield a handful.
+MAX_FACTS_PER_ROUND = 200
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,17 @@ def extract_round(
     return facts, warnings
 
 
+def too_many_facts(facts: Sequence[Fact]) -> str | None:
+    """Why a round's facts are too many to resolve and apply (``MAX_FACTS_PER_ROUND``), or
+    None when they are not."""
+    if len(facts) <= MAX_FACTS_PER_ROUND:
+        return None
+    return (
+        f"the round yields {len(facts)} facts, over the limit of {MAX_FACTS_PER_ROUND} a "
+        "round; send the conversation as several rounds (or store it verbatim with add_turns)"
+    )
+
+
 def resolve_facts(
     rt: Runtime, scope: Scope, backends: Backends, facts: Sequence[Fact], episode_id: str
 ) -> list[Decision]:
@@ -173,8 +191,9 @@ def ingest_round(
 ) -> IngestResult:
     """Episode, extraction, resolution, atomic apply; the caller checked WRITE permission.
 
-    Raises ``ValidationError`` for a malformed turn (before anything is stored) and what
-    the write path raises (``QuotaExceededError``, ``StoreError``).
+    Raises ``ValidationError`` for a malformed turn or one that yields more than
+    ``MAX_FACTS_PER_ROUND`` facts (before anything is stored) and what the write path
+    raises (``QuotaExceededError``, ``StoreError``).
     """
     parsed = Turn.parse(turn)
     # quota and the agent's write limit before anything is stored: a refused round stores
@@ -199,10 +218,13 @@ def ingest_round(
         facts, warnings = extract_round(
             chosen, episode, parsed.subject, rt.config.max_content_chars
         )
-        decisions = resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
+        too_many = too_many_facts(facts)
+        decisions = [] if too_many else resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
     except Exception:
         keep_episode(rt, auditor, run_ctx, episode)  # the evidence outlives a failed model
         raise
+    if too_many:  # refused whole, before anything (the episode included) is stored
+        raise ValidationError(too_many)
     # the episode commits with its facts: a write refused part-way (a quota spent) stores
     # neither, so a round over quota cannot leave episodes behind, however often it is sent
     with writer.together(ctx):

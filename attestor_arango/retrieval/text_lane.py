@@ -150,6 +150,16 @@ def rescore_pool(
     return out
 
 
+def scores_follow_view(store: object) -> bool:
+    """Whether ``store.text_pool``'s scores are BM25 over exactly the rows the view sees
+    (the embedded in-memory index; the store says so with ``text_scores_follow_view``),
+    so the pool's own order is one a replay at the same ``as_of`` gives again whatever
+    rows came later or belong to other tenants. An index that keeps statistics of every
+    row it holds (FTS5, ArangoSearch) does not: its pool is re-scored (``rescore_pool``)
+    before its order is shown. Not part of the Store contract."""
+    return getattr(store, "text_scores_follow_view", False) is True
+
+
 def scored_by_backend(
     store: object,
     scope: Scope,

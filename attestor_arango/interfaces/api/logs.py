@@ -14,6 +14,7 @@ import logging
 import re
 import secrets
 import time
+import unicodedata
 from contextvars import ContextVar
 from typing import Any
 
@@ -25,6 +26,24 @@ ACCESS_LOG = "attestor_arango.access"
 REQUEST_ID = ContextVar("request_id", default="-")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _access = logging.getLogger(ACCESS_LOG)
+
+
+_BREAKS = frozenset({"Cc", "Zl", "Zp"})  # control characters, line and paragraph separators
+
+
+def one_line(text: str) -> str:
+    """``text`` as it may stand in a log line: the path is decoded from the request (a
+    ``%0A`` is a line break in it), and the text format writes it as is, so a client could
+    end the access line and forge the next one. Control characters and line separators
+    are shown escaped (``\\x0a``, ``\\u2028``); anything else is kept."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c
+        if unicodedata.category(c) not in _BREAKS
+        else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        for c in text
+    )
 
 
 class RequestIdFilter(logging.Filter):
@@ -114,15 +133,16 @@ class RequestLog:
         try:
             await self.app(scope, receive, sending)
         finally:
+            path = one_line(scope["path"])
             _access.info(
                 "%s %s %s",
                 scope["method"],
-                scope["path"],
+                path,
                 status,
                 extra={
                     "method": scope["method"],
                     "route": route_template(self.routes, scope),
-                    "path": scope["path"],
+                    "path": path,
                     "status": status,
                     "duration_ms": round((time.perf_counter() - start) * 1000, 3),
                 },

@@ -1,7 +1,9 @@
 """Prometheus metrics of the REST service (``/metrics``, via prometheus-client).
 
 - ``attestor_http_requests_total{route,method,status}``: every request, by route
-  template (``/v1/memories/{memory_id}``, never the id itself: bounded labels);
+  template (``/v1/memories/{memory_id}``, never the id itself) and method (one of
+  ``METHODS``, any other ``OTHER``: a client names the method, and the HTTP server takes
+  any token, so a label of what was sent would grow a series per name sent): bounded labels;
 - ``attestor_http_request_duration_seconds{route}``: latency of every request;
 - ``attestor_recall_duration_seconds{op}``: latency of ``recall`` and ``recall_as_pack``;
 - ``attestor_recall_lane_errors_total{lane}``: recalls that degraded because a lane
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
 
 RECALL_OPS = frozenset({"recall", "recall_as_pack"})
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+OTHER = "other"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -128,9 +132,8 @@ class RequestMetrics:
             await self.app(scope, receive, sending)
         finally:
             self.observer.duration.labels(route=route).observe(time.perf_counter() - start)
-            self.observer.requests.labels(
-                route=route, method=scope["method"], status=str(status)
-            ).inc()
+            method = scope["method"] if scope["method"] in METHODS else OTHER
+            self.observer.requests.labels(route=route, method=method, status=str(status)).inc()
 
 
 def metrics_endpoint(

@@ -191,6 +191,13 @@ class SQLiteStore(ScopeGuarded):
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         return self.text.text_pool(scope, query, k, view)
 
+    @property
+    def text_scores_follow_view(self) -> bool:
+        """Whether ``text_pool`` scores BM25 over the view alone (the in-memory index), not
+        with FTS5's statistics of every row of the file; beside the Store contract
+        (``retrieval.text_lane.scores_follow_view``)."""
+        return self.text.text_index == "memory"
+
     def text_pool_scores(
         self, scope: Scope, query: str, k: int, view: TemporalView
     ) -> PoolScores | None:
