@@ -8,7 +8,7 @@ permission once; the writer checks what only the store can tell (quota, superses
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -322,6 +322,16 @@ class Writer:
             batch[0] += 1
         return memory
 
+    def _current(self, scope: Scope, memory_id: str, closed: Callable[[Memory], str]) -> Memory:
+        """The stored row of ``memory_id`` when it is current; raises ``NotFoundError`` for an
+        id the scope lacks and ``ConflictError`` (``closed``'s message) for a closed row."""
+        old = self.runtime.store.get_memory(scope, memory_id)
+        if old is None:
+            raise NotFoundError(f"memory {memory_id} not found in this scope")
+        if not old.is_active:
+            raise ConflictError(closed(old))
+        return old
+
     def update(self, ctx: AgentContext, memory_id: str, changes: Changes) -> Memory:
         """A new version of a current memory: ``changes`` over the old version's fields;
         the current version itself, with nothing written, when they change nothing.
@@ -336,14 +346,14 @@ class Writer:
         rt = self.runtime
         scope = rt.scope(ctx)
         with rt.store.transaction():
-            old = rt.store.get_memory(scope, memory_id)
-            if old is None:
-                raise NotFoundError(f"memory {memory_id} not found in this scope")
-            if not old.is_active:
-                raise ConflictError(
-                    f"memory {old.id} is {old.status.value}; update its current version "
-                    f"{old.superseded_by or '(none: it was forgotten)'}",
-                )
+            old = self._current(
+                scope,
+                memory_id,
+                lambda m: (
+                    f"memory {m.id} is {m.status.value}; update its current version "
+                    f"{m.superseded_by or '(none: it was forgotten)'}"
+                ),
+            )
             c = changes
             fields: dict[str, Any] = {
                 "content": old.content if c.content is None else c.content,
@@ -380,11 +390,9 @@ class Writer:
         rt = self.runtime
         scope = rt.scope(ctx)
         with rt.store.transaction():
-            old = rt.store.get_memory(scope, memory_id)
-            if old is None:
-                raise NotFoundError(f"memory {memory_id} not found in this scope")
-            if not old.is_active:
-                raise ConflictError(f"memory {memory_id} is already {old.status.value}")
+            old = self._current(
+                scope, memory_id, lambda m: f"memory {m.id} is already {m.status.value}"
+            )
             now = rt.clock.now_us()
             rt.store.close_memory(scope, memory_id, now, MemoryStatus.ARCHIVED.value, None)
             # the reason may quote the memory: its digest is keyed by the row's salt
