@@ -20,7 +20,7 @@ import numpy as np
 from attestor_arango.clock import OPEN, from_us, to_us
 from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import EmbeddingSpace, Hit, TextHit, pool_of
+from attestor_arango.store.protocol import EmbeddingSpace, Hit, KnownEntities, TextHit, pool_of
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 _WORD = re.compile(r"\w+")
@@ -189,6 +189,10 @@ class FakeStore:
     def list_entities(self, scope: Scope) -> list[Entity]:
         self._check("list_entities")
         return list(self.entities)
+
+    def known_entities(self, scope: Scope) -> KnownEntities:
+        self._check("known_entities")
+        return KnownEntities.of(self.entities)
 
     def relations_touching(
         self, scope: Scope, keys: Sequence[str], view: TemporalView

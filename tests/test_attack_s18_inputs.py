@@ -274,8 +274,10 @@ def test_naming_entities_in_a_long_query_reads_each_place_a_bounded_number_of_ti
     for _ in range(30):
         query = " ".join(rng.choices(vocab, k=rng.randint(0, 60)))
         assert recognition.recognize(query, known) == _recognized_before(query, known)
-    real = recognition.words
-    monkeypatch.setattr(recognition, "words", lambda text: _Words(real(text)))
+    from attestor_arango.text import entity_names
+
+    real = entity_names.name_words
+    monkeypatch.setattr(entity_names, "name_words", lambda text: _Words(real(text)))
     query = " ".join(rng.choices(vocab, k=2000))
     _Words.sliced = 0
     assert recognition.recognize(query, known)

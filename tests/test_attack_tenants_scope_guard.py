@@ -76,6 +76,7 @@ def arguments(name: str) -> list[Any]:
         "text_pool": ["tea", 5, VIEW],
         "upsert_entity": [None],
         "list_entities": [],
+        "known_entities": [],
         "add_relation": [None],
         "relations_touching": [["ann"], VIEW],
         "hops": [["ann"], 2, VIEW],

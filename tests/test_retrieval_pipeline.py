@@ -113,7 +113,7 @@ def test_recall_only_reads() -> None:
         "vector_candidates",
         "text_pool",
         "get_vectors",
-        "list_entities",
+        "known_entities",
         "hops",
         "relations_touching",
         "get_memories",

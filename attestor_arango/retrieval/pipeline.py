@@ -44,7 +44,6 @@ from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.completion import cached_vectors
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
-from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.freshness import apply_freshness, asks_past
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
@@ -109,8 +108,8 @@ def _graph(
 ) -> tuple[list[Candidate], list[str]]:
     n_in = len(cands)
     try:
-        entities = store.list_entities(scope)
-        keys = recognize(query, entities)
+        known = store.known_entities(scope)
+        keys = known.names.find(query)
         if not keys:
             tr.step("graph", n_in, n_in, query_entities=0)
             return cands, []
@@ -132,7 +131,7 @@ def _graph(
             existing = {c.id for c in cands}
             synth = [
                 s
-                for s in relation_candidates(scope, rels, entities, keys, existing, config)
+                for s in relation_candidates(scope, rels, known.entities, keys, existing, config)
                 if s.id not in existing
             ]
             cands = cands + synth

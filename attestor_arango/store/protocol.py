@@ -21,6 +21,7 @@ import numpy as np
 from attestor_arango.errors import TenantLeakError, TenantRequiredError
 from attestor_arango.models import AuditEntry, Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.text.entity_names import EntityNames
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,11 +195,31 @@ class LaneStore(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class KnownEntities:
+    """A scope's entities with the index of their names (text/entity_names.py): what
+    recall reads to find the entities a query names."""
+
+    entities: tuple[Entity, ...]
+    names: EntityNames
+
+    @classmethod
+    def of(cls, entities: Iterable[Entity]) -> KnownEntities:
+        """The entities and their index: every name, key and alias names its entity."""
+        held = tuple(entities)
+        return cls(held, EntityNames((e.key, (e.name, e.key, *e.aliases)) for e in held))
+
+
 class GraphStore(Protocol):
     """Entities and typed relations, and hop distances between entities."""
 
     def upsert_entity(self, scope: Scope, entity: Entity) -> None: ...
     def list_entities(self, scope: Scope) -> list[Entity]: ...
+    def known_entities(self, scope: Scope) -> KnownEntities:
+        """``list_entities`` with its name index; a backend may keep it between calls
+        until the scope's entities change (every recall reads it)."""
+        ...
+
     def add_relation(self, scope: Scope, relation: Relation) -> None: ...
     def relations_touching(
         self, scope: Scope, entity_keys: Sequence[str], view: TemporalView

@@ -276,6 +276,25 @@ def test_entities_upsert_merges_aliases(store: Store) -> None:
     assert store.list_entities(B) == []
 
 
+def test_known_entities_follow_every_change_of_the_entities(store: Store) -> None:
+    """What recall reads to name entities: the same entities as ``list_entities``, with an
+    index that finds them, after each upsert, in each tenant alone, and after an erasure
+    (a backend that keeps it between calls must let go of it on every change)."""
+    ann = Entity(tenant="acme", namespace="ns1", key="ann lee", name="Ann Lee", aliases=("Annie",))
+    assert store.known_entities(A).names.find("Ann Lee called") == []
+    store.upsert_entity(A, ann)
+    first = store.known_entities(A)
+    assert [e.key for e in first.entities] == ["ann lee"]
+    assert first.names.find("did annie call? ANN LEE did") == ["ann lee"]
+    store.upsert_entity(A, ann.model_copy(update={"aliases": ("Nan",)}))
+    assert store.known_entities(A).names.find("ask nan") == ["ann lee"]
+    assert store.known_entities(B).entities == ()
+    assert store.known_entities(B).names.find("Ann Lee") == []
+    store.purge_collection(A, "entities")
+    assert store.known_entities(A).entities == ()
+    assert store.known_entities(A).names.find("Ann Lee") == []
+
+
 def test_relations_and_hops_respect_view_and_tenant(store: Store) -> None:
     def rel(rid: str, s: str, t: str, scope: Scope = A, at: int = T0) -> Relation:
         return Relation(

@@ -29,7 +29,7 @@ from attestor_arango.store.arango.docs import (
     relation_to_arango,
 )
 from attestor_arango.store.arango.planning import drain_in_batches
-from attestor_arango.store.protocol import check_tenant
+from attestor_arango.store.protocol import KnownEntities, check_tenant
 from attestor_arango.validation import entity_key
 
 # Erasure order (edges before vertices, vectors before their rows); never the audit chain.
@@ -70,6 +70,11 @@ class GraphAndGovernance(ArangoBase):
     def list_entities(self, scope: Scope) -> list[Entity]:
         rows = self._run("entity_list", scope, {"namespace": scope.namespace})
         return [entity_from_arango(r) for r in rows]
+
+    def known_entities(self, scope: Scope) -> KnownEntities:
+        """Read again on every call: several processes write one deployment, and nothing
+        here learns of their commits (the embedded store keeps it between changes)."""
+        return KnownEntities.of(self.list_entities(scope))
 
     def _vertex(self, scope: Scope, namespace: str, key: str) -> str:
         rows = self._retrying("graph_node_upsert", scope, {"namespace": namespace, "key": key})

@@ -35,9 +35,12 @@ from attestor_arango.store.embedded.persisted import PersistedIndexes
 from attestor_arango.store.embedded.rowcache import MemoryRows
 from attestor_arango.store.embedded.text_index import TenantText
 from attestor_arango.store.embedded.vectors import TenantVectors
-from attestor_arango.store.protocol import EmbeddingSpace
+from attestor_arango.store.protocol import EmbeddingSpace, KnownEntities
 
 T = TypeVar("T")
+
+# entities held with their name indexes over all tenants (``known_entities``): ~1 kB each
+ENTITY_ROWS = 200_000
 
 
 class TenantCaches:
@@ -61,6 +64,7 @@ class TenantCaches:
         self.rows = MemoryRows()  # decoded memories between reads (rowcache.py)
         self.state: dict[tuple[str, str], Any] = {}  # (kind, tenant) -> value (``kept``)
         self._reading = threading.local()  # per thread: how deep in ``reading`` it is
+        self._entity_use: OrderedDict[str, None] = OrderedDict()  # least recent first
 
     # following the commits (CommitListener) ---------------------------------------------
     @contextmanager
@@ -167,6 +171,45 @@ class TenantCaches:
             if not own:
                 self.state[key] = value
             return value
+
+    def known_entities(
+        self, tenant: str, namespace: str | None, read: Callable[[], KnownEntities]
+    ) -> KnownEntities:
+        """The entities of a tenant's namespace with their name index (``read()`` once),
+        kept like ``kept`` values until the tenant's entities change.
+
+        A write of an entity queues an empty holder for the tenant (``"state"``, kind
+        ``"entities"``), so the open transaction reads its own entities and what it read
+        is kept only once it committed; an erasure's ``"drop"`` and another connection's
+        commit empty it. Past ``ENTITY_ROWS`` entities held over all tenants, the least
+        recently read tenants' are let go (read again when next asked for).
+        """
+        with self._db.lock:
+            held: dict[str | None, KnownEntities] = self.kept("entities", tenant, dict)
+            known = held.get(namespace)
+            if known is None:
+                known = held[namespace] = read()
+                self._trim_entities(tenant)
+            self._entity_use.pop(tenant, None)
+            self._entity_use[tenant] = None
+            return known
+
+    def _trim_entities(self, tenant: str) -> None:
+        """Lets go of other tenants' kept entities, least recently read first, while more
+        than ``ENTITY_ROWS`` are held."""
+
+        def size(key: tuple[str, str]) -> int:
+            value = self.state.get(key)
+            return sum(len(k.entities) for k in value.values()) if value else 0
+
+        held = sum(size(k) for k in self.state if k[0] == "entities")
+        for other in list(self._entity_use):
+            if held <= ENTITY_ROWS:
+                break
+            if other != tenant:
+                held -= size(("entities", other))
+                self.state.pop(("entities", other), None)
+                del self._entity_use[other]
 
     def _used(self, tenant: str) -> None:
         """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.

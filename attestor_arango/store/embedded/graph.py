@@ -2,7 +2,8 @@
 
 Entities and relations are plain rows; ``hops`` is a breadth-first walk over
 ``relations_touching``, one query per level. A component of ``SQLiteStore``, handed
-only the connection (``SQLiteAccess``); it keeps no cache, so no commit concerns it.
+only the connection (``SQLiteAccess``); it keeps no cache, but tells the caches when an
+entity changed (the entities kept with their name index: caches.known_entities).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ class EmbeddedGraph:
             doc = entity_to_doc(entity)
             doc["aliases"] = sorted(aliases)
             self._db.execute(q.UPSERT_ENTITY, encode_doc(doc))
+            # the entities kept with their name index (caches.known_entities) start again
+            self._db.after_commit("state", ("entities", entity.tenant, {}))
 
     def list_entities(self, scope: Scope) -> list[Entity]:
         rows = self._db.read(q.LIST_ENTITIES, scope_params(scope))

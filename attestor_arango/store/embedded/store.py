@@ -38,6 +38,7 @@ from attestor_arango.store.embedded.persisted import PersistedIndexes, index_fol
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
     Hit,
+    KnownEntities,
     MemoryFilter,
     PoolScores,
     ScopeGuarded,
@@ -214,6 +215,12 @@ class SQLiteStore(ScopeGuarded):
 
     def list_entities(self, scope: Scope) -> list[Entity]:
         return self.graph.list_entities(scope)
+
+    def known_entities(self, scope: Scope) -> KnownEntities:
+        """Kept between calls until the tenant's entities change (caches.py)."""
+        return self.caches.known_entities(
+            scope.tenant, scope.namespace, lambda: KnownEntities.of(self.list_entities(scope))
+        )
 
     def add_relation(self, scope: Scope, relation: Relation) -> None:
         self.graph.add_relation(scope, relation)
