@@ -196,3 +196,35 @@ def test_the_index_finds_what_a_pass_over_every_form_finds() -> None:
         for _ in range(5):
             text = " ".join(rng.choices(vocab, k=rng.randint(0, 12)))
             assert index.find(text) == _every_form(named, text), (named, text)
+
+
+def test_a_walk_over_the_graph_builds_no_relation(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hops`` needs the two ends of each edge: it read and built every relation touching
+    its frontier (a hub entity's ~1,500 a recall), now it reads the ends only."""
+    from attestor_arango.models import Relation
+    from attestor_arango.scope import TemporalView
+    from attestor_arango.store.embedded import graph as graph_module
+
+    for i, (a, b) in enumerate([("ann", "bob"), ("bob", "cy"), ("cy", "dee"), ("eve", "ann")]):
+        store.add_relation(
+            A,
+            Relation(
+                id=f"r{i}",
+                tenant="acme",
+                namespace="ns1",
+                source=a,
+                relation="knows",
+                target=b,
+                t_created=from_us(T0 + i),
+            ),
+        )
+    built: list[object] = []
+    real = graph_module.relation_from_doc
+    monkeypatch.setattr(graph_module, "relation_from_doc", lambda d: built.append(d) or real(d))
+    view = TemporalView(as_of=T0 + 10)
+    assert store.hops(A, ["ann"], 2, view) == {"ann": 0, "bob": 1, "eve": 1, "cy": 2}
+    assert store.hops(A, ["ann"], 2, TemporalView(as_of=T0 + 1)) == {"ann": 0, "bob": 1, "cy": 2}
+    assert store.hops(Scope("beta", "ns1"), ["ann"], 2, view) == {"ann": 0}
+    assert built == []

@@ -65,16 +65,21 @@ class EmbeddedGraph:
     ) -> list[Relation]:
         if not entity_keys:
             return []
-        params = {
-            **scope_params(scope),
-            "as_of": view.as_of,
-            "expired_after": view.t_expired_after,
-            "keys": json.dumps(sorted(set(entity_keys))),
-        }
-        rows = self._db.read(q.RELATIONS_TOUCHING, params)
+        rows = self._db.read(q.RELATIONS_TOUCHING, _touching_params(scope, entity_keys, view))
         out = [relation_from_doc(decode_row(r)) for r in rows]
         check_tenant(scope, out)
         return out
+
+    def _ends_touching(
+        self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
+    ) -> list[tuple[str, str]]:
+        """(source, target) of the relations ``relations_touching`` returns, without
+        decoding them: a walk from an entity every conversation names read and built
+        ~1,500 relations a recall (~30 ms) for their two ends."""
+        rows = self._db.read(q.RELATION_ENDS_TOUCHING, _touching_params(scope, entity_keys, view))
+        owners = {(r["tenant"], r["namespace"]) for r in rows}
+        check_tenant(scope, [{"tenant": t, "namespace": n} for t, n in sorted(owners)])
+        return [(r["source"], r["target"]) for r in rows]
 
     def hops(
         self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
@@ -85,9 +90,10 @@ class EmbeddedGraph:
             if not frontier:
                 break
             nxt: set[str] = set()
-            for rel in self.relations_touching(scope, frontier, view):
-                for a, b in ((rel.source, rel.target), (rel.target, rel.source)):
-                    if a in frontier and b not in depth:
+            within = set(frontier)
+            for source, target in self._ends_touching(scope, frontier, view):
+                for a, b in ((source, target), (target, source)):
+                    if a in within and b not in depth:
                         nxt.add(b)
             for key in nxt:
                 depth[key] = level
@@ -111,3 +117,14 @@ class EmbeddedGraph:
         out = [episode_from_doc(decode_row(r)) for r in self._db.read(q.LIST_EPISODES, params)]
         check_tenant(scope, out)
         return out
+
+
+def _touching_params(
+    scope: Scope, entity_keys: Sequence[str], view: TemporalView
+) -> dict[str, object]:
+    return {
+        **scope_params(scope),
+        "as_of": view.as_of,
+        "expired_after": view.t_expired_after,
+        "keys": json.dumps(sorted(set(entity_keys))),
+    }

@@ -232,6 +232,15 @@ WHERE tenant = :tenant AND target IN (SELECT value FROM json_each(:keys)) AND {_
 ORDER BY t_created, id
 """
 
+# The ends only, for a walk over the graph (``hops``): no row decoded, none built.
+RELATION_ENDS_TOUCHING = f"""
+SELECT tenant, namespace, source, target FROM relations INDEXED BY relations_tenant_source
+WHERE tenant = :tenant AND source IN (SELECT value FROM json_each(:keys)) AND {_RELATION_VIEW}
+UNION
+SELECT tenant, namespace, source, target FROM relations INDEXED BY relations_tenant_target
+WHERE tenant = :tenant AND target IN (SELECT value FROM json_each(:keys)) AND {_RELATION_VIEW}
+"""
+
 INSERT_EPISODE = """
 INSERT INTO episodes (id, tenant, namespace, session_id, agent_id, user_text, assistant_text,
     user_time, assistant_time, t_created, metadata, salt)
