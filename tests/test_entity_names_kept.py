@@ -228,3 +228,56 @@ def test_a_walk_over_the_graph_builds_no_relation(
     assert store.hops(A, ["ann"], 2, TemporalView(as_of=T0 + 1)) == {"ann": 0, "bob": 1, "cy": 2}
     assert store.hops(Scope("beta", "ns1"), ["ann"], 2, view) == {"ann": 0}
     assert built == []
+
+
+def test_reading_backing_memories_a_page_at_a_time_ranks_as_reading_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The graph step reads the memories behind a hub entity's relations a page at a time
+    and stops once nothing older can change the answer; every page size answers alike,
+    superseded facts (whose relations no longer count) and a replay included."""
+    from attestor_arango.retrieval import pipeline
+
+    clock = ManualClock(T0)
+    mem = AgentMemory(
+        tmp_path / "m.db", embedder=HashingEmbedder(), clock=clock, ids=SeededIdSource(5)
+    )
+    ctx = AgentContext(agent_id="a", tenant="acme", namespace="ns1")
+    cities = ["Oslo", "Leeds", "Porto", "Lyon", "Graz"]
+    for r in range(12):
+        clock.advance(seconds=60)
+        facts = [f"I like dish{r}x{i}." for i in range(6)]
+        facts.append(f"I moved to {cities[r % len(cities)]}.")  # supersedes the last move
+        facts.append(f"My friend Bo{r} Stone lives in {cities[(r + 1) % len(cities)]}.")
+        mem.ingest_round({"user": " ".join(facts), "user_name": "Caroline"}, context=ctx)
+    now = clock.now_us()  # one instant for every answer (decay reads the age)
+    middle = now - 6 * 60 * 1_000_000
+    asked = [
+        ("What does Caroline like?", now),
+        ("Where did Caroline move?", now),
+        ("Caroline", now),
+        ("Where did Caroline move?", middle),
+    ]
+    reads: list[int] = []
+    real = mem.store.get_memories
+
+    def counted(scope: Scope, ids: object) -> object:
+        reads.append(len(ids))  # type: ignore[arg-type]
+        return real(scope, ids)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mem.store, "get_memories", counted)
+
+    def answers(page: int) -> list[str]:
+        monkeypatch.setattr(pipeline, "_RELATION_PAGE", page)
+        out = []
+        for query, as_of in asked:
+            out.append(mem.recall(query, context=ctx, as_of=from_us(as_of)).model_dump_json())
+        return out
+
+    whole = answers(10**6)
+    assert any('"synthetic":true' in a for a in whole)  # the premise: relations ranked
+    assert max(reads) > 50  # and the hub's backing memories (67) read in one call
+    assert answers(64) == whole
+    reads.clear()
+    assert answers(5) == whole
+    assert max(reads) <= 50  # the lanes' reads (vector_k 50); the hub's a page at a time

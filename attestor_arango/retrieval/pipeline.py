@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from attestor_arango.clock import from_us
+from attestor_arango.clock import from_us, to_us
 from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import ValidationError
 from attestor_arango.models import CutResult, RecallResponse, Relation, trusted_maker
@@ -78,22 +78,51 @@ def _weights(
     }
 
 
+# relations whose backing memories are read at once (``_backed_relations``)
+_RELATION_PAGE = 64
+
+
 def _backed_relations(
-    store: MemoryStore, scope: Scope, view: TemporalView, rels: Sequence[Relation]
+    store: MemoryStore,
+    scope: Scope,
+    view: TemporalView,
+    rels: Sequence[Relation],
+    wanted: set[str],
+    existing: set[str],
+    limit: int,
 ) -> list[Relation]:
-    """Relations whose backing memory (when they name one) is visible in the view.
+    """Relations whose backing memory (when they name one) is visible in the view, newest
+    first (``relation_candidates``' order: t_created desc, id asc).
 
     A relation extracted from a fact that was later superseded or forgotten must
-    not outlive it as a synthetic candidate.
+    not outlive it as a synthetic candidate. The backing memories are read a page at a
+    time, and no further once every key of ``wanted`` (the query's entities no candidate
+    names) is an end of a relation found and ``limit`` of those found could become
+    synthetic candidates (their memory is not among ``existing``): the older rest can
+    change neither which keys count nor which relations become candidates. An entity
+    every conversation names had every one of its hundreds of memories read a recall.
     """
-    ids = sorted({r.memory_id for r in rels if r.memory_id})
-    found = store.get_memories(scope, ids) if ids else {}
-    visible = {
-        i
-        for i, m in found.items()
-        if m.us("t_created") <= view.as_of and m.us("t_expired") > view.t_expired_after
-    }
-    return [r for r in rels if r.memory_id is None or r.memory_id in visible]
+    ordered = sorted(rels, key=lambda r: (-to_us(r.t_created), r.id))
+    missing = set(wanted)
+    out: list[Relation] = []
+    usable = 0
+    for lo in range(0, len(ordered), _RELATION_PAGE):
+        page = ordered[lo : lo + _RELATION_PAGE]
+        ids = sorted({r.memory_id for r in page if r.memory_id})
+        found = store.get_memories(scope, ids) if ids else {}
+        visible = {
+            i
+            for i, m in found.items()
+            if m.us("t_created") <= view.as_of and m.us("t_expired") > view.t_expired_after
+        }
+        for r in page:
+            if r.memory_id is None or r.memory_id in visible:
+                out.append(r)
+                missing.difference_update((r.source, r.target))
+                usable += r.memory_id is None or r.memory_id not in existing
+        if not missing and usable >= limit:
+            break
+    return out
 
 
 def _graph(
@@ -116,8 +145,11 @@ def _graph(
         # Entities carry no transaction time, so a name learnt after as_of could be
         # recognised in a replay. Only keys the view can see count: a candidate's
         # entity or an endpoint of a relation visible in the view.
-        rels = _backed_relations(store, scope, view, store.relations_touching(scope, keys, view))
         seen = {entity_key(c.memory.entity) for c in cands if c.memory.entity}
+        existing = {c.id for c in cands}
+        limit = config.relation_limit if config.relations_enabled else 0
+        touching = store.relations_touching(scope, keys, view)
+        rels = _backed_relations(store, scope, view, touching, set(keys) - seen, existing, limit)
         seen |= {r.source for r in rels} | {r.target for r in rels}
         keys = [k for k in keys if k in seen]
         if not keys:
@@ -128,7 +160,6 @@ def _graph(
         if config.speaker_weight > 0:
             apply_speaker(cands, query, keys, config.speaker_weight)
         if config.relations_enabled:
-            existing = {c.id for c in cands}
             synth = [
                 s
                 for s in relation_candidates(scope, rels, known.entities, keys, existing, config)
