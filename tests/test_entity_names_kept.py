@@ -281,3 +281,27 @@ def test_reading_backing_memories_a_page_at_a_time_ranks_as_reading_them_all(
     reads.clear()
     assert answers(5) == whole
     assert max(reads) <= 50  # the lanes' reads (vector_k 50); the hub's a page at a time
+
+
+def test_naming_a_known_entity_again_keeps_the_kept_names(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every add naming an entity upserts it; when that changes nothing (same name, no new
+    alias or kind) the row is not written and the kept names stay: an agent that adds about
+    a known entity and then recalls no longer pays for reading every entity again."""
+    store.upsert_entity(A, entity("Ann", "acme", "ns1", "Annie"))
+    store.upsert_entity(A, entity("Bob"))
+    reads = _count_reads(monkeypatch)
+    assert store.known_entities(A).names.find("annie and bob") == ["ann", "bob"]
+    store.upsert_entity(A, entity("Ann"))
+    store.upsert_entity(A, entity("Ann", "acme", "ns1", "Annie"))
+    store.upsert_entity(A, entity("ANN"))  # the first name is kept
+    assert store.known_entities(A).names.find("annie and bob") == ["ann", "bob"]
+    assert len(reads) == 1
+    store.upsert_entity(A, entity("Ann", "acme", "ns1", "Nan"))  # a new alias: read again
+    assert store.known_entities(A).names.find("nan") == ["ann"]
+    store.upsert_entity(A, entity("Bob").model_copy(update={"kind": "person"}))
+    assert [e.kind for e in store.known_entities(A).entities] == [None, "person"]
+    assert len(reads) == 3
+    [ann] = [e for e in store.list_entities(A) if e.key == "ann"]
+    assert (ann.name, sorted(ann.aliases)) == ("Ann", ["Annie", "Nan"])

@@ -42,7 +42,13 @@ class EmbeddedGraph:
             ).fetchall()
             aliases = set(entity.aliases)
             if rows:
-                aliases |= set(json.loads(rows[0]["aliases"]))
+                held = set(json.loads(rows[0]["aliases"]))
+                if aliases <= held and entity.kind in (None, rows[0]["kind"]):
+                    # the row would stay as it is (the first name is kept, the kind only
+                    # set, aliases only added): an add naming a known entity writes nothing,
+                    # and the entities kept with their name index stay valid
+                    return
+                aliases |= held
             doc = entity_to_doc(entity)
             doc["aliases"] = sorted(aliases)
             self._db.execute(q.UPSERT_ENTITY, encode_doc(doc))
