@@ -39,8 +39,9 @@ from attestor_arango.store.protocol import EmbeddingSpace, KnownEntities
 
 T = TypeVar("T")
 
-# entities held with their name indexes over all tenants (``known_entities``): ~1 kB each
-ENTITY_ROWS = 200_000
+# entities held with their name indexes over all tenants (``known_entities``): ~1.8 kB each
+# (1.3 kB the Entity, 0.5 kB its forms, measured), so at most ~90 MB
+ENTITY_ROWS = 50_000
 
 
 class TenantCaches:
