@@ -246,8 +246,9 @@ class AgentMemory:
         Raises ``NotFoundError``, or ``ValidationError`` naming the ids a short id matches."""
         ctx = self._ctx(context, Permission.READ, "get")
         rt, scope = self.runtime, self.runtime.scope(ctx)
-        memory_id = reads.resolve_id(rt, scope, check_id(memory_id))
-        return reads.get_memory(rt, scope, memory_id, rt.view(as_of, time_window))
+        view = rt.view(as_of, time_window)
+        memory_id = reads.resolve_id(rt, scope, check_id(memory_id), view.as_of)
+        return reads.get_memory(rt, scope, memory_id, view)
 
     def list(
         self,

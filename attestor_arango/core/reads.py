@@ -156,19 +156,21 @@ def health(rt: Runtime) -> dict[str, Any]:
     return report
 
 
-def resolve_id(rt: Runtime, scope: Scope, memory_id: str) -> str:
+def resolve_id(rt: Runtime, scope: Scope, memory_id: str, created_by: int | None = None) -> str:
     """A full id, or the one id of the scope that starts or ends with ``memory_id``.
 
     People copy ids from tables, which show the last 8 characters (the random part of
-    a UUIDv7), or the first ones. Raises ``NotFoundError`` when nothing matches and
-    ``ValidationError`` naming the matches when several do.
+    a UUIDv7), or the first ones. A replay passes its ``as_of`` as ``created_by``: the
+    short id is resolved against the rows that existed then, so a row written later
+    neither makes it ambiguous nor is named. Raises ``NotFoundError`` when nothing
+    matches and ``ValidationError`` naming the matches when several do.
     """
     if rt.store.get_memory(scope, memory_id) is not None:
         return memory_id
     fragment = memory_id.strip().lower()
     if not _SHORT_ID.fullmatch(fragment):
         return memory_id  # not a short id: the read reports it not found
-    matches = rt.store.memory_ids_matching(scope, fragment, _SHOWN_MATCHES + 1)
+    matches = rt.store.memory_ids_matching(scope, fragment, _SHOWN_MATCHES + 1, created_by)
     if len(matches) == 1:
         return matches[0]
     if not matches:
