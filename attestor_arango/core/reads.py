@@ -8,9 +8,10 @@ validated the arguments; these functions only read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from attestor_arango.clock import parse_time
 from attestor_arango.context import AgentContext
 from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
@@ -26,6 +27,7 @@ from attestor_arango.validation import (
     check_label,
     check_query_size,
     check_tags,
+    check_window,
 )
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
@@ -73,8 +75,21 @@ class Listing:
     as_of: TimeInput | None = None
 
     def arguments(self) -> dict[str, Any]:
-        """The filters by their argument names (what a ``list_page`` cursor digests)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The filters by their argument names, each as the read resolves it (what a
+        ``list_page`` cursor digests): times as the microseconds they mean, labels and tags
+        as stored, so two spellings of one instant or name (``...Z`` and ``...+00:00``, a
+        datetime, epoch seconds) give one digest. Raises ``ValidationError`` for an argument
+        the read would refuse."""
+        check_status(self.status)
+        return {
+            "entity": check_label(self.entity, "entity"),
+            "category": check_label(self.category, "category"),
+            "tags": list(check_tags(self.tags)),
+            "namespace": self.namespace,
+            "status": self.status,
+            "time_window": check_window(self.time_window),
+            "as_of": None if self.as_of is None else parse_time(self.as_of, field="as_of"),
+        }
 
     def resolve(self, rt: Runtime, ctx: AgentContext) -> tuple[Scope, MemoryFilter, TemporalView]:
         """The scope, store filter and view; raises ``ValidationError`` for an unknown
