@@ -59,6 +59,11 @@ DESCRIPTIONS: dict[str, str] = {
     "trace.path": f"trace file; with tracing on and no path: `{TRACE_FILENAME}` in the data "
     "directory",
     "trace.include_content": "also write memory text into the trace (off: ids and scores)",
+    "trace.max_bytes": "a trace file past this many bytes is rotated to `<path>.1` (an event "
+    "larger than the bound gets a file of its own)",
+    "trace.keep": "rotated trace files kept (`<path>.1` newest ... `<path>.<keep>`); the oldest "
+    "is dropped, so traces take at most `(keep + 1) * max_bytes` bytes; `purge_user` erases "
+    "the tenant's events from every one",
     "signing": "Ed25519 provenance signatures over the id, agent, creation time and content hash",
     "signing.enabled": "sign every new memory",
     "signing.key_path": "PEM private key, which must exist; without it a key is made on "
