@@ -23,6 +23,7 @@ from attestor_arango.config import (
     TRACE_FILENAME,
     Config,
 )
+from attestor_arango.governance.retention import MAX_POLICIES
 from attestor_arango.interfaces.api.auth import DEFAULT_MAX_AGENTS
 from attestor_arango.retrieval.config import RetrievalConfig
 
@@ -183,7 +184,7 @@ and at 1M (overlap@10 .9993, @50 .9951), and recall's top 10 kept the same set o
 scale.py probe, load ~2).
 """
 
-RETENTION = """
+RETENTION = f"""
 ## Retention
 
 `retention:` in the config file (or a YAML/JSON file passed to
@@ -200,7 +201,8 @@ RETENTION = """
 
 `--dry-run` lists what each policy would change and writes nothing; `delete` writes an
 audit entry first, like a purge. With no policies configured the command changes
-nothing and says where to put them.
+nothing and says where to put them. A run takes at most {MAX_POLICIES} policies (each is
+a pass over the tenant's rows); more is refused, naming the limit.
 """
 
 
