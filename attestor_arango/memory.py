@@ -202,7 +202,8 @@ class AgentMemory:
     ) -> Memory:
         """Writes a new version (omitted fields kept) and closes the old one; when the
         fields given are the ones it already has, returns it and writes nothing (no
-        version, no audit entry, no write counted). Raises ``NotFoundError``,
+        version, no audit entry, no write counted). The id may be short, as for ``get``.
+        Raises ``NotFoundError``, ``ValidationError`` (an ambiguous short id),
         ``ConflictError`` when it is no longer current (the message names its current
         version), and what ``add`` raises."""
         ctx = self._ctx(context, Permission.WRITE, "update")
@@ -218,6 +219,7 @@ class AgentMemory:
             valid_until=valid_until,
             metadata=metadata,
         )
+        memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), memory_id)
         return self.writer.update(ctx, memory_id, changes)
 
     def forget(

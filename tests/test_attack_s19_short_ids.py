@@ -1,0 +1,41 @@
+"""Session 19 attack battery: ``update`` refused the short id ``get`` and ``forget`` take.
+
+Tables show ids by their last 8 characters, and ``get`` and ``forget`` resolve such a
+short id (or a start of the id) to the one id of the scope it names; ``update`` looked the
+fragment up as a whole id and answered "not found" for a memory the caller had just
+listed. It now resolves it the same way (one resolver, ``core.reads.resolve_id``): an
+ambiguous fragment is refused naming the matches, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from attack_support import CTX, seeded, stored
+
+from attestor_arango.clock import ManualClock
+from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.errors import ValidationError
+from attestor_arango.memory import AgentMemory
+
+
+def test_update_takes_the_short_id_a_table_shows(tmp_path: Path) -> None:
+    mem, ours, _ = seeded(tmp_path / "m.db")
+    new = mem.update(ours[-8:], content="Ann likes mint tea", context=CTX)
+    assert new.content == "Ann likes mint tea" and new.id != ours
+    assert mem.get(ours, context=CTX).superseded_by == new.id
+    mem.close()
+
+
+def test_update_refuses_an_ambiguous_short_id_and_stores_nothing(tmp_path: Path) -> None:
+    mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64), clock=ManualClock())
+    ours = mem.add("Ann likes green tea", entity="ann", context=CTX).id
+    other = mem.add("Cy likes juice", entity="cy", context=CTX)
+    prefix = ours[:8]
+    assert other.id.startswith(prefix)  # UUIDv7 ids made in the same minute share it
+    before = stored(mem, with_audit=False)
+    with pytest.raises(ValidationError, match="matches several memory ids"):
+        mem.update(prefix, content="hijacked", context=CTX)
+    assert stored(mem, with_audit=False) == before
+    mem.close()
