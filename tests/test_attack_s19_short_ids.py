@@ -12,11 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from attack_support import CTX, seeded, stored
+from attack_support import AUTH, CTX, acme_ring, seeded, stored
+from starlette.testclient import TestClient
 
 from attestor_arango.clock import ManualClock
+from attestor_arango.config import Config, SigningSettings
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import ValidationError
+from attestor_arango.interfaces.api.app import create_app
 from attestor_arango.memory import AgentMemory
 
 
@@ -38,4 +41,21 @@ def test_update_refuses_an_ambiguous_short_id_and_stores_nothing(tmp_path: Path)
     with pytest.raises(ValidationError, match="matches several memory ids"):
         mem.update(prefix, content="hijacked", context=CTX)
     assert stored(mem, with_audit=False) == before
+    mem.close()
+
+
+def test_the_evidence_boards_memory_page_verifies_the_memory_a_short_id_names(
+    tmp_path: Path,
+) -> None:
+    """The page resolved the short id for the memory but checked the signature of the
+    fragment itself: a signed memory opened by its short id showed "not checked: no
+    memory ... in tenant" beside its valid signature."""
+    config = Config(path=str(tmp_path / "m.db"), signing=SigningSettings(enabled=True))
+    mem = AgentMemory(config=config, embedder=HashingEmbedder(64), clock=ManualClock())
+    ours = mem.add("Ann likes green tea", entity="ann", context=CTX).id
+    client = TestClient(create_app(mem, keys=acme_ring()), raise_server_exceptions=False)
+    page = client.get(f"/ui/memory/{ours[-8:]}", headers=AUTH)
+    assert page.status_code == 200, page.text
+    status = page.text.split('data-testid="signature-status">', 1)[1].split("</dd>", 1)[0]
+    assert "valid Ed25519 signature" in status and "not checked" not in status, status
     mem.close()
