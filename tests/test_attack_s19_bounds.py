@@ -2,16 +2,18 @@
 
 One ingest round could add any number of graph entities: the rule extractor reads every
 name of "I met Ann, Bob, ..." as an entity, so one 30,000-character turn upserted
-thousands of entities under the store's write lock. A round naming more than
-``MAX_ENTITIES_PER_ROUND`` distinct entities is now refused whole, naming the limit,
-before anything (its episode included) is stored; consolidation skips such an episode
-and says so. A retention run took any number of policies (each a pass over the tenant's
+thousands of entities under the store's write lock; a model's answer could name any
+number of relations. A round naming more than ``MAX_ENTITIES_PER_ROUND`` distinct
+entities or ``MAX_RELATIONS_PER_ROUND`` relations is now refused whole, naming the
+limit, before anything (its episode included) is stored; consolidation skips such an
+episode and says so. A retention run took any number of policies (each a pass over the tenant's
 rows, over REST and MCP too): more than ``MAX_POLICIES`` is refused naming the limit.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -20,8 +22,10 @@ from starlette.testclient import TestClient
 
 from attestor_arango.errors import ValidationError
 from attestor_arango.governance import retention
-from attestor_arango.ingest import pipeline
+from attestor_arango.ingest import LLMExtractor, RuleResolver, pipeline
+from attestor_arango.ingest.pipeline import Backends
 from attestor_arango.interfaces.api.app import create_app
+from tests.support.scripted_llm import ScriptedProvider
 
 
 def _names(n: int) -> list[str]:
@@ -91,4 +95,24 @@ def test_a_policy_with_too_many_tags_is_refused(tmp_path: Path) -> None:
     }
     with pytest.raises(ValidationError, match="tags"):
         mem.apply_retention([policy], context=CTX)
+    mem.close()
+
+
+def test_a_model_answer_with_too_many_relations_is_refused_before_anything_is_stored(
+    tmp_path: Path,
+) -> None:
+    """A model's answer (a prompt injected in the turn can steer it) named one fact with
+    thousands of relations between two names: under the entity limit, each relation a row
+    written under the store's lock. Such a round is refused naming the limit."""
+    mem, _, _ = seeded(tmp_path / "m.db")
+    n = pipeline.MAX_RELATIONS_PER_ROUND + 1
+    relations = [{"source": "user", "relation": f"knows_{i}", "target": "Paris"} for i in range(n)]
+    fact = {"text": "I live in Paris", "subject": "user", "entities": ["Paris"]}
+    answer = {"facts": [{**fact, "relations": relations}]}
+    provider = ScriptedProvider([json.dumps(answer), json.dumps({"facts": []})])
+    mem.ingest_backends = Backends(LLMExtractor(provider), RuleResolver())
+    before = stored(mem)
+    with pytest.raises(ValidationError, match=f"limit of {pipeline.MAX_RELATIONS_PER_ROUND}"):
+        mem.ingest_round({"user": "I live in Paris."}, context=CTX)
+    assert stored(mem) == before
     mem.close()

@@ -50,6 +50,9 @@ MAX_FACTS_PER_ROUND = 200
 # memory entities): each is an upsert under the same lock, and the rules read every name
 # of "I met Ann, Bob, ..." as one, so a 30,000-character turn named thousands
 MAX_ENTITIES_PER_ROUND = 1_000
+# relations one round may write (a row each, under the same lock): a model's answer can name
+# any number between two names, so the entity limit alone does not bound them
+MAX_RELATIONS_PER_ROUND = 1_000
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,8 @@ def extract_round(
 
 def round_too_large(facts: Sequence[Fact]) -> str | None:
     """Why a round's facts are too many to resolve and apply (``MAX_FACTS_PER_ROUND``), or
-    name too many graph entities (``MAX_ENTITIES_PER_ROUND``), or None when neither."""
+    name too many graph entities (``MAX_ENTITIES_PER_ROUND``) or relations
+    (``MAX_RELATIONS_PER_ROUND``), or None when none is."""
     if len(facts) > MAX_FACTS_PER_ROUND:
         return (
             f"the round yields {len(facts)} facts, over the limit of {MAX_FACTS_PER_ROUND} a "
@@ -184,6 +188,13 @@ def round_too_large(facts: Sequence[Fact]) -> str | None:
         return (
             f"the round names {len(names)} entities, over the limit of "
             f"{MAX_ENTITIES_PER_ROUND} a round; send the conversation as several rounds (or "
+            "store it verbatim with add_turns)"
+        )
+    relations = sum(len(set(f.relations)) for f in facts)
+    if relations > MAX_RELATIONS_PER_ROUND:
+        return (
+            f"the round names {relations} relations, over the limit of "
+            f"{MAX_RELATIONS_PER_ROUND} a round; send the conversation as several rounds (or "
             "store it verbatim with add_turns)"
         )
     return None
@@ -211,7 +222,8 @@ def ingest_round(
 
     Raises ``ValidationError`` for a malformed turn or one that yields more than
     ``MAX_FACTS_PER_ROUND`` facts or names more than ``MAX_ENTITIES_PER_ROUND`` entities
-    (before anything is stored) and what the write path
+    or ``MAX_RELATIONS_PER_ROUND`` relations (before anything is stored) and what the
+    write path
     raises (``QuotaExceededError``, ``StoreError``).
     """
     parsed = Turn.parse(turn)
