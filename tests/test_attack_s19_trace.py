@@ -102,3 +102,19 @@ def test_a_bound_that_is_no_bound_is_refused(tmp_path: Path, key: str, value: in
 def test_the_bound_is_read_from_the_environment(tmp_path: Path) -> None:
     config = load_config(env={"ATTESTOR_TRACE_MAX_BYTES": "1234"})
     assert config.trace.max_bytes == 1234
+
+
+def test_purge_with_tracing_turned_off_erases_the_rotated_files_too(tmp_path: Path) -> None:
+    mem = _memory(tmp_path)
+    mem.add("Zanzibar Quillfeather likes tea", context=SUBJECT)
+    while not (tmp_path / "trace.jsonl.1").is_file():
+        mem.recall("Zanzibar Quillfeather", context=SUBJECT)
+    mem.close()
+    off = TraceSettings(enabled=False, path=str(tmp_path / "trace.jsonl"))
+    config = Config(path=str(tmp_path / "mem.db"), trace=off)
+    mem = AgentMemory(config=config, embedder=HashingEmbedder(64), clock=ManualClock())
+    report = mem.purge_user("subject", "erasure request", context=SUBJECT)
+    assert report.ok and report.removed["trace_events"] > 0, report.to_dict()
+    for name in _files(tmp_path):
+        assert b"Quillfeather" not in (tmp_path / name).read_bytes(), name
+    mem.close()
