@@ -73,6 +73,7 @@ from attestor_arango.validation import (
     Window,
     check_confidence,
     check_content,
+    check_flag,
     check_id,
     check_interval,
     check_label,
@@ -554,7 +555,8 @@ class AgentMemory:
         parsed = gov_retention.load_policies(
             self.config.retention if policies is None else policies
         )
-        return gov_retention.apply_retention(self.runtime, self.auditor, ctx, parsed, bool(dry_run))
+        dry = check_flag(dry_run, "dry_run")
+        return gov_retention.apply_retention(self.runtime, self.auditor, ctx, parsed, dry)
 
     def compact(
         self,
@@ -566,7 +568,8 @@ class AgentMemory:
         """Removes rows archived more than ``older_than`` ('30d', '12h', days) ago. Raises
         ``AccessDenied`` (FORGET), ``ValidationError`` (bad age), ``StoreError`` (audited)."""
         ctx = self._guarded(context, "compact")
-        return gov_compact.compact(self.runtime, self.auditor, ctx, older_than, bool(dry_run))
+        dry = check_flag(dry_run, "dry_run")
+        return gov_compact.compact(self.runtime, self.auditor, ctx, older_than, dry)
 
     def reembed(
         self,
@@ -643,6 +646,7 @@ class AgentMemory:
         as a ``reflection`` memory with ``store``. Raises ``AccessDenied``, ``ValidationError``."""
         from attestor_arango.ingest.reflection import reflect
 
+        store = check_flag(store, "store")
         ctx = self._ctx(context, Permission.WRITE if store else Permission.READ, "reflect")
         rt, auditor, writer = self.runtime, self.auditor, self.writer
         return reflect(rt, auditor, writer, ctx, user=user, min_episodes=min_episodes, store=store)

@@ -331,6 +331,15 @@ TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n"})
 
 
+def check_flag(value: object, what: str) -> bool:
+    """A yes/no argument of the library: ``True`` or ``False`` only. Python reads any value
+    as a truth (``"false"`` and ``"no"`` are true), so a flag taken from text would do what
+    its text does not say. Raises ``ValidationError`` naming ``what`` for anything else."""
+    if not isinstance(value, bool):
+        raise ValidationError(f"{what} must be true or false (a bool), got {value!r:.40}")
+    return value
+
+
 def flag_from_text(text: str | None, what: str) -> bool:
     """A yes/no setting written as text (a header, a variable): ``TRUE_WORDS`` or
     ``FALSE_WORDS`` in any case; absent or blank is no. Any other word is refused: a
