@@ -59,3 +59,15 @@ def test_the_evidence_boards_memory_page_verifies_the_memory_a_short_id_names(
     status = page.text.split('data-testid="signature-status">', 1)[1].split("</dd>", 1)[0]
     assert "valid Ed25519 signature" in status and "not checked" not in status, status
     mem.close()
+
+
+def test_a_full_id_in_capitals_or_with_spaces_names_the_memory(tmp_path: Path) -> None:
+    """A UUID is read case-insensitively (RFC 9562); an agent that upper-cases an id, or a
+    person who copies it with a space, got "not found" from get, update and forget, while a
+    short id of the same characters was found."""
+    mem, ours, _ = seeded(tmp_path / "m.db")
+    assert mem.get(ours.upper(), context=CTX).id == ours
+    assert mem.get(f" {ours} ", context=CTX).id == ours
+    new = mem.update(ours.upper(), content="Ann likes mint tea", context=CTX)
+    assert mem.forget(new.id.upper(), context=CTX).id == new.id
+    mem.close()

@@ -33,7 +33,9 @@ from attestor_arango.validation import (
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
 TIMELINE_LIMIT = 10_000
 SHORT_ID_MIN = 4  # fewer characters than this are never looked up as a short id
-_SHORT_ID = re.compile(rf"[0-9a-f-]{{{SHORT_ID_MIN},35}}")
+# up to a whole id (36 characters): a full id in capitals or with spaces around it is
+# looked up as the lower-case id it spells (UUIDs are read case-insensitively)
+_SHORT_ID = re.compile(rf"[0-9a-f-]{{{SHORT_ID_MIN},36}}")
 _SHOWN_MATCHES = 10
 FILTER_PAGE = 5_000  # rows per store call while a filtered search gathers its candidates
 
@@ -172,7 +174,8 @@ def health(rt: Runtime) -> dict[str, Any]:
 
 
 def resolve_id(rt: Runtime, scope: Scope, memory_id: str, created_by: int | None = None) -> str:
-    """A full id, or the one id of the scope that starts or ends with ``memory_id``.
+    """A full id, or the one id of the scope that starts or ends with ``memory_id``
+    (stripped and lower-cased: a UUID is read case-insensitively).
 
     People copy ids from tables, which show the last 8 characters (the random part of
     a UUIDv7), or the first ones. A replay passes its ``as_of`` as ``created_by``: the
@@ -188,6 +191,8 @@ def resolve_id(rt: Runtime, scope: Scope, memory_id: str, created_by: int | None
     matches = rt.store.memory_ids_matching(scope, fragment, _SHOWN_MATCHES + 1, created_by)
     if len(matches) == 1:
         return matches[0]
+    if not matches and len(fragment) == 36:  # a whole id: the read says it is not found
+        return memory_id
     if not matches:
         raise NotFoundError(f"no memory id in this scope starts or ends with {memory_id!r}")
     more = " and more" if len(matches) > _SHOWN_MATCHES else ""
