@@ -201,14 +201,12 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Writes a new version (omitted fields kept) and closes the old one; when the
-        fields given are the ones it already has, returns it and writes nothing (no
-        version, no audit entry, no write counted). The id may be short, as for ``get``.
-        Raises ``NotFoundError``, ``ValidationError`` (an ambiguous short id),
+        """Writes a new version (omitted fields kept) and closes the old one; when the fields
+        given are the ones it already has, returns it and writes nothing (no version, audit
+        entry or write counted). The id may be short, as for ``get``. Raises ``NotFoundError``,
         ``ConflictError`` when it is no longer current (the message names its current
-        version), and what ``add`` raises."""
+        version), and what ``add`` raises (``ValidationError``: an ambiguous short id too)."""
         ctx = self._ctx(context, Permission.WRITE, "update")
-        memory_id = check_id(memory_id)
         changes = check_changes(
             self.config.max_content_chars,
             content=content,
@@ -220,7 +218,7 @@ class AgentMemory:
             valid_until=valid_until,
             metadata=metadata,
         )
-        memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), memory_id)
+        memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), check_id(memory_id))
         return self.writer.update(ctx, memory_id, changes)
 
     def forget(
