@@ -32,6 +32,8 @@ from attestor_arango.validation import flag_from_text, int_from_text
 DB_FILENAME = "memory.db"
 CONFIG_FILENAME = "config.yaml"
 TRACE_FILENAME = "recall-trace.jsonl"
+TRACE_MAX_BYTES = 64 * 1024 * 1024  # one trace file's bound (``trace.max_bytes``)
+TRACE_KEEP = 3  # rotated trace files kept beside it (``trace.keep``)
 DOCS = "docs/configuration.md"
 
 
@@ -52,6 +54,10 @@ class TraceSettings(BaseModel):
     enabled: bool = False
     path: str | None = None
     include_content: bool = False
+    # a file past max_bytes is rotated (``<path>.1`` ... ``<path>.<keep>``, the oldest
+    # dropped): at most (keep + 1) * max_bytes on disk, however long the service runs
+    max_bytes: int = Field(default=TRACE_MAX_BYTES, gt=0)
+    keep: int = Field(default=TRACE_KEEP, ge=0)
 
     @model_validator(mode="after")
     def _default_path(self) -> TraceSettings:
@@ -199,6 +205,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "ATTESTOR_MAX_CONTENT_CHARS": ("max_content_chars",),
     "ATTESTOR_TRACE": ("trace", "enabled"),
     "ATTESTOR_TRACE_PATH": ("trace", "path"),
+    "ATTESTOR_TRACE_MAX_BYTES": ("trace", "max_bytes"),
     "ATTESTOR_SIGNING": ("signing", "enabled"),
     "ATTESTOR_SIGNING_KEY": ("signing", "key_path"),
     "ARANGO_URL": ("arango", "url"),

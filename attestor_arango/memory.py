@@ -73,6 +73,7 @@ from attestor_arango.validation import (
     Window,
     check_confidence,
     check_content,
+    check_flag,
     check_id,
     check_interval,
     check_label,
@@ -200,13 +201,12 @@ class AgentMemory:
         metadata: dict[str, Any] | None = None,
         context: AgentContext | None = None,
     ) -> Memory:
-        """Writes a new version (omitted fields kept) and closes the old one; when the
-        fields given are the ones it already has, returns it and writes nothing (no
-        version, no audit entry, no write counted). Raises ``NotFoundError``,
+        """Writes a new version (omitted fields kept) and closes the old one; when the fields
+        given are the ones it already has, returns it and writes nothing (no version, audit
+        entry or write counted). The id may be short, as for ``get``. Raises ``NotFoundError``,
         ``ConflictError`` when it is no longer current (the message names its current
-        version), and what ``add`` raises."""
+        version), and what ``add`` raises (``ValidationError``: an ambiguous short id too)."""
         ctx = self._ctx(context, Permission.WRITE, "update")
-        memory_id = check_id(memory_id)
         changes = check_changes(
             self.config.max_content_chars,
             content=content,
@@ -218,6 +218,7 @@ class AgentMemory:
             valid_until=valid_until,
             metadata=metadata,
         )
+        memory_id = reads.resolve_id(self.runtime, self.runtime.scope(ctx), check_id(memory_id))
         return self.writer.update(ctx, memory_id, changes)
 
     def forget(
@@ -246,8 +247,9 @@ class AgentMemory:
         Raises ``NotFoundError``, or ``ValidationError`` naming the ids a short id matches."""
         ctx = self._ctx(context, Permission.READ, "get")
         rt, scope = self.runtime, self.runtime.scope(ctx)
-        memory_id = reads.resolve_id(rt, scope, check_id(memory_id))
-        return reads.get_memory(rt, scope, memory_id, rt.view(as_of, time_window))
+        view = rt.view(as_of, time_window)
+        memory_id = reads.resolve_id(rt, scope, check_id(memory_id), view.as_of)
+        return reads.get_memory(rt, scope, memory_id, view)
 
     def list(
         self,
@@ -551,7 +553,8 @@ class AgentMemory:
         parsed = gov_retention.load_policies(
             self.config.retention if policies is None else policies
         )
-        return gov_retention.apply_retention(self.runtime, self.auditor, ctx, parsed, bool(dry_run))
+        dry = check_flag(dry_run, "dry_run")
+        return gov_retention.apply_retention(self.runtime, self.auditor, ctx, parsed, dry)
 
     def compact(
         self,
@@ -563,7 +566,8 @@ class AgentMemory:
         """Removes rows archived more than ``older_than`` ('30d', '12h', days) ago. Raises
         ``AccessDenied`` (FORGET), ``ValidationError`` (bad age), ``StoreError`` (audited)."""
         ctx = self._guarded(context, "compact")
-        return gov_compact.compact(self.runtime, self.auditor, ctx, older_than, bool(dry_run))
+        dry = check_flag(dry_run, "dry_run")
+        return gov_compact.compact(self.runtime, self.auditor, ctx, older_than, dry)
 
     def reembed(
         self,
@@ -640,6 +644,7 @@ class AgentMemory:
         as a ``reflection`` memory with ``store``. Raises ``AccessDenied``, ``ValidationError``."""
         from attestor_arango.ingest.reflection import reflect
 
+        store = check_flag(store, "store")
         ctx = self._ctx(context, Permission.WRITE if store else Permission.READ, "reflect")
         rt, auditor, writer = self.runtime, self.auditor, self.writer
         return reflect(rt, auditor, writer, ctx, user=user, min_episodes=min_episodes, store=store)

@@ -205,12 +205,13 @@ def check_confidence(value: object) -> float:
 
 def check_metadata(value: object) -> dict[str, Any]:
     """Metadata as JSON gives it back: at most ``MAX_METADATA_DEPTH`` levels and
-    ``MAX_METADATA_BYTES`` of UTF-8 JSON, valid text only (no lone surrogate)."""
+    ``MAX_METADATA_BYTES`` of UTF-8 JSON, valid text only (no lone surrogate), integers
+    within signed 64 bits (``_check_tree``). Raises ``ValidationError`` otherwise."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise ValidationError("metadata must be a JSON object (a dict with string keys)")
-    _check_depth(value, MAX_METADATA_DEPTH, "metadata")
+    _check_tree(value, MAX_METADATA_DEPTH, "metadata")
     try:
         text = json.dumps(value, sort_keys=True, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
@@ -225,12 +226,24 @@ def check_metadata(value: object) -> dict[str, Any]:
     return dict(json.loads(text))
 
 
-def _check_depth(value: object, limit: int, what: str) -> None:
-    """Refuses containers nested deeper than ``limit`` (walked without recursion)."""
+# the integers every store keeps exactly: ArangoDB's VelocyPack holds 64 bits and reads a
+# larger JSON integer as a double (or refuses it), where SQLite's JSON text keeps any
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def _check_tree(value: object, limit: int, what: str) -> None:
+    """Refuses containers nested deeper than ``limit`` and integers outside ``INT64`` (a
+    number one backend would keep and another change), walked without recursion."""
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict | list | tuple):
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not INT64[0] <= item <= INT64[1]:
+                raise ValidationError(
+                    f"{what} holds an integer beyond 64 bits, which not every store keeps "
+                    "exactly; send it as a string"
+                )
+        elif isinstance(item, dict | list | tuple):
             if depth > limit:
                 raise ValidationError(f"{what} nests deeper than {limit} levels; flatten it")
             children = item.values() if isinstance(item, dict) else item
@@ -316,6 +329,15 @@ def number_from_text(text: str, what: str) -> int | float:
 # YAML setting agree
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n"})
+
+
+def check_flag(value: object, what: str) -> bool:
+    """A yes/no argument of the library: ``True`` or ``False`` only. Python reads any value
+    as a truth (``"false"`` and ``"no"`` are true), so a flag taken from text would do what
+    its text does not say. Raises ``ValidationError`` naming ``what`` for anything else."""
+    if not isinstance(value, bool):
+        raise ValidationError(f"{what} must be true or false (a bool), got {value!r:.40}")
+    return value
 
 
 def flag_from_text(text: str | None, what: str) -> bool:

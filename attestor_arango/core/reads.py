@@ -8,9 +8,10 @@ validated the arguments; these functions only read.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from attestor_arango.clock import parse_time
 from attestor_arango.context import AgentContext
 from attestor_arango.core.paging import all_memories
 from attestor_arango.core.runtime import Runtime
@@ -26,12 +27,15 @@ from attestor_arango.validation import (
     check_label,
     check_query_size,
     check_tags,
+    check_window,
 )
 
 STATUSES = frozenset({"active", "superseded", "archived", "all"})
 TIMELINE_LIMIT = 10_000
 SHORT_ID_MIN = 4  # fewer characters than this are never looked up as a short id
-_SHORT_ID = re.compile(rf"[0-9a-f-]{{{SHORT_ID_MIN},35}}")
+# up to a whole id (36 characters): a full id in capitals or with spaces around it is
+# looked up as the lower-case id it spells (UUIDs are read case-insensitively)
+_SHORT_ID = re.compile(rf"[0-9a-f-]{{{SHORT_ID_MIN},36}}")
 _SHOWN_MATCHES = 10
 FILTER_PAGE = 5_000  # rows per store call while a filtered search gathers its candidates
 
@@ -73,8 +77,21 @@ class Listing:
     as_of: TimeInput | None = None
 
     def arguments(self) -> dict[str, Any]:
-        """The filters by their argument names (what a ``list_page`` cursor digests)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The filters by their argument names, each as the read resolves it (what a
+        ``list_page`` cursor digests): times as the microseconds they mean, labels and tags
+        as stored, so two spellings of one instant or name (``...Z`` and ``...+00:00``, a
+        datetime, epoch seconds) give one digest. Raises ``ValidationError`` for an argument
+        the read would refuse."""
+        check_status(self.status)
+        return {
+            "entity": check_label(self.entity, "entity"),
+            "category": check_label(self.category, "category"),
+            "tags": list(check_tags(self.tags)),
+            "namespace": self.namespace,
+            "status": self.status,
+            "time_window": check_window(self.time_window),
+            "as_of": None if self.as_of is None else parse_time(self.as_of, field="as_of"),
+        }
 
     def resolve(self, rt: Runtime, ctx: AgentContext) -> tuple[Scope, MemoryFilter, TemporalView]:
         """The scope, store filter and view; raises ``ValidationError`` for an unknown
@@ -156,21 +173,26 @@ def health(rt: Runtime) -> dict[str, Any]:
     return report
 
 
-def resolve_id(rt: Runtime, scope: Scope, memory_id: str) -> str:
-    """A full id, or the one id of the scope that starts or ends with ``memory_id``.
+def resolve_id(rt: Runtime, scope: Scope, memory_id: str, created_by: int | None = None) -> str:
+    """A full id, or the one id of the scope that starts or ends with ``memory_id``
+    (stripped and lower-cased: a UUID is read case-insensitively).
 
     People copy ids from tables, which show the last 8 characters (the random part of
-    a UUIDv7), or the first ones. Raises ``NotFoundError`` when nothing matches and
-    ``ValidationError`` naming the matches when several do.
+    a UUIDv7), or the first ones. A replay passes its ``as_of`` as ``created_by``: the
+    short id is resolved against the rows that existed then, so a row written later
+    neither makes it ambiguous nor is named. Raises ``NotFoundError`` when nothing
+    matches and ``ValidationError`` naming the matches when several do.
     """
     if rt.store.get_memory(scope, memory_id) is not None:
         return memory_id
     fragment = memory_id.strip().lower()
     if not _SHORT_ID.fullmatch(fragment):
         return memory_id  # not a short id: the read reports it not found
-    matches = rt.store.memory_ids_matching(scope, fragment, _SHOWN_MATCHES + 1)
+    matches = rt.store.memory_ids_matching(scope, fragment, _SHOWN_MATCHES + 1, created_by)
     if len(matches) == 1:
         return matches[0]
+    if not matches and len(fragment) == 36:  # a whole id: the read says it is not found
+        return memory_id
     if not matches:
         raise NotFoundError(f"no memory id in this scope starts or ends with {memory_id!r}")
     more = " and more" if len(matches) > _SHOWN_MATCHES else ""

@@ -38,8 +38,11 @@ from attestor_arango.models import Memory
 from attestor_arango.reports import PolicyOutcome, RetentionReport
 from attestor_arango.scope import Scope, TemporalView, check_name
 from attestor_arango.store.protocol import MemoryFilter, MemoryStore
-from attestor_arango.validation import model_problems
+from attestor_arango.validation import check_label, check_tags, model_problems
 
+# policies one run may hold: each is a pass over the tenant's rows (a transaction and an
+# audit entry when it matches), and a run reaches the service from REST and MCP callers
+MAX_POLICIES = 100
 _AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_US = {
     "s": 1_000_000,
@@ -92,6 +95,18 @@ class RetentionPolicy(BaseModel):
     def _ns(cls, value: str | None) -> str | None:
         return None if value is None else check_name(value, "namespace")
 
+    @field_validator("category")
+    @classmethod
+    def _category(cls, value: str | None) -> str | None:
+        """As ``add`` stores a category (``check_label``): else it could match no row."""
+        return check_label(value, "category")
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        """As ``add`` stores tags (``check_tags``: at most ``MAX_TAGS``)."""
+        return None if value is None else check_tags(value)
+
     @property
     def age_us(self) -> int:
         return parse_age(self.older_than)
@@ -102,7 +117,8 @@ def load_policies(source: object) -> list[RetentionPolicy]:
 
     A policy source reaches this from callers of every trust (REST, MCP), so it never
     names a file: reading one would let a caller probe and read the server's disk. The
-    CLI reads a policy file itself and passes its content. Raises ``ValidationError``.
+    CLI reads a policy file itself and passes its content. Raises ``ValidationError``
+    for a malformed policy, a repeated name or more than ``MAX_POLICIES`` policies.
     """
     raw: Any = source
     if isinstance(source, Path) or (
@@ -123,6 +139,11 @@ def load_policies(source: object) -> list[RetentionPolicy]:
         return []
     if not isinstance(raw, list):
         raise ValidationError("retention policies must be a list of mappings")
+    if len(raw) > MAX_POLICIES:
+        raise ValidationError(
+            f"{len(raw)} retention policies given; a run takes at most {MAX_POLICIES}: "
+            "merge policies (tags match any of a list) or run them in several calls"
+        )
     policies: list[RetentionPolicy] = []
     for i, item in enumerate(raw):
         try:

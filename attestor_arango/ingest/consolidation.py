@@ -25,7 +25,7 @@ from attestor_arango.ingest.pipeline import (
     backends_for,
     extract_round,
     resolve_facts,
-    too_many_facts,
+    round_too_large,
 )
 from attestor_arango.models import Episode, Memory, content_hash
 from attestor_arango.reports import ConsolidationReport
@@ -83,7 +83,7 @@ def consolidate(
     for episode in episodes:
         subject = str(episode.metadata.get("user_name") or "user")
         facts, notes = extract_round(chosen, episode, subject, rt.config.max_content_chars)
-        too_many = too_many_facts(facts)
+        too_many = round_too_large(facts)
         if too_many:  # ingest_round refuses such a round; one stored before is not re-read
             warnings.append(f"episode {episode.id} skipped: {too_many}")
             continue

@@ -36,6 +36,7 @@ from attestor_arango.llm import LLMProvider, provider_from_settings
 from attestor_arango.models import Episode, Memory
 from attestor_arango.retrieval import recall
 from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.validation import entity_key
 
 CANDIDATES = 8  # similar memories compared per fact
 _BUDGET = 100_000
@@ -45,6 +46,13 @@ _BUDGET = 100_000
 # 2,000 times held the lock, every tenant waiting, for over three minutes. Spoken rounds
 # yield a handful.
 MAX_FACTS_PER_ROUND = 200
+# distinct graph entities one round may name (its facts' entities, relation ends and
+# memory entities): each is an upsert under the same lock, and the rules read every name
+# of "I met Ann, Bob, ..." as one, so a 30,000-character turn named thousands
+MAX_ENTITIES_PER_ROUND = 1_000
+# relations one round may write (a row each, under the same lock): a model's answer can name
+# any number between two names, so the entity limit alone does not bound them
+MAX_RELATIONS_PER_ROUND = 1_000
 
 
 @dataclass(frozen=True)
@@ -174,15 +182,36 @@ def extract_round(
     return facts, warnings
 
 
-def too_many_facts(facts: Sequence[Fact]) -> str | None:
+def round_too_large(facts: Sequence[Fact]) -> str | None:
     """Why a round's facts are too many to resolve and apply (``MAX_FACTS_PER_ROUND``), or
-    None when they are not."""
-    if len(facts) <= MAX_FACTS_PER_ROUND:
-        return None
-    return (
-        f"the round yields {len(facts)} facts, over the limit of {MAX_FACTS_PER_ROUND} a "
-        "round; send the conversation as several rounds (or store it verbatim with add_turns)"
-    )
+    name too many graph entities (``MAX_ENTITIES_PER_ROUND``) or relations
+    (``MAX_RELATIONS_PER_ROUND``), or None when none is."""
+    if len(facts) > MAX_FACTS_PER_ROUND:
+        return (
+            f"the round yields {len(facts)} facts, over the limit of {MAX_FACTS_PER_ROUND} a "
+            "round; send the conversation as several rounds (or store it verbatim with "
+            "add_turns)"
+        )
+    names = {
+        entity_key(name)
+        for f in facts
+        for name in (f.entity, *f.entities, *(end for s, _, t in f.relations for end in (s, t)))
+    }
+    names.discard("")
+    if len(names) > MAX_ENTITIES_PER_ROUND:
+        return (
+            f"the round names {len(names)} entities, over the limit of "
+            f"{MAX_ENTITIES_PER_ROUND} a round; send the conversation as several rounds (or "
+            "store it verbatim with add_turns)"
+        )
+    relations = sum(len(set(f.relations)) for f in facts)
+    if relations > MAX_RELATIONS_PER_ROUND:
+        return (
+            f"the round names {relations} relations, over the limit of "
+            f"{MAX_RELATIONS_PER_ROUND} a round; send the conversation as several rounds (or "
+            "store it verbatim with add_turns)"
+        )
+    return None
 
 
 def resolve_facts(
@@ -208,7 +237,9 @@ def ingest_round(
     """Episode, extraction, resolution, atomic apply; the caller checked WRITE permission.
 
     Raises ``ValidationError`` for a malformed turn or one that yields more than
-    ``MAX_FACTS_PER_ROUND`` facts (before anything is stored) and what the write path
+    ``MAX_FACTS_PER_ROUND`` facts or names more than ``MAX_ENTITIES_PER_ROUND`` entities
+    or ``MAX_RELATIONS_PER_ROUND`` relations (before anything is stored) and what the
+    write path
     raises (``QuotaExceededError``, ``StoreError``).
     """
     parsed = Turn.parse(turn)
@@ -234,7 +265,7 @@ def ingest_round(
         facts, warnings = extract_round(
             chosen, episode, parsed.subject, rt.config.max_content_chars
         )
-        too_many = too_many_facts(facts)
+        too_many = round_too_large(facts)
         decisions = [] if too_many else resolve_facts(rt, run_ctx.scope, chosen, facts, episode.id)
     except Exception:
         keep_episode(rt, auditor, run_ctx, episode)  # the evidence outlives a failed model

@@ -9,6 +9,12 @@ file must not become a second, unaudited copy of the memory.
 Every event names its tenant, so ``erase_tenant`` (called by ``purge_user``) can
 rewrite the file without the tenant's events: atomically (a new file replaces the
 old one), under the tracer's lock, so no recall of this process interleaves.
+
+The file is bounded: an event that would take it past ``max_bytes`` first rotates it
+(``<path>`` to ``<path>.1``, ``.1`` to ``.2`` ... up to ``keep`` files, the oldest
+dropped), so a long-running service holds at most ``(keep + 1) * max_bytes`` bytes of
+traces (an event larger than the bound alone gets a file of its own). Erasure and the
+lookup of a recorded recall read every generation (``generations``).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -25,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attestor_arango.config import TRACE_KEEP, TRACE_MAX_BYTES
 from attestor_arango.errors import ValidationError
 from attestor_arango.store.protocol import Hit
 
@@ -73,26 +81,54 @@ class TraceErasure:
 
 
 class Tracer:
-    """Appends events to a JSONL file; thread-safe; seq is monotonic per tracer."""
+    """Appends events to a JSONL file of at most ``max_bytes`` (rotated, ``keep`` older
+    files kept); thread-safe; seq is monotonic per tracer. Raises ``ValidationError`` for
+    an empty path or a bound that bounds nothing (``max_bytes`` < 1, ``keep`` < 0)."""
 
-    def __init__(self, path: str | Path, *, include_content: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        include_content: bool = False,
+        max_bytes: int = TRACE_MAX_BYTES,
+        keep: int = TRACE_KEEP,
+    ) -> None:
         if not str(path):
             raise ValidationError("trace.path is empty; set it to a file path or disable tracing")
+        if max_bytes < 1 or keep < 0:
+            raise ValidationError("trace.max_bytes must be at least 1 and trace.keep at least 0")
         self.path = Path(path).expanduser()
         self.include_content = include_content
+        self.max_bytes = max_bytes
+        self.keep = keep
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
 
     def emit(self, event: dict[str, Any]) -> None:
+        """Appends one event, rotating the file first when the event would take it past
+        ``max_bytes``; raises ``OSError`` when the file cannot be written."""
         with self._lock:
             record = {"seq": next(self._seq), **event}
+            line = (json.dumps(record, sort_keys=True, default=str) + "\n").encode("utf-8")
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, sort_keys=True, default=str) + "\n")
+            self._make_room(len(line))
+            with self.path.open("ab") as fh:
+                fh.write(line)
+
+    def _make_room(self, adding: int) -> None:
+        """Rotates the file (``_rotate``) when ``adding`` bytes would take a non-empty file
+        past ``max_bytes``. Called under the lock."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size and size + adding > self.max_bytes:
+            _rotate(self.path, self.keep)
 
     def erase_tenant(self, tenant: str) -> TraceErasure:
-        """Rewrites the trace file without ``tenant``'s events (atomic replace, fsynced),
-        after removing the copies a killed rewrite left (``_drop_stale_copies``).
+        """Rewrites every generation of the trace file (``generations``) without
+        ``tenant``'s events (atomic replace, fsynced), after removing the copies a killed
+        rewrite left (``_drop_stale_copies``).
 
         An append by another process between the read and the replace is lost with the
         old file (one writer per trace file is the supported set-up). Never raises: a
@@ -106,30 +142,78 @@ class Tracer:
                 report.error = f"removing a killed rewrite's copy failed: {exc.strerror or exc}"
                 report.left = -1  # unknown: the copy could not be removed, nor read
                 return report
-            try:
-                lines = self.path.read_bytes().splitlines(keepends=True)
-            except FileNotFoundError:
-                return report
-            except OSError as exc:
-                report.error = f"reading the trace file failed: {exc.strerror or exc}"
-                report.left = -1  # unknown: the file could not be read
-                return report
-            kept: list[bytes] = []
-            for line in lines:
-                owner = _tenant_of(line)
-                if owner == tenant:
-                    report.removed += 1
-                    continue
-                if owner is None and line.strip():
-                    report.unattributed += 1
-                kept.append(line)
-            if report.removed:
-                try:
-                    _replace(self.path, kept)
-                except OSError as exc:
-                    report.error = f"rewriting the trace file failed: {exc.strerror or exc}"
-                    report.left, report.removed = report.removed, 0
+            for file in generations(self.path):
+                _erase_in(file, tenant, report)
+                if report.error is not None:
+                    break
         return report
+
+
+def _erase_in(file: Path, tenant: str, report: TraceErasure) -> None:
+    """``tenant``'s events out of one trace file, counted into ``report``; a failure is
+    recorded there (``error``, ``left``), never raised."""
+    try:
+        lines = file.read_bytes().splitlines(keepends=True)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        report.error = f"reading the trace file {file.name} failed: {exc.strerror or exc}"
+        report.left = -1  # unknown: the file could not be read
+        return
+    kept: list[bytes] = []
+    removed = 0
+    for line in lines:
+        owner = _tenant_of(line)
+        if owner == tenant:
+            removed += 1
+            continue
+        if owner is None and line.strip():
+            report.unattributed += 1
+        kept.append(line)
+    if not removed:
+        return
+    try:
+        _replace(file, kept)
+    except OSError as exc:
+        report.error = f"rewriting the trace file {file.name} failed: {exc.strerror or exc}"
+        report.left = removed
+        return
+    report.removed += removed
+
+
+def _rotated(path: Path) -> list[tuple[int, Path]]:
+    """The rotated files of ``path`` that exist (``<name>.<n>``), by ``n``."""
+    pattern = re.compile(re.escape(path.name) + r"\.([0-9]{1,9})")
+    found = []
+    for file in path.parent.glob(glob.escape(path.name) + ".*"):
+        match = pattern.fullmatch(file.name)
+        if match:
+            found.append((int(match.group(1)), file))
+    return sorted(found)
+
+
+def generations(path: Path) -> list[Path]:
+    """Every file of a trace, oldest first: the rotated ones (``<path>.<n>``, the highest
+    ``n`` oldest, a number past ``keep`` left by an earlier setting included), then
+    ``path``. What erasure rewrites and a recorded recall is looked up in."""
+    return [file for _, file in reversed(_rotated(path))] + [path]
+
+
+def _rotate(path: Path, keep: int) -> None:
+    """``path`` becomes ``<path>.1``, each ``<path>.<n>`` becomes ``<path>.<n+1>``; files
+    past ``keep`` (the oldest, or left by a larger ``keep``) are deleted; with ``keep`` 0
+    the file itself is. Raises ``OSError``."""
+    for n, file in _rotated(path):
+        if n >= keep:
+            file.unlink(missing_ok=True)
+    for n in range(keep - 1, 0, -1):
+        older = path.with_name(f"{path.name}.{n}")
+        if older.exists():
+            os.replace(older, path.with_name(f"{path.name}.{n + 1}"))
+    if keep:
+        os.replace(path, path.with_name(f"{path.name}.1"))
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _tenant_of(line: bytes) -> str | None:
@@ -148,12 +232,15 @@ def _copy_prefix(path: Path) -> str:
 
 def _drop_stale_copies(path: Path) -> None:
     """Removes the temporary copies a rewrite killed before its replace left beside the
-    file: such a copy holds every event but those of the tenant that rewrite erased, so
-    the events of every other tenant (a later purge's subject among them) stay in it
-    unless it goes. One writer per trace file is the supported set-up, so a copy found
-    here (under the tracer's lock) is a dead process's."""
-    for stale in path.parent.glob(glob.escape(_copy_prefix(path)) + "*"):
-        stale.unlink(missing_ok=True)
+    file or one of its rotated files (``.<name>[.<n>].erase-<pid>``): such a copy holds
+    every event but those of the tenant that rewrite erased, so the events of every other
+    tenant (a later purge's subject among them) stay in it unless it goes. One writer per
+    trace file is the supported set-up, so a copy found here (under the tracer's lock) is
+    a dead process's."""
+    copy = re.compile(re.escape(f".{path.name}") + r"(\.[0-9]{1,9})?\.erase-.*", re.DOTALL)
+    for stale in path.parent.glob(glob.escape(f".{path.name}") + "*"):
+        if copy.fullmatch(stale.name):
+            stale.unlink(missing_ok=True)
 
 
 def _replace(path: Path, lines: list[bytes]) -> None:
@@ -243,10 +330,15 @@ def tracer_from_settings(settings: Any) -> Tracer | None:
             "trace.enabled is true but trace.path is not set; give a JSONL file path "
             "(or ATTESTOR_TRACE_PATH)"
         )
-    return Tracer(path, include_content=bool(getattr(settings, "include_content", False)))
+    return Tracer(
+        path,
+        include_content=bool(getattr(settings, "include_content", False)),
+        max_bytes=int(getattr(settings, "max_bytes", TRACE_MAX_BYTES)),
+        keep=int(getattr(settings, "keep", TRACE_KEEP)),
+    )
 
 
-_SHARED: dict[tuple[str, bool], Tracer] = {}
+_SHARED: dict[tuple[str, bool, int, int], Tracer] = {}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -268,13 +360,13 @@ def erase_tenant(settings: Any, tenant: str) -> TraceErasure | None:
 
 
 def shared_tracer(settings: Any) -> Tracer | None:
-    """Like ``tracer_from_settings`` but one Tracer per (path, include_content) per process,
-    so ``seq`` stays monotonic across recalls writing to the same file."""
+    """Like ``tracer_from_settings`` but one Tracer per (path, include_content, bounds) per
+    process, so ``seq`` stays monotonic across recalls writing to the same file."""
     if settings is None or not getattr(settings, "enabled", False):
         return None
     fresh = tracer_from_settings(settings)
     if fresh is None:
         return None
-    key = (str(fresh.path), fresh.include_content)
+    key = (str(fresh.path), fresh.include_content, fresh.max_bytes, fresh.keep)
     with _SHARED_LOCK:
         return _SHARED.setdefault(key, fresh)

@@ -4,8 +4,10 @@ The trace file is shared by every tenant of the process (``trace.py``), so an ev
 only ever matched against the caller's own tenant and namespace, which each start event
 records: another tenant's recall id is not found, whatever id is asked for. The file is
 read line by line and only lines holding the id are parsed, so a lookup costs one pass
-over the file and little memory. A recall recorded more than once (a replay at a pinned
-``as_of`` has the same id) is answered with its newest complete run.
+over the file and little memory; its rotated files are read first, oldest first
+(``trace.generations``), so a recall whose events were rotated away is still found. A
+recall recorded more than once (a replay at a pinned ``as_of`` has the same id) is
+answered with its newest complete run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from attestor_arango.clock import from_us
 from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.models import RecordedRecall, TraceStep
+from attestor_arango.retrieval.trace import generations
 from attestor_arango.scope import Scope
 
 _RECALL_ID = re.compile(r"rc_[0-9a-f]{24}")
@@ -42,23 +45,10 @@ def find_recall(path: str | Path | None, scope: Scope, recall_id: str) -> Record
             "recall traces are off, so no recall is recorded: set trace.enabled "
             "(ATTESTOR_TRACE=1) and run the recall again"
         )
-    file = Path(path).expanduser()
     runs: list[list[dict[str, Any]]] = []
-    if file.is_file():
-        with file.open(encoding="utf-8") as fh:
-            for line in fh:
-                if recall_id not in line:
-                    continue
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue  # a torn last line of a crashed writer
-                if not isinstance(event, dict) or event.get("recall_id") != recall_id:
-                    continue
-                if event.get("step") == "start":
-                    runs.append([event] if _ours(event, scope) else [])
-                elif runs and runs[-1]:
-                    runs[-1].append(event)
+    for file in generations(Path(path).expanduser()):
+        if file.is_file():
+            _read_runs(file, scope, recall_id, runs)
     complete = [run for run in runs if run and run[-1].get("step") == "budget"]
     if not complete:
         raise NotFoundError(
@@ -66,6 +56,25 @@ def find_recall(path: str | Path | None, scope: Scope, recall_id: str) -> Record
             "check the id and the namespace (the trace holds recalls since tracing was on)"
         )
     return _record(recall_id, complete[-1], len(complete))
+
+
+def _read_runs(file: Path, scope: Scope, recall_id: str, runs: list[list[dict[str, Any]]]) -> None:
+    """Appends to ``runs`` the events of ``recall_id`` in ``file``: a start event opens a
+    run (an empty one when it is another scope's), later events join the open run."""
+    with file.open(encoding="utf-8") as fh:
+        for line in fh:
+            if recall_id not in line:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a torn last line of a crashed writer
+            if not isinstance(event, dict) or event.get("recall_id") != recall_id:
+                continue
+            if event.get("step") == "start":
+                runs.append([event] if _ours(event, scope) else [])
+            elif runs and runs[-1]:
+                runs[-1].append(event)
 
 
 def _ours(start: dict[str, Any], scope: Scope) -> bool:

@@ -134,9 +134,13 @@ class MemoryStore(Protocol):
         ...
 
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]: ...
-    def memory_ids_matching(self, scope: Scope, fragment: str, limit: int) -> list[str]:
+    def memory_ids_matching(
+        self, scope: Scope, fragment: str, limit: int, created_by: int | None = None
+    ) -> list[str]:
         """Ids in the scope that start or end with ``fragment`` (lowercase hex and '-'),
-        sorted, at most ``limit``: how a short id a person copied is found again."""
+        sorted, at most ``limit``: how a short id a person copied is found again. With
+        ``created_by`` (microseconds) only rows created by then: a replay resolves a short
+        id against what existed at its ``as_of``."""
         ...
 
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]: ...

@@ -482,3 +482,18 @@ def test_delete_memories_removes_the_entities_only_the_deleted_rows_named(store:
     assert sorted(e.key for e in store.list_entities(B)) == ["kim", "yan", "zed quill"]
     assert store.relations_touching(A, ["zed quill"], now()) == []
     assert store.hops(A, ["yan"], 1, now()) == {"yan": 0, "kim": 1}
+
+
+def test_memory_ids_matching_starts_ends_and_created_by(store: Store) -> None:
+    setup(store, A, B)
+    ids = ["aaaa-0001-ffff", "aaaa-0002-eeee", "bbbb-0003-ffff"]
+    for i, mid in enumerate(ids):
+        store.insert_memory(A, mem(A, mid, f"fact {i}", t=T0 + i * 10), vec(1, i))
+    store.insert_memory(B, mem(B, "aaaa-0009-ffff", "theirs"), vec(1, 0))
+    assert store.memory_ids_matching(A, "aaaa", 10) == ids[:2]
+    assert store.memory_ids_matching(A, "ffff", 10) == [ids[0], ids[2]]
+    assert store.memory_ids_matching(A, "aaaa", 1) == ids[:1]
+    # a replay sees the rows created by its instant only
+    assert store.memory_ids_matching(A, "aaaa", 10, T0 + 9) == ids[:1]
+    assert store.memory_ids_matching(A, "ffff", 10, T0 + 20) == [ids[0], ids[2]]
+    assert store.memory_ids_matching(A, "bbbb", 10, T0 + 19) == []

@@ -23,6 +23,7 @@ from attestor_arango.config import (
     TRACE_FILENAME,
     Config,
 )
+from attestor_arango.governance.retention import MAX_POLICIES
 from attestor_arango.interfaces.api.auth import DEFAULT_MAX_AGENTS
 from attestor_arango.retrieval.config import RetrievalConfig
 
@@ -59,6 +60,11 @@ DESCRIPTIONS: dict[str, str] = {
     "trace.path": f"trace file; with tracing on and no path: `{TRACE_FILENAME}` in the data "
     "directory",
     "trace.include_content": "also write memory text into the trace (off: ids and scores)",
+    "trace.max_bytes": "a trace file past this many bytes is rotated to `<path>.1` (an event "
+    "larger than the bound gets a file of its own)",
+    "trace.keep": "rotated trace files kept (`<path>.1` newest ... `<path>.<keep>`); the oldest "
+    "is dropped, so traces take at most `(keep + 1) * max_bytes` bytes; `purge_user` erases "
+    "the tenant's events from every one",
     "signing": "Ed25519 provenance signatures over the id, agent, creation time and content hash",
     "signing.enabled": "sign every new memory",
     "signing.key_path": "PEM private key, which must exist; without it a key is made on "
@@ -178,7 +184,7 @@ and at 1M (overlap@10 .9993, @50 .9951), and recall's top 10 kept the same set o
 scale.py probe, load ~2).
 """
 
-RETENTION = """
+RETENTION = f"""
 ## Retention
 
 `retention:` in the config file (or a YAML/JSON file passed to
@@ -195,7 +201,8 @@ RETENTION = """
 
 `--dry-run` lists what each policy would change and writes nothing; `delete` writes an
 audit entry first, like a purge. With no policies configured the command changes
-nothing and says where to put them.
+nothing and says where to put them. A run takes at most {MAX_POLICIES} policies (each is
+a pass over the tenant's rows); more is refused, naming the limit.
 """
 
 

@@ -59,10 +59,11 @@ def report_error(err: AttestorError, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"error": err.to_dict()}), file=sys.stderr)
     else:
-        # the message is plain text: brackets in it (pip extras, paths) are not markup, and
-        # a command to copy is not broken over lines
+        # the message is plain text: brackets in it (pip extras, paths) are not markup, a
+        # command to copy is not broken over lines, and a control character of what the
+        # caller gave (an id echoed as "not found") is shown, not obeyed (``plain``)
         Console(stderr=True, soft_wrap=True).print(
-            f"[bold red]error[/] ({err.code}): {rich_escape(err.message)}"
+            f"[bold red]error[/] ({err.code}): {plain(err.message)}"
         )
     return exit_code(err)
 

@@ -104,7 +104,8 @@ def provenance(r: Reader, memory_id: str, q: Mapping[str, str]) -> dict[str, Any
     memory: Memory = r.call("get", memory_id=memory_id, as_of=as_of)
     signature: dict[str, Any] = {"signed": bool(memory.signature)}
     try:
-        signature["valid"] = bool(r.call("verify_memory", memory_id=memory_id))
+        # the id ``get`` resolved: the page's may be a short id, which only ``get`` takes
+        signature["valid"] = bool(r.call("verify_memory", memory_id=memory.id))
     except AttestorError as exc:
         signature["error"] = exc.message
     episode, episode_error = None, None

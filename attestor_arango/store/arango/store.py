@@ -126,11 +126,18 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
         rows = self._run("memory_get", scope, {"namespace": scope.namespace, "id": memory_id})
         return memory_from_arango(rows[0]) if rows else None
 
-    def memory_ids_matching(self, scope: Scope, fragment: str, limit: int) -> list[str]:
+    def memory_ids_matching(
+        self, scope: Scope, fragment: str, limit: int, created_by: int | None = None
+    ) -> list[str]:
         rows = self._run(
             "memory_ids_matching",
             scope,
-            {"namespace": scope.namespace, "fragment": fragment, "limit": limit},
+            {
+                "namespace": scope.namespace,
+                "fragment": fragment,
+                "limit": limit,
+                "created_by": created_by,
+            },
         )
         return [str(row["id"]) for row in rows]
 

@@ -178,8 +178,15 @@ class EmbeddedMemories:
         found = self._memories(scope, rows)
         return found[0] if found else None
 
-    def memory_ids_matching(self, scope: Scope, fragment: str, limit: int) -> list[str]:
-        params = {"fragment": fragment, "limit": limit, **_scope_params(scope)}
+    def memory_ids_matching(
+        self, scope: Scope, fragment: str, limit: int, created_by: int | None = None
+    ) -> list[str]:
+        params = {
+            "fragment": fragment,
+            "limit": limit,
+            "created_by": created_by,
+            **_scope_params(scope),
+        }
         rows = [dict(r) for r in self._db.read(q.MEMORY_IDS_MATCHING, params)]
         check_tenant(scope, rows)
         return [str(r["id"]) for r in rows]

@@ -45,6 +45,7 @@ GET_MEMORY = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = :id AND {BY_ID_S
 MEMORY_IDS_MATCHING = (
     "SELECT id, tenant, namespace FROM memories WHERE tenant = :tenant "
     "AND (:namespace IS NULL OR namespace = :namespace) "
+    "AND (:created_by IS NULL OR t_created <= :created_by) "
     "AND (id LIKE :fragment || '%' OR id LIKE '%' || :fragment) ORDER BY id LIMIT :limit"
 )
 

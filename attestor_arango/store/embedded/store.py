@@ -147,8 +147,10 @@ class SQLiteStore(ScopeGuarded):
     def get_memory(self, scope: Scope, memory_id: str) -> Memory | None:
         return self.memories.get_memory(scope, memory_id)
 
-    def memory_ids_matching(self, scope: Scope, fragment: str, limit: int) -> list[str]:
-        return self.memories.memory_ids_matching(scope, fragment, limit)
+    def memory_ids_matching(
+        self, scope: Scope, fragment: str, limit: int, created_by: int | None = None
+    ) -> list[str]:
+        return self.memories.memory_ids_matching(scope, fragment, limit, created_by)
 
     def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Memory]:
         return self.memories.get_memories(scope, ids)
