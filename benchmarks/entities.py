@@ -101,8 +101,10 @@ def serve(db: Path) -> None:
     """Worker: opens a copy of ``db``, answers {"q": text} with its recall's times."""
     from attestor_arango import AgentContext, AgentMemory
     from attestor_arango.clock import ManualClock
+    from attestor_arango.core.blas import limit_blas_threads
     from attestor_arango.embeddings import HashingEmbedder
 
+    limit_blas_threads()  # what the CLI and servers do: one BLAS thread (core/blas.py)
     mem = AgentMemory(db, embedder=HashingEmbedder(), clock=ManualClock(T0 + 10**12))
     ctx = AgentContext(agent_id="bench", tenant="bench", namespace="n")
     print(json.dumps({"ready": True}), flush=True)
