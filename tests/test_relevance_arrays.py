@@ -18,7 +18,7 @@ from retrieval_fakes import mem as fake_mem
 from retrieval_fakes import view_at
 
 from attestor_arango.memory import AgentMemory
-from attestor_arango.retrieval import pipeline
+from attestor_arango.retrieval import candidates, pipeline, rounding
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.completion import exact_cosine
 from attestor_arango.retrieval.config import RetrievalConfig
@@ -192,3 +192,25 @@ def _eager_fuse(mem: AgentMemory, attach: object) -> object:
         return cands
 
     return fused
+
+
+def test_relevance_is_rounded_without_a_decimal_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compute_relevance`` rounds through ``round12``: ``round(x, 12)`` itself (~3,600
+    instructions, a decimal conversion) runs only for a value next to a half, so decay over
+    a recall's candidates calls it for none of ordinary values; the relevances are the
+    per-candidate reference's, bit for bit."""
+    config = RetrievalConfig()
+    as_of = view_at(30).as_of
+    fast, slow = _cands(7, 300), _cands(7, 300)
+    apply_decay_boost_reference(slow, as_of, config)
+    calls: list[float] = []
+
+    def counting(x: float, digits: int | None = None) -> float:
+        calls.append(x)
+        return round(x, digits)
+
+    monkeypatch.setattr(candidates, "round", counting, raising=False)
+    monkeypatch.setattr(rounding, "round", counting, raising=False)
+    apply_decay_boost(fast, as_of, config)
+    assert _bits(fast, "decay", "boost", "relevance") == _bits(slow, "decay", "boost", "relevance")
+    assert len(calls) < 3  # the fallback next to a half, if any: not one per candidate

@@ -18,6 +18,7 @@ from attestor_arango.models import (
     trusted_maker,
     us_of,
 )
+from attestor_arango.retrieval.rounding import round12
 from attestor_arango.text.stemming import scoring_terms
 
 
@@ -76,15 +77,15 @@ class Candidate:
         return self.rrf_norm + self.graph_bonus
 
     def compute_relevance(self) -> float:
-        """Every signal summed (``base()`` inline: the same sum, one call fewer)."""
-        self.relevance = round(
+        """Every signal summed (``base()`` inline: the same sum, one call fewer), rounded to
+        12 places (``round12``: ``round(x, 12)`` bit for bit, a float)."""
+        self.relevance = round12(
             (self.rrf_norm + self.graph_bonus) * self.decay
             + self.boost
             + self.freshness
             + self.session
             + self.coverage
-            + self.time_cue,
-            12,
+            + self.time_cue
         )
         return self.relevance
 
@@ -165,13 +166,6 @@ def update_relevance(cands: Sequence[Candidate]) -> None:
 # Fields every step stores as ``round(value, 12)`` (or leaves at an integral default),
 # so ``breakdown`` and ``order`` need not round them again.
 ROUNDED = ("decay", "boost", "session", "coverage", "time_cue", "relevance", "final")
-
-
-def round12(x: float) -> float:
-    """``round(x, 12)`` as a float; an integral float (0.0, -0.0, 1.0) is its own rounding,
-    without the decimal conversion."""
-    x = float(x)
-    return x if x.is_integer() else round(x, 12)
 
 
 def tie_key(score: float, c: Candidate) -> tuple[float, int, str]:
