@@ -114,28 +114,28 @@ class Candidate:
             lanes = ranks if first < second else {second: ranks[second], first: ranks[first]}
         else:
             lanes = ranks if len(ranks) < 2 else dict(sorted(ranks.items()))
-        return _breakdown(
-            {
-                "vector_rank": ranks.get("vector"),
-                "vector_score": None if vector_score is None else float(vector_score),
-                "bm25_rank": ranks.get("bm25"),
-                "bm25_score": None if bm25_score is None else float(bm25_score),
-                "lanes": lanes,
-                "rrf": rrf,
-                "rrf_norm": rrf_norm,
-                "graph_hops": self.graph_hops,
-                "graph_bonus": float(self.graph_bonus),
-                "decay": float(self.decay),
-                "boost": float(self.boost),
-                "freshness": fresh if fresh.is_integer() else round(fresh, 12),
-                "session": float(self.session),
-                "coverage": float(self.coverage),
-                "time_cue": float(self.time_cue),
-                "relevance": float(self.relevance),
-                "synthetic": bool(self.synthetic),
-                "final": float(self.final),
-            }
-        )
+        # every field set in a copy of the fields in their order (a copy clones the keys:
+        # ~1,100 instructions a breakdown less than the 18-key literal building them anew)
+        values = _FIELDS.copy()
+        values["vector_rank"] = ranks.get("vector")
+        values["vector_score"] = None if vector_score is None else float(vector_score)
+        values["bm25_rank"] = ranks.get("bm25")
+        values["bm25_score"] = None if bm25_score is None else float(bm25_score)
+        values["lanes"] = lanes
+        values["rrf"] = rrf
+        values["rrf_norm"] = rrf_norm
+        values["graph_hops"] = self.graph_hops
+        values["graph_bonus"] = float(self.graph_bonus)
+        values["decay"] = float(self.decay)
+        values["boost"] = float(self.boost)
+        values["freshness"] = fresh if fresh.is_integer() else round(fresh, 12)
+        values["session"] = float(self.session)
+        values["coverage"] = float(self.coverage)
+        values["time_cue"] = float(self.time_cue)
+        values["relevance"] = float(self.relevance)
+        values["synthetic"] = bool(self.synthetic)
+        values["final"] = float(self.final)
+        return _breakdown(values)
 
     def result(self, tokens: int, as_of: int) -> RecallResult:
         """The response's result for this candidate: the memory as a reader at ``as_of``
@@ -196,6 +196,8 @@ def fused_candidate(memory: Memory, lane: str, rank: int, score: float, rrf: flo
 
 
 _breakdown = trusted_maker(ScoreBreakdown)
+# ScoreBreakdown's fields in their order: ``breakdown`` copies it and sets every one
+_FIELDS: dict[str, object] = dict.fromkeys(ScoreBreakdown.model_fields)
 _result = trusted_maker(RecallResult)
 
 
