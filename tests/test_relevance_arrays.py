@@ -18,7 +18,7 @@ from retrieval_fakes import mem as fake_mem
 from retrieval_fakes import view_at
 
 from attestor_arango.memory import AgentMemory
-from attestor_arango.retrieval import candidates, pipeline, rounding
+from attestor_arango.retrieval import candidates, pipeline, rounding, temporal
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.completion import exact_cosine
 from attestor_arango.retrieval.config import RetrievalConfig
@@ -214,3 +214,21 @@ def test_relevance_is_rounded_without_a_decimal_conversion(monkeypatch: pytest.M
     apply_decay_boost(fast, as_of, config)
     assert _bits(fast, "decay", "boost", "relevance") == _bits(slow, "decay", "boost", "relevance")
     assert len(calls) < 3  # the fallback next to a half, if any: not one per candidate
+
+
+def test_decay_takes_no_builtin_max_per_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The age's ``max(0, gap)`` is a test in the comprehension (the builtin parses its
+    keywords on every call): over memories dated before and after ``as_of`` (age 0), the
+    values are the reference's, bit for bit, and ``max`` is never called."""
+    config = RetrievalConfig()
+    as_of = view_at(30).as_of
+    fast, slow = _cands(11, 300), _cands(11, 300)
+    assert any(c.valid_from > as_of for c in slow) and any(c.valid_from < as_of for c in slow)
+    apply_decay_boost_reference(slow, as_of, config)
+
+    def no_max(*args: object, **kwargs: object) -> object:
+        raise AssertionError("max called")
+
+    monkeypatch.setattr(temporal, "max", no_max, raising=False)
+    apply_decay_boost(fast, as_of, config)
+    assert _bits(fast, "decay", "boost", "relevance") == _bits(slow, "decay", "boost", "relevance")
