@@ -14,6 +14,7 @@ from attestor_arango.config import Config, TraceSettings
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
+from attestor_arango.retrieval import trace
 
 A = AgentContext(agent_id="p", role="planner", tenant="acme", namespace="inbox")
 A_OTHER_NS = AgentContext(agent_id="p", role="planner", tenant="acme", namespace="other")
@@ -103,3 +104,21 @@ def test_a_torn_trace_line_is_skipped(tmp_path: Path, clock: ManualClock) -> Non
         fh.write(json.dumps({"recall_id": rid, "step": "start"})[:-5])  # a crash mid-write
     assert mem.recall_trace(rid, context=A).recall_id == rid
     mem.close()
+
+
+def test_with_tracing_off_a_recall_reads_no_clock(
+    mem: AgentMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off, no event is written, so no step time is measured: the trace's clock is never
+    read (the lanes' laps were two reads and a round a recall), and the answer is the one
+    a recall with the clock gives."""
+    for i in range(12):
+        mem.add(f"tea note {i}: green tea from shop {i % 4}", entity=f"shop-{i % 4}")
+    at = mem.recall("green tea").as_of
+    want = mem.recall("green tea from shop 2", as_of=at).model_dump_json()
+
+    def no_clock() -> float:
+        raise AssertionError("the trace read the clock with tracing off")
+
+    monkeypatch.setattr(trace.time, "perf_counter", no_clock)
+    assert mem.recall("green tea from shop 2", as_of=at).model_dump_json() == want

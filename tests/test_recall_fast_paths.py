@@ -8,6 +8,7 @@ or more query terms in one row, whose float sum depends on the order it is taken
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Sequence
@@ -18,7 +19,14 @@ from retrieval_fakes import mem as fake_mem
 
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import pipeline
-from attestor_arango.retrieval.candidates import ROUNDED, Candidate, order, round12, tie_key
+from attestor_arango.retrieval.candidates import (
+    ROUNDED,
+    Candidate,
+    fused_candidate,
+    order,
+    round12,
+    tie_key,
+)
 from attestor_arango.retrieval.coverage import apply_coverage
 from attestor_arango.retrieval.text_lane import raw_scores, rescore_pool, stored_terms, terms
 from attestor_arango.scope import Scope
@@ -220,3 +228,22 @@ def test_coverage_without_a_conversation_record_reads_no_terms() -> None:
     both = [*plain, Candidate(memory=turn)]
     apply_coverage(both, "Where did Alice move?", 0.3)
     assert both[-1].coverage > 0 and all(c.terms is not None for c in both)
+
+
+# -- candidates: fusion's maker is the dataclass constructor, slot for slot -------------
+
+
+def test_fused_candidate_is_the_dataclass_candidate_slot_for_slot() -> None:
+    """``fused_candidate`` sets every slot ``Candidate(...)`` sets (its fields and the ones
+    ``__post_init__`` reads from the memory), to the same values of the same types: a field
+    added to ``Candidate`` and not to the maker leaves a slot unset, and this fails."""
+    m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
+    made = fused_candidate(m, "bm25", 3, 7.25, 0.0 + 1.0 / 63)
+    built = Candidate(m, {"bm25": 3}, {"bm25": 7.25}, 0.0 + 1.0 / 63)
+    names = [f.name for f in dataclasses.fields(Candidate)]
+    assert set(Candidate.__slots__) == set(names)  # every slot is a field
+    for name in names:
+        a, b = getattr(made, name), getattr(built, name)
+        assert type(a) is type(b) and a == b, name
+    assert made.lane_ranks is not built.lane_ranks  # dicts of its own
+    assert made.breakdown() == built.breakdown()

@@ -18,7 +18,7 @@ from retrieval_fakes import mem as fake_mem
 from retrieval_fakes import view_at
 
 from attestor_arango.memory import AgentMemory
-from attestor_arango.retrieval import pipeline
+from attestor_arango.retrieval import candidates, pipeline, rounding, temporal
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.completion import exact_cosine
 from attestor_arango.retrieval.config import RetrievalConfig
@@ -192,3 +192,43 @@ def _eager_fuse(mem: AgentMemory, attach: object) -> object:
         return cands
 
     return fused
+
+
+def test_relevance_is_rounded_without_a_decimal_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compute_relevance`` rounds through ``round12``: ``round(x, 12)`` itself (~3,600
+    instructions, a decimal conversion) runs only for a value next to a half, so decay over
+    a recall's candidates calls it for none of ordinary values; the relevances are the
+    per-candidate reference's, bit for bit."""
+    config = RetrievalConfig()
+    as_of = view_at(30).as_of
+    fast, slow = _cands(7, 300), _cands(7, 300)
+    apply_decay_boost_reference(slow, as_of, config)
+    calls: list[float] = []
+
+    def counting(x: float, digits: int | None = None) -> float:
+        calls.append(x)
+        return round(x, digits)
+
+    monkeypatch.setattr(candidates, "round", counting, raising=False)
+    monkeypatch.setattr(rounding, "round", counting, raising=False)
+    apply_decay_boost(fast, as_of, config)
+    assert _bits(fast, "decay", "boost", "relevance") == _bits(slow, "decay", "boost", "relevance")
+    assert len(calls) < 3  # the fallback next to a half, if any: not one per candidate
+
+
+def test_decay_takes_no_builtin_max_per_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The age's ``max(0, gap)`` is a test in the comprehension (the builtin parses its
+    keywords on every call): over memories dated before and after ``as_of`` (age 0), the
+    values are the reference's, bit for bit, and ``max`` is never called."""
+    config = RetrievalConfig()
+    as_of = view_at(30).as_of
+    fast, slow = _cands(11, 300), _cands(11, 300)
+    assert any(c.valid_from > as_of for c in slow) and any(c.valid_from < as_of for c in slow)
+    apply_decay_boost_reference(slow, as_of, config)
+
+    def no_max(*args: object, **kwargs: object) -> object:
+        raise AssertionError("max called")
+
+    monkeypatch.setattr(temporal, "max", no_max, raising=False)
+    apply_decay_boost(fast, as_of, config)
+    assert _bits(fast, "decay", "boost", "relevance") == _bits(slow, "decay", "boost", "relevance")

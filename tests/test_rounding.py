@@ -9,7 +9,7 @@ import struct
 import numpy as np
 import pytest
 
-from attestor_arango.retrieval.rounding import round_array, round_list
+from attestor_arango.retrieval.rounding import round12, round_array, round_list
 
 
 def bits(x: float) -> int:
@@ -63,3 +63,14 @@ def test_the_fallback_is_what_keeps_it_exact() -> None:
     want = [round(v, 12) for v in values]
     assert any(bits(a) != bits(b) for a, b in zip(naive, want, strict=True))
     assert [bits(g) for g in round_array(values, 12).tolist()] == [bits(w) for w in want]
+
+
+def test_round12_equals_python_round_next_to_the_halves() -> None:
+    """The scalar form (``round12``, what ``compute_relevance`` rounds with) on the same
+    values: next to the halves, both zeros, the infinities, the large and the tiny."""
+    values = samples(12)
+    got = [round12(v) for v in values]
+    want = [float(round(v, 12)) for v in values]
+    assert [bits(g) for g in got] == [bits(w) for w in want]
+    assert math.isnan(round12(math.nan))
+    assert bits(round12(-1e-14)) == bits(-0.0) and bits(round12(-0.0)) == bits(-0.0)

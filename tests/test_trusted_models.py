@@ -103,6 +103,25 @@ def test_a_breakdown_is_the_validated_one_with_int_inputs() -> None:
     assert got.bm25_score == 3.0 and isinstance(got.bm25_score, float)
 
 
+def test_a_breakdown_sets_every_field_it_copies_in_field_order() -> None:
+    """``breakdown`` fills a copy of the model's fields (``candidates._FIELDS``): every field
+    off its default (a negative zero, an int, a synthetic row), the validated model's
+    values, types and order; a field left out of the copy's filling stays None and fails."""
+    c = Candidate(memory=a_memory(), synthetic=True, graph_hops=2)
+    c.lane_ranks, c.lane_scores = {"vector": 3}, {"vector": -0.0}
+    c.rrf, c.rrf_norm, c.graph_bonus = 1 / 63, -0.0, 1
+    c.decay, c.boost, c.freshness, c.session = 0.5, 0.25, -0.15, -0.0
+    c.coverage, c.time_cue = 0.125, 0.2
+    c.compute_relevance()
+    c.final = c.relevance
+    got = c.breakdown()
+    want = ScoreBreakdown(**got.model_dump())
+    same(got, want)
+    assert None not in (got.rrf, got.session, got.coverage, got.time_cue, got.final)
+    assert got.model_dump_json().count(":-0.0") == 3  # vector_score, rrf_norm, session
+    assert got.synthetic is True and got.graph_hops == 2 and got.graph_bonus == 1.0
+
+
 def test_recall_results_are_the_validated_ones(tmp_path: Any) -> None:
     clock = ManualClock(T0)
     mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(), clock=clock)

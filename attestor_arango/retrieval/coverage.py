@@ -46,7 +46,11 @@ def _session(c: Candidate) -> str | None:
 def credits_any(cands: Sequence[Candidate]) -> bool:
     """Whether ``apply_coverage`` can credit anyone: a conversation record with a session
     among ``cands`` (else it reads no term)."""
-    return any(_session(c) is not None for c in cands)
+    # a loop, not any() over a generator (see has_turns): run every recall
+    for c in cands:  # noqa: SIM110
+        if _session(c) is not None:
+            return True
+    return False
 
 
 def query_weights(query: str, cands: Sequence[Candidate]) -> dict[str, float]:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.candidates import Candidate, fused_candidate, order
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.store.protocol import Hit
 
@@ -36,7 +36,7 @@ def fuse(
         # in either order. Three or more keep theirs: their sum depends on the order.
         lanes = [lanes[1], lanes[0]]
     by_id: dict[str, Candidate] = {}
-    get = by_id.get
+    get, make = by_id.get, fused_candidate
     total = 0.0
     for lane, hits in lanes:
         w = float(weights.get(lane, 1.0))
@@ -49,9 +49,7 @@ def fuse(
             if cand is None:  # first named here: a new candidate, with its ranks and rrf
                 rank += 1
                 # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
-                by_id[mid] = Candidate(
-                    memory, {lane: rank}, {lane: float(hit.score)}, 0.0 + w / (rrf_k + rank)
-                )
+                by_id[mid] = make(memory, lane, rank, float(hit.score), 0.0 + w / (rrf_k + rank))
                 continue
             ranks = cand.lane_ranks
             if lane in ranks:  # a lane names each memory once

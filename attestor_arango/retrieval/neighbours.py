@@ -36,7 +36,12 @@ from attestor_arango.store.protocol import MemoryStore
 def has_turns(cands: Sequence[Candidate]) -> bool:
     """Whether a (non-synthetic) candidate is a conversation turn, with its link: every
     step of this module reads only those, so without one none of them has anything to do."""
-    return any(isinstance(c.memory.metadata.get("turn"), dict) for c in cands if not c.synthetic)
+    # a loop, not any() over a generator: a resumed generator frame per candidate was most of
+    # this test's cost, and it runs on every recall
+    for c in cands:  # noqa: SIM110
+        if not c.synthetic and isinstance(c.memory.metadata.get("turn"), dict):
+            return True
+    return False
 
 
 def replies_to(c: Candidate) -> str | None:

@@ -268,7 +268,8 @@ def recall(
     weights = _weights(lanes, config)
     cands = fuse(lanes, config.rrf_k, weights=weights)
     fused = list(cands)
-    tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)
+    if tr.on:  # what only an event reads
+        tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)
 
     keys: list[str] = []
     if config.graph_enabled and cands is not None:
@@ -313,14 +314,15 @@ def recall(
     tr.step("rerank", len(cands), len(ranked))
 
     kept, used = pack(ranked, budget)
-    tr.step(
-        "budget",
-        len(ranked),
-        len(kept),
-        tokens_used=used,
-        token_budget=budget,
-        ids=[c.id for c, _ in kept] if tr.on else None,
-    )
+    if tr.on:
+        tr.step(
+            "budget",
+            len(ranked),
+            len(kept),
+            tokens_used=used,
+            token_budget=budget,
+            ids=[c.id for c, _ in kept],
+        )
 
     results = tuple(c.result(tokens, view.as_of) for c, tokens in kept)
     if cut is not None:

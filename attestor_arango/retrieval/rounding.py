@@ -20,6 +20,7 @@ that window (near a half, large, not finite) are rounded by Python's ``round`` i
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import floor
 
 import numpy as np
 
@@ -48,3 +49,20 @@ def round_list(values: Sequence[float], digits: int) -> list[float]:
         return []
     out: list[float] = round_array(values, digits).tolist()
     return out
+
+
+def round12(x: float) -> float:
+    """``round(x, 12)`` of one float, bit for bit, by ``round_array``'s arithmetic in Python
+    floats: ``floor(y + 0.5)`` is ``y``'s nearest integer (``y + 0.5`` is exact below
+    ``2**41``; a half, where it rounds up and ``round`` to even, is never safe), and a zero
+    takes ``x``'s sign as ``rint`` keeps it (``x * 0.0``). ~1,000 instructions instead of
+    ~3,600: the pipeline rounds a relevance for every candidate it changes. Values outside
+    the window (near a half, large, not finite) go to ``round`` itself. For an int ``x``
+    the result is a float (``round`` would give the int back).
+    """
+    y = x * 1e12
+    if -_LIMIT < y < _LIMIT:
+        n = floor(y + 0.5)
+        if -_MARGIN < y - n < _MARGIN:
+            return n / 1e12 if n else x * 0.0
+    return float(round(x, 12))

@@ -143,7 +143,7 @@ def apply_time_cue(
         bonus = 0.0
         if cue and _carries((c.memory.content, when.year, when.month)):
             bonus += cue_weight
-        if any(_falls_in(when.year, when.month, when.day, p) for p in dates):
+        if dates and any(_falls_in(when.year, when.month, when.day, p) for p in dates):
             bonus += date_weight
         if bonus:
             c.time_cue = round(bonus, 12)

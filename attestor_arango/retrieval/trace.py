@@ -267,7 +267,8 @@ class RecallTrace:
         self.tracer = tracer
         self.rid = rid
         self.tenant = tenant
-        self._t = time.perf_counter()
+        # off, nothing reads the clock: no event would carry a time
+        self._t = 0.0 if tracer is None else time.perf_counter()
 
     @property
     def include_content(self) -> bool:
@@ -281,7 +282,10 @@ class RecallTrace:
 
     def lap(self) -> float:
         """Milliseconds since the last step or lap, and the clock restarted: the time of a
-        step whose event is written later (``step(..., ms=...)``)."""
+        step whose event is written later (``step(..., ms=...)``); 0.0 when off, where no
+        event is written (the lanes lap every recall: two clock reads and a ``round``)."""
+        if self.tracer is None:
+            return 0.0
         now = time.perf_counter()
         ms = round((now - self._t) * 1000, 3)
         self._t = now
