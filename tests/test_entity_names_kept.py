@@ -16,6 +16,7 @@ import pytest
 
 from attestor_arango import AgentContext, AgentMemory
 from attestor_arango.clock import ManualClock, from_us
+from attestor_arango.context import AgentRole
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.models import Entity, Memory, Provenance, content_hash
@@ -305,3 +306,43 @@ def test_naming_a_known_entity_again_keeps_the_kept_names(
     assert len(reads) == 3
     [ann] = [e for e in store.list_entities(A) if e.key == "ann"]
     assert (ann.name, sorted(ann.aliases)) == ("Ann", ["Annie", "Nan"])
+
+
+def test_relations_are_decoded_once_and_again_after_a_close_or_an_erasure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question naming an entity every conversation names read and built its hundreds of
+    relations on every recall; a relation row changes only when it is closed, so its decoded
+    form is reused until then. A purge lets every kept entity and relation go (the
+    residue the purge report reads says so)."""
+    from attestor_arango.store.embedded import graph as graph_module
+
+    clock = ManualClock(T0)
+    mem = AgentMemory(
+        tmp_path / "m.db", embedder=HashingEmbedder(), clock=clock, ids=SeededIdSource(6)
+    )
+    ctx = AgentContext(agent_id="a", tenant="acme", namespace="ns1")
+    for r, city in enumerate(["Oslo", "Leeds", "Porto"]):
+        clock.advance(seconds=60)
+        text = f"I like tea{r}. I like jam{r}. I moved to {city}."
+        mem.ingest_round({"user": text, "user_name": "Caroline"}, context=ctx)
+    built: list[object] = []
+    real = graph_module.relation_from_doc
+    monkeypatch.setattr(graph_module, "relation_from_doc", lambda d: built.append(d) or real(d))
+    now = from_us(clock.now_us())
+    first = mem.recall("Where did Caroline move?", context=ctx, as_of=now).model_dump_json()
+    decoded = len(built)
+    assert decoded >= 4  # the premise: the hub's relations were read
+    assert mem.recall("Where did Caroline move?", context=ctx, as_of=now).model_dump_json() == first
+    assert len(built) == decoded  # nothing decoded again
+    clock.advance(seconds=60)
+    mem.ingest_round({"user": "I moved to Lyon.", "user_name": "Caroline"}, context=ctx)
+    later = mem.recall("Where did Caroline move?", context=ctx)
+    assert "Lyon" in later.results[0].memory.content
+    assert 0 < len(built) - decoded <= 3  # the new relation and the one it closed
+    assert mem.store.tenant_residue(Scope("acme"))["graph_cache"] > 0
+    orchestrator = AgentContext(
+        agent_id="o", role=AgentRole.ORCHESTRATOR, tenant="acme", namespace="ns1"
+    )
+    mem.purge_user("acme", "erasure request", context=orchestrator)
+    assert mem.store.tenant_residue(Scope("acme"))["graph_cache"] == 0

@@ -105,7 +105,7 @@ def _rows_mentioning(conn: sqlite3.Connection, needles: tuple[str, ...]) -> dict
 
 def _acme_counts(mem: AgentMemory) -> dict[str, Any]:
     # the caches are left out: any commit by another connection drops every cache
-    caches = ("vector_cache", "text_cache", "memory_cache")
+    caches = ("vector_cache", "text_cache", "memory_cache", "graph_cache")
     residue = {k: v for k, v in mem.store.tenant_residue(Scope("acme")).items() if k not in caches}
     return {"residue": residue, "rows": mem.store.count_rows(Scope("acme"))}
 

@@ -68,7 +68,7 @@ def _state(mem: AgentMemory) -> dict[str, Any]:
             "residue": {
                 k: v
                 for k, v in mem.store.tenant_residue(Scope(tenant)).items()
-                if k not in ("vector_cache", "text_cache", "memory_cache")
+                if k not in ("vector_cache", "text_cache", "memory_cache", "graph_cache")
             },
             "rows": [m.model_dump() for m in mem.list(status="all", context=SEEDER)]
             if tenant == "acme"

@@ -302,7 +302,15 @@ class TenantCaches:
             "vector_cache": 0 if cached is None else cached.n,
             "text_cache": 0 if texts is None else texts.n,
             "memory_cache": self.rows.held(tenant),
+            "graph_cache": self._graph_held(tenant),
         }
+
+    def _graph_held(self, tenant: str) -> int:
+        """Entities and relations of the tenant kept decoded (``known_entities``, and the
+        relations the embedded graph keeps among the kept values)."""
+        entities = self.state.get(("entities", tenant)) or {}
+        relations = self.state.get(("relations", tenant)) or {}
+        return sum(len(k.entities) for k in entities.values()) + len(relations)
 
     def tenants(self) -> list[str]:
         """Tenants with a vector or text cache in memory."""

@@ -156,8 +156,8 @@ class EmbeddedGovernance:
             kept = {"quotas": "quota", "embedding_spaces": "space"}.get(collection)
             if kept is not None:  # what caches.kept holds of the tenant is gone too
                 self._db.after_commit("state", (kept, scope.tenant, None))
-            if collection == "entities":  # and the entities kept with their names
-                self._db.after_commit("state", ("entities", scope.tenant, {}))
+            if collection in ("entities", "relations"):  # and what the graph keeps decoded
+                self._db.after_commit("state", (collection, scope.tenant, {}))
         # the WAL is emptied once, by flush_erasure, after the last step
         return max(removed, 0)
 

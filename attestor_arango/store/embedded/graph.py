@@ -1,14 +1,16 @@
 """The embedded store's graph and episodes: entities, relations, hops, conversation rounds.
 
 Entities and relations are plain rows; ``hops`` is a breadth-first walk over
-``relations_touching``, one query per level. A component of ``SQLiteStore``, handed
-only the connection (``SQLiteAccess``); it keeps no cache, but tells the caches when an
-entity changed (the entities kept with their name index: caches.known_entities).
+its ends, one query per level. A component of ``SQLiteStore``, handed the connection
+(``SQLiteAccess``) and the caches: it tells them when an entity changed (the entities
+kept with their name index: caches.known_entities), and keeps the relations it decoded
+among the tenant's kept values (``_decoded``).
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 
 from attestor_arango.models import Entity, Episode, Relation
@@ -23,14 +25,19 @@ from attestor_arango.store.codec import (
 )
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode_doc, scope_params
+from attestor_arango.store.embedded.caches import TenantCaches
 from attestor_arango.store.protocol import check_tenant
+
+# relations kept decoded per tenant (``EmbeddedGraph._decoded``): ~1 kB each
+RELATION_ROWS = 20_000
 
 
 class EmbeddedGraph:
     """Entities, relations and episodes of one SQLite file."""
 
-    def __init__(self, db: SQLiteAccess) -> None:
+    def __init__(self, db: SQLiteAccess, caches: TenantCaches) -> None:
         self._db = db
+        self._caches = caches
 
     # graph ------------------------------------------------------------------------------------
     def upsert_entity(self, scope: Scope, entity: Entity) -> None:
@@ -72,8 +79,32 @@ class EmbeddedGraph:
         if not entity_keys:
             return []
         rows = self._db.read(q.RELATIONS_TOUCHING, _touching_params(scope, entity_keys, view))
-        out = [relation_from_doc(decode_row(r)) for r in rows]
+        out = self._decoded(scope.tenant, rows)
         check_tenant(scope, out)
+        return out
+
+    def _decoded(self, tenant: str, rows: Sequence[sqlite3.Row]) -> list[Relation]:
+        """The relations of ``rows``, each decoded once while the tenant's kept values last.
+
+        A relation row changes only its ``t_expired`` (a close), so one decoded before is
+        reused when that still matches: a question naming an entity every conversation
+        names read and built its hundreds of relations on every recall. Kept among
+        ``caches.kept`` values (an erasure's drop, another connection's commit and a purge
+        of the relations let them go), at most ``RELATION_ROWS`` a tenant.
+        """
+        held: dict[str, tuple[int, Relation]] = self._caches.kept("relations", tenant, dict)
+        if len(held) + len(rows) > RELATION_ROWS:
+            held.clear()
+        out = []
+        for row in rows:
+            expired = row["t_expired"]
+            kept = held.get(row["id"])
+            if kept is not None and kept[0] == expired:
+                out.append(kept[1])
+                continue
+            rel = relation_from_doc(decode_row(row))
+            held[rel.id] = (expired, rel)
+            out.append(rel)
         return out
 
     def _ends_touching(

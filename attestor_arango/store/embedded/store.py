@@ -89,7 +89,7 @@ class SQLiteStore(ScopeGuarded):
         self.db.listener = self.caches
         self.memories = EmbeddedMemories(self.db, self.caches)
         self.text = EmbeddedText(self.db, self.caches, text_index)
-        self.graph = EmbeddedGraph(self.db)
+        self.graph = EmbeddedGraph(self.db, self.caches)
         self.governance = EmbeddedGovernance(self.db, self.caches)
         self.governance.settle_interrupted()  # what a killed erasure left on disk
 
