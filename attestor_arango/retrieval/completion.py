@@ -21,11 +21,12 @@ alone, so replays rank alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
 
 from attestor_arango.models import Memory, us_of
+from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore
@@ -54,6 +55,45 @@ def cached_vectors(
     return read_through(cache, ids, lambda wanted: store.get_vectors(scope, wanted))
 
 
+@runtime_checkable
+class VectorMatrix(Protocol):
+    """A backend that hands stored vectors over as one matrix (the embedded one: its vector
+    index gathers the rows in one step). Not part of the Store contract; it may decline
+    (None: it does not hold every one), and then ``get_vectors`` is read."""
+
+    def vector_matrix(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray] | None: ...
+
+
+def _has_matrix(store: object) -> TypeGuard[VectorMatrix]:
+    return speaks(store, VectorMatrix, ("vector_matrix",))
+
+
+def stored_matrix(
+    store: MemoryStore, scope: Scope, ids: Sequence[str], cache: dict[str, np.ndarray] | None
+) -> tuple[list[str], np.ndarray]:
+    """Those of ``ids`` with a stored vector, in their order, and the vectors as one matrix
+    (row j: the j-th of them): ``cached_vectors``' answer with its rows joined.
+
+    When ``cache`` holds none of them (the lanes' union: the first read of a recall) a
+    backend that can (``VectorMatrix``) gathers them as one matrix, and the cache gets
+    its rows; joining a dict of ~85 rows again cost more than the arithmetic on them.
+    """
+    if _has_matrix(store) and not (cache and any(i in cache for i in ids)):
+        found = store.vector_matrix(scope, ids)
+        if found is not None:
+            if cache is not None:
+                cache.update(zip(*found, strict=True))
+            return found
+    vecs = cached_vectors(store, scope, ids, cache)
+    have = [i for i in ids if i in vecs]
+    if not have:
+        return have, np.zeros((0, 0), dtype=np.float32)
+    # the rows joined flat: the same values as np.array(rows)
+    return have, np.concatenate([vecs[i] for i in have]).reshape(len(have), -1)
+
+
 def cosines(
     store: MemoryStore,
     scope: Scope,
@@ -69,14 +109,12 @@ def cosines(
     float64 cosine over the candidates' own vectors depends on them alone.
     ``cache``: see ``cached_vectors``.
     """
-    vecs = cached_vectors(store, scope, ids, cache)
-    have = [i for i in ids if i in vecs]
+    have, rows = stored_matrix(store, scope, ids, cache)
     if not have:
         return {}
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (float(np.linalg.norm(q)) or 1.0)
-    # the rows joined flat, then widened: the same float64 values as np.array(rows, float64)
-    mat = np.concatenate([vecs[i] for i in have]).reshape(len(have), -1).astype(np.float64)
+    mat = rows.astype(np.float64)  # widened: each float32 exactly
     # row by row, elementwise then summed: a row's cosine does not depend on the
     # other rows in the batch (a BLAS kernel's summation order may vary with shape)
     norms = np.sqrt((mat * mat).sum(axis=1))

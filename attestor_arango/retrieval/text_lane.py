@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any, Protocol, TypeGuard, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
 from attestor_arango.models import Memory
 from attestor_arango.retrieval.completion import read_through
 from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
@@ -41,24 +42,6 @@ _STEMMER = STEMMER  # tests check which stemmer build is in use
 terms = scoring_terms
 
 
-# (class, protocol) pairs known to match: the class itself has the protocol's methods
-_SPEAKS: set[tuple[type, object]] = set()
-
-
-def _speaks(store: object, protocol: Any, methods: tuple[str, ...]) -> bool:
-    """``isinstance(store, protocol)`` for one of the runtime protocols below (whose
-    ``methods`` are named), decided once per class when the class itself has them:
-    isinstance looks every member up on each call (~17 us, several times a recall)."""
-    kind = type(store)
-    if (kind, protocol) in _SPEAKS:
-        return True
-    if not isinstance(store, protocol):
-        return False
-    if all(callable(getattr(kind, name, None)) for name in methods):
-        _SPEAKS.add((kind, protocol))
-    return True
-
-
 @runtime_checkable
 class KeepsTerms(Protocol):
     """A backend whose text index keeps each row's scoring terms (the embedded one).
@@ -70,7 +53,7 @@ class KeepsTerms(Protocol):
 
 
 def _keeps_terms(store: object) -> TypeGuard[KeepsTerms]:
-    return _speaks(store, KeepsTerms, ("scoring_terms",))
+    return speaks(store, KeepsTerms, ("scoring_terms",))
 
 
 def stored_terms(
@@ -121,7 +104,7 @@ class ScoresPool(Protocol):
 
 
 def _scores_pool(store: object) -> TypeGuard[ScoresPool]:
-    return _speaks(store, ScoresPool, ("text_pool_scores",))
+    return speaks(store, ScoresPool, ("text_pool_scores",))
 
 
 def _best_first(row: TextHit | TextScore) -> tuple[float, int, str]:
