@@ -6,24 +6,34 @@ again, ...); the reference is that plainer read, and floats are compared exactly
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from retrieval_fakes import mem as fake_mem
 
 from attestor_arango import AgentContext
 from attestor_arango.clock import ManualClock
 from attestor_arango.embeddings.hashing import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
+from attestor_arango.models import us_of
 from attestor_arango.retrieval.completion import (
+    complete,
+    complete_lanes,
     cosines,
+    lane_union,
+    missing,
+    rescored,
     stored_matrix,
 )
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
 from attestor_arango.store.embedded.store import SQLiteStore
+from attestor_arango.store.protocol import Hit, TextScore
 
 CTX = AgentContext(agent_id="a", tenant="acme", namespace="n")
 SCOPE = Scope("acme", "n")
@@ -127,3 +137,68 @@ def test_a_partly_cached_union_reads_only_what_the_cache_lacks(tmp_path: Path, c
     vecs = store.get_vectors(SCOPE, ids)
     assert all(np.array_equal(matrix[j], vecs[i]) for j, i in enumerate(have))
     mem.close()
+
+
+# --- lane completion's single passes against the plain code they replaced -----------------
+
+
+def _ref_by_tie_rule(hits: list[Hit]) -> list[Hit]:
+    return sorted(hits, key=lambda h: (-h.score, -us_of(h.memory.t_created), h.memory.id))
+
+
+def _ref_rescored(hits: Sequence[Hit], scores: dict[str, float]) -> list[Hit]:
+    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in scores]
+    out.extend(Hit(h.memory, scores[h.memory.id]) for h in hits if h.memory.id in scores)
+    return _ref_by_tie_rule(out)
+
+
+def _ref_complete_lanes(
+    lanes: list[tuple[str, Sequence[Hit]]],
+    text_tail: Sequence[TextScore],
+    vector_scores: dict[str, float] | None,
+) -> list[tuple[str, Sequence[Hit]]]:
+    union = lane_union(lanes)
+    out: list[tuple[str, Sequence[Hit]]] = []
+    for name, hits in lanes:
+        if name == "vector" and vector_scores is not None:
+            gone = missing(hits, union)
+            tail = [Hit(m, 0.0) for m in gone if m.id not in vector_scores]
+            tail.extend(Hit(m, vector_scores[m.id]) for m in gone if m.id in vector_scores)
+            tail = _ref_by_tie_rule(tail)
+        elif name == "bm25":
+            tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
+        else:
+            tail = []
+        out.append((name, complete(hits, tail, union)))
+    return out
+
+
+def _shape(lanes: Sequence[tuple[str, Sequence[Hit]]]) -> list[tuple[str, list[Any]]]:
+    """Lanes as comparable values: each hit's memory (by identity) and score (exactly)."""
+    return [(n, [(id(h.memory), h.memory.id, repr(h.score)) for h in hits]) for n, hits in lanes]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: int) -> None:
+    rng = random.Random(seed)
+    pool = [fake_mem(f"m{i:02d}", f"text {i}", day=rng.choice([1, 2, 3])) for i in range(30)]
+    # odd seeds: few distinct values (scores tie often, -0.0 and 0.0 among them); even
+    # seeds: distinct scores, the order the scores alone decide
+    values = [0.5, 0.25, 0.0, -0.0, 0.125, 0.75] if seed % 2 else [rng.random() for _ in range(999)]
+    vector = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 12)]
+    text = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 10)]
+    extra = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 4)]
+    scores = {m.id: rng.choice(values) for m in rng.sample(pool, 20)}
+    assert _shape([("v", rescored(vector, scores))]) == _shape(
+        [("v", _ref_rescored(vector, scores))]
+    )
+    tail = [TextScore(m.id, 0, rng.choice(values)) for m in rng.sample(pool, 15)]
+    tail += tail[:3]  # a row twice: appended once, at its first place
+    for lanes in (
+        [("vector", vector), ("bm25", text)],
+        [("bm25", text), ("vector", vector), ("hyde_1", extra)],
+    ):
+        for vscores in (scores, None):
+            assert _shape(complete_lanes(lanes, tail, vscores)) == _shape(
+                _ref_complete_lanes(lanes, tail, vscores)
+            )

@@ -139,20 +139,27 @@ def by_tie_rule(hits: list[Hit]) -> list[Hit]:
     """
     keys = [-h.score for h in hits]
     if len(set(keys)) == len(keys) and all(k == k for k in keys):
-        return [h for _, h in sorted(zip(keys, hits, strict=True), key=_first)]
+        # the places sorted by their keys (a C key function: no Python call per hit)
+        return [hits[j] for j in sorted(range(len(keys)), key=keys.__getitem__)]
     return sorted(hits, key=_tie)
-
-
-def _first(pair: tuple[float, Hit]) -> float:
-    return pair[0]
 
 
 def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
     """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
-    places), re-ordered by the tie rule."""
-    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in scores]
-    out.extend(Hit(h.memory, scores[h.memory.id]) for h in hits if h.memory.id in scores)
-    return by_tie_rule(out)
+    places), re-ordered by the tie rule: those without one first, then the others, each
+    in the order given, before the sort (one pass, each hit's id read once)."""
+    kept: list[Hit] = []
+    scored: list[Hit] = []
+    get = scores.get
+    for h in hits:
+        memory = h.memory
+        score = get(memory.id)
+        if score is None:
+            kept.append(Hit(memory, round(float(h.score), 6)))
+        else:
+            scored.append(Hit(memory, score))
+    kept.extend(scored)
+    return by_tie_rule(kept)
 
 
 def exact_cosine(
@@ -209,18 +216,37 @@ def complete_lanes(
     the text lane's come from ``text_tail``, the re-scored pool below its cut
     (light rows: every union member is a decoded memory already).
     """
-    union = lane_union(lanes)
+    # ``lane_union``, ``missing`` and ``complete`` with each lane's ids read once
+    lane_ids = [[h.memory.id for h in hits] for _, hits in lanes]
+    found: dict[str, Memory] = {}
+    for (_, hits), ids in zip(lanes, lane_ids, strict=True):
+        found.update(zip(ids, [h.memory for h in hits], strict=True))
+    union = {i: found[i] for i in sorted(found)}
     out: list[tuple[str, Sequence[Hit]]] = []
-    for name, hits in lanes:
+    for (name, hits), ids in zip(lanes, lane_ids, strict=True):
+        have = set(ids)
         if name == "vector" and vector_scores is not None:
-            # ``rescored`` of the missing members as hits scored 0.0, each Hit made once
-            gone = missing(hits, union)
-            tail = [Hit(m, 0.0) for m in gone if m.id not in vector_scores]
-            tail.extend(Hit(m, vector_scores[m.id]) for m in gone if m.id in vector_scores)
-            tail = by_tie_rule(tail)
+            # ``rescored`` of the missing members as hits scored 0.0: each missing member
+            # once, in id order, so all of them follow the lane's hits (``complete``)
+            unscored: list[Hit] = []
+            scored: list[Hit] = []
+            for i, memory in union.items():
+                if i not in have:
+                    score = vector_scores.get(i)
+                    if score is None:
+                        unscored.append(Hit(memory, 0.0))
+                    else:
+                        scored.append(Hit(memory, score))
+            unscored.extend(scored)
+            out.append((name, [*hits, *by_tie_rule(unscored)]))
         elif name == "bm25":
-            tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
+            done = list(hits)  # ``complete`` over the tail's union members
+            for t in text_tail:
+                i = t.id
+                if i in union and i not in have:
+                    have.add(i)
+                    done.append(Hit(union[i], t.score))
+            out.append((name, done))
         else:
-            tail = []
-        out.append((name, complete(hits, tail, union)))
+            out.append((name, list(hits)))
     return out
