@@ -6,6 +6,7 @@ again, ...); the reference is that plainer read, and floats are compared exactly
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,7 +34,7 @@ from attestor_arango.retrieval.completion import (
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
 from attestor_arango.store.embedded.store import SQLiteStore
-from attestor_arango.store.protocol import Hit, TextScore
+from attestor_arango.store.protocol import Hit, TextScore, make_hit
 
 CTX = AgentContext(agent_id="a", tenant="acme", namespace="n")
 SCOPE = Scope("acme", "n")
@@ -202,3 +203,13 @@ def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: in
             assert _shape(complete_lanes(lanes, tail, vscores)) == _shape(
                 _ref_complete_lanes(lanes, tail, vscores)
             )
+
+
+def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
+    m = fake_mem("a", "garden party", day=1)
+    fast, plain = make_hit(m, 0.25), Hit(m, 0.25)
+    assert type(fast) is Hit
+    assert fast == plain and repr(fast) == repr(plain)
+    assert fast.memory is m and fast.score == 0.25
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.score = 1.0  # type: ignore[misc]

@@ -29,7 +29,7 @@ from attestor_arango.models import Memory, us_of
 from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore
+from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
 
 T = TypeVar("T")
 
@@ -155,9 +155,9 @@ def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
         memory = h.memory
         score = get(memory.id)
         if score is None:
-            kept.append(Hit(memory, round(float(h.score), 6)))
+            kept.append(make_hit(memory, round(float(h.score), 6)))
         else:
-            scored.append(Hit(memory, score))
+            scored.append(make_hit(memory, score))
     kept.extend(scored)
     return by_tie_rule(kept)
 
@@ -234,9 +234,9 @@ def complete_lanes(
                 if i not in have:
                     score = vector_scores.get(i)
                     if score is None:
-                        unscored.append(Hit(memory, 0.0))
+                        unscored.append(make_hit(memory, 0.0))
                     else:
-                        scored.append(Hit(memory, score))
+                        scored.append(make_hit(memory, score))
             unscored.extend(scored)
             out.append((name, [*hits, *by_tie_rule(unscored)]))
         elif name == "bm25":
@@ -245,7 +245,7 @@ def complete_lanes(
                 i = t.id
                 if i in union and i not in have:
                     have.add(i)
-                    done.append(Hit(union[i], t.score))
+                    done.append(make_hit(union[i], t.score))
             out.append((name, done))
         else:
             out.append((name, list(hits)))

@@ -32,6 +32,7 @@ from attestor_arango.store.protocol import (
     Store,
     TextHit,
     TextScore,
+    make_hit,
 )
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import STEMMER, scoring_terms
@@ -283,4 +284,4 @@ def decoded(
     """The pool's rows as hits on whole memories, reading only those ``known`` lacks."""
     missing = [t.id for t in pool if t.id not in known]
     found = {**known, **store.get_memories(scope, missing)} if missing else known
-    return [Hit(found[t.id], t.score) for t in pool if t.id in found]
+    return [make_hit(found[t.id], t.score) for t in pool if t.id in found]

@@ -34,7 +34,13 @@ from attestor_arango.store.embedded.base import list_params as _list_params
 from attestor_arango.store.embedded.base import scope_params as _scope_params
 from attestor_arango.store.embedded.base import view_params as _view_params
 from attestor_arango.store.embedded.caches import TenantCaches
-from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
+from attestor_arango.store.protocol import (
+    EmbeddingSpace,
+    Hit,
+    MemoryFilter,
+    check_tenant,
+    make_hit,
+)
 
 # the columns every memory read selects (sql.MEMORY_COLUMNS), in order: ``memory_from_row``
 # unpacks a row by position
@@ -341,4 +347,4 @@ class EmbeddedMemories:
                 lambda v: v.search(query, k, scope.namespace, view, prefilter, prefilter_rows),
             )
         found = self.get_memories(scope, [i for i, _ in pairs])
-        return [Hit(found[i], s) for i, s in pairs if i in found]
+        return [make_hit(found[i], s) for i, s in pairs if i in found]
