@@ -155,13 +155,11 @@ class TenantVectors:
 
     def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
         """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
-        have, matrix = self.gather(ids, namespace)
-        return dict(zip(have, matrix, strict=True))
+        return dict(zip(*self.gather(ids, namespace), strict=True))
 
     def gather(self, ids: Sequence[str], namespace: str | None) -> tuple[list[str], np.ndarray]:
-        """The ids held in ``namespace`` (any: None), in the order of ``ids``, and their
-        float32 vectors as one matrix (row j: the j-th of them), read in one gather
-        (``float_rows``: IndexFileError if a persisted row is corrupt)."""
+        """The ids held in ``namespace`` (any: None), in the order of ``ids``, and their float32
+        vectors as one matrix (row j: the j-th), one gather (``float_rows``: IndexFileError)."""
         found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
         if not found:
             return [], np.zeros((0, self.dimension), dtype=np.float32)
