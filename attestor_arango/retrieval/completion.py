@@ -21,14 +21,15 @@ alone, so replays rank alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
 
 from attestor_arango.models import Memory, us_of
+from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore
+from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
 
 T = TypeVar("T")
 
@@ -54,6 +55,45 @@ def cached_vectors(
     return read_through(cache, ids, lambda wanted: store.get_vectors(scope, wanted))
 
 
+@runtime_checkable
+class VectorMatrix(Protocol):
+    """A backend that hands stored vectors over as one matrix (the embedded one: its vector
+    index gathers the rows in one step). Not part of the Store contract; it may decline
+    (None: it does not hold every one), and then ``get_vectors`` is read."""
+
+    def vector_matrix(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray] | None: ...
+
+
+def _has_matrix(store: object) -> TypeGuard[VectorMatrix]:
+    return speaks(store, VectorMatrix, ("vector_matrix",))
+
+
+def stored_matrix(
+    store: MemoryStore, scope: Scope, ids: Sequence[str], cache: dict[str, np.ndarray] | None
+) -> tuple[list[str], np.ndarray]:
+    """Those of ``ids`` with a stored vector, in their order, and the vectors as one matrix
+    (row j: the j-th of them): ``cached_vectors``' answer with its rows joined.
+
+    When ``cache`` holds none of them (the lanes' union: the first read of a recall) a
+    backend that can (``VectorMatrix``) gathers them as one matrix, and the cache gets
+    its rows; joining a dict of ~85 rows again cost more than the arithmetic on them.
+    """
+    if _has_matrix(store) and not (cache and any(i in cache for i in ids)):
+        found = store.vector_matrix(scope, ids)
+        if found is not None:
+            if cache is not None:
+                cache.update(zip(*found, strict=True))
+            return found
+    vecs = cached_vectors(store, scope, ids, cache)
+    have = [i for i in ids if i in vecs]
+    if not have:
+        return have, np.zeros((0, 0), dtype=np.float32)
+    # the rows joined flat: the same values as np.array(rows)
+    return have, np.concatenate([vecs[i] for i in have]).reshape(len(have), -1)
+
+
 def cosines(
     store: MemoryStore,
     scope: Scope,
@@ -69,14 +109,12 @@ def cosines(
     float64 cosine over the candidates' own vectors depends on them alone.
     ``cache``: see ``cached_vectors``.
     """
-    vecs = cached_vectors(store, scope, ids, cache)
-    have = [i for i in ids if i in vecs]
+    have, rows = stored_matrix(store, scope, ids, cache)
     if not have:
         return {}
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (float(np.linalg.norm(q)) or 1.0)
-    # the rows joined flat, then widened: the same float64 values as np.array(rows, float64)
-    mat = np.concatenate([vecs[i] for i in have]).reshape(len(have), -1).astype(np.float64)
+    mat = rows.astype(np.float64)  # widened: each float32 exactly
     # row by row, elementwise then summed: a row's cosine does not depend on the
     # other rows in the batch (a BLAS kernel's summation order may vary with shape)
     norms = np.sqrt((mat * mat).sum(axis=1))
@@ -101,20 +139,27 @@ def by_tie_rule(hits: list[Hit]) -> list[Hit]:
     """
     keys = [-h.score for h in hits]
     if len(set(keys)) == len(keys) and all(k == k for k in keys):
-        return [h for _, h in sorted(zip(keys, hits, strict=True), key=_first)]
+        # the places sorted by their keys (a C key function: no Python call per hit)
+        return [hits[j] for j in sorted(range(len(keys)), key=keys.__getitem__)]
     return sorted(hits, key=_tie)
-
-
-def _first(pair: tuple[float, Hit]) -> float:
-    return pair[0]
 
 
 def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
     """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
-    places), re-ordered by the tie rule."""
-    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in scores]
-    out.extend(Hit(h.memory, scores[h.memory.id]) for h in hits if h.memory.id in scores)
-    return by_tie_rule(out)
+    places), re-ordered by the tie rule: those without one first, then the others, each
+    in the order given, before the sort (one pass, each hit's id read once)."""
+    kept: list[Hit] = []
+    scored: list[Hit] = []
+    get = scores.get
+    for h in hits:
+        memory = h.memory
+        score = get(memory.id)
+        if score is None:
+            kept.append(make_hit(memory, round(float(h.score), 6)))
+        else:
+            scored.append(make_hit(memory, score))
+    kept.extend(scored)
+    return by_tie_rule(kept)
 
 
 def exact_cosine(
@@ -171,18 +216,37 @@ def complete_lanes(
     the text lane's come from ``text_tail``, the re-scored pool below its cut
     (light rows: every union member is a decoded memory already).
     """
-    union = lane_union(lanes)
+    # ``lane_union``, ``missing`` and ``complete`` with each lane's ids read once
+    lane_ids = [[h.memory.id for h in hits] for _, hits in lanes]
+    found: dict[str, Memory] = {}
+    for (_, hits), ids in zip(lanes, lane_ids, strict=True):
+        found.update(zip(ids, [h.memory for h in hits], strict=True))
+    union = {i: found[i] for i in sorted(found)}
     out: list[tuple[str, Sequence[Hit]]] = []
-    for name, hits in lanes:
+    for (name, hits), ids in zip(lanes, lane_ids, strict=True):
+        have = set(ids)
         if name == "vector" and vector_scores is not None:
-            # ``rescored`` of the missing members as hits scored 0.0, each Hit made once
-            gone = missing(hits, union)
-            tail = [Hit(m, 0.0) for m in gone if m.id not in vector_scores]
-            tail.extend(Hit(m, vector_scores[m.id]) for m in gone if m.id in vector_scores)
-            tail = by_tie_rule(tail)
+            # ``rescored`` of the missing members as hits scored 0.0: each missing member
+            # once, in id order, so all of them follow the lane's hits (``complete``)
+            unscored: list[Hit] = []
+            scored: list[Hit] = []
+            for i, memory in union.items():
+                if i not in have:
+                    score = vector_scores.get(i)
+                    if score is None:
+                        unscored.append(make_hit(memory, 0.0))
+                    else:
+                        scored.append(make_hit(memory, score))
+            unscored.extend(scored)
+            out.append((name, [*hits, *by_tie_rule(unscored)]))
         elif name == "bm25":
-            tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
+            done = list(hits)  # ``complete`` over the tail's union members
+            for t in text_tail:
+                i = t.id
+                if i in union and i not in have:
+                    have.add(i)
+                    done.append(make_hit(union[i], t.score))
+            out.append((name, done))
         else:
-            tail = []
-        out.append((name, complete(hits, tail, union)))
+            out.append((name, list(hits)))
     return out

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any, Protocol, TypeGuard, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
 from attestor_arango.models import Memory
 from attestor_arango.retrieval.completion import read_through
 from attestor_arango.retrieval.config import RetrievalConfig
+from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
@@ -31,6 +32,7 @@ from attestor_arango.store.protocol import (
     Store,
     TextHit,
     TextScore,
+    make_hit,
 )
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import STEMMER, scoring_terms
@@ -39,24 +41,6 @@ _STEMMER = STEMMER  # tests check which stemmer build is in use
 
 # Stemmed, lower-cased, stop-word-free tokens (cached: the same text, the same tuple).
 terms = scoring_terms
-
-
-# (class, protocol) pairs known to match: the class itself has the protocol's methods
-_SPEAKS: set[tuple[type, object]] = set()
-
-
-def _speaks(store: object, protocol: Any, methods: tuple[str, ...]) -> bool:
-    """``isinstance(store, protocol)`` for one of the runtime protocols below (whose
-    ``methods`` are named), decided once per class when the class itself has them:
-    isinstance looks every member up on each call (~17 us, several times a recall)."""
-    kind = type(store)
-    if (kind, protocol) in _SPEAKS:
-        return True
-    if not isinstance(store, protocol):
-        return False
-    if all(callable(getattr(kind, name, None)) for name in methods):
-        _SPEAKS.add((kind, protocol))
-    return True
 
 
 @runtime_checkable
@@ -70,7 +54,7 @@ class KeepsTerms(Protocol):
 
 
 def _keeps_terms(store: object) -> TypeGuard[KeepsTerms]:
-    return _speaks(store, KeepsTerms, ("scoring_terms",))
+    return speaks(store, KeepsTerms, ("scoring_terms",))
 
 
 def stored_terms(
@@ -121,7 +105,7 @@ class ScoresPool(Protocol):
 
 
 def _scores_pool(store: object) -> TypeGuard[ScoresPool]:
-    return _speaks(store, ScoresPool, ("text_pool_scores",))
+    return speaks(store, ScoresPool, ("text_pool_scores",))
 
 
 def _best_first(row: TextHit | TextScore) -> tuple[float, int, str]:
@@ -300,4 +284,4 @@ def decoded(
     """The pool's rows as hits on whole memories, reading only those ``known`` lacks."""
     missing = [t.id for t in pool if t.id not in known]
     found = {**known, **store.get_memories(scope, missing)} if missing else known
-    return [Hit(found[t.id], t.score) for t in pool if t.id in found]
+    return [make_hit(found[t.id], t.score) for t in pool if t.id in found]

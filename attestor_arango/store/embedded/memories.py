@@ -34,7 +34,13 @@ from attestor_arango.store.embedded.base import list_params as _list_params
 from attestor_arango.store.embedded.base import scope_params as _scope_params
 from attestor_arango.store.embedded.base import view_params as _view_params
 from attestor_arango.store.embedded.caches import TenantCaches
-from attestor_arango.store.protocol import EmbeddingSpace, Hit, MemoryFilter, check_tenant
+from attestor_arango.store.protocol import (
+    EmbeddingSpace,
+    Hit,
+    MemoryFilter,
+    check_tenant,
+    make_hit,
+)
 
 # the columns every memory read selects (sql.MEMORY_COLUMNS), in order: ``memory_from_row``
 # unpacks a row by position
@@ -235,18 +241,35 @@ class EmbeddedMemories:
         if not ids:
             return {}
         with self._db.lock:
-            index = self._caches.tenant_vectors(scope.tenant)
-            if index is not None:
-                found = self._caches.vector_read(
-                    scope.tenant, lambda v: v.vectors(ids, scope.namespace)
-                )
-                if len(found) == len(set(ids)):
-                    return found
+            indexed = self.vector_matrix(scope, ids)
+            if indexed is not None:
+                return dict(zip(*indexed, strict=True))
             rows = self._db.execute(
                 q.GET_VECTORS, {"ids": json.dumps(list(ids)), **_scope_params(scope)}
             ).fetchall()
         check_tenant(scope, [dict(r) for r in rows])
         return {r["id"]: np.frombuffer(r["embedding"], dtype=np.float32).copy() for r in rows}
+
+    def vector_matrix(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray] | None:
+        """``get_vectors``' answer from the tenant's vector index as the ids found, in the
+        order of ``ids``, and one float32 matrix of their vectors (row j: the j-th id), so
+        that the lanes' union is scored without joining a dict of rows again; None when
+        the index does not hold every one of ``ids`` in the scope (``get_vectors`` then
+        reads the rows). Not part of the Store contract (retrieval's ``VectorMatrix``)."""
+        with self._db.lock:
+            index = self._caches.tenant_vectors(scope.tenant)
+            if index is None:
+                return None
+            have, matrix = self._caches.vector_read(
+                scope.tenant, lambda v: v.gather(ids, scope.namespace)
+            )
+        # every id held (each once, unless ``ids`` repeats one): the sets are compared
+        # only when the counts differ
+        if len(have) == len(ids) or len(set(have)) == len(set(ids)):
+            return have, matrix
+        return None
 
     def close_memory(
         self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
@@ -331,4 +354,4 @@ class EmbeddedMemories:
                 lambda v: v.search(query, k, scope.namespace, view, prefilter, prefilter_rows),
             )
         found = self.get_memories(scope, [i for i, _ in pairs])
-        return [Hit(found[i], s) for i, s in pairs if i in found]
+        return [make_hit(found[i], s) for i, s in pairs if i in found]

@@ -158,6 +158,12 @@ class SQLiteStore(ScopeGuarded):
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         return self.memories.get_vectors(scope, ids)
 
+    def vector_matrix(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray] | None:
+        """See ``EmbeddedMemories.vector_matrix`` (beside the Store contract)."""
+        return self.memories.vector_matrix(scope, ids)
+
     def close_memory(
         self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
     ) -> None:

@@ -155,11 +155,16 @@ class TenantVectors:
 
     def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
         """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
+        return dict(zip(*self.gather(ids, namespace), strict=True))
+
+    def gather(self, ids: Sequence[str], namespace: str | None) -> tuple[list[str], np.ndarray]:
+        """The ids held in ``namespace`` (any: None), in the order of ``ids``, and their float32
+        vectors as one matrix (row j: the j-th), one gather (``float_rows``: IndexFileError)."""
         found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
         if not found:
-            return {}
-        rows = self.float_rows(np.array([i for _, i in found], dtype=np.intp), np.float32)
-        return dict(zip([memory_id for memory_id, _ in found], rows, strict=True))
+            return [], np.zeros((0, self.dimension), dtype=np.float32)
+        rows = np.fromiter((r for _, r in found), dtype=np.intp, count=len(found))
+        return [memory_id for memory_id, _ in found], self.float_rows(rows, np.float32)
 
     def float_rows(self, rows: np.ndarray, dtype: type = np.float64) -> np.ndarray:
         """The float32 vectors of some rows, as ``dtype``; IndexFileError if one is corrupt.

@@ -1,0 +1,215 @@
+"""The lanes' fast paths on the embedded store give what the plain reads gave, bit for bit.
+
+Each fast path here replaced a plainer read of the same rows (a dict of vectors joined
+again, ...); the reference is that plainer read, and floats are compared exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from retrieval_fakes import mem as fake_mem
+
+from attestor_arango import AgentContext
+from attestor_arango.clock import ManualClock
+from attestor_arango.embeddings.hashing import HashingEmbedder
+from attestor_arango.ids import SeededIdSource
+from attestor_arango.memory import AgentMemory
+from attestor_arango.models import us_of
+from attestor_arango.retrieval.completion import (
+    complete,
+    complete_lanes,
+    cosines,
+    lane_union,
+    missing,
+    rescored,
+    stored_matrix,
+)
+from attestor_arango.retrieval.rounding import round_array
+from attestor_arango.scope import Scope
+from attestor_arango.store.embedded.store import SQLiteStore
+from attestor_arango.store.protocol import Hit, TextScore, make_hit
+
+CTX = AgentContext(agent_id="a", tenant="acme", namespace="n")
+SCOPE = Scope("acme", "n")
+WORDS = ["harbour", "lantern", "violin", "orchard", "glacier", "saddle", "ember", "quill"]
+
+
+def _filled(path: Path, n: int = 40) -> AgentMemory:
+    clock = ManualClock()
+    mem = AgentMemory(path, embedder=HashingEmbedder(64), clock=clock, ids=SeededIdSource(3))
+    for i in range(n):
+        clock.advance(seconds=1)
+        mem.add(f"{WORDS[i % 8]} note {i} about the {WORDS[(i * 3 + 1) % 8]}", context=CTX)
+    return mem
+
+
+def _ids(mem: AgentMemory) -> list[str]:
+    return sorted(m.id for m in mem.list(context=CTX, limit=100))
+
+
+def _reference_cosines(vecs: dict[str, np.ndarray], qvec: np.ndarray) -> dict[str, float]:
+    """Exact cosine row by row from a dict of vectors (the code before the matrix read)."""
+    q = np.asarray(qvec, dtype=np.float64)
+    q = q / (float(np.linalg.norm(q)) or 1.0)
+    out = {}
+    for i, v in vecs.items():
+        row = np.asarray(v, dtype=np.float64)
+        norm = float(np.sqrt((row * row).sum()))
+        out[i] = float(round_array(np.array([(row * q).sum() / (norm or 1.0)]), 9)[0])
+    return out
+
+
+class Recorder:
+    """The store with its vector reads counted."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = store
+        self.calls: list[str] = []
+
+    def get_vectors(self, scope: Scope, ids: Any) -> Any:
+        self.calls.append("get_vectors")
+        return self.store.get_vectors(scope, ids)
+
+    def vector_matrix(self, scope: Scope, ids: Any) -> Any:
+        self.calls.append("vector_matrix")
+        return self.store.vector_matrix(scope, ids)
+
+
+def test_the_union_is_gathered_as_one_matrix_equal_to_the_dict_of_vectors(
+    tmp_path: Path,
+) -> None:
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    ids = _ids(mem)
+    wanted = [*ids[::3], "nope", *ids[1::5]]
+    found = store.vector_matrix(SCOPE, wanted[:3])  # "nope" not among them: every one held
+    assert found is not None
+    assert store.vector_matrix(SCOPE, wanted) is None  # "nope" has no vector: declined
+    vecs = store.get_vectors(SCOPE, ids)
+    have, matrix = store.vector_matrix(SCOPE, ids)  # type: ignore[misc]
+    assert have == ids and matrix.dtype == np.float32
+    assert all(np.array_equal(matrix[j], vecs[i]) for j, i in enumerate(have))
+    # another namespace's scope sees none of them
+    assert store.vector_matrix(Scope("acme", "other"), ids) is None
+    assert store.get_vectors(Scope("acme", "other"), ids) == {}
+    mem.close()
+
+
+def test_cosines_read_the_matrix_once_and_equal_the_row_by_row_reference(
+    tmp_path: Path,
+) -> None:
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    ids = _ids(mem)
+    qvec = HashingEmbedder(64).embed(["violin harbour note"])[0]
+    rec = Recorder(store)
+    cache: dict[str, np.ndarray] = {}
+    got = cosines(rec, SCOPE, qvec, ids, cache)  # type: ignore[arg-type]
+    assert rec.calls == ["vector_matrix"]
+    assert got == _reference_cosines(store.get_vectors(SCOPE, ids), qvec)
+    assert sorted(cache) == ids  # the recall's later steps read them from the cache
+    # a second read of some of them comes from the cache alone
+    again = cosines(rec, SCOPE, qvec, ids[:5], cache)  # type: ignore[arg-type]
+    assert rec.calls == ["vector_matrix"]
+    assert again == {i: got[i] for i in ids[:5]}
+    mem.close()
+
+
+@pytest.mark.parametrize("cached", [0, 3])
+def test_a_partly_cached_union_reads_only_what_the_cache_lacks(tmp_path: Path, cached: int) -> None:
+    mem = _filled(tmp_path / "m.db", 12)
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    ids = _ids(mem)
+    cache = {i: store.get_vectors(SCOPE, [i])[i] for i in ids[:cached]}
+    rec = Recorder(store)
+    have, matrix = stored_matrix(rec, SCOPE, [*ids, "nope"], cache)  # type: ignore[arg-type]
+    assert have == ids
+    assert rec.calls == (["get_vectors"] if cached else ["vector_matrix", "get_vectors"])
+    vecs = store.get_vectors(SCOPE, ids)
+    assert all(np.array_equal(matrix[j], vecs[i]) for j, i in enumerate(have))
+    mem.close()
+
+
+# --- lane completion's single passes against the plain code they replaced -----------------
+
+
+def _ref_by_tie_rule(hits: list[Hit]) -> list[Hit]:
+    return sorted(hits, key=lambda h: (-h.score, -us_of(h.memory.t_created), h.memory.id))
+
+
+def _ref_rescored(hits: Sequence[Hit], scores: dict[str, float]) -> list[Hit]:
+    out = [Hit(h.memory, round(float(h.score), 6)) for h in hits if h.memory.id not in scores]
+    out.extend(Hit(h.memory, scores[h.memory.id]) for h in hits if h.memory.id in scores)
+    return _ref_by_tie_rule(out)
+
+
+def _ref_complete_lanes(
+    lanes: list[tuple[str, Sequence[Hit]]],
+    text_tail: Sequence[TextScore],
+    vector_scores: dict[str, float] | None,
+) -> list[tuple[str, Sequence[Hit]]]:
+    union = lane_union(lanes)
+    out: list[tuple[str, Sequence[Hit]]] = []
+    for name, hits in lanes:
+        if name == "vector" and vector_scores is not None:
+            gone = missing(hits, union)
+            tail = [Hit(m, 0.0) for m in gone if m.id not in vector_scores]
+            tail.extend(Hit(m, vector_scores[m.id]) for m in gone if m.id in vector_scores)
+            tail = _ref_by_tie_rule(tail)
+        elif name == "bm25":
+            tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
+        else:
+            tail = []
+        out.append((name, complete(hits, tail, union)))
+    return out
+
+
+def _shape(lanes: Sequence[tuple[str, Sequence[Hit]]]) -> list[tuple[str, list[Any]]]:
+    """Lanes as comparable values: each hit's memory (by identity) and score (exactly)."""
+    return [(n, [(id(h.memory), h.memory.id, repr(h.score)) for h in hits]) for n, hits in lanes]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: int) -> None:
+    rng = random.Random(seed)
+    pool = [fake_mem(f"m{i:02d}", f"text {i}", day=rng.choice([1, 2, 3])) for i in range(30)]
+    # odd seeds: few distinct values (scores tie often, -0.0 and 0.0 among them); even
+    # seeds: distinct scores, the order the scores alone decide
+    values = [0.5, 0.25, 0.0, -0.0, 0.125, 0.75] if seed % 2 else [rng.random() for _ in range(999)]
+    vector = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 12)]
+    text = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 10)]
+    extra = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 4)]
+    scores = {m.id: rng.choice(values) for m in rng.sample(pool, 20)}
+    assert _shape([("v", rescored(vector, scores))]) == _shape(
+        [("v", _ref_rescored(vector, scores))]
+    )
+    tail = [TextScore(m.id, 0, rng.choice(values)) for m in rng.sample(pool, 15)]
+    tail += tail[:3]  # a row twice: appended once, at its first place
+    for lanes in (
+        [("vector", vector), ("bm25", text)],
+        [("bm25", text), ("vector", vector), ("hyde_1", extra)],
+    ):
+        for vscores in (scores, None):
+            assert _shape(complete_lanes(lanes, tail, vscores)) == _shape(
+                _ref_complete_lanes(lanes, tail, vscores)
+            )
+
+
+def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
+    m = fake_mem("a", "garden party", day=1)
+    fast, plain = make_hit(m, 0.25), Hit(m, 0.25)
+    assert type(fast) is Hit
+    assert fast == plain and repr(fast) == repr(plain)
+    assert fast.memory is m and fast.score == 0.25
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.score = 1.0  # type: ignore[misc]
