@@ -10,6 +10,7 @@ reads, never timings).
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -263,7 +264,8 @@ def test_reading_backing_memories_a_page_at_a_time_ranks_as_reading_them_all(
     real = mem.store.get_memories
 
     def counted(scope: Scope, ids: object) -> object:
-        reads.append(len(ids))  # type: ignore[arg-type]
+        if sys._getframe(1).f_code.co_name == "_backed_relations":  # the graph step's reads
+            reads.append(len(ids))  # type: ignore[arg-type]
         return real(scope, ids)  # type: ignore[arg-type]
 
     monkeypatch.setattr(mem.store, "get_memories", counted)
@@ -277,11 +279,11 @@ def test_reading_backing_memories_a_page_at_a_time_ranks_as_reading_them_all(
 
     whole = answers(10**6)
     assert any('"synthetic":true' in a for a in whole)  # the premise: relations ranked
-    assert max(reads) > 50  # and the hub's backing memories (67) read in one call
+    assert max(reads) > 5  # and the hub's backing memories read in one call
     assert answers(64) == whole
     reads.clear()
     assert answers(5) == whole
-    assert max(reads) <= 50  # the lanes' reads (vector_k 50); the hub's a page at a time
+    assert reads and max(reads) <= 5  # a page at a time
 
 
 def test_naming_a_known_entity_again_keeps_the_kept_names(

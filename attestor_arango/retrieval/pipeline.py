@@ -99,7 +99,8 @@ def _backed_relations(
     time, and no further once every key of ``wanted`` (the query's entities no candidate
     names) is an end of a relation found and ``limit`` of those found could become
     synthetic candidates (their memory is not among ``existing``): the older rest can
-    change neither which keys count nor which relations become candidates. An entity
+    change neither which keys count nor which relations become candidates. A memory that
+    is a candidate is visible (the lanes read the view) and is not read again. An entity
     every conversation names had every one of its hundreds of memories read a recall.
     """
     ordered = sorted(rels, key=lambda r: (-to_us(r.t_created), r.id))
@@ -108,13 +109,16 @@ def _backed_relations(
     usable = 0
     for lo in range(0, len(ordered), _RELATION_PAGE):
         page = ordered[lo : lo + _RELATION_PAGE]
-        ids = sorted({r.memory_id for r in page if r.memory_id})
+        # a candidate is visible in the view already (the lanes read only the view): only
+        # the memories no candidate is are read
+        ids = sorted({r.memory_id for r in page if r.memory_id and r.memory_id not in existing})
         found = store.get_memories(scope, ids) if ids else {}
         visible = {
             i
             for i, m in found.items()
             if m.us("t_created") <= view.as_of and m.us("t_expired") > view.t_expired_after
         }
+        visible |= {r.memory_id for r in page if r.memory_id in existing}
         for r in page:
             if r.memory_id is None or r.memory_id in visible:
                 out.append(r)
