@@ -348,3 +348,47 @@ def test_relations_are_decoded_once_and_again_after_a_close_or_an_erasure(
     )
     mem.purge_user("acme", "erasure request", context=orchestrator)
     assert mem.store.tenant_residue(Scope("acme"))["graph_cache"] == 0
+
+
+def test_relations_kept_over_all_tenants_stay_under_the_bound(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The decoded relations are bounded over all tenants, not per tenant (a thousand
+    tenants of 20,000 relations each would have held gigabytes): past the bound the least
+    recently read tenants' go, and are decoded again when next read."""
+    from attestor_arango.models import Relation
+    from attestor_arango.scope import TemporalView
+    from attestor_arango.store.embedded import graph as graph_module
+
+    monkeypatch.setattr(graph_module, "RELATION_ROWS", 5)
+    tenants = ("t1", "t2", "t3")
+    for tenant in tenants:
+        for i, target in enumerate(("bob", "cy")):
+            store.add_relation(
+                Scope(tenant, "ns1"),
+                Relation(
+                    id=f"{tenant}-r{i}",
+                    tenant=tenant,
+                    namespace="ns1",
+                    source="ann",
+                    relation="knows",
+                    target=target,
+                    t_created=from_us(T0 + i),
+                ),
+            )
+    built: list[object] = []
+    real = graph_module.relation_from_doc
+    monkeypatch.setattr(graph_module, "relation_from_doc", lambda d: built.append(d) or real(d))
+    view = TemporalView(as_of=T0 + 10)
+
+    def held() -> dict[str, int]:
+        return {k[1]: len(v) for k, v in store.caches.state.items() if k[0] == "relations" and v}
+
+    for tenant in tenants:
+        assert len(store.relations_touching(Scope(tenant, "ns1"), ["ann"], view)) == 2
+    assert held() == {"t2": 2, "t3": 2}  # t1, least recently read, let go for t3
+    assert len(built) == 6
+    store.relations_touching(Scope("t3", "ns1"), ["ann"], view)
+    assert len(built) == 6  # t3's kept ones reused
+    store.relations_touching(Scope("t1", "ns1"), ["ann"], view)
+    assert len(built) == 8 and held() == {"t3": 2, "t1": 2}

@@ -65,7 +65,8 @@ class TenantCaches:
         self.rows = MemoryRows()  # decoded memories between reads (rowcache.py)
         self.state: dict[tuple[str, str], Any] = {}  # (kind, tenant) -> value (``kept``)
         self._reading = threading.local()  # per thread: how deep in ``reading`` it is
-        self._entity_use: OrderedDict[str, None] = OrderedDict()  # least recent first
+        # per kind of ``holder`` dict, the tenants that read one, least recent first
+        self._kept_use: dict[str, OrderedDict[str, None]] = {}
 
     # following the commits (CommitListener) ---------------------------------------------
     @contextmanager
@@ -186,31 +187,36 @@ class TenantCaches:
         recently read tenants' are let go (read again when next asked for).
         """
         with self._db.lock:
-            held: dict[str | None, KnownEntities] = self.kept("entities", tenant, dict)
+            held: dict[str | None, KnownEntities] = self.holder("entities", tenant)
             known = held.get(namespace)
             if known is None:
                 known = held[namespace] = read()
-                self._trim_entities(tenant)
-            self._entity_use.pop(tenant, None)
-            self._entity_use[tenant] = None
+                self.trim("entities", tenant, _entities_held, ENTITY_ROWS)
             return known
 
-    def _trim_entities(self, tenant: str) -> None:
-        """Lets go of other tenants' kept entities, least recently read first, while more
-        than ``ENTITY_ROWS`` are held."""
+    def holder(self, kind: str, tenant: str) -> dict[Any, Any]:
+        """The tenant's dict of ``kind`` among the ``kept`` values (emptied as they are), to
+        fill; marked as just read for ``trim``."""
+        with self._db.lock:
+            held: dict[Any, Any] = self.kept(kind, tenant, dict)
+            use = self._kept_use.setdefault(kind, OrderedDict())
+            use.pop(tenant, None)
+            use[tenant] = None
+            return held
 
-        def size(key: tuple[str, str]) -> int:
-            value = self.state.get(key)
-            return sum(len(k.entities) for k in value.values()) if value else 0
-
-        held = sum(size(k) for k in self.state if k[0] == "entities")
-        for other in list(self._entity_use):
-            if held <= ENTITY_ROWS:
+    def trim(self, kind: str, tenant: str, size: Callable[[Any], int], limit: int) -> None:
+        """Lets go of other tenants' ``kind`` dicts (``holder``), least recently read first,
+        while their ``size`` summed over all tenants is past ``limit``; the tenant being read
+        keeps its own, however large."""
+        use = self._kept_use.setdefault(kind, OrderedDict())
+        held = sum(size(v) for k, v in self.state.items() if k[0] == kind and v)
+        for other in list(use):
+            if held <= limit:
                 break
             if other != tenant:
-                held -= size(("entities", other))
-                self.state.pop(("entities", other), None)
-                del self._entity_use[other]
+                value = self.state.pop((kind, other), None)
+                held -= size(value) if value else 0
+                del use[other]
 
     def _used(self, tenant: str) -> None:
         """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.
@@ -310,7 +316,7 @@ class TenantCaches:
         relations the embedded graph keeps among the kept values)."""
         entities = self.state.get(("entities", tenant)) or {}
         relations = self.state.get(("relations", tenant)) or {}
-        return sum(len(k.entities) for k in entities.values()) + len(relations)
+        return _entities_held(entities) + len(relations)
 
     def tenants(self) -> list[str]:
         """Tenants with a vector or text cache in memory."""
@@ -321,3 +327,8 @@ class TenantCaches:
         self.refresh()
         self.persisted.save_all(self.texts, self.vectors)
         self.persisted.refresh_written(self.texts, self.vectors)
+
+
+def _entities_held(held: dict[str | None, KnownEntities]) -> int:
+    """The entities of one tenant's ``known_entities`` holder, over its namespaces."""
+    return sum(len(k.entities) for k in held.values())

@@ -28,7 +28,7 @@ from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode
 from attestor_arango.store.embedded.caches import TenantCaches
 from attestor_arango.store.protocol import check_tenant
 
-# relations kept decoded per tenant (``EmbeddedGraph._decoded``): ~1 kB each
+# relations kept decoded over all tenants (``EmbeddedGraph._decoded``): ~1 kB each
 RELATION_ROWS = 20_000
 
 
@@ -90,9 +90,10 @@ class EmbeddedGraph:
         reused when that still matches: a question naming an entity every conversation
         names read and built its hundreds of relations on every recall. Kept among
         ``caches.kept`` values (an erasure's drop, another connection's commit and a purge
-        of the relations let them go), at most ``RELATION_ROWS`` a tenant.
+        of the relations let them go), at most ``RELATION_ROWS`` over all tenants (the
+        least recently read tenants' go first: ``caches.trim``).
         """
-        held: dict[str, tuple[int, Relation]] = self._caches.kept("relations", tenant, dict)
+        held: dict[str, tuple[int, Relation]] = self._caches.holder("relations", tenant)
         if len(held) + len(rows) > RELATION_ROWS:
             held.clear()
         out = []
@@ -105,6 +106,7 @@ class EmbeddedGraph:
             rel = relation_from_doc(decode_row(row))
             held[rel.id] = (expired, rel)
             out.append(rel)
+        self._caches.trim("relations", tenant, len, RELATION_ROWS)
         return out
 
     def _ends_touching(
