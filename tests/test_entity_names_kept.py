@@ -20,9 +20,10 @@ from attestor_arango.clock import ManualClock, from_us
 from attestor_arango.context import AgentRole
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
-from attestor_arango.models import Entity, Memory, Provenance, content_hash
+from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
 from attestor_arango.scope import Scope
 from attestor_arango.store.embedded import caches as caches_module
+from attestor_arango.store.embedded import graph as graph_module
 from attestor_arango.store.embedded.graph import EmbeddedGraph
 from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.text.entity_names import EntityNames, name_words
@@ -52,6 +53,26 @@ def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[Scope]:
 
     monkeypatch.setattr(EmbeddedGraph, "list_entities", counted)
     return reads
+
+
+def _knows(tenant: str, rid: str, source: str, target: str, at: int) -> Relation:
+    return Relation(
+        id=rid,
+        tenant=tenant,
+        namespace="ns1",
+        source=source,
+        relation="knows",
+        target=target,
+        t_created=from_us(at),
+    )
+
+
+def _count_decodes(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every relation the embedded graph decodes from a row, in order."""
+    built: list[object] = []
+    real = graph_module.relation_from_doc
+    monkeypatch.setattr(graph_module, "relation_from_doc", lambda d: built.append(d) or real(d))
+    return built
 
 
 def test_recalls_read_the_entities_once_until_one_changes(
@@ -205,26 +226,11 @@ def test_a_walk_over_the_graph_builds_no_relation(
 ) -> None:
     """``hops`` needs the two ends of each edge: it read and built every relation touching
     its frontier (a hub entity's ~1,500 a recall), now it reads the ends only."""
-    from attestor_arango.models import Relation
     from attestor_arango.scope import TemporalView
-    from attestor_arango.store.embedded import graph as graph_module
 
     for i, (a, b) in enumerate([("ann", "bob"), ("bob", "cy"), ("cy", "dee"), ("eve", "ann")]):
-        store.add_relation(
-            A,
-            Relation(
-                id=f"r{i}",
-                tenant="acme",
-                namespace="ns1",
-                source=a,
-                relation="knows",
-                target=b,
-                t_created=from_us(T0 + i),
-            ),
-        )
-    built: list[object] = []
-    real = graph_module.relation_from_doc
-    monkeypatch.setattr(graph_module, "relation_from_doc", lambda d: built.append(d) or real(d))
+        store.add_relation(A, _knows("acme", f"r{i}", a, b, T0 + i))
+    built = _count_decodes(monkeypatch)
     view = TemporalView(as_of=T0 + 10)
     assert store.hops(A, ["ann"], 2, view) == {"ann": 0, "bob": 1, "eve": 1, "cy": 2}
     assert store.hops(A, ["ann"], 2, TemporalView(as_of=T0 + 1)) == {"ann": 0, "bob": 1, "cy": 2}
@@ -317,7 +323,6 @@ def test_relations_are_decoded_once_and_again_after_a_close_or_an_erasure(
     relations on every recall; a relation row changes only when it is closed, so its decoded
     form is reused until then. A purge lets every kept entity and relation go (the
     residue the purge report reads says so)."""
-    from attestor_arango.store.embedded import graph as graph_module
 
     clock = ManualClock(T0)
     mem = AgentMemory(
@@ -328,9 +333,7 @@ def test_relations_are_decoded_once_and_again_after_a_close_or_an_erasure(
         clock.advance(seconds=60)
         text = f"I like tea{r}. I like jam{r}. I moved to {city}."
         mem.ingest_round({"user": text, "user_name": "Caroline"}, context=ctx)
-    built: list[object] = []
-    real = graph_module.relation_from_doc
-    monkeypatch.setattr(graph_module, "relation_from_doc", lambda d: built.append(d) or real(d))
+    built = _count_decodes(monkeypatch)
     now = from_us(clock.now_us())
     first = mem.recall("Where did Caroline move?", context=ctx, as_of=now).model_dump_json()
     decoded = len(built)
@@ -356,29 +359,16 @@ def test_relations_kept_over_all_tenants_stay_under_the_bound(
     """The decoded relations are bounded over all tenants, not per tenant (a thousand
     tenants of 20,000 relations each would have held gigabytes): past the bound the least
     recently read tenants' go, and are decoded again when next read."""
-    from attestor_arango.models import Relation
     from attestor_arango.scope import TemporalView
-    from attestor_arango.store.embedded import graph as graph_module
 
     monkeypatch.setattr(graph_module, "RELATION_ROWS", 5)
     tenants = ("t1", "t2", "t3")
     for tenant in tenants:
         for i, target in enumerate(("bob", "cy")):
             store.add_relation(
-                Scope(tenant, "ns1"),
-                Relation(
-                    id=f"{tenant}-r{i}",
-                    tenant=tenant,
-                    namespace="ns1",
-                    source="ann",
-                    relation="knows",
-                    target=target,
-                    t_created=from_us(T0 + i),
-                ),
+                Scope(tenant, "ns1"), _knows(tenant, f"{tenant}-r{i}", "ann", target, T0 + i)
             )
-    built: list[object] = []
-    real = graph_module.relation_from_doc
-    monkeypatch.setattr(graph_module, "relation_from_doc", lambda d: built.append(d) or real(d))
+    built = _count_decodes(monkeypatch)
     view = TemporalView(as_of=T0 + 10)
 
     def held() -> dict[str, int]:
