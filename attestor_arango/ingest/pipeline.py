@@ -239,8 +239,7 @@ def ingest_round(
     Raises ``ValidationError`` for a malformed turn or one that yields more than
     ``MAX_FACTS_PER_ROUND`` facts or names more than ``MAX_ENTITIES_PER_ROUND`` entities
     or ``MAX_RELATIONS_PER_ROUND`` relations (before anything is stored) and what the
-    write path
-    raises (``QuotaExceededError``, ``StoreError``).
+    write path raises (``QuotaExceededError``, ``StoreError``).
     """
     parsed = Turn.parse(turn)
     # quota and the agent's write limit before anything is stored: a refused round stores

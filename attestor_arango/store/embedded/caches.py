@@ -208,15 +208,16 @@ class TenantCaches:
         """Lets go of other tenants' ``kind`` dicts (``holder``), least recently read first,
         while their ``size`` summed over all tenants is past ``limit``; the tenant being read
         keeps its own, however large."""
-        use = self._kept_use.setdefault(kind, OrderedDict())
-        held = sum(size(v) for k, v in self.state.items() if k[0] == kind and v)
-        for other in list(use):
-            if held <= limit:
-                break
-            if other != tenant:
-                value = self.state.pop((kind, other), None)
-                held -= size(value) if value else 0
-                del use[other]
+        with self._db.lock:  # the kept values change under it (commits, ``kept``)
+            use = self._kept_use.setdefault(kind, OrderedDict())
+            held = sum(size(v) for k, v in self.state.items() if k[0] == kind and v)
+            for other in list(use):
+                if held <= limit:
+                    break
+                if other != tenant:
+                    value = self.state.pop((kind, other), None)
+                    held -= size(value) if value else 0
+                    del use[other]
 
     def _used(self, tenant: str) -> None:
         """Marks the tenant's caches as just read; drops other tenants' past ``cache_rows``.

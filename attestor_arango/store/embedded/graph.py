@@ -78,8 +78,11 @@ class EmbeddedGraph:
     ) -> list[Relation]:
         if not entity_keys:
             return []
-        rows = self._db.read(q.RELATIONS_TOUCHING, _touching_params(scope, entity_keys, view))
-        out = self._decoded(scope.tenant, rows)
+        # read and kept under one hold of the lock: an erasure committing in between would
+        # otherwise leave the erased relations among the kept ones
+        with self._db.lock:
+            rows = self._db.read(q.RELATIONS_TOUCHING, _touching_params(scope, entity_keys, view))
+            out = self._decoded(scope.tenant, rows)
         check_tenant(scope, out)
         return out
 

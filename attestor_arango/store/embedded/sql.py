@@ -223,24 +223,23 @@ _RELATION_VIEW = (
     "(:namespace IS NULL OR namespace = :namespace) "
     "AND t_created <= :as_of AND t_expired > :expired_after"
 )
-# Two index seeks (by source, by target) instead of one scan of the tenant's edges.
-RELATIONS_TOUCHING = f"""
-SELECT {_RELATION_COLUMNS} FROM relations INDEXED BY relations_tenant_source
+
+
+def _touching(columns: str) -> str:
+    """Relations with either end among :keys, visible in the view: two index seeks (by
+    source, by target) instead of one scan of the tenant's edges."""
+    return f"""
+SELECT {columns} FROM relations INDEXED BY relations_tenant_source
 WHERE tenant = :tenant AND source IN (SELECT value FROM json_each(:keys)) AND {_RELATION_VIEW}
 UNION
-SELECT {_RELATION_COLUMNS} FROM relations INDEXED BY relations_tenant_target
+SELECT {columns} FROM relations INDEXED BY relations_tenant_target
 WHERE tenant = :tenant AND target IN (SELECT value FROM json_each(:keys)) AND {_RELATION_VIEW}
-ORDER BY t_created, id
 """
 
+
+RELATIONS_TOUCHING = _touching(_RELATION_COLUMNS) + "ORDER BY t_created, id\n"
 # The ends only, for a walk over the graph (``hops``): no row decoded, none built.
-RELATION_ENDS_TOUCHING = f"""
-SELECT tenant, namespace, source, target FROM relations INDEXED BY relations_tenant_source
-WHERE tenant = :tenant AND source IN (SELECT value FROM json_each(:keys)) AND {_RELATION_VIEW}
-UNION
-SELECT tenant, namespace, source, target FROM relations INDEXED BY relations_tenant_target
-WHERE tenant = :tenant AND target IN (SELECT value FROM json_each(:keys)) AND {_RELATION_VIEW}
-"""
+RELATION_ENDS_TOUCHING = _touching("tenant, namespace, source, target")
 
 INSERT_EPISODE = """
 INSERT INTO episodes (id, tenant, namespace, session_id, agent_id, user_text, assistant_text,
