@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from attestor_arango.errors import AccessDenied, ValidationError
-from attestor_arango.scope import Scope, check_name
+from attestor_arango.scope import Scope, check_name, chosen_namespace, refuse_empty_namespace
 
 
 class AgentRole(StrEnum):
@@ -130,6 +130,7 @@ class AgentContext:
         check_agent_text(self.session_id, "session_id", optional=True)
         check_agent_text(self.parent_agent_id, "parent_agent_id", optional=True)
         check_name(self.tenant, "tenant")
+        refuse_empty_namespace(self.namespace)  # the CLI's --namespace '' among others
         check_name(self.namespace, "namespace")
         if not isinstance(self.read_only, bool):
             raise ValidationError("read_only must be a boolean")
@@ -197,7 +198,8 @@ class AgentContext:
         read_only: bool | None = None,
         token_budget: int | None = None,
     ) -> AgentContext:
-        """A child context; it never holds a permission its parent lacks."""
+        """A child context; it never holds a permission its parent lacks. ``namespace`` None
+        keeps the parent's; an empty one is refused (``chosen_namespace``)."""
         child_role = self.role if role is None else AgentRole.parse(role)
         child_ro = self.read_only or bool(read_only)
         if read_only is False and self.read_only:
@@ -213,7 +215,7 @@ class AgentContext:
             self,
             agent_id=agent_id,
             role=child_role,
-            namespace=namespace or self.namespace,
+            namespace=chosen_namespace(namespace, self.namespace),
             parent_agent_id=self.agent_id,
             agent_trail=(*self.agent_trail, agent_id),
             token_budget=_narrower(self.token_budget, token_budget),

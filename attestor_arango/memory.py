@@ -587,8 +587,8 @@ class AgentMemory:
         )
 
     def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
-        """True when the memory's Ed25519 signature matches its content. Raises
-        ``ValidationError`` when signing is off, ``NotFoundError`` for an unknown id."""
+        """True when the memory's Ed25519 signature matches its content; the id may be short, as
+        for ``get``. Raises ``ValidationError`` (signing off, ambiguous id), ``NotFoundError``."""
         ctx = self._guarded(context, "verify_memory")
         return gov_provenance.verify_memory(self.runtime, ctx, check_id(memory_id))
 

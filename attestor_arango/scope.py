@@ -26,6 +26,36 @@ def check_name(value: object, what: str) -> str:
     return value
 
 
+def chosen_namespace(namespace: object, default: str) -> str:
+    """The namespace a call names, or ``default`` when it names none (``None``).
+
+    An empty (or blank) string is refused, not read as "none" (``refuse_empty_namespace``).
+    Raises ``ValidationError``: for an empty name, naming the fix; for any other malformed
+    one, what ``check_name`` raises.
+    """
+    if namespace is None:
+        return default
+    refuse_empty_namespace(namespace, default)
+    return check_name(namespace, "namespace")
+
+
+def refuse_empty_namespace(namespace: object, default: str | None = None) -> None:
+    """Raises ``ValidationError`` for an empty or blank namespace, saying to leave it out
+    (for the default namespace, ``default`` when known) or to name one.
+
+    ``namespace=""`` is what a template, or a script whose variable came out blank, sends;
+    silently answering from (or writing to) the default namespace instead is the trap of a
+    filter on a value never written, so every surface refuses it the same way.
+    """
+    if isinstance(namespace, str) and not namespace.strip():
+        which = "the default namespace" if default is None else f"the default namespace {default!r}"
+        raise ValidationError(
+            f"namespace {namespace!r} is empty: leave it out to use {which}, or name one "
+            "(1-128 characters of letters, digits and ._:@/-)",
+            field="namespace",
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """Tenant (hard isolation) and namespace (a partition inside it; None = all)."""

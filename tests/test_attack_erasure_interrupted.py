@@ -42,6 +42,14 @@ mem.add(f"{word} lives in Paris", context=subject)
 mem.add("a note of the other tenant", context=other)
 mem.recall(f"where does {word} live", context=subject)
 mem.recall("the other note", context=other)
+# the tenants' files merged into the one file every tenant shared before (the only file an
+# erasure rewrites rather than deletes)
+tenants = folder + "/trace.jsonl.tenants"
+with open(folder + "/trace.jsonl", "wb") as shared:
+    for name in sorted(os.listdir(tenants)):
+        with open(tenants + "/" + name, "rb") as own:
+            shared.write(own.read())
+        os.unlink(tenants + "/" + name)
 
 def dying(src, dst):
     os._exit(9)

@@ -27,20 +27,23 @@ OTHER = AgentContext(agent_id="a", role="orchestrator", tenant="other", namespac
 
 
 def _files(folder: Path) -> dict[str, int]:
-    return {p.name: p.stat().st_size for p in sorted(folder.iterdir()) if "trace" in p.name}
+    """Every trace file under ``folder``, the tenants' (in ``trace.jsonl.tenants``) too."""
+    found = sorted(p for p in folder.rglob("*") if p.is_file() and "trace" in str(p))
+    return {str(p.relative_to(folder)): p.stat().st_size for p in found}
 
 
 def test_a_tracer_keeps_its_files_under_the_bound(tmp_path: Path) -> None:
     tracer = Tracer(tmp_path / "trace.jsonl", max_bytes=2_000, keep=2)
     for n in range(500):
         tracer.emit({"tenant": "t", "step": "s", "n": n})
-    sizes = _files(tmp_path)
-    assert sorted(sizes) == ["trace.jsonl", "trace.jsonl.1", "trace.jsonl.2"]
+    file = tracer.file_of("t")
+    sizes = _files(file.parent)
+    assert sorted(sizes) == [file.name, f"{file.name}.1", f"{file.name}.2"]
     assert all(0 < size <= 2_000 for size in sizes.values()), sizes
-    newest = (tmp_path / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    newest = file.read_text(encoding="utf-8").splitlines()
     assert json.loads(newest[-1]) == {"n": 499, "seq": 500, "step": "s", "tenant": "t"}
-    kept = [json.loads(line)["n"] for name in ("trace.jsonl.2", "trace.jsonl.1", "trace.jsonl")
-            for line in (tmp_path / name).read_text(encoding="utf-8").splitlines()]  # fmt: skip
+    kept = [json.loads(line)["n"] for name in (f"{file.name}.2", f"{file.name}.1", file.name)
+            for line in (file.parent / name).read_text(encoding="utf-8").splitlines()]  # fmt: skip
     assert kept == list(range(500 - len(kept), 500))  # the newest events, none lost between
 
 
@@ -48,8 +51,9 @@ def test_keep_zero_keeps_one_file(tmp_path: Path) -> None:
     tracer = Tracer(tmp_path / "trace.jsonl", max_bytes=500, keep=0)
     for n in range(100):
         tracer.emit({"tenant": "t", "n": n})
-    sizes = _files(tmp_path)
-    assert list(sizes) == ["trace.jsonl"] and sizes["trace.jsonl"] <= 500
+    file = tracer.file_of("t")
+    sizes = _files(file.parent)
+    assert list(sizes) == [file.name] and sizes[file.name] <= 500
 
 
 def _memory(folder: Path) -> AgentMemory:
@@ -68,9 +72,10 @@ def test_purge_erases_the_tenant_from_every_rotated_file(tmp_path: Path) -> None
         mem.recall("Zanzibar Quillfeather", context=SUBJECT)
         mem.recall("Bob coffee", context=OTHER)
     sizes = _files(tmp_path)
-    assert "trace.jsonl.1" in sizes and all(s <= 6_000 for s in sizes.values()), sizes
+    assert any(name.endswith(".jsonl.1") for name in sizes), sizes
+    assert all(s <= 6_000 for s in sizes.values()), sizes
     assert any(
-        b"Quillfeather" in (tmp_path / name).read_bytes() for name in sizes if name != "trace.jsonl"
+        b"Quillfeather" in (tmp_path / name).read_bytes() for name in sizes if name.endswith(".1")
     )
 
     report = mem.purge_user("subject", "erasure request", context=SUBJECT)
@@ -86,7 +91,8 @@ def test_a_recall_whose_events_rotated_is_still_found(tmp_path: Path) -> None:
     mem = _memory(tmp_path)
     mem.add("Bob likes coffee", context=OTHER)
     first = mem.recall("Bob coffee", context=OTHER)
-    while not (tmp_path / "trace.jsonl.1").is_file():
+    rotated = Tracer(tmp_path / "trace.jsonl").file_of("other").with_suffix(".jsonl.1")
+    while not rotated.is_file():
         mem.recall("coffee", context=OTHER)
     recorded = mem.recall_trace(first.recall_id, context=OTHER)
     assert recorded.result_ids == tuple(r.memory.id for r in first.results)
@@ -107,7 +113,8 @@ def test_the_bound_is_read_from_the_environment(tmp_path: Path) -> None:
 def test_purge_with_tracing_turned_off_erases_the_rotated_files_too(tmp_path: Path) -> None:
     mem = _memory(tmp_path)
     mem.add("Zanzibar Quillfeather likes tea", context=SUBJECT)
-    while not (tmp_path / "trace.jsonl.1").is_file():
+    rotated = Tracer(tmp_path / "trace.jsonl").file_of("subject").with_suffix(".jsonl.1")
+    while not rotated.is_file():
         mem.recall("Zanzibar Quillfeather", context=SUBJECT)
     mem.close()
     off = TraceSettings(enabled=False, path=str(tmp_path / "trace.jsonl"))

@@ -12,6 +12,7 @@ from interface_support import PYTHON, ROOT, cli_env
 
 from attestor_arango.config import _ENV, ENV_NAMES, Config
 from attestor_arango.interfaces.cli.config_docs import render
+from tests.support.trace_reading import trace_text
 
 CLI = [PYTHON, "-m", "attestor_arango.interfaces.cli.main"]
 DOC = ROOT / "docs" / "configuration.md"
@@ -69,7 +70,7 @@ def test_trace_on_without_a_path_writes_beside_the_data(tmp_path: Path) -> None:
     done = run(tmp_path, "recall", "where does Ana live", ATTESTOR_TRACE="1")
     assert done.returncode == 0, done.stderr
     trace = tmp_path / "xdg" / "attestor-arango" / "recall-trace.jsonl"
-    lines = trace.read_text(encoding="utf-8").splitlines()
+    lines = trace_text(trace).splitlines()
     assert lines and json.loads(lines[-1])
 
 

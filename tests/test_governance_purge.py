@@ -20,6 +20,7 @@ from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Episode, Relation
 from attestor_arango.scope import Scope
 from attestor_arango.store.embedded.store import SQLiteStore
+from tests.support.trace_reading import trace_text
 
 SUBJECT = "zoe-tenant"
 MARK = "Zyxwvbqk"  # a token no other row contains, to scan raw bytes for
@@ -293,11 +294,11 @@ def test_purge_removes_the_tenants_content_traces(tmp_path: Path, clock: ManualC
     mem = AgentMemory(config=config, embedder=HashingEmbedder(64), clock=clock)
     mem.add(f"{MARK} likes jazz", context=ZOE)
     mem.recall(f"what does {MARK} like", context=ZOE)
-    assert MARK in trace.read_text(encoding="utf-8")
+    assert MARK in trace_text(trace)
     report = mem.purge_user(SUBJECT, "erasure", context=ZOE)
     assert report.ok and report.warnings == [], report.to_dict()
     assert report.removed["trace_events"] > 0
-    assert MARK not in trace.read_text(encoding="utf-8")
+    assert MARK not in trace_text(trace)
     mem.close()
     quiet = AgentMemory(tmp_path / "q.db", embedder=HashingEmbedder(64), clock=clock)
     report = quiet.purge_user(SUBJECT, "erasure", context=ZOE)

@@ -19,6 +19,7 @@ from attestor_arango.interfaces.client import MemoryClient
 from attestor_arango.memory import AgentMemory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
+from tests.support.trace_reading import trace_text
 
 # words no other row holds, so a raw byte scan finds only the subject's own data
 SECRETS = ("Qwertyzed", "Plimpton", "Grubbleton", "Fnorgstrasse", "5559876", "Blorptown")
@@ -74,7 +75,7 @@ def test_purge_leaves_no_byte_of_the_subject_in_the_files(tmp_path: Path, tracin
     ids = [m.id for m in mem.store.list_memories(Scope("zed"), MemoryFilter(), view, 1000, 0)]
     assert _hits(tmp_path), "the scan must see the subject before the purge"
     if tracing:
-        assert "Qwertyzed" in trace.read_text(encoding="utf-8")
+        assert "Qwertyzed" in trace_text(trace)
     report = mem.purge_user("zed", "GDPR request of Qwertyzed Plimpton", context=ctx)
     assert report.ok, report.to_dict()
     log = mem.audit_log(limit=1000, context=ctx)
@@ -82,7 +83,7 @@ def test_purge_leaves_no_byte_of_the_subject_in_the_files(tmp_path: Path, tracin
     mem.close()
     assert _hits(tmp_path) == []
     if tracing:
-        text = trace.read_text(encoding="utf-8")
+        text = trace_text(trace)
         assert report.removed["trace_events"] > 0
         assert [i for i in ids if i in text] == [] and '"zed"' not in text
         assert "where are the notes kept" in text  # the other tenant's events stay

@@ -15,6 +15,8 @@ from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import trace
+from attestor_arango.retrieval.trace import Tracer
+from tests.support.trace_reading import trace_text
 
 A = AgentContext(agent_id="p", role="planner", tenant="acme", namespace="inbox")
 A_OTHER_NS = AgentContext(agent_id="p", role="planner", tenant="acme", namespace="other")
@@ -84,7 +86,7 @@ def test_without_content_the_trace_keeps_no_query(tmp_path: Path, clock: ManualC
     response = mem.recall("green tea shop", context=A)
     rec = mem.recall_trace(response.recall_id, context=A)
     assert rec.query is None and rec.result_ids
-    assert "green tea shop" not in (tmp_path / "trace.jsonl").read_text(encoding="utf-8")
+    assert "green tea shop" not in trace_text(tmp_path / "trace.jsonl")
     mem.close()
 
 
@@ -100,7 +102,7 @@ def test_a_torn_trace_line_is_skipped(tmp_path: Path, clock: ManualClock) -> Non
     mem = _mem(tmp_path, clock, content=True)
     _fill(mem, clock)
     rid = mem.recall("green tea", context=A).recall_id
-    with (tmp_path / "trace.jsonl").open("a", encoding="utf-8") as fh:
+    with Tracer(tmp_path / "trace.jsonl").file_of("acme").open("a", encoding="utf-8") as fh:
         fh.write(json.dumps({"recall_id": rid, "step": "start"})[:-5])  # a crash mid-write
     assert mem.recall_trace(rid, context=A).recall_id == rid
     mem.close()

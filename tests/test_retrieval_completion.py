@@ -15,6 +15,7 @@ from attestor_arango.retrieval.completion import complete, lane_union, missing
 from attestor_arango.retrieval.trace import Tracer
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit
+from tests.support.trace_reading import trace_text
 
 SCOPE = Scope("t", "ns")
 
@@ -160,7 +161,7 @@ def test_trace_events_keep_the_lane_order(tmp_path: Path) -> None:
     resp = recall(
         store(), FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, BARE, tracer=Tracer(path)
     )  # type: ignore[arg-type]
-    events = [json.loads(line) for line in path.read_text().splitlines()]
+    events = [json.loads(line) for line in trace_text(path).splitlines()]
     assert [e["step"] for e in events][:4] == ["start", "vector", "bm25", "complete"]
     vector, bm25, complete = events[1:4]
     assert vector["ids"] == ["a", "b"] and bm25["ids"] == ["d"]

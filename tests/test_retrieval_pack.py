@@ -11,6 +11,7 @@ from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.errors import ValidationError
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval.pack import ContextPack
+from tests.support.trace_reading import trace_text
 
 
 def fill(mem: AgentMemory, clock: ManualClock) -> None:
@@ -105,11 +106,11 @@ def test_trace_file_via_config(tmp_path, clock: ManualClock) -> None:  # type: i
         clock.advance(seconds=5)
         m.recall("violin")
         m.recall("Carol")
-    events = [json.loads(x) for x in path.read_text().splitlines()]
+    events = [json.loads(x) for x in trace_text(path).splitlines()]
     seqs = [e["seq"] for e in events]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert len({e["recall_id"] for e in events}) == 2
-    assert "violin" not in path.read_text()
+    assert "violin" not in trace_text(path)
 
 
 def test_llm_lanes_stay_off_unless_configured(

@@ -16,6 +16,7 @@ from attestor_arango.errors import ValidationError
 from attestor_arango.retrieval import RetrievalConfig, recall
 from attestor_arango.retrieval.trace import Tracer, recall_id, tracer_from_settings
 from attestor_arango.scope import Scope
+from tests.support.trace_reading import trace_text
 
 SCOPE = Scope("t", "ns")
 EMB = HashingEmbedder(64)
@@ -190,7 +191,7 @@ def test_a_failing_llm_lane_degrades() -> None:
 
 
 def read_trace(path: Path) -> list[dict]:  # type: ignore[type-arg]
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json.loads(line) for line in trace_text(path).splitlines()]
 
 
 def test_trace_events_without_query_or_content(tmp_path: Path) -> None:
@@ -204,7 +205,7 @@ def test_trace_events_without_query_or_content(tmp_path: Path) -> None:
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert {e["recall_id"] for e in events} == {resp.recall_id}
     assert "is down" in events[1]["error"]
-    text = path.read_text()
+    text = trace_text(path)
     assert "Alice" not in text and "Where does" not in text
     assert events[-1]["candidates_out"] == len(resp.results)
 

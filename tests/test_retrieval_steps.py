@@ -27,6 +27,7 @@ from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import Hit, TextHit
 from attestor_arango.text.stemming import scoring_terms
 from attestor_arango.text.tokens import count_tokens
+from tests.support.trace_reading import trace_text
 
 CFG = RetrievalConfig()
 
@@ -90,7 +91,7 @@ def test_recall_traces_the_lane_weights_it_fused_with(tmp_path: Path) -> None:
     for cfg in (CFG.replace(vector_weight=0.5), CFG):
         scope = Scope("t", "ns")
         recall(store, emb, scope, "violin friday", view_at(10), 2000, cfg, tracer=Tracer(trace))
-    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    events = [json.loads(line) for line in trace_text(trace).splitlines()]
     weighted, fixed = [e["lane_weights"] for e in events if e["step"] == "fuse"]
     assert fixed == {"vector": 1.0, "bm25": 1.0}
     assert weighted == {"vector": 0.5, "bm25": 1.0}

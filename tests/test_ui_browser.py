@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from tests.interface_support import ROOT, fingerprint, running_server
+from tests.support.trace_reading import trace_text
 from tests.ui_seed import KEY_A, KEY_A_NS, KEY_B, SCRIPT, Seed, as_of_now, seed
 
 CHROMIUM = "/usr/bin/chromium"
@@ -278,9 +279,7 @@ def test_recall_explainer_breakdowns_match_the_api(chromium: Any, board: tuple[S
 
 def _starts(s: Seed) -> int:
     """Recalls run so far: one trace "start" event per ranking."""
-    if not s.trace_path.exists():
-        return 0
-    lines = s.trace_path.read_text(encoding="utf-8").splitlines()
+    lines = trace_text(s.trace_path).splitlines()
     return sum(json.loads(line)["step"] == "start" for line in lines)
 
 

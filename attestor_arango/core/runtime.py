@@ -19,7 +19,7 @@ from attestor_arango.embeddings.base import Embedder
 from attestor_arango.errors import ValidationError
 from attestor_arango.ids import IdSource, UUID7Source
 from attestor_arango.retrieval.config import RetrievalConfig
-from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.scope import Scope, TemporalView, chosen_namespace
 from attestor_arango.store.factory import open_store
 from attestor_arango.store.protocol import Store
 from attestor_arango.validation import TimeInput, check_window
@@ -38,8 +38,9 @@ class Runtime:
     retrieval_config: RetrievalConfig
 
     def scope(self, ctx: AgentContext, namespace: str | None = None) -> Scope:
-        """The context's tenant with ``namespace`` (default: the context's namespace)."""
-        return Scope(ctx.tenant, namespace or ctx.namespace)
+        """The context's tenant with ``namespace`` (None: the context's namespace); raises
+        ``ValidationError`` for an empty or malformed one (``chosen_namespace``)."""
+        return Scope(ctx.tenant, chosen_namespace(namespace, ctx.namespace))
 
     def view(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from attestor_arango.context import AgentContext
+from attestor_arango.core.reads import resolve_id
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.signing import Signer
 from attestor_arango.errors import NotFoundError, ValidationError
@@ -30,9 +31,17 @@ def _signer(rt: Runtime) -> Signer:
 
 
 def verify_memory(rt: Runtime, ctx: AgentContext, memory_id: str) -> bool:
-    """True when the row carries a valid signature by the configured key."""
+    """True when the row carries a valid signature by the configured key.
+
+    ``memory_id`` may be short, as for ``get``: resolved by ``core.reads.resolve_id`` over
+    the rows this checks (the tenant's, every namespace, closed versions too). Raises
+    ``ValidationError`` when signing is off or a short id matches several ids, and
+    ``NotFoundError`` when no row of the tenant has that id.
+    """
     signer = _signer(rt)
-    memory = rt.store.get_memory(Scope(ctx.tenant), memory_id)
+    scope = Scope(ctx.tenant)
+    memory_id = resolve_id(rt, scope, memory_id)
+    memory = rt.store.get_memory(scope, memory_id)
     if memory is None:
         raise NotFoundError(f"no memory {memory_id!r} in tenant {ctx.tenant!r}")
     return signer.verify(memory)

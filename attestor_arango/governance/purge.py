@@ -12,9 +12,10 @@ Order of events, each durable before the next:
 3. a scan of what the tenant still holds (``Store.tenant_residue``), and the
    store's files rewritten (``flush_erasure``: the embedded store's ``VACUUM`` and
    write-ahead log, ArangoDB's collection compaction);
-4. with recall tracing on, the tenant's events removed from the trace file
-   (``retrieval.trace.erase_tenant``: an atomic rewrite); events it cannot
-   attribute to a tenant, or a rewrite that failed, make the purge fail;
+4. with recall tracing on, the tenant's trace files deleted and its events removed from
+   the shared trace file of earlier versions (``retrieval.trace.erase_tenant``: an atomic
+   rewrite); events there it cannot attribute to a tenant, or a delete or rewrite that
+   failed, make the purge fail;
 5. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
    the default one and any other a run was given (``staging_path``), and the export files
    ``export --output`` wrote of the tenant deleted (``governance.export_files``); a file
@@ -66,7 +67,7 @@ def check_reason(reason: object) -> str:
 
 
 def _erase_traces(rt: Runtime, user: str, report: PurgeReport) -> None:
-    """The tenant's recall-trace events out of the trace file, or what is left and why."""
+    """The tenant's recall-trace events out of the trace files, or what is left and why."""
     erased = erase_tenant(rt.config.trace, user)
     if erased is None:  # tracing is off: nothing was written
         return

@@ -45,7 +45,7 @@ from langgraph.store.base import (
 
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
-from attestor_arango.scope import NAME_RE
+from attestor_arango.scope import NAME_RE, chosen_namespace
 
 ITEM_TAG = "langgraph-item"
 NAMESPACE_TAG = "langgraph-namespace"
@@ -121,7 +121,7 @@ class AttestorStore(BaseStore):
     ) -> None:
         self.memory = memory
         self.context: AgentContext = context or memory.default_context
-        self.root = root or self.context.namespace
+        self.root = chosen_namespace(root, self.context.namespace)  # '' refused, not default
         self.as_of = as_of
         self._contexts: dict[str, AgentContext] = {}
         self._lock = threading.Lock()

@@ -29,6 +29,7 @@ from attestor_arango.interfaces import mcp_fields as f
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.auth import KeyRing
 from attestor_arango.interfaces.api.codec import jsonable
+from attestor_arango.scope import chosen_namespace
 from attestor_arango.version import __version__
 
 if TYPE_CHECKING:
@@ -182,11 +183,13 @@ class Caller:
     def context(self, namespace: str | None = None) -> AgentContext:
         """The caller's context, optionally moved to another namespace its key allows.
 
-        Raises AuthenticationError without a valid key, AccessDenied past the key's grant.
+        Raises AuthenticationError without a valid key, AccessDenied past the key's grant,
+        ValidationError for an empty or malformed namespace (``chosen_namespace``).
         """
         if self.keys is None:
             ctx = self.default
-            return ctx if namespace in (None, ctx.namespace) else replace(ctx, namespace=namespace)
+            chosen = chosen_namespace(namespace, ctx.namespace)
+            return ctx if chosen == ctx.namespace else replace(ctx, namespace=chosen)
         headers = {k.lower(): v for k, v in (_HEADERS.get() or {}).items()}
         presented = headers.get(spec.H_API_KEY)
         auth = headers.get("authorization", "")

@@ -6,34 +6,45 @@ candidates went in and came out, the step's duration and any lane error. Query
 text and memory content are left out unless ``include_content`` is set: a trace
 file must not become a second, unaudited copy of the memory.
 
-Every event names its tenant, so ``erase_tenant`` (called by ``purge_user``) can
-rewrite the file without the tenant's events: atomically (a new file replaces the
-old one), under the tracer's lock, so no recall of this process interleaves.
+Layout: each tenant has its own file, ``<path>.tenants/<digest>.jsonl`` beside the
+configured ``trace.path``, where ``<digest>`` is the first 32 hex digits of the SHA-256 of
+the tenant id's UTF-8 bytes (``tenant_file``): a fixed-length name of hex digits whatever
+the id holds (``/``, ``..``, any character, any length), so no id names a file outside
+the folder. A tenant's recalls therefore never rotate, rewrite or lengthen the lookup of
+another tenant's events. ``trace.path`` itself is the file earlier versions shared
+between all tenants: it is no longer written, but a recorded recall is still looked up
+in it (``tenant_generations``) and an erasure still rewrites it without the tenant's
+events (every event names its tenant; atomic replace under the tracer's lock).
 
-The file is bounded: an event that would take it past ``max_bytes`` first rotates it
-(``<path>`` to ``<path>.1``, ``.1`` to ``.2`` ... up to ``keep`` files, the oldest
-dropped), so a long-running service holds at most ``(keep + 1) * max_bytes`` bytes of
-traces (an event larger than the bound alone gets a file of its own). Erasure and the
-lookup of a recorded recall read every generation (``generations``).
+Each tenant's file is bounded on its own: an event that would take it past ``max_bytes``
+first rotates it (``<file>`` to ``<file>.1``, ``.1`` to ``.2`` ... up to ``keep`` files,
+the oldest dropped), so a tenant holds at most ``(keep + 1) * max_bytes`` bytes of traces
+(an event larger than the bound alone gets a file of its own) and a service at most that
+much per tenant that recalled. ``erase_tenant`` deletes every file of the tenant.
 """
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import itertools
 import json
-import os
-import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from attestor_arango.config import TRACE_KEEP, TRACE_MAX_BYTES
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import TenantRequiredError, ValidationError
+from attestor_arango.retrieval.trace_files import (
+    TraceErasure,
+    delete_all,
+    drop_stale_copies,
+    erase_in,
+    generations,
+    rotate,
+    tenant_file,
+)
 from attestor_arango.store.protocol import Hit
 
 
@@ -68,22 +79,11 @@ def recall_id(
     return "rc_" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
 
-@dataclass
-class TraceErasure:
-    """What ``Tracer.erase_tenant`` did: events removed, events it could not attribute to
-    any tenant (written before events named one, or unreadable lines), and the tenant's
-    events left because the rewrite failed (``error`` says why)."""
-
-    removed: int = 0
-    unattributed: int = 0
-    left: int = 0
-    error: str | None = None
-
-
 class Tracer:
-    """Appends events to a JSONL file of at most ``max_bytes`` (rotated, ``keep`` older
-    files kept); thread-safe; seq is monotonic per tracer. Raises ``ValidationError`` for
-    an empty path or a bound that bounds nothing (``max_bytes`` < 1, ``keep`` < 0)."""
+    """Appends each event to its tenant's file (``tenant_file``) of at most ``max_bytes``
+    (rotated, ``keep`` older files kept); thread-safe; seq is monotonic per tracer. Raises
+    ``ValidationError`` for an empty path or a bound that bounds nothing (``max_bytes`` < 1,
+    ``keep`` < 0)."""
 
     def __init__(
         self,
@@ -104,166 +104,73 @@ class Tracer:
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
 
+    def file_of(self, tenant: str) -> Path:
+        """The file ``tenant``'s events are appended to (``tenant_file``)."""
+        return tenant_file(self.path, tenant)
+
     def emit(self, event: dict[str, Any]) -> None:
-        """Appends one event, rotating the file first when the event would take it past
-        ``max_bytes``; raises ``OSError`` when the file cannot be written."""
+        """Appends one event to the file of the tenant it names, rotating that file first
+        when the event would take it past ``max_bytes``. Raises ``TenantRequiredError`` for
+        an event naming no tenant (it would belong to no file an erasure removes) and
+        ``OSError`` when the file cannot be written."""
+        tenant = event.get("tenant")
+        if not isinstance(tenant, str) or not tenant:
+            raise TenantRequiredError("a recall-trace event must name its tenant")
+        file = self.file_of(tenant)
         with self._lock:
             record = {"seq": next(self._seq), **event}
             line = (json.dumps(record, sort_keys=True, default=str) + "\n").encode("utf-8")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._make_room(len(line))
-            with self.path.open("ab") as fh:
+            file.parent.mkdir(parents=True, exist_ok=True)
+            self._make_room(file, len(line))
+            with file.open("ab") as fh:
                 fh.write(line)
 
-    def _make_room(self, adding: int) -> None:
-        """Rotates the file (``_rotate``) when ``adding`` bytes would take a non-empty file
+    def _make_room(self, file: Path, adding: int) -> None:
+        """Rotates ``file`` (``rotate``) when ``adding`` bytes would take it, non-empty,
         past ``max_bytes``. Called under the lock."""
         try:
-            size = self.path.stat().st_size
+            size = file.stat().st_size
         except FileNotFoundError:
             return
         if size and size + adding > self.max_bytes:
-            _rotate(self.path, self.keep)
+            rotate(file, self.keep)
+
+    def holds(self, tenant: str) -> bool:
+        """Whether any file an erasure of ``tenant`` would clean exists: a generation of the
+        shared file of earlier versions or of the tenant's own file."""
+        files = generations(self.path) + generations(self.file_of(tenant))
+        return any(file.is_file() for file in files)
 
     def erase_tenant(self, tenant: str) -> TraceErasure:
-        """Rewrites every generation of the trace file (``generations``) without
-        ``tenant``'s events (atomic replace, fsynced), after removing the copies a killed
-        rewrite left (``_drop_stale_copies``).
+        """Deletes every generation of ``tenant``'s own file (its events counted as
+        removed), and rewrites every generation of the shared file of earlier versions
+        without ``tenant``'s events (atomic replace, fsynced), after removing the copies a
+        killed rewrite left (``drop_stale_copies``). Other tenants' files are not opened.
 
         An append by another process between the read and the replace is lost with the
         old file (one writer per trace file is the supported set-up). Never raises: a
-        failed rewrite is reported in ``TraceErasure.error`` with the events left.
+        failed rewrite or delete is reported in ``TraceErasure.error`` with the events left.
         """
         report = TraceErasure()
         with self._lock:
             try:
-                _drop_stale_copies(self.path)
+                drop_stale_copies(self.path)
             except OSError as exc:
                 report.error = f"removing a killed rewrite's copy failed: {exc.strerror or exc}"
                 report.left = -1  # unknown: the copy could not be removed, nor read
                 return report
+            delete_all(generations(self.file_of(tenant)), report)
             for file in generations(self.path):
-                _erase_in(file, tenant, report)
                 if report.error is not None:
                     break
+                erase_in(file, tenant, report)
         return report
-
-
-def _erase_in(file: Path, tenant: str, report: TraceErasure) -> None:
-    """``tenant``'s events out of one trace file, counted into ``report``; a failure is
-    recorded there (``error``, ``left``), never raised."""
-    try:
-        lines = file.read_bytes().splitlines(keepends=True)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        report.error = f"reading the trace file {file.name} failed: {exc.strerror or exc}"
-        report.left = -1  # unknown: the file could not be read
-        return
-    kept: list[bytes] = []
-    removed = 0
-    for line in lines:
-        owner = _tenant_of(line)
-        if owner == tenant:
-            removed += 1
-            continue
-        if owner is None and line.strip():
-            report.unattributed += 1
-        kept.append(line)
-    if not removed:
-        return
-    try:
-        _replace(file, kept)
-    except OSError as exc:
-        report.error = f"rewriting the trace file {file.name} failed: {exc.strerror or exc}"
-        report.left = removed
-        return
-    report.removed += removed
-
-
-def _rotated(path: Path) -> list[tuple[int, Path]]:
-    """The rotated files of ``path`` that exist (``<name>.<n>``), by ``n``."""
-    pattern = re.compile(re.escape(path.name) + r"\.([0-9]{1,9})")
-    found = []
-    for file in path.parent.glob(glob.escape(path.name) + ".*"):
-        match = pattern.fullmatch(file.name)
-        if match:
-            found.append((int(match.group(1)), file))
-    return sorted(found)
-
-
-def generations(path: Path) -> list[Path]:
-    """Every file of a trace, oldest first: the rotated ones (``<path>.<n>``, the highest
-    ``n`` oldest, a number past ``keep`` left by an earlier setting included), then
-    ``path``. What erasure rewrites and a recorded recall is looked up in."""
-    return [file for _, file in reversed(_rotated(path))] + [path]
-
-
-def _rotate(path: Path, keep: int) -> None:
-    """``path`` becomes ``<path>.1``, each ``<path>.<n>`` becomes ``<path>.<n+1>``; files
-    past ``keep`` (the oldest, or left by a larger ``keep``) are deleted; with ``keep`` 0
-    the file itself is. Raises ``OSError``."""
-    for n, file in _rotated(path):
-        if n >= keep:
-            file.unlink(missing_ok=True)
-    for n in range(keep - 1, 0, -1):
-        older = path.with_name(f"{path.name}.{n}")
-        if older.exists():
-            os.replace(older, path.with_name(f"{path.name}.{n + 1}"))
-    if keep:
-        os.replace(path, path.with_name(f"{path.name}.1"))
-    else:
-        path.unlink(missing_ok=True)
-
-
-def _tenant_of(line: bytes) -> str | None:
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return None
-    owner = event.get("tenant") if isinstance(event, dict) else None
-    return owner if isinstance(owner, str) else None
-
-
-def _copy_prefix(path: Path) -> str:
-    """The name every rewrite's temporary copy of ``path`` starts with (``_replace``)."""
-    return f".{path.name}.erase-"
-
-
-def _drop_stale_copies(path: Path) -> None:
-    """Removes the temporary copies a rewrite killed before its replace left beside the
-    file or one of its rotated files (``.<name>[.<n>].erase-<pid>``): such a copy holds
-    every event but those of the tenant that rewrite erased, so the events of every other
-    tenant (a later purge's subject among them) stay in it unless it goes. One writer per
-    trace file is the supported set-up, so a copy found here (under the tracer's lock) is
-    a dead process's."""
-    copy = re.compile(re.escape(f".{path.name}") + r"(\.[0-9]{1,9})?\.erase-.*", re.DOTALL)
-    for stale in path.parent.glob(glob.escape(f".{path.name}") + "*"):
-        if copy.fullmatch(stale.name):
-            stale.unlink(missing_ok=True)
-
-
-def _replace(path: Path, lines: list[bytes]) -> None:
-    tmp = path.with_name(f"{_copy_prefix(path)}{os.getpid()}")
-    try:
-        with tmp.open("wb") as fh:
-            fh.writelines(lines)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
 
 
 class RecallTrace:
     """The per-recall view of a tracer; a no-op when the tracer is None."""
 
-    def __init__(self, tracer: Tracer | None, rid: str, tenant: str | None = None) -> None:
+    def __init__(self, tracer: Tracer | None, rid: str, tenant: str) -> None:
         self.tracer = tracer
         self.rid = rid
         self.tenant = tenant
@@ -347,19 +254,23 @@ _SHARED_LOCK = threading.Lock()
 
 
 def erase_tenant(settings: Any, tenant: str) -> TraceErasure | None:
-    """``tenant``'s events out of the configured trace file; None when there is none.
+    """``tenant``'s events out of the configured trace (``Tracer.erase_tenant``: its own
+    files deleted, the shared file of earlier versions rewritten); None when no such file
+    exists.
 
-    With tracing off, the file tracing wrote to when it was on (``written_path``: the path
-    still set, else the default one) is erased too when it exists: the events written
+    With tracing off, the files tracing wrote to when it was on (``written_path``: the path
+    still set, else the default one) are erased too when they exist: the events written
     while tracing was on stay there after it is switched off.
     """
     tracer = shared_tracer(settings)
     if tracer is None:
         written = getattr(settings, "written_path", None)
         path = written() if callable(written) else getattr(settings, "path", None)
-        if not path or not Path(path).expanduser().is_file():
+        if not path:
             return None
         tracer = Tracer(path)
+        if not tracer.holds(tenant):
+            return None
     return tracer.erase_tenant(tenant)
 
 

@@ -1,13 +1,14 @@
-"""Finding a recorded recall in the trace file by its recall id, for one tenant.
+"""Finding a recorded recall in the trace by its recall id, for one tenant.
 
-The trace file is shared by every tenant of the process (``trace.py``), so an event is
-only ever matched against the caller's own tenant and namespace, which each start event
-records: another tenant's recall id is not found, whatever id is asked for. The file is
-read line by line and only lines holding the id are parsed, so a lookup costs one pass
-over the file and little memory; its rotated files are read first, oldest first
-(``trace.generations``), so a recall whose events were rotated away is still found. A
-recall recorded more than once (a replay at a pinned ``as_of`` has the same id) is
-answered with its newest complete run.
+Only the caller's tenant's files are read (``trace.tenant_generations``): the shared file
+earlier versions wrote for every tenant, then the tenant's own file, each oldest rotated
+file first, so a recall whose events were rotated away is still found and another
+tenant's events cost the lookup nothing (only the shared file of earlier versions holds
+any). An event is still only matched against the caller's own tenant and namespace,
+which each start event records: another tenant's recall id is not found, whatever id is
+asked for. Files are read line by line and only lines holding the id are parsed, so a
+lookup costs one pass over them and little memory. A recall recorded more than once (a
+replay at a pinned ``as_of`` has the same id) is answered with its newest complete run.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from attestor_arango.clock import from_us
 from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.models import RecordedRecall, TraceStep
-from attestor_arango.retrieval.trace import generations
+from attestor_arango.retrieval.trace_files import tenant_generations
 from attestor_arango.scope import Scope
 
 _RECALL_ID = re.compile(r"rc_[0-9a-f]{24}")
@@ -46,7 +47,7 @@ def find_recall(path: str | Path | None, scope: Scope, recall_id: str) -> Record
             "(ATTESTOR_TRACE=1) and run the recall again"
         )
     runs: list[list[dict[str, Any]]] = []
-    for file in generations(Path(path).expanduser()):
+    for file in tenant_generations(Path(path).expanduser(), scope.tenant):
         if file.is_file():
             _read_runs(file, scope, recall_id, runs)
     complete = [run for run in runs if run and run[-1].get("step") == "budget"]

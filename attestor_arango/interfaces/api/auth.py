@@ -25,7 +25,7 @@ from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRol
 from attestor_arango.errors import AccessDenied, QuotaExceededError, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
-from attestor_arango.scope import check_name
+from attestor_arango.scope import check_name, chosen_namespace
 from attestor_arango.validation import flag_from_text, int_from_text, load_json, model_problems
 
 ANY = "*"
@@ -180,8 +180,8 @@ class KeyRing:
                 raise AccessDenied(
                     f"this key may not act as agent {name.strip()!r}", agent_id=name.strip()
                 )
-        namespace = headers.get(spec.H_NAMESPACE) or (
-            key.namespaces[0] if key.namespaces else "inbox"
+        namespace = chosen_namespace(
+            headers.get(spec.H_NAMESPACE), key.namespaces[0] if key.namespaces else "inbox"
         )
         if key.namespaces is not None and namespace not in key.namespaces:
             raise AccessDenied(f"this key may not use namespace {namespace!r}")

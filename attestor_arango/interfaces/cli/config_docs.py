@@ -55,16 +55,20 @@ DESCRIPTIONS: dict[str, str] = {
     "arango.vector_min_docs": "below this many vectors a tenant is served by exact cosine",
     "retrieval": "recall tuning; the keys are listed under *Retrieval* below, an unknown "
     "key is an error",
-    "trace": "JSONL recall traces, one line per recall",
+    "trace": "JSONL recall traces, one line per pipeline step, one file per tenant",
     "trace.enabled": "write traces (`ATTESTOR_TRACE=1`)",
-    "trace.path": f"trace file; with tracing on and no path: `{TRACE_FILENAME}` in the data "
-    "directory",
+    "trace.path": f"where traces go; with tracing on and no path: `{TRACE_FILENAME}` in the "
+    "data directory. Each tenant's events are written to `<path>.tenants/<digest>.jsonl` "
+    "(the first 32 hex digits of the SHA-256 of the tenant id); the file `<path>` itself is "
+    "the one earlier versions shared between tenants, still read by `recall_trace` and "
+    "cleaned by `purge_user`, no longer written (delete it when its recalls are not needed)",
     "trace.include_content": "also write memory text into the trace (off: ids and scores)",
-    "trace.max_bytes": "a trace file past this many bytes is rotated to `<path>.1` (an event "
-    "larger than the bound gets a file of its own)",
-    "trace.keep": "rotated trace files kept (`<path>.1` newest ... `<path>.<keep>`); the oldest "
-    "is dropped, so traces take at most `(keep + 1) * max_bytes` bytes; `purge_user` erases "
-    "the tenant's events from every one",
+    "trace.max_bytes": "a tenant's trace file past this many bytes is rotated to `<file>.1` "
+    "(an event larger than the bound gets a file of its own)",
+    "trace.keep": "rotated trace files kept per tenant (`<file>.1` newest ... `<file>.<keep>`); "
+    "the oldest is dropped, so a tenant's traces take at most `(keep + 1) * max_bytes` bytes "
+    "(one tenant's recalls never rotate another's away); `purge_user` deletes the tenant's "
+    "files and erases its events from the shared file of earlier versions",
     "signing": "Ed25519 provenance signatures over the id, agent, creation time and content hash",
     "signing.enabled": "sign every new memory",
     "signing.key_path": "PEM private key, which must exist; without it a key is made on "
