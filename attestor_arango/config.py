@@ -54,8 +54,9 @@ class TraceSettings(BaseModel):
     enabled: bool = False
     path: str | None = None
     include_content: bool = False
-    # a file past max_bytes is rotated (``<path>.1`` ... ``<path>.<keep>``, the oldest
-    # dropped): at most (keep + 1) * max_bytes on disk, however long the service runs
+    # each tenant's events go to its own file (``<path>.tenants/``); a file past max_bytes is
+    # rotated (``.1`` ... ``.<keep>``, the oldest dropped): at most (keep + 1) * max_bytes on
+    # disk a tenant, however long the service runs
     max_bytes: int = Field(default=TRACE_MAX_BYTES, gt=0)
     keep: int = Field(default=TRACE_KEEP, ge=0)
 

@@ -150,3 +150,19 @@ def test_the_shared_file_of_an_earlier_version_is_still_read_and_cleaned(tmp_pat
     assert b"Quillfeather" not in shared and b"Bob coffee" in shared
     assert mem.recall_trace(quiet.recall_id, context=B).query == "Bob coffee"
     mem.close()
+
+
+def test_doctor_names_the_folder_the_tenants_events_go_to(tmp_path: Path) -> None:
+    from attestor_arango.interfaces.cli.doctor import run_doctor
+
+    mem = _memory(tmp_path)
+    mem.add("Bob likes coffee", context=B)
+    mem.recall("Bob coffee", context=B)
+    config = mem.config
+    mem.close()
+    [check] = [c for c in run_doctor(config).to_dict()["checks"] if c["name"] == "trace"]
+    [written] = [p for p, data in _trace_files(tmp_path).items() if b"Bob coffee" in data]
+    # the folder doctor names holds the file the recall wrote; the old shared path is named
+    # as read only
+    assert f"trace to {written.parent} " in str(check["detail"])
+    assert "only read" in str(check["detail"])

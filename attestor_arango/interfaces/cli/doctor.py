@@ -24,6 +24,7 @@ from attestor_arango.context import SOLO_TENANT, AgentContext, AgentRole
 from attestor_arango.embeddings.base import fallback_reason
 from attestor_arango.governance.audit_chain import chain_exposure
 from attestor_arango.retrieval.space import REEMBED_HINT
+from attestor_arango.retrieval.trace_files import tenant_folder
 from attestor_arango.scope import Scope
 
 _EMBEDDER_KEYS = ("embedder", "embedding_space")
@@ -272,7 +273,9 @@ def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
             Check(
                 "trace",
                 not config.trace.include_content,
-                f"trace to {config.trace.path}",
+                # each tenant's events go to its own file in the folder beside trace.path
+                f"trace to {tenant_folder(Path(str(config.trace.path)))} (a file a tenant; "
+                f"{config.trace.path} is only read, for recalls recorded before)",
                 "trace.include_content writes raw queries and memory text to disk; "
                 "turn it off unless you are debugging",
                 warning=True,
