@@ -16,12 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from attestor_arango.clock import from_us, to_us
+from attestor_arango import AgentContext, AgentMemory
+from attestor_arango.clock import ManualClock, from_us, to_us
+from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import ValidationError
+from attestor_arango.ids import SeededIdSource
 from attestor_arango.models import Memory, Provenance, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.embedded import graph as graph_module
 from attestor_arango.store.embedded.store import SQLiteStore
-from attestor_arango.store.protocol import MemoryStore
+from attestor_arango.store.protocol import BackedRelations, MemoryStore
 
 T0 = 1_767_225_600_000_000
 KEYS = ["ann", "bob", "cy", "dee", "eve", "fay"]
@@ -160,6 +164,100 @@ def test_the_store_query_answers_as_the_old_python_path_on_random_stores(
         assert new.ends == _ends(whole, keys)
         assert wanted - new.ends == wanted - _ends(old, keys)
         assert all(r.tenant == "acme" for r in new.relations)
+
+
+def test_recall_answers_as_through_the_old_python_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store ``ingest_round`` filled (a hub user, her moves superseding each other, her
+    friends): every answer, a replay included, is byte for byte the one the old path gave,
+    at every page size it read the backing memories by."""
+    clock = ManualClock(T0)
+    mem = AgentMemory(
+        tmp_path / "m.db", embedder=HashingEmbedder(), clock=clock, ids=SeededIdSource(5)
+    )
+    ctx = AgentContext(agent_id="a", tenant="acme", namespace="ns1")
+    cities = ["Oslo", "Leeds", "Porto", "Lyon", "Graz"]
+    for r in range(12):
+        clock.advance(seconds=60)
+        facts = [f"I like dish{r}x{i}." for i in range(6)]
+        facts.append(f"I moved to {cities[r % len(cities)]}.")  # supersedes the last move
+        facts.append(f"My friend Bo{r} Stone lives in {cities[(r + 1) % len(cities)]}.")
+        mem.ingest_round({"user": " ".join(facts), "user_name": "Caroline"}, context=ctx)
+    now = clock.now_us()  # one instant for every answer (decay reads the age)
+    middle = now - 6 * 60 * 1_000_000
+    asked = [
+        ("What does Caroline like?", now),
+        ("Where did Caroline move?", now),
+        ("Caroline", now),
+        ("Where did Caroline move?", middle),
+        ("Where does Bo3 Stone live?", now),
+    ]
+
+    def answers() -> list[str]:
+        return [
+            mem.recall(query, context=ctx, as_of=from_us(as_of)).model_dump_json()
+            for query, as_of in asked
+        ]
+
+    new = answers()
+    assert any('"synthetic":true' in a for a in new)  # the premise: relations ranked
+    store = mem.store
+    for page_size in (5, 64):
+
+        def old_path(
+            scope: Scope,
+            keys: Sequence[str],
+            view: TemporalView,
+            candidates: Sequence[str],
+            limit: int,
+            page_size: int = page_size,
+        ) -> BackedRelations:
+            # what the old ``_graph`` did with the old path's answer: the keys seen through
+            # the graph were the ends of the relations it kept
+            existing = set(candidates)
+            touching = store.relations_touching(scope, keys, view)
+            # the old path's wanted keys: those no candidate's entity names (any subset
+            # answers alike; all of them reads the most)
+            rels = old_backed_relations(
+                store, scope, view, touching, set(keys), existing, limit, page_size
+            )
+            return BackedRelations(tuple(_usable(rels, existing)[:limit]), _ends(rels, keys))
+
+        monkeypatch.setattr(store, "relations_backed", old_path)
+        assert answers() == new
+
+
+def test_a_hub_entity_decodes_only_the_relations_recall_can_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question naming an entity at an end of 200 relations: the graph step decoded all
+    200; now it decodes the newest ``relation_limit`` (20), the ones it ranks."""
+    clock = ManualClock(T0)
+    mem = AgentMemory(
+        tmp_path / "m.db", embedder=HashingEmbedder(), clock=clock, ids=SeededIdSource(3)
+    )
+    ctx = AgentContext(agent_id="a", tenant="acme", namespace="ns1")
+    mem.add("Ann has many friends.", entity="Ann", context=ctx)
+    for i in range(200):
+        rel = Relation(
+            id=f"r{i:03d}",
+            tenant="acme",
+            namespace="ns1",
+            source="ann",
+            relation="knows",
+            target=f"friend{i}",
+            t_created=from_us(T0 + i),
+        )
+        mem.store.add_relation(ctx.scope, rel)
+    built: list[object] = []
+    real = graph_module.relation_from_doc
+    monkeypatch.setattr(graph_module, "relation_from_doc", lambda d: built.append(d) or real(d))
+    clock.advance(seconds=60)
+    out = mem.recall("Who does Ann know?", context=ctx)
+    ranked = [r.memory.metadata["relation_id"] for r in out.results if r.breakdown.synthetic]
+    assert ranked and set(ranked) <= {f"r{i:03d}" for i in range(180, 200)}
+    assert len(built) == 20
 
 
 def test_a_bad_limit_is_refused_before_any_read(tmp_path: Path) -> None:
