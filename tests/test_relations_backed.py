@@ -266,3 +266,32 @@ def test_a_bad_limit_is_refused_before_any_read(tmp_path: Path) -> None:
     for bad in (-1, True, 2.5, "3", None):
         with pytest.raises(ValidationError, match="relation limit"):
             store.relations_backed(Scope("acme", "ns1"), ["ann"], view, [], bad)  # type: ignore[arg-type]
+
+
+def test_the_statement_seeks_by_index_and_scans_no_table(tmp_path: Path) -> None:
+    """The one statement reads relations by the (tenant, source) and (tenant, target)
+    indexes, their backing memories by the (tenant, id) index and the rows it returns by
+    rowid: no scan of either table, whatever the tenant holds."""
+    import json
+    import sqlite3
+
+    from attestor_arango.store.embedded import sql as q
+
+    SQLiteStore(tmp_path / "m.db", persist_indexes=False).close()
+    con = sqlite3.connect(tmp_path / "m.db")
+    params = {
+        "tenant": "acme",
+        "namespace": None,
+        "as_of": T0,
+        "expired_after": T0,
+        "keys": json.dumps(["ann"]),
+        "candidates": "[]",
+        "limit": 20,
+    }
+    plan = [str(row[3]) for row in con.execute("EXPLAIN QUERY PLAN " + q.RELATIONS_BACKED, params)]
+    con.close()
+    assert not [p for p in plan if p.startswith(("SCAN relations", "SCAN memories", "SCAN m "))]
+    assert any("relations_tenant_source" in p for p in plan)
+    assert any("relations_tenant_target" in p for p in plan)
+    assert any(p.startswith("SEARCH m USING INDEX") and "(tenant=? AND id=?)" in p for p in plan)
+    assert any(p.startswith("SEARCH relations USING INTEGER PRIMARY KEY") for p in plan)

@@ -245,11 +245,13 @@ RELATION_ENDS_TOUCHING = _touching("tenant, namespace, source, target")
 # touching :keys whose backing memory (if any) is a candidate (:candidates) or visible in
 # the view within the scope; the newest :limit of those no candidate backs, then one row
 # per key of :keys that is an end of any of them (``id`` NULL, the key in ``source``).
+# The touching rows are read narrow (what the checks and the order need) and only the
+# :limit kept are read whole, by rowid.
 _BACKED_ENDS = ", ".join(
     "value" if c == "source" else "NULL" for c in _RELATION_COLUMNS.split(", ")
 )
 RELATIONS_BACKED = f"""
-WITH touching AS ({_touching(_RELATION_COLUMNS)}),
+WITH touching AS ({_touching("rowid AS rid, id, source, target, memory_id, t_created")}),
 backed AS (
 SELECT * FROM touching AS r
 WHERE r.memory_id IS NULL
@@ -261,8 +263,9 @@ WHERE r.memory_id IS NULL
        AND m.t_created <= :as_of AND m.t_expired > :expired_after)
 )
 SELECT * FROM (
-  SELECT * FROM (
-    SELECT {_RELATION_COLUMNS} FROM backed
+  SELECT {_RELATION_COLUMNS} FROM relations
+  WHERE +tenant = :tenant AND rowid IN (
+    SELECT rid FROM backed
     WHERE memory_id IS NULL OR memory_id NOT IN (SELECT value FROM json_each(:candidates))
     ORDER BY t_created DESC, id LIMIT :limit)
   UNION ALL
