@@ -62,7 +62,7 @@ from attestor_arango.retrieval.text_lane import stored_terms
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, MemoryStore, Store
+from attestor_arango.store.protocol import GraphStore, Hit, MemoryStore, Store
 from attestor_arango.text.stemming import scoring_terms
 from attestor_arango.validation import entity_key
 
@@ -79,7 +79,7 @@ def _weights(
 
 
 def _graph(
-    store: Store,
+    store: GraphStore,
     scope: Scope,
     query: str,
     view: TemporalView,
