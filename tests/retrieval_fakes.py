@@ -20,7 +20,14 @@ import numpy as np
 from attestor_arango.clock import OPEN, from_us, to_us
 from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import EmbeddingSpace, Hit, KnownEntities, TextHit, pool_of
+from attestor_arango.store.protocol import (
+    BackedRelations,
+    EmbeddingSpace,
+    Hit,
+    KnownEntities,
+    TextHit,
+    pool_of,
+)
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 _WORD = re.compile(r"\w+")
@@ -200,6 +207,37 @@ class FakeStore:
         self._check("relations_touching")
         ks = set(keys)
         return [r for r in self.relations if r.source in ks or r.target in ks]
+
+    def relations_backed(
+        self,
+        scope: Scope,
+        keys: Sequence[str],
+        view: TemporalView,
+        candidates: Sequence[str],
+        limit: int,
+    ) -> BackedRelations:
+        """The contract read plainly: every relation touching ``keys`` the view sees, kept
+        when its backing memory is a candidate or a visible memory of this store."""
+        self._check("relations_backed")
+        ks, held = set(keys), set(candidates)
+        backed = sorted(
+            (
+                r
+                for r in self.relations
+                if (r.source in ks or r.target in ks)
+                and to_us(r.t_created) <= view.as_of
+                and (OPEN if r.t_expired is None else to_us(r.t_expired)) > view.t_expired_after
+                and (
+                    r.memory_id is None
+                    or r.memory_id in held
+                    or (r.memory_id in self.memories and _visible(self.memories[r.memory_id], view))
+                )
+            ),
+            key=lambda r: (-to_us(r.t_created), r.id),
+        )
+        usable = [r for r in backed if r.memory_id is None or r.memory_id not in held]
+        ends = frozenset(k for r in backed for k in (r.source, r.target) if k in ks)
+        return BackedRelations(tuple(usable[:limit]), ends)
 
     def hops(
         self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView

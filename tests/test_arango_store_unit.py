@@ -423,6 +423,23 @@ def test_hops_validates_depth_and_picks_the_namespace_query() -> None:
         assert db.log[-1][1] == name and db.log[-1][2]["sources"] == ["alice", "bob"]
 
 
+def test_relations_backed_validates_the_limit_and_binds_one_query() -> None:
+    """The graph step's read is one registered query; a bad limit is refused and no keys
+    answer empty, both before anything is sent."""
+    db = RecordingDB()
+    store = make_store(db)
+    with pytest.raises(ValidationError):
+        store.relations_backed(A, ["alice"], VIEW, [], -1)
+    assert store.relations_backed(A, [], VIEW, ["m1"], 5).relations == ()
+    assert db.log == []
+    with pytest.raises(Sent):
+        store.relations_backed(A, ["bob", "alice", "bob"], VIEW, ["m2", "m1"], 20)
+    [(_, name, bind)] = db.log
+    assert name == "relations_backed"
+    assert (bind["keys"], bind["candidates"], bind["limit"]) == (["alice", "bob"], ["m1", "m2"], 20)
+    assert (bind["tenant"], bind["namespace"], bind["as_of"]) == ("acme", "ns1", VIEW.as_of)
+
+
 def test_text_lane_query_choice() -> None:
     db = RecordingDB()
     store = make_store(db, search_wait_for_sync=True)

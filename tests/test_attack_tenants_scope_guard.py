@@ -79,6 +79,7 @@ def arguments(name: str) -> list[Any]:
         "known_entities": [],
         "add_relation": [None],
         "relations_touching": [["ann"], VIEW],
+        "relations_backed": [["ann"], VIEW, [], 5],
         "hops": [["ann"], 2, VIEW],
         "put_episode": [None],
         "get_episode": ["e1"],

@@ -116,7 +116,7 @@ def test_recall_only_reads() -> None:
         "get_vectors",
         "known_entities",
         "hops",
-        "relations_touching",
+        "relations_backed",
         "get_memories",
     }
 

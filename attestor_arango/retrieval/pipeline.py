@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from attestor_arango.clock import from_us, to_us
+from attestor_arango.clock import from_us
 from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import ValidationError
-from attestor_arango.models import CutResult, RecallResponse, Relation, trusted_maker
+from attestor_arango.models import CutResult, RecallResponse, trusted_maker
 from attestor_arango.retrieval.budget import left_out, pack
 from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.completion import cached_vectors
@@ -62,7 +62,7 @@ from attestor_arango.retrieval.text_lane import stored_terms
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, MemoryStore, Store
+from attestor_arango.store.protocol import GraphStore, Hit, MemoryStore, Store
 from attestor_arango.text.stemming import scoring_terms
 from attestor_arango.validation import entity_key
 
@@ -78,59 +78,8 @@ def _weights(
     }
 
 
-# relations whose backing memories are read at once (``_backed_relations``)
-_RELATION_PAGE = 64
-
-
-def _backed_relations(
-    store: MemoryStore,
-    scope: Scope,
-    view: TemporalView,
-    rels: Sequence[Relation],
-    wanted: set[str],
-    existing: set[str],
-    limit: int,
-) -> list[Relation]:
-    """Relations whose backing memory (when they name one) is visible in the view, newest
-    first (``relation_candidates``' order: t_created desc, id asc).
-
-    A relation extracted from a fact that was later superseded or forgotten must
-    not outlive it as a synthetic candidate. The backing memories are read a page at a
-    time, and no further once every key of ``wanted`` (the query's entities no candidate
-    names) is an end of a relation found and ``limit`` of those found could become
-    synthetic candidates (their memory is not among ``existing``): the older rest can
-    change neither which keys count nor which relations become candidates. A memory that
-    is a candidate is visible (the lanes read the view) and is not read again. An entity
-    every conversation names had every one of its hundreds of memories read a recall.
-    """
-    ordered = sorted(rels, key=lambda r: (-to_us(r.t_created), r.id))
-    missing = set(wanted)
-    out: list[Relation] = []
-    usable = 0
-    for lo in range(0, len(ordered), _RELATION_PAGE):
-        page = ordered[lo : lo + _RELATION_PAGE]
-        # a candidate is visible in the view already (the lanes read only the view): only
-        # the memories no candidate is are read
-        ids = sorted({r.memory_id for r in page if r.memory_id and r.memory_id not in existing})
-        found = store.get_memories(scope, ids) if ids else {}
-        visible = {
-            i
-            for i, m in found.items()
-            if m.us("t_created") <= view.as_of and m.us("t_expired") > view.t_expired_after
-        }
-        visible |= {r.memory_id for r in page if r.memory_id in existing}
-        for r in page:
-            if r.memory_id is None or r.memory_id in visible:
-                out.append(r)
-                missing.difference_update((r.source, r.target))
-                usable += r.memory_id is None or r.memory_id not in existing
-        if not missing and usable >= limit:
-            break
-    return out
-
-
 def _graph(
-    store: Store,
+    store: GraphStore,
     scope: Scope,
     query: str,
     view: TemporalView,
@@ -152,9 +101,14 @@ def _graph(
         seen = {entity_key(c.memory.entity) for c in cands if c.memory.entity}
         existing = {c.id for c in cands}
         limit = config.relation_limit if config.relations_enabled else 0
-        touching = store.relations_touching(scope, keys, view)
-        rels = _backed_relations(store, scope, view, touching, set(keys) - seen, existing, limit)
-        seen |= {r.source for r in rels} | {r.target for r in rels}
+        # A relation extracted from a fact later superseded or forgotten must not outlive
+        # it: only relations whose backing memory the view sees count, read by one store
+        # query (a hub entity touches hundreds; issue 21): the newest ``limit`` no
+        # candidate backs (the synthetic candidates' pool), and the query's keys any of
+        # them, candidate-backed ones included, ends on
+        backed = store.relations_backed(scope, keys, view, sorted(existing), limit)
+        rels = backed.relations
+        seen |= backed.ends
         keys = [k for k in keys if k in seen]
         if not keys:
             tr.step("graph", n_in, n_in, query_entities=0)

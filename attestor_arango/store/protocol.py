@@ -18,7 +18,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from attestor_arango.errors import TenantLeakError, TenantRequiredError
+from attestor_arango.errors import TenantLeakError, TenantRequiredError, ValidationError
 from attestor_arango.models import AuditEntry, Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.text.entity_names import EntityNames
@@ -229,6 +229,22 @@ class KnownEntities:
         return cls(held, EntityNames((e.key, (e.name, e.key, *e.aliases)) for e in held))
 
 
+@dataclass(frozen=True, slots=True)
+class BackedRelations:
+    """What recall's graph step reads of the relations touching the entities a query names
+    (``GraphStore.relations_backed``): only relations whose backing memory, when they name
+    one, the view sees, so a fact superseded or forgotten leaves no relation behind.
+
+    ``relations``: the newest usable ones (t_created desc, id asc; a relation whose backing
+    memory is a candidate already is not usable: the memory is the better evidence), at
+    most the limit asked. ``ends``: the asked keys that are an end of any such relation,
+    candidate-backed ones included (the keys the view can see through the graph).
+    """
+
+    relations: tuple[Relation, ...]
+    ends: frozenset[str]
+
+
 class GraphStore(Protocol):
     """Entities and typed relations, and hop distances between entities."""
 
@@ -243,6 +259,21 @@ class GraphStore(Protocol):
     def relations_touching(
         self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
     ) -> list[Relation]: ...
+    def relations_backed(
+        self,
+        scope: Scope,
+        entity_keys: Sequence[str],
+        view: TemporalView,
+        candidates: Sequence[str],
+        limit: int,
+    ) -> BackedRelations:
+        """The relations touching ``entity_keys`` visible in ``view`` whose backing memory
+        (if they name one) is among ``candidates`` or visible in the view within the scope,
+        read by one query (a hub entity touches hundreds): the newest ``limit`` of those not
+        backed by a candidate, and the keys any of them ends on (``BackedRelations``).
+        ``ValidationError`` for a ``limit`` that is not a non-negative integer."""
+        ...
+
     def hops(
         self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
     ) -> dict[str, int]:
@@ -388,6 +419,14 @@ def check_tenant(scope: Scope, rows: Sequence[Any]) -> None:
                     f"backend returned a row of namespace {ns!r} to a call scoped to "
                     f"{scope.namespace!r}",
                 )
+
+
+def check_relation_limit(limit: object) -> int:
+    """``limit`` of ``relations_backed`` when it is a non-negative integer (a bool is not
+    one); ``ValidationError`` otherwise, before any backend reads."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValidationError(f"relation limit must be a non-negative integer; got {limit!r}")
+    return limit
 
 
 def iter_chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:

@@ -19,7 +19,7 @@ from attestor_arango.models import (
     content_hash,
 )
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter, Store
+from attestor_arango.store.protocol import BackedRelations, EmbeddingSpace, MemoryFilter, Store
 
 T0 = 1_767_225_600_000_000  # 2026-01-01T00:00:00Z
 A = Scope("acme", "ns1")
@@ -449,6 +449,61 @@ def test_close_memory_closes_its_relations(store: Store) -> None:
     assert sorted(r.id for r in store.relations_touching(A, ["alice"], before)) == ["r1", "r2"]
     assert [r.id for r in store.relations_touching(A, ["alice"], after)] == ["r2"]
     assert store.hops(A, ["alice"], 1, after) == {"alice": 0, "acme": 1}
+
+
+def test_relations_backed_keeps_relations_whose_memory_the_view_sees(store: Store) -> None:
+    """The graph step's one read: relations touching the keys whose backing memory is a
+    candidate or visible in the view and scope; the newest ``limit`` no candidate backs,
+    and the keys any of them ends on. Another tenant's relations never count."""
+    setup(store, A, B)
+    store.insert_memory(A, mem(A, "m1", "Alice knows Bob"), None)
+    store.insert_memory(A, mem(A, "m2", "Alice knows Cy", t=T0 + 5), None)
+    store.insert_memory(A, mem(A, "m3", "Dee knows Alice"), None)
+    store.insert_memory(B, mem(B, "m4", "Alice knows Eve"), None)
+
+    def rel(rid: str, s: str, t: str, mid: str | None, at: int, scope: Scope = A) -> Relation:
+        return Relation(
+            id=rid,
+            tenant=scope.tenant,
+            namespace="ns1",
+            source=s,
+            relation="knows",
+            target=t,
+            memory_id=mid,
+            t_created=from_us(at),
+        )
+
+    store.add_relation(A, rel("r1", "alice", "bob", "m1", T0))
+    store.add_relation(A, rel("r2", "alice", "cy", "m2", T0 + 5))
+    store.add_relation(A, rel("r3", "dee", "alice", "m3", T0 + 1))
+    store.add_relation(A, rel("r4", "alice", "fay", None, T0 + 1))
+    store.add_relation(A, rel("r5", "gil", "alice", "m4", T0 + 2))  # m4 is beta's memory
+    store.add_relation(B, rel("r6", "alice", "eve", "m4", T0, scope=B))
+    # a relation whose memory is closed while it stays open (a close older than schema 3)
+    store.close_memory(A, "m3", T0 + 8, "superseded", None)
+    store.add_relation(A, rel("r7", "hal", "alice", "m3", T0 + 3))
+
+    later = TemporalView(as_of=T0 + 10)
+    got = store.relations_backed(A, ["alice", "bob", "hal"], later, [], 10)
+    assert [r.id for r in got.relations] == ["r2", "r4", "r1"]
+    assert got.ends == {"alice", "bob"}
+    # a replay before m2 and r2 were written, and before m3 was closed
+    replay = store.relations_backed(A, ["alice", "hal"], TemporalView(as_of=T0 + 4), [], 10)
+    assert [r.id for r in replay.relations] == ["r7", "r3", "r4", "r1"]
+    assert replay.ends == {"alice", "hal"}
+    # a candidate's relation is not returned, but its ends count; the limit counts the rest
+    cand = store.relations_backed(A, ["bob", "alice"], later, ["m1"], 1)
+    assert [r.id for r in cand.relations] == ["r2"]
+    assert cand.ends == {"alice", "bob"}
+    assert store.relations_backed(A, ["bob"], later, [], 0) == BackedRelations(
+        (), frozenset({"bob"})
+    )
+    assert store.relations_backed(A, [], later, [], 5) == BackedRelations((), frozenset())
+    assert store.relations_backed(Scope("acme", "ns2"), ["alice"], later, [], 5).ends == set()
+    other = store.relations_backed(B, ["alice"], later, [], 5)
+    assert ([r.id for r in other.relations], other.ends) == (["r6"], {"alice"})
+    with pytest.raises(ValidationError):
+        store.relations_backed(A, ["alice"], later, [], -1)
 
 
 def test_delete_memories_removes_the_entities_only_the_deleted_rows_named(store: Store) -> None:

@@ -29,7 +29,12 @@ from attestor_arango.store.arango.docs import (
     relation_to_arango,
 )
 from attestor_arango.store.arango.planning import drain_in_batches
-from attestor_arango.store.protocol import KnownEntities, check_tenant
+from attestor_arango.store.protocol import (
+    BackedRelations,
+    KnownEntities,
+    check_relation_limit,
+    check_tenant,
+)
 from attestor_arango.validation import entity_key
 
 # Erasure order (edges before vertices, vectors before their rows); never the audit chain.
@@ -114,6 +119,38 @@ class GraphAndGovernance(ArangoBase):
             },
         )
         return [relation_from_arango(r) for r in rows]
+
+    def relations_backed(
+        self,
+        scope: Scope,
+        entity_keys: Sequence[str],
+        view: TemporalView,
+        candidates: Sequence[str],
+        limit: int,
+    ) -> BackedRelations:
+        """``GraphStore.relations_backed`` by one query (aql/relations_backed.aql): the
+        backing memories are looked up on the server through the (tenant, id) index.
+        ``ValidationError`` for a bad ``limit``; ``TenantLeakError`` for a foreign row."""
+        check_relation_limit(limit)
+        if not entity_keys:
+            return BackedRelations((), frozenset())
+        rows = self._run(
+            "relations_backed",
+            scope,
+            {
+                "namespace": scope.namespace,
+                "keys": sorted(set(entity_keys)),
+                "as_of": view.as_of,
+                "t_expired_after": view.t_expired_after,
+                "candidates": sorted(set(candidates)),
+                "limit": limit,
+            },
+        )
+        # the executor checked every row's tenant and namespace; a key row carries ``end_key``
+        rels = [relation_from_arango(r) for r in rows if "end_key" not in r]
+        return BackedRelations(
+            tuple(rels), frozenset(str(r["end_key"]) for r in rows if "end_key" in r)
+        )
 
     def hops(
         self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView

@@ -26,7 +26,7 @@ from attestor_arango.store.codec import (
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode_doc, scope_params
 from attestor_arango.store.embedded.caches import TenantCaches
-from attestor_arango.store.protocol import check_tenant
+from attestor_arango.store.protocol import BackedRelations, check_relation_limit, check_tenant
 
 # relations kept decoded over all tenants (``EmbeddedGraph._decoded``): ~1 kB each
 RELATION_ROWS = 20_000
@@ -85,6 +85,33 @@ class EmbeddedGraph:
             out = self._decoded(scope.tenant, rows)
         check_tenant(scope, out)
         return out
+
+    def relations_backed(
+        self,
+        scope: Scope,
+        entity_keys: Sequence[str],
+        view: TemporalView,
+        candidates: Sequence[str],
+        limit: int,
+    ) -> BackedRelations:
+        """``GraphStore.relations_backed`` in one statement (``sql.RELATIONS_BACKED``): the
+        backing memories are checked by the (tenant, id) index inside SQLite, so a hub
+        entity's hundreds of relations are neither decoded nor their memories read.
+        ``ValidationError`` for a bad ``limit``; ``TenantLeakError`` for a foreign row."""
+        check_relation_limit(limit)
+        if not entity_keys:
+            return BackedRelations((), frozenset())
+        params = {
+            **_touching_params(scope, entity_keys, view),
+            "candidates": json.dumps(sorted(set(candidates))),
+            "limit": limit,
+        }
+        # read and kept under one hold of the lock (as ``relations_touching``)
+        with self._db.lock:
+            rows = self._db.read(q.RELATIONS_BACKED, params)
+            rels = self._decoded(scope.tenant, [r for r in rows if r["id"] is not None])
+        check_tenant(scope, rels)
+        return BackedRelations(tuple(rels), frozenset(r["source"] for r in rows if r["id"] is None))
 
     def _decoded(self, tenant: str, rows: Sequence[sqlite3.Row]) -> list[Relation]:
         """The relations of ``rows``, each decoded once while the tenant's kept values last.

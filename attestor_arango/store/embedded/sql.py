@@ -241,6 +241,39 @@ RELATIONS_TOUCHING = _touching(_RELATION_COLUMNS) + "ORDER BY t_created, id\n"
 # The ends only, for a walk over the graph (``hops``): no row decoded, none built.
 RELATION_ENDS_TOUCHING = _touching("tenant, namespace, source, target")
 
+# What recall's graph step reads (``relations_backed``), one statement: the relations
+# touching :keys whose backing memory (if any) is a candidate (:candidates) or visible in
+# the view within the scope; the newest :limit of those no candidate backs, then one row
+# per key of :keys that is an end of any of them (``id`` NULL, the key in ``source``).
+# The touching rows are read narrow (what the checks and the order need) and only the
+# :limit kept are read whole, by rowid.
+_BACKED_ENDS = ", ".join(
+    "value" if c == "source" else "NULL" for c in _RELATION_COLUMNS.split(", ")
+)
+RELATIONS_BACKED = f"""
+WITH touching AS ({_touching("rowid AS rid, id, source, target, memory_id, t_created")}),
+backed AS (
+SELECT * FROM touching AS r
+WHERE r.memory_id IS NULL
+   OR r.memory_id IN (SELECT value FROM json_each(:candidates))
+   OR EXISTS (
+     SELECT 1 FROM memories AS m
+     WHERE m.tenant = :tenant AND m.id = r.memory_id
+       AND (:namespace IS NULL OR m.namespace = :namespace)
+       AND m.t_created <= :as_of AND m.t_expired > :expired_after)
+)
+SELECT * FROM (
+  SELECT {_RELATION_COLUMNS} FROM relations
+  WHERE +tenant = :tenant AND rowid IN (
+    SELECT rid FROM backed
+    WHERE memory_id IS NULL OR memory_id NOT IN (SELECT value FROM json_each(:candidates))
+    ORDER BY t_created DESC, id LIMIT :limit)
+  UNION ALL
+  SELECT {_BACKED_ENDS} FROM json_each(:keys)
+  WHERE EXISTS (SELECT 1 FROM backed WHERE source = value OR target = value))
+ORDER BY id IS NULL, t_created DESC, id, source
+"""
+
 INSERT_EPISODE = """
 INSERT INTO episodes (id, tenant, namespace, session_id, agent_id, user_text, assistant_text,
     user_time, assistant_time, t_created, metadata, salt)

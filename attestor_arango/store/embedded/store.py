@@ -36,6 +36,7 @@ from attestor_arango.store.embedded.health import role_health
 from attestor_arango.store.embedded.memories import EmbeddedMemories
 from attestor_arango.store.embedded.persisted import PersistedIndexes, index_folder
 from attestor_arango.store.protocol import (
+    BackedRelations,
     EmbeddingSpace,
     Hit,
     KnownEntities,
@@ -237,6 +238,16 @@ class SQLiteStore(ScopeGuarded):
         self, scope: Scope, entity_keys: Sequence[str], view: TemporalView
     ) -> list[Relation]:
         return self.graph.relations_touching(scope, entity_keys, view)
+
+    def relations_backed(
+        self,
+        scope: Scope,
+        entity_keys: Sequence[str],
+        view: TemporalView,
+        candidates: Sequence[str],
+        limit: int,
+    ) -> BackedRelations:
+        return self.graph.relations_backed(scope, entity_keys, view, candidates, limit)
 
     def hops(
         self, scope: Scope, sources: Sequence[str], max_depth: int, view: TemporalView
