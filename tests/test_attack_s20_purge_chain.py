@@ -87,3 +87,30 @@ def test_rows_the_purge_erased_stay_forgotten_and_a_later_row_is_checked(
     kinds = [p.kind for p in mem.verify_audit_chain(context=CTX).problems]
     assert "row_missing" in kinds
     mem.close()
+
+
+def test_a_purge_that_failed_because_of_a_write_leaves_a_chain_that_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write before the purge reached the memories (erased) and one after it (left, so
+    the purge reports failure and records ``purge_failed``): neither is a problem."""
+    mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64))
+    mem.add("Ann lives in Rome", entity="ann", category="home", context=CTX)
+    original = mem.store.purge_collection
+    written: dict[str, str] = {}
+
+    def step(scope: Any, collection: str) -> int:
+        if not written:
+            written["erased"] = mem.add("Ann moved to Oslo", context=CTX).id
+        elif collection == "quotas" and "left" not in written:
+            written["left"] = mem.add("Ann moved to Lima", context=CTX).id
+        return original(scope, collection)
+
+    monkeypatch.setattr(mem.store, "purge_collection", step)
+    report = mem.purge_user("acme", "erasure #1", context=CTX)
+    monkeypatch.setattr(mem.store, "purge_collection", original)
+    assert not report.ok and set(written) == {"erased", "left"}
+
+    assert [m.id for m in mem.list(context=CTX)] == [written["left"]]
+    assert mem.verify_audit_chain(context=CTX).problems == []
+    mem.close()

@@ -6,8 +6,8 @@ namespace, tenant, provenance), each close (supersede, update, forget, retention
 archive) and each removal (purge, retention delete, compaction); an import records
 the digest of every row it restored. Replaying those entries gives the state the
 tenant must be in (a completed purge forgets the rows held when it began; a row written
-while it ran may have been erased or may remain), which is compared with the rows the
-store holds:
+while a purge ran, completed or failed, may have been erased or may remain), which is
+compared with the rows the store holds:
 
 - ``row_modified``: a row's digest differs (an edited validity, entity, category,
   confidence, content or namespace; with entries that record ``extra`` also its metadata
@@ -84,6 +84,9 @@ class RowLedger:
             # the rows held when the purge began are gone; one written while it ran may
             # have been erased or may remain (it committed after the purge's count)
             self.rows = {rid: row for rid, row in self.rows.items() if not row.purging}
+            for row in self.rows.values():
+                row.removable = True
+        elif action == "purge_failed":  # a row written while it ran may have been erased
             for row in self.rows.values():
                 row.removable = True
         elif action == "import":
