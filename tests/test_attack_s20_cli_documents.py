@@ -19,6 +19,7 @@ import pytest
 
 from attestor_arango.config import load_yaml
 from attestor_arango.errors import ValidationError
+from attestor_arango.governance.retention import load_policies
 from attestor_arango.interfaces.cli.main import main
 
 METADATA = {"ratio": 0.00001, "big": 1e20, "plain": 2.5, "count": 3}
@@ -81,3 +82,9 @@ def test_yaml_flow_style_is_still_yaml() -> None:
     assert load_yaml('{"name": "tidy", "older_than": 1e3}') == {"name": "tidy", "older_than": 1e3}
     with pytest.raises(ValidationError, match="twice"):
         load_yaml('{"a": 1, "a": 2}')
+
+
+def test_retention_policies_given_as_json_text_are_named_in_the_error() -> None:
+    with pytest.raises(ValidationError, match="retention policies") as err:
+        load_policies('[{"name": "tidy", "name": "other"}]')
+    assert "twice" in str(err.value)
