@@ -15,6 +15,7 @@ are secret (``SECRET_ENV``, never printed by ``mcp --print-config``).
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import os
 import sys
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.errors import ValidationError
-from attestor_arango.validation import flag_from_text, int_from_text
+from attestor_arango.validation import flag_from_text, int_from_text, json_or_error
 
 DB_FILENAME = "memory.db"
 CONFIG_FILENAME = "config.yaml"
@@ -330,10 +331,25 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.construct_yaml_float)
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, what: str = "the document") -> Any:
     """YAML (or JSON) text as data with ``yaml.safe_load``'s types, refusing a repeated key.
-    Raises ``yaml.YAMLError`` as ``safe_load`` does."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)
+
+    JSON is read as JSON (``validation.load_json``): YAML 1.1 reads a number such as
+    ``1e-05`` or ``1e+20`` (how JSON writers print floats, an export among them) as text,
+    so an export read back as YAML changed its numbers. Text that opens like JSON but is
+    not (YAML's flow style, ``{a: 1}``) is read as YAML. Raises ``yaml.YAMLError`` as
+    ``safe_load`` does, and ``ValidationError`` (naming ``what``) for what ``load_json``
+    refuses of JSON and for nesting too deep to read.
+    """
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return json_or_error(text, what)
+        except json.JSONDecodeError:
+            pass  # not JSON: YAML's flow style
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except RecursionError:
+        raise ValidationError(f"{what} nests too deeply to read") from None
 
 
 def read_document(path: Path, what: str, hint: str) -> Any:
@@ -354,7 +370,7 @@ def read_document(path: Path, what: str, hint: str) -> Any:
     except OSError as exc:
         raise ValidationError(f"{what} {path} cannot be read: {exc.strerror or exc}") from None
     try:
-        return load_yaml(text)
+        return load_yaml(text, f"{what} {path}")
     except yaml.YAMLError as exc:
         raise ValidationError(f"{what} {path} is not valid YAML/JSON: {exc}") from None
 

@@ -366,16 +366,24 @@ def load_json(text: str | bytes, what: str) -> Any:
     integer too long to read.
     """
     try:
+        return json_or_error(text, what)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"{what} is not valid JSON: {exc}") from None
+
+
+def json_or_error(text: str | bytes, what: str) -> Any:
+    """``load_json``'s reading, except that text that is not JSON raises the reader's own
+    ``json.JSONDecodeError`` (``UnicodeDecodeError`` for bytes that are not UTF-8): for a
+    reader of YAML or JSON (``config.load_yaml``), which reads such text as YAML."""
+    try:
         return json.loads(
             text,
             object_pairs_hook=lambda pairs: _unique_keys(pairs, what),
             parse_constant=lambda literal: _not_a_number(literal, what),
             parse_float=lambda literal: _finite(literal, what),
         )
-    except ValidationError:
+    except (ValidationError, json.JSONDecodeError, UnicodeDecodeError):
         raise
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"{what} is not valid JSON: {exc}") from None
     except (ValueError, RecursionError):  # an integer of >4300 digits, deep nesting
         raise ValidationError(
             f"{what} nests too deeply or holds a number too long to read"

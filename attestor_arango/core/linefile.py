@@ -3,13 +3,17 @@
 Re-embedding lists the staging files it was given and the CLI lists the export files it
 wrote (``core/reembed.py``, ``governance/export_files.py``), so that a purge finds them.
 Such a list is rewritten whole through a temporary file and an atomic rename, so a
-reader never sees half of it, and it is deleted once empty.
+reader never sees half of it, and it is deleted once empty. A change (``update_lines``)
+holds the list's lock from its read to its write, so changes by several threads or
+processes all land.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -23,3 +27,56 @@ def replace_lines(path: Path, lines: Sequence[str]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     tmp.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     os.replace(tmp, path)
+
+
+def read_lines(path: Path) -> list[str]:
+    """``path``'s non-empty lines; none when it does not exist. Raises ``OSError`` when it
+    cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [line for line in text.splitlines() if line]
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Holds the lock of the list ``path`` while the block runs, against every thread and
+    process changing a list of its folder through ``update_lines``.
+
+    A list is read, changed and written back whole: two changes whose reads and writes
+    interleave lose the first one's (an export recorded while a purge rewrote the ledger
+    vanished from it, so the tenant's own purge left the file). The lock is the folder's
+    (``flock`` of the folder itself, so no lock file is left beside the store; on Windows
+    a ``.<name>.lock`` file beside the list). Raises ``OSError`` when it cannot be taken.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        import msvcrt
+
+        fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor lets go of the lock
+        return
+    import fcntl
+
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor lets go of the lock
+
+
+def update_lines(path: Path, change: Callable[[list[str]], Sequence[str]]) -> None:
+    """Replaces the list ``path``'s lines by what ``change`` makes of them, holding its lock
+    (``locked``) from the read to the write; writes nothing when they are unchanged. Raises
+    ``OSError`` when the list cannot be read or written, and what ``change`` raises."""
+    with locked(path):
+        lines = read_lines(path)
+        changed = list(change(lines))
+        if changed != lines:
+            replace_lines(path, changed)

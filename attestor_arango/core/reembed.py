@@ -45,7 +45,7 @@ import numpy as np
 from attestor_arango.config import Config, default_data_dir
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.linefile import replace_lines
+from attestor_arango.core.linefile import read_lines, update_lines
 from attestor_arango.core.paging import memory_pages
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
@@ -80,22 +80,25 @@ def _registry(config: Config) -> Path:
 
 
 def _registered(config: Config) -> list[Path]:
-    try:
-        text = _registry(config).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    return [Path(line) for line in text.splitlines() if line]
+    return [Path(line) for line in read_lines(_registry(config))]
 
 
-def _set_registered(config: Config, paths: list[Path]) -> None:
-    replace_lines(_registry(config), [str(p) for p in sorted(set(paths))])
+def _lines(paths: list[Path]) -> list[str]:
+    return [str(p) for p in sorted(set(paths))]
 
 
 def register_staging(config: Config, path: Path) -> None:
-    """Records ``path`` as a staging file a purge must look into, unless it is the default."""
+    """Records ``path`` as a staging file a purge must look into, unless it is the default
+    (under the list's lock: a purge rewriting it meanwhile keeps it)."""
     path = path.resolve()
-    if path != default_staging_path(config).resolve() and path not in _registered(config):
-        _set_registered(config, [*_registered(config), path])
+    if path == default_staging_path(config).resolve():
+        return
+
+    def add(lines: list[str]) -> list[str]:
+        paths = [Path(line) for line in lines]
+        return lines if path in paths else _lines([*paths, path])
+
+    update_lines(_registry(config), add)
 
 
 def drop_staged_everywhere(
@@ -105,33 +108,45 @@ def drop_staged_everywhere(
     staging file and from every other one a run was given (``register_staging``); a
     registered file left with no run is deleted and forgotten. Returns what could not be
     done, one line a file (a file that is not a staging file, or cannot be written): each
-    other file is still done."""
+    other file is still done. The list's lock is held from its read to its write, so a file
+    registered meanwhile stays registered."""
     problems: list[str] = []
     try:
         drop_staged(default_staging_path(config), tenant, ids)
     except (OSError, sqlite3.Error) as exc:
         problems.append(f"{default_staging_path(config)}: {exc}")
-    registered = _registered(config)
-    keep = []
-    for path in registered:
-        try:
-            if drop_staged(path, tenant, ids):
-                keep.append(path)
-            elif path.is_file():  # no unfinished run is left in it: nothing to resume
-                path.unlink()
-        except (OSError, sqlite3.Error) as exc:
-            problems.append(f"{path}: {exc}")
-            keep.append(path)  # looked into again by the next purge
-    if keep != registered:
-        _set_registered(config, keep)
+    registry = _registry(config)
+    if not registry.exists():  # no file registered; one registered from now on is not lost
+        return problems
+
+    def drop(lines: list[str]) -> list[str]:
+        keep = []
+        for path in (Path(line) for line in lines):
+            try:
+                if drop_staged(path, tenant, ids):
+                    keep.append(path)
+                elif path.is_file():  # no unfinished run is left in it: nothing to resume
+                    path.unlink()
+            except (OSError, sqlite3.Error) as exc:
+                problems.append(f"{path}: {exc}")
+                keep.append(path)  # looked into again by the next purge
+        return _lines(keep)
+
+    try:
+        update_lines(registry, drop)
+    except OSError as exc:
+        problems.append(f"{registry}: {exc}")
     return problems
 
 
 def unregister_staging(config: Config, path: Path) -> None:
     """Forgets ``path`` once its last run finished (``Staging.finish`` deleted it)."""
-    registered = _registered(config)
-    if path.resolve() in registered:
-        _set_registered(config, [p for p in registered if p != path.resolve()])
+    gone = path.resolve()
+    if gone not in _registered(config):
+        return
+    update_lines(
+        _registry(config), lambda lines: _lines([p for p in map(Path, lines) if p != gone])
+    )
 
 
 def drop_staged(path: Path, tenant: str, ids: Sequence[str] | None = None) -> bool:

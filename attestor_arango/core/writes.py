@@ -92,7 +92,8 @@ def embed(rt: Runtime, scope: Scope, texts: list[str]) -> tuple[np.ndarray, Embe
     Returns the vectors, the space they are in, and whether the tenant has none recorded
     yet (its first write): the caller records that space, or holds it
     (``Store.hold_embedding_space``), inside its write transaction, so a rejected write
-    leaves nothing behind and no re-embedding switches the space before the write commits.
+    leaves nothing behind and no re-embedding switches the space before the write commits
+    (a purge that erased the space meanwhile makes the write the tenant's first again).
     Raises ``EmbeddingMismatchError`` when the tenant holds vectors of another embedder.
     """
     space = rt.store.get_embedding_space(scope)
@@ -295,8 +296,11 @@ class Writer:
             if first:
                 rt.store.set_embedding_space(scope, space)
             elif not rt.store.hold_embedding_space(scope, space):
-                # a re-embedding switched the tenant since embed() read its space
-                raise mismatch(scope, rt.store.get_embedding_space(scope), space)
+                held = rt.store.get_embedding_space(scope)
+                if held is not None:  # a re-embedding switched the tenant since embed()
+                    raise mismatch(scope, held, space)
+                # a purge erased the tenant's vectors since: this is its first write again
+                rt.store.set_embedding_space(scope, space)
             rt.store.insert_memory(scope, memory, vector)
             # every write is in the chain, with the digest verification recomputes from the row
             digests = {"row": row_digest(memory), "extra": extra_digest(memory)}

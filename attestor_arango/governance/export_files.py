@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from attestor_arango.config import Config, default_data_dir
-from attestor_arango.core.linefile import replace_lines
+from attestor_arango.core.linefile import update_lines
 
 
 def ledger_path(config: Config) -> Path:
@@ -29,13 +29,10 @@ def ledger_path(config: Config) -> Path:
     return default_data_dir() / f"exports-{config.arango.database}.jsonl"
 
 
-def _entries(ledger: Path) -> list[dict[str, str]]:
-    try:
-        text = ledger.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
+def _entries(lines: list[str]) -> list[dict[str, str]]:
+    """The ledger's entries, from its lines."""
     out = []
-    for line in text.splitlines():
+    for line in lines:
         try:
             item = json.loads(line)
         except ValueError:
@@ -46,20 +43,22 @@ def _entries(ledger: Path) -> list[dict[str, str]]:
     return out
 
 
-def _write(ledger: Path, entries: list[dict[str, str]]) -> None:
-    replace_lines(ledger, [json.dumps(e, sort_keys=True) for e in entries])
+def _lines(entries: list[dict[str, str]]) -> list[str]:
+    return [json.dumps(e, sort_keys=True) for e in entries]
 
 
 def record_export(config: Config, tenant: str, path: Path) -> None:
-    """Adds ``path`` (an export of ``tenant`` just written) to the ledger; raises
-    ``OSError`` when the ledger cannot be written (the caller removes the file then: an
-    export the purge cannot find must not be left behind)."""
-    ledger = ledger_path(config)
-    ledger.parent.mkdir(parents=True, exist_ok=True)
+    """Adds ``path`` (an export of ``tenant`` just written) to the ledger, under the
+    ledger's lock (a purge rewriting it meanwhile keeps it); raises ``OSError`` when the
+    ledger cannot be written (the caller removes the file then: an export the purge cannot
+    find must not be left behind)."""
     entry = {"tenant": tenant, "path": str(path.resolve())}
-    entries = _entries(ledger)
-    if entry not in entries:
-        _write(ledger, [*entries, entry])
+
+    def add(lines: list[str]) -> list[str]:
+        entries = _entries(lines)
+        return _lines(entries if entry in entries else [*entries, entry])
+
+    update_lines(ledger_path(config), add)
 
 
 def _holds_export_of(path: Path, tenant: str) -> bool:
@@ -73,27 +72,33 @@ def _holds_export_of(path: Path, tenant: str) -> bool:
 def erase_exports(config: Config, tenant: str) -> tuple[int, list[str]]:
     """Deletes the export files of ``tenant`` the ledger lists; returns how many were
     deleted and what could not be done (one line a file, kept in the ledger for the next
-    purge). Other tenants' entries stay as they were."""
+    purge). Other tenants' entries stay as they were, those recorded meanwhile too: the
+    ledger's lock is held from its read to its write."""
     ledger = ledger_path(config)
-    entries = _entries(ledger)
-    keep: list[dict[str, str]] = []
+    if not ledger.exists():  # nothing recorded; one recorded from now on is not lost
+        return 0, []
     removed, problems = 0, []
-    for entry in entries:
-        if entry["tenant"] != tenant:
-            keep.append(entry)
-            continue
-        path = Path(entry["path"])
-        if not path.is_file() or not _holds_export_of(path, tenant):
-            continue  # gone, or no longer the export written: not ours to delete
-        try:
-            path.unlink()
-            removed += 1
-        except OSError as exc:
-            problems.append(f"{path}: {exc}")
-            keep.append(entry)
-    if keep != entries:
-        try:
-            _write(ledger, keep)
-        except OSError as exc:
-            problems.append(f"{ledger}: {exc}")
+
+    def erase(lines: list[str]) -> list[str]:
+        nonlocal removed
+        keep: list[dict[str, str]] = []
+        for entry in _entries(lines):
+            if entry["tenant"] != tenant:
+                keep.append(entry)
+                continue
+            path = Path(entry["path"])
+            if not path.is_file() or not _holds_export_of(path, tenant):
+                continue  # gone, or no longer the export written: not ours to delete
+            try:
+                path.unlink()
+                removed += 1
+            except OSError as exc:
+                problems.append(f"{path}: {exc}")
+                keep.append(entry)
+        return _lines(keep)
+
+    try:
+        update_lines(ledger, erase)
+    except OSError as exc:
+        problems.append(f"{ledger}: {exc}")
     return removed, problems

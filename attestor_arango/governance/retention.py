@@ -130,7 +130,7 @@ def load_policies(source: object) -> list[RetentionPolicy]:
         )
     if isinstance(raw, str):
         try:
-            raw = load_yaml(raw)
+            raw = load_yaml(raw, "retention policies")
         except yaml.YAMLError as exc:
             raise ValidationError(f"retention policies are not valid YAML: {exc}") from exc
     if isinstance(raw, dict) and "retention" in raw:

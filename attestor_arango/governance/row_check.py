@@ -5,7 +5,9 @@ The chain records each write with a digest of everything the row asserts
 namespace, tenant, provenance), each close (supersede, update, forget, retention
 archive) and each removal (purge, retention delete, compaction); an import records
 the digest of every row it restored. Replaying those entries gives the state the
-tenant must be in, which is compared with the rows the store holds:
+tenant must be in (a completed purge forgets the rows held when it began; a row written
+while a purge ran, completed or failed, may have been erased or may remain), which is
+compared with the rows the store holds:
 
 - ``row_modified``: a row's digest differs (an edited validity, entity, category,
   confidence, content or namespace; with entries that record ``extra`` also its metadata
@@ -45,6 +47,7 @@ class Expected:
     extra: str | None = None  # extra_digest, when the entry recorded one
     closed_at: int | None = None  # t_expired the close recorded (None: not recorded)
     successor: str | None = None  # superseded_by the close recorded, with closed_at
+    purging: bool = False  # held when a purge began: forgotten when it completes
 
     def close(self, status: str, at: object, successor: object = None) -> None:
         self.status = status
@@ -76,9 +79,16 @@ class RowLedger:
                     self.rows[rid].removable = True
         elif action == "purge_attempted":
             for row in self.rows.values():
-                row.removable = True
+                row.removable = row.purging = True
         elif action == "purge_completed":
-            self.rows.clear()
+            # the rows held when the purge began are gone; one written while it ran may
+            # have been erased or may remain (it committed after the purge's count)
+            self.rows = {rid: row for rid, row in self.rows.items() if not row.purging}
+            for row in self.rows.values():
+                row.removable = True
+        elif action == "purge_failed":  # a row written while it ran may have been erased
+            for row in self.rows.values():
+                row.removable = True
         elif action == "import":
             for item in d.get("rows") or ():
                 if isinstance(item, list) and len(item) in (3, 6):

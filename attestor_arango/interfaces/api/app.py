@@ -38,6 +38,7 @@ from attestor_arango.interfaces.api.errors import (
     RouteNotFound,
     UnsupportedMediaType,
 )
+from attestor_arango.interfaces.api.fairness import TenantSlots
 from attestor_arango.interfaces.api.logs import RequestLog
 from attestor_arango.interfaces.api.loopback import JSON_MEDIA, LoopbackOnly, media_type
 from attestor_arango.interfaces.api.metrics import Observer, RequestMetrics, metrics_endpoint
@@ -61,12 +62,33 @@ class ApiSettings:
     # rolls back within one write's time) so the answer says whether anything was stored
     cancel_grace_s: float = 5.0
     workers: int = 8  # concurrent AgentMemory calls
+    # of which one tenant's at most (None: half, at least one): the rest stay free for the
+    # other tenants however many slow calls one sends (fairness.py)
+    tenant_workers: int | None = None
+
+    def __post_init__(self) -> None:
+        """Raises ``ValidationError`` for a tenant share of no worker."""
+        if self.tenant_workers is not None and self.tenant_workers < 1:
+            raise ValidationError("tenant_workers must be at least 1 (or None: half the workers)")
+
+    def per_tenant(self) -> int:
+        """How many of the workers one tenant's calls may hold at once."""
+        if self.tenant_workers is not None:
+            return self.tenant_workers
+        return max(1, self.workers // 2)
 
 
 async def _run(
-    op: str, call: Callable[[], Any], settings: ApiSettings, limiter: anyio.CapacityLimiter
+    op: str,
+    call: Callable[[], Any],
+    settings: ApiSettings,
+    limiter: anyio.CapacityLimiter,
+    slot: contextlib.AbstractAsyncContextManager[None],
 ) -> Any:
     """``call()`` in a worker thread under the request timeout; what it returns or raises.
+
+    The call first takes ``slot`` (one of its tenant's, ``fairness.py``), then a worker of
+    ``limiter``; the time it waits for either counts towards the timeout.
 
     On the timeout the call's cancel flag is raised (``cancel.py``): a call that has
     not reached a commit rolls back at its next one instead of committing unseen, and it
@@ -88,9 +110,15 @@ async def _run(
 
     async def worker() -> None:
         try:
-            outcome.append(
-                (True, await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter))
-            )
+            async with slot:
+                outcome.append(
+                    (
+                        True,
+                        await anyio.to_thread.run_sync(
+                            run, abandon_on_cancel=True, limiter=limiter
+                        ),
+                    )
+                )
         except Exception as exc:
             outcome.append((False, exc))
         done.set()
@@ -188,6 +216,7 @@ def create_app(
     settings = settings or ApiSettings()
     cls = type(memory)
     limiter = anyio.CapacityLimiter(settings.workers)
+    slots = TenantSlots(settings.per_tenant())
     default_ctx = memory.default_context
     if keys is None:
         ring, fixed_key = _no_auth_ring(default_ctx)
@@ -222,7 +251,9 @@ def create_app(
                     kwargs["context"] = ctx
                 method = getattr(memory, route.op)
                 started = time.perf_counter()
-                result = await _run(route.op, lambda: method(**kwargs), settings, limiter)
+                result = await _run(
+                    route.op, lambda: method(**kwargs), settings, limiter, slots.hold(ctx.tenant)
+                )
                 observer.result(route.op, time.perf_counter() - started, result)
                 return JSONResponse(codec.dump_result(fn, result))
             except AttestorError as err:

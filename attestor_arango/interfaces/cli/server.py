@@ -120,7 +120,10 @@ def cmd_api(args: argparse.Namespace) -> int:
     if args.no_auth and args.host not in LOOPBACK:
         raise ValidationError("--no-auth only binds a loopback address; use keys to serve further")
     settings = ApiSettings(
-        max_body_bytes=args.max_body, request_timeout_s=args.timeout, workers=args.workers
+        max_body_bytes=args.max_body,
+        request_timeout_s=args.timeout,
+        workers=args.workers,
+        tenant_workers=args.tenant_workers,
     )
     from attestor_arango.interfaces.api.logs import configure
 
@@ -213,6 +216,12 @@ def register(sub: Any) -> None:
     p.add_argument("--max-body", type=positive_int, default=MAX_BODY, help="bytes per request body")
     p.add_argument("--timeout", type=positive_seconds, default=30.0, help="seconds per request")
     p.add_argument("--workers", type=positive_int, default=8, help="concurrent memory calls")
+    p.add_argument(
+        "--tenant-workers",
+        type=positive_int,
+        default=None,
+        help="of which one tenant's at most (default: half the workers)",
+    )
     p.add_argument(
         "--max-connections", type=positive_int, default=256, help="open connections at most"
     )
