@@ -10,7 +10,7 @@ but any harness can call them: ``attestor-arango hook session-start < event.json
   written or edited, build/test/install commands run), one current note per file;
 - stop: write a session summary, and ingest the last exchange of the transcript
   through ``ingest_round`` (speaker-locked, so nothing the agent said is stored as
-  the user's).
+  the user's); both are stored or, when either is refused, neither.
 
 A hook never takes the harness down: bad input exits 1 with a message on stderr
 (a non-blocking error for the harness), and nothing here ever exits 2 (block).
@@ -27,8 +27,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from attestor_arango.context import AgentContext
+from attestor_arango.context import AgentContext, Permission
 from attestor_arango.errors import AttestorError, ValidationError
+from attestor_arango.governance.access import require
+from attestor_arango.ingest.model import Turn
 from attestor_arango.validation import load_json
 
 if TYPE_CHECKING:
@@ -166,20 +168,24 @@ def stop(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
         + f", {len(commands)} commands run"
         + (f"; last request: {user[:200]}" if user else "")
     )
-    m = mem.add(
-        summary,
-        entity=project,
-        category=f"session:{session}",
-        tags=["hook", "session-summary"],
-        metadata={"files": files, "commands": commands[:50]},
-        context=ctx,
-    )
-    ingested = None
+    # everything refusable before any write: the turn (its text, length), then the
+    # permission, outside the transaction so a refusal stays audited as evidence
+    turn = None
     if user or assistant:
-        result = mem.ingest_round(
-            {"user": user, "assistant": assistant, "session_id": ctx.session_id}, context=ctx
+        turn = Turn.parse({"user": user, "assistant": assistant, "session_id": ctx.session_id})
+    require(mem.auditor, ctx, Permission.WRITE, "add")
+    # the round and the summary commit together: a round refused part-way (the quota spent,
+    # too many facts, a failed model) or a summary refused after it leaves neither behind
+    with mem.writer.together(ctx):
+        ingested = None if turn is None else mem.ingest_round(turn, context=ctx).to_dict()
+        m = mem.add(
+            summary,
+            entity=project,
+            category=f"session:{session}",
+            tags=["hook", "session-summary"],
+            metadata={"files": files, "commands": commands[:50]},
+            context=ctx,
         )
-        ingested = result.to_dict()
     return {"summary_id": m.id, "ingested": ingested}
 
 
