@@ -46,6 +46,54 @@ _USEFUL_COMMAND = re.compile(
 )
 
 
+_TEXT_FIELDS = ("session_id", "cwd", "tool_name", "transcript_path")
+_TOOL_TEXT_FIELDS = ("file_path", "notebook_path", "command")
+EXIT_CODES = (-(2**31), 2**32 - 1)  # a signed POSIX status up to an unsigned Windows one
+
+
+def _kind(value: object) -> str:
+    """The JSON type of ``value``, as a message names it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _expect(data: dict[str, Any], name: str, kind: str, prefix: str = "") -> None:
+    """Refuses ``data[name]`` unless it is null (absent) or of the JSON type ``kind``."""
+    value = data.get(name)
+    if value is not None and _kind(value) != kind:
+        shown = "true or false" if kind == "a boolean" else kind
+        raise ValidationError(
+            f"the hook event's {prefix}{name} must be {shown} or null, got {_kind(value)}"
+        )
+
+
+def check_event(payload: dict[str, Any]) -> None:
+    """Refuses a field the hooks read that has the wrong JSON type (a ``session_id`` that is
+    a number, a ``tool_input`` that is a list, ...) before anything is read or stored: a
+    value silently read as something else would file a note under the wrong session or
+    project. Fields no hook reads are left alone. Raises ``ValidationError`` naming it."""
+    for name in _TEXT_FIELDS:
+        _expect(payload, name, "a string")
+    _expect(payload, "stop_hook_active", "a boolean")
+    _expect(payload, "tool_input", "an object")
+    given = payload.get("tool_input") or {}
+    for name in _TOOL_TEXT_FIELDS:
+        _expect(given, name, "a string", "tool_input.")
+    response = payload.get("tool_response")  # its shape is the tool's; only exit_code is read
+    code = response.get("exit_code") if isinstance(response, dict) else None
+    low, high = EXIT_CODES
+    if code is not None and (type(code) is not int or not low <= code <= high):
+        raise ValidationError(
+            f"the hook event's tool_response.exit_code must be a whole number from {low} to "
+            f"{high} or null, got {_kind(code) if type(code) is not int else code}"
+        )
+
+
 def project_of(payload: dict[str, Any]) -> str:
     cwd = str(payload.get("cwd") or "").rstrip("/")
     return Path(cwd).name or "workspace"
@@ -205,6 +253,7 @@ def run_hook(event: str, mem: AgentMemory, stdin: IO[str], stdout: IO[str], stde
             raise ValidationError("the hook event must be a JSON object")
         if event not in HANDLERS:
             raise ValidationError(f"unknown hook {event!r}; use one of {sorted(HANDLERS)}")
+        check_event(payload)
         answer = HANDLERS[event](mem, payload)
     except (ValueError, AttestorError) as exc:
         message = exc.message if isinstance(exc, AttestorError) else str(exc)
