@@ -80,11 +80,14 @@ def staging_path(config: Config, given: object) -> Path:
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
         raise ValidationError("staging_path must be a file path (text without NUL) or None")
     path = Path(check_text(text, "staging_path")).expanduser()
-    if (path.exists() or path.is_symlink()) and not _is_staging_file(path):
+    own = config.store_files() - {default_staging_path(config).resolve()}
+    if path.resolve() in own or (
+        (path.exists() or path.is_symlink()) and not _is_staging_file(path)
+    ):
         raise ValidationError(
-            f"staging_path {text!r:.200} names an existing file that is not a reembed "
-            "staging file (the store's own, or another); pass a new path: the staging "
-            "file is deleted when the run finishes"
+            f"staging_path {text!r:.200} names one of the store's own files or an existing "
+            "file that is not a reembed staging file; pass a new path: the staging file is "
+            "deleted when the run finishes"
         )
     return path
 
