@@ -71,3 +71,17 @@ def test_export_still_writes_beside_the_store(
     for name in ("m.db.json", "m.db.backup", "export.json"):
         assert _cli(capsys, db, "export", "-o", str(tmp_path / name))[0] == 0
         assert json.loads((tmp_path / name).read_text())["memories"]
+
+
+def test_export_refuses_a_hard_link_to_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ATTESTOR_EMBEDDER", "hashing")
+    db = tmp_path / "m.db"
+    assert _cli(capsys, db, "add", "Ann likes tea", "--entity", "ann")[0] == 0
+    link = tmp_path / "looks-like-an-export.json"
+    link.hardlink_to(db)
+    code, err = _cli(capsys, db, "export", "-o", str(link))
+    assert code == EXIT_USAGE and "store's own files" in err
+    code, out = _cli(capsys, db, "list")
+    assert code == 0 and [m["content"] for m in json.loads(out)] == ["Ann likes tea"]

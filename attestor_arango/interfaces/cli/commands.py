@@ -195,7 +195,8 @@ def _output_file(path: str, config: Any) -> Path:
     """
     file = Path(path).expanduser()
     folder = file.parent
-    if file.resolve() in config.store_files() | {ledger_path(config).resolve()}:
+    own = config.store_files() | {ledger_path(config).resolve()}
+    if file.resolve() in own or any(_same_file(file, other) for other in own):
         raise ValidationError(
             f"--output {file} is one of the store's own files; write the export elsewhere"
         )
@@ -206,6 +207,14 @@ def _output_file(path: str, config: Any) -> Path:
     if not os.access(folder, os.W_OK) or (file.exists() and not os.access(file, os.W_OK)):
         raise ValidationError(f"--output {file} cannot be written; check its permissions")
     return file
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether both name one existing file (a hard link names the store's too)."""
+    try:
+        return one.exists() and other.exists() and one.samefile(other)
+    except OSError:
+        return False
 
 
 def cmd_export(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
