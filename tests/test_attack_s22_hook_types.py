@@ -91,3 +91,13 @@ def test_well_typed_events_still_run(mem: AgentMemory, tmp_path: Path) -> None:
     code, out, _ = call(mem, "stop", base)
     assert code == 0 and json.loads(out)["summary_id"]
     assert call(mem, "stop", {**base, "stop_hook_active": True})[0] == 0
+
+
+def test_an_event_over_the_size_limit_is_refused_unread(mem: AgentMemory) -> None:
+    payload = {"session_id": "s1", "cwd": "/src/app", "tool_name": "Write"}
+    payload["tool_input"] = {"file_path": "a.py", "content": "x" * 64_000_000}
+    out, err = io.StringIO(), io.StringIO()
+    before = stored(mem)
+    code = run_hook("post-tool-use", mem, io.StringIO(json.dumps(payload)), out, err)
+    assert (code, out.getvalue()) == (1, "")
+    assert "64000000 characters" in err.getvalue() and stored(mem) == before

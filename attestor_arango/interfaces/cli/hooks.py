@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 CONTEXT_BUDGET = 1500  # tokens of memories injected at session start
 MAX_TRANSCRIPT_BYTES = 50_000_000
+MAX_EVENT_CHARS = 64_000_000  # a Write's tool_input carries the whole file written
 _WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 _USEFUL_COMMAND = re.compile(
     r"^\s*(?:pytest|python -m pytest|make|cargo (?:build|test)|go (?:build|test)|npm (?:run|test|"
@@ -304,7 +305,11 @@ HANDLERS: dict[str, Callable[[AgentMemory, dict[str, Any]], dict[str, Any]]] = {
 def run_hook(event: str, mem: AgentMemory, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Reads one JSON event, runs its handler, writes one JSON answer; returns the exit code."""
     try:
-        raw = stdin.read()
+        raw = stdin.read(MAX_EVENT_CHARS + 1)  # never more: a hook's memory stays bounded
+        if len(raw) > MAX_EVENT_CHARS:
+            raise ValidationError(
+                f"the hook event is longer than {MAX_EVENT_CHARS} characters; send one event"
+            )
         payload = load_json(raw, "the hook event") if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValidationError("the hook event must be a JSON object")
