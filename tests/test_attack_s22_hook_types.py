@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from attack_support import stored
 
+from attestor_arango.interfaces.cli import hooks
 from attestor_arango.interfaces.cli.hooks import HANDLERS, run_hook
 from attestor_arango.memory import AgentMemory
 
@@ -93,11 +94,15 @@ def test_well_typed_events_still_run(mem: AgentMemory, tmp_path: Path) -> None:
     assert call(mem, "stop", {**base, "stop_hook_active": True})[0] == 0
 
 
-def test_an_event_over_the_size_limit_is_refused_unread(mem: AgentMemory) -> None:
+def test_an_event_over_the_size_limit_is_refused_unread(
+    mem: AgentMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the limit (64M characters) made small: the old code had none and read any event
+    monkeypatch.setattr(hooks, "MAX_EVENT_CHARS", 1000, raising=False)
     payload = {"session_id": "s1", "cwd": "/src/app", "tool_name": "Write"}
-    payload["tool_input"] = {"file_path": "a.py", "content": "x" * 64_000_000}
+    payload["tool_input"] = {"file_path": "a.py", "content": "x" * 1000}
     out, err = io.StringIO(), io.StringIO()
     before = stored(mem)
     code = run_hook("post-tool-use", mem, io.StringIO(json.dumps(payload)), out, err)
     assert (code, out.getvalue()) == (1, "")
-    assert "64000000 characters" in err.getvalue() and stored(mem) == before
+    assert "longer than 1000 characters" in err.getvalue() and stored(mem) == before
