@@ -106,3 +106,11 @@ def test_an_event_over_the_size_limit_is_refused_unread(
     code = run_hook("post-tool-use", mem, io.StringIO(json.dumps(payload)), out, err)
     assert (code, out.getvalue()) == (1, "")
     assert "longer than 1000 characters" in err.getvalue() and stored(mem) == before
+
+
+def test_an_event_with_a_utf8_byte_order_mark_is_read(mem: AgentMemory, tmp_path: Path) -> None:
+    # a harness on Windows (PowerShell's UTF-8) may write one; JSON readers may ignore it
+    raw = "\ufeff" + json.dumps({**good(tmp_path), "tool_name": "Write"})
+    out, err = io.StringIO(), io.StringIO()
+    assert run_hook("post-tool-use", mem, io.StringIO(raw), out, err) == 0, err.getvalue()
+    assert json.loads(out.getvalue())["captured"]

@@ -310,6 +310,7 @@ def run_hook(event: str, mem: AgentMemory, stdin: IO[str], stdout: IO[str], stde
             raise ValidationError(
                 f"the hook event is longer than {MAX_EVENT_CHARS} characters; send one event"
             )
+        raw = raw.removeprefix("\ufeff")  # a UTF-8 byte order mark (RFC 8259: may be ignored)
         payload = load_json(raw, "the hook event") if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValidationError("the hook event must be a JSON object")
