@@ -105,3 +105,17 @@ def test_stop_after_many_long_file_paths_still_writes_its_summary(mem: AgentMemo
     assert summary.content.startswith("Session s1 in project app: 300 files changed")
     assert len(summary.content) <= mem.config.max_content_chars
     assert set(summary.metadata["files"]) <= set(paths) and summary.metadata["files"]
+
+
+WINDOWS = [
+    "C:\\Users\\me\\billing-api",
+    "C:\\Users\\me\\billing-api\\",
+    "\\\\srv\\share\\billing-api",
+]
+
+
+@pytest.mark.parametrize("cwd", [*WINDOWS, "D:/work/billing-api", "/src/billing-api/"])
+def test_the_project_of_a_windows_cwd_is_its_last_folder(mem: AgentMemory, cwd: str) -> None:
+    code, out, err = call(mem, "post-tool-use", {**write("a.py"), "cwd": cwd})
+    assert code == 0, err
+    assert mem.get(json.loads(out)["memory_id"]).entity == "billing-api"

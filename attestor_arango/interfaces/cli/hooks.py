@@ -26,7 +26,7 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import IO, TYPE_CHECKING, Any
 
 from attestor_arango.context import AgentContext, Permission
@@ -131,9 +131,17 @@ def check_event(payload: dict[str, Any]) -> None:
         )
 
 
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")  # C:\ or C:/, or \\server\share
+
+
 def project_of(payload: dict[str, Any]) -> str:
-    cwd = str(payload.get("cwd") or "").rstrip("/")
-    return Path(cwd).name or "workspace"
+    """The project a hook's notes are about: the last folder of ``cwd`` ("workspace" for
+    none). A Windows path (a drive or a share: a harness on Windows sends one) is split
+    at backslashes too, so ``C:\\src\\app`` is project ``app``, not the whole path."""
+    cwd = str(payload.get("cwd") or "")
+    if _WINDOWS_PATH.match(cwd):
+        return PureWindowsPath(cwd.rstrip("/\\")).name or "workspace"
+    return Path(cwd.rstrip("/")).name or "workspace"
 
 
 def label(prefix: str, text: str) -> str:
