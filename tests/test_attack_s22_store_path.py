@@ -34,3 +34,15 @@ def test_a_str_or_pathlike_still_opens(tmp_path: Path) -> None:
     for given in (tmp_path / "a.db", str(tmp_path / "b.db"), tmp_path / "folder"):
         with AgentMemory(given, embedder=HashingEmbedder(8)) as mem:
             assert mem.add("Ann likes tea").content == "Ann likes tea"
+
+
+@pytest.mark.parametrize("given", [5, "x", {}, True, object()])
+@pytest.mark.parametrize("name", ["context", "config"])
+def test_a_context_or_config_of_another_type_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, given: object
+) -> None:
+    # before: an AttributeError at the first call (or {} read as "none": the defaults)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValidationError, match=name):
+        AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(8), **{name: given})
+    assert os.listdir(tmp_path) == []

@@ -136,6 +136,8 @@ def open_runtime(
     one (the store opened, the configured embedder, the system clock, UUIDv7 ids, the
     signer of ``config.signing``)."""
     text = check_store_path(path)
+    if config is not None and not isinstance(config, Config):
+        raise ValidationError("config must be a Config (see config.load_config) or None")
     if config is None:
         config = load_config(path=text)
     elif text is not None:
