@@ -96,3 +96,16 @@ def test_good_arguments_still_page(store: AttestorStore) -> None:
     assert store.search(("users",), offset=10**30) == []
     assert store.list_namespaces(limit=1, offset=0, max_depth=1) == [("users",)]
     assert len(store.search(["users"], filter={"n": {"$gte": 3}}, limit=5)) == 2  # a list too
+
+
+@pytest.mark.parametrize("key", ["k" * 257, "x\x1b[31m", "a\u202eb", "a\x00b", "a\ud800"])
+def test_a_key_no_memory_can_hold_is_refused_naming_the_key(store: AttestorStore, key: str) -> None:
+    # before: "entity is longer than 256 characters" / "entity holds the control
+    # character": a field the caller never named
+    before = stored(store.memory)
+    with pytest.raises(ValidationError, match="LangGraph key"):
+        store.put(NS, key, {"text": "x"})
+    with pytest.raises(ValidationError, match="LangGraph key"):
+        store.get(NS, key)
+    assert stored(store.memory) == before
+    assert store.get(NS, "k" * 256) is None  # the longest key still reads

@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import json
 import threading
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -46,7 +47,7 @@ from langgraph.store.base import (
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.scope import NAME_RE, chosen_namespace
-from attestor_arango.validation import check_limit, check_offset
+from attestor_arango.validation import MAX_LABEL, check_limit, check_offset, check_plain
 
 ITEM_TAG = "langgraph-item"
 NAMESPACE_TAG = "langgraph-namespace"
@@ -57,6 +58,19 @@ _OPS = {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"}
 def _category(key: str) -> str:
     """Entities match case-insensitively; the category makes a key's versions exact."""
     return "langgraph:" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+
+
+def _key(key: object) -> str:
+    """``key`` if an item's entity can hold it (``validation.check_label``: at most
+    ``MAX_LABEL`` characters once its whitespace is collapsed, no control character);
+    raises ``ValidationError`` naming the key, not the entity the caller never saw."""
+    if not isinstance(key, str) or not key.strip():
+        raise ValidationError("a LangGraph key is a non-empty string")
+    text = unicodedata.normalize("NFC", " ".join(key.split()))
+    if len(text) > MAX_LABEL:
+        raise ValidationError(f"a LangGraph key is at most {MAX_LABEL} characters")
+    check_plain(text, "a LangGraph key")
+    return key
 
 
 def _content(value: Mapping[str, Any]) -> str:
@@ -178,15 +192,14 @@ class AttestorStore(BaseStore):
     # -- operations ----------------------------------------------------------------
 
     def _get(self, op: GetOp) -> Item | None:
-        row = self._current(self._namespace(op.namespace), op.key)
+        row = self._current(self._namespace(op.namespace), _key(op.key))
         return None if row is None else Item(**self._fields(row))
 
     def _put(self, op: PutOp) -> None:
         if self.as_of is not None:
             raise ValidationError("this store reads a past moment (as_of); it cannot write")
         joined = self._namespace(op.namespace)
-        if not isinstance(op.key, str) or not op.key:
-            raise ValidationError("a LangGraph key is a non-empty string")
+        _key(op.key)
         if op.value is not None and not isinstance(op.value, Mapping):
             raise ValidationError("a LangGraph value must be a mapping (a dict), or None to delete")
         current = self._current(joined, op.key)
