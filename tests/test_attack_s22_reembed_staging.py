@@ -82,3 +82,16 @@ def test_a_new_path_and_a_staging_file_still_work(db: Path, tmp_path: Path) -> N
     with store_of(db, 48) as mem:
         assert mem.reembed(staging_path=str(given))["status"] == "reembedded"
         assert mem.stats().total == 3
+
+
+@pytest.mark.parametrize("progress", [5, "x", True, {}])
+def test_a_progress_that_cannot_be_called_is_refused_first(
+    db: Path, tmp_path: Path, progress: object
+) -> None:
+    # before: a raw TypeError at the first batch, after the staging file was made
+    with store_of(db, 32) as mem:
+        before = stored(mem)
+        with pytest.raises(ValidationError, match="progress"):
+            mem.reembed(progress=progress)  # type: ignore[arg-type]
+        assert stored(mem) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if "reembed" in p.name) == []

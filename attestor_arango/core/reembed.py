@@ -414,6 +414,8 @@ def reembed(
     swap attempt (run it again).
     """
     batch_size = check_batch(batch_size)
+    if progress is not None and not callable(progress):  # refused before a file is made
+        raise ValidationError("progress must be a callable (done, total) or None")
     scope = Scope(ctx.tenant)
     target = EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)
     source = rt.store.get_embedding_space(scope)
