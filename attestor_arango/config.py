@@ -31,6 +31,8 @@ from attestor_arango.errors import ValidationError
 from attestor_arango.validation import flag_from_text, int_from_text, json_or_error
 
 DB_FILENAME = "memory.db"
+# the files beside the database named by its name and one of these (Config.store_files)
+STORE_FILE_ENDS = ("", "-wal", "-shm", "-journal", ".idx", ".exports", ".reembed", ".reembed.paths")
 CONFIG_FILENAME = "config.yaml"
 TRACE_FILENAME = "recall-trace.jsonl"
 TRACE_MAX_BYTES = 64 * 1024 * 1024  # one trace file's bound (``trace.max_bytes``)
@@ -119,6 +121,19 @@ class Config(BaseModel):
         if path.suffix in {".db", ".sqlite", ".sqlite3"}:
             return path
         return path / DB_FILENAME
+
+    def store_files(self) -> frozenset[Path]:
+        """The embedded store's files, resolved: the database, SQLite's journal files and
+        what the package keeps beside it (vector index, export ledger, re-embedding staging
+        and its list, their locks). A file a command writes or deletes must be none of
+        them: ``export -o`` over the ``-shm`` file killed the process (SIGBUS), over the
+        database destroyed the store. Empty for ArangoDB, whose data is not in files here."""
+        if self.backend != "embedded":
+            return frozenset()
+        db = self.db_path().resolve()
+        names = [db.name + end for end in STORE_FILE_ENDS]
+        names += [f".{db.name}{end}.lock" for end in (".exports", ".reembed.paths")]
+        return frozenset(db.with_name(name) for name in names)
 
 
 def environment(env: Mapping[str, str] | None = None) -> Mapping[str, str]:

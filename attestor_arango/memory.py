@@ -104,10 +104,10 @@ class AgentMemory:
         ids: IdSource | None = None,
         context: AgentContext | None = None,
     ) -> None:
+        self.default_context = caller(context, AgentContext())  # checked before the store opens
         self._set_runtime(
             open_runtime(path, config=config, store=store, embedder=embedder, clock=clock, ids=ids)
         )
-        self.default_context = context or AgentContext()
         # the extractor and resolver of ingest_round; None: the config's LLM, else the rules
         self.ingest_backends: Backends | None = None
         self._configured = ConfiguredBackends()  # built again when ``config.llm`` changes

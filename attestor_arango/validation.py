@@ -287,9 +287,11 @@ def check_interval(
     return start, end
 
 
-def check_limit(value: object, *, maximum: int = 10_000) -> int:
+def check_limit(value: object, *, maximum: int = 10_000, name: str = "limit") -> int:
+    """``value`` if it is an int (not a bool) from 1 to ``maximum``; raises
+    ``ValidationError`` naming the parameter ``name`` otherwise."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise ValidationError(f"limit must be an integer from 1 to {maximum}")
+        raise ValidationError(f"{name} must be an integer from 1 to {maximum}")
     return value
 
 

@@ -35,6 +35,7 @@ spaces, so a replay can tell which side of the change it is on.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
@@ -52,6 +53,7 @@ from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.models import Memory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter
+from attestor_arango.validation import check_text
 
 Progress = Callable[[int, int], None]  # (memories embedded so far, memories to embed)
 PAGE = 2_000  # rows per store read while listing the tenant
@@ -66,9 +68,43 @@ def default_staging_path(config: Config) -> Path:
     return default_data_dir() / f"reembed-{config.arango.database}.sqlite"
 
 
-def staging_path(config: Config, given: str | Path | None) -> Path:
-    """Where ``reembed`` stages new vectors: ``given`` (``~`` expanded), else the default."""
-    return Path(given).expanduser() if given is not None else default_staging_path(config)
+def staging_path(config: Config, given: object) -> Path:
+    """Where ``reembed`` stages new vectors: ``given`` (``~`` expanded), else the default.
+
+    The file is deleted when the run finishes, so a given path must be new or a staging
+    file already (an interrupted run's): the store's own database given here was deleted
+    with it. Raises ``ValidationError`` for that, and for a ``given`` that is no path."""
+    if given is None:
+        return default_staging_path(config)
+    text = os.fspath(given) if isinstance(given, str | os.PathLike) else None
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise ValidationError("staging_path must be a file path (text without NUL) or None")
+    path = Path(check_text(text, "staging_path")).expanduser()
+    own = config.store_files() - {default_staging_path(config).resolve()}
+    if path.resolve() in own or (
+        (path.exists() or path.is_symlink()) and not _is_staging_file(path)
+    ):
+        raise ValidationError(
+            f"staging_path {text!r:.200} names one of the store's own files or an existing "
+            "file that is not a reembed staging file; pass a new path: the staging file is "
+            "deleted when the run finishes"
+        )
+    return path
+
+
+def _is_staging_file(path: Path) -> bool:
+    """Whether ``path`` is a regular SQLite file holding a staging file's tables only."""
+    if not path.is_file():
+        return False
+    try:
+        db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error:  # not a database at all
+        return False
+    return {r[0] for r in rows} == {"move", "staged"}
 
 
 def _registry(config: Config) -> Path:
@@ -309,7 +345,13 @@ def _swap(
 ) -> dict[str, int]:
     """Stages what is not staged yet and has the store swap; {memories, embedded, resumed}."""
     register_staging(rt.config, staging_path)
-    staging = Staging(staging_path, tenant, source, target)
+    try:
+        staging = Staging(staging_path, tenant, source, target)
+    except (OSError, sqlite3.Error) as exc:  # a parent that is a file, no permission, ...
+        unregister_staging(rt.config, staging_path)
+        raise ValidationError(
+            f"staging_path {str(staging_path)!r:.200} cannot be used: {exc}"
+        ) from None
     done = {"memories": 0, "embedded": 0, "resumed": 0}
     try:
         done["resumed"] = len(staging.ids())
@@ -372,6 +414,8 @@ def reembed(
     swap attempt (run it again).
     """
     batch_size = check_batch(batch_size)
+    if progress is not None and not callable(progress):  # refused before a file is made
+        raise ValidationError("progress must be a callable (done, total) or None")
     scope = Scope(ctx.tenant)
     target = EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)
     source = rt.store.get_embedding_space(scope)

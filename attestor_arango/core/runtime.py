@@ -7,6 +7,7 @@ clock and an embedder, and never reaches back into ``AgentMemory``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, NoReturn, Protocol, TypeVar, overload
@@ -22,7 +23,7 @@ from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.scope import Scope, TemporalView, chosen_namespace
 from attestor_arango.store.factory import open_store
 from attestor_arango.store.protocol import Store
-from attestor_arango.validation import TimeInput, check_window
+from attestor_arango.validation import TimeInput, check_text, check_window
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,21 @@ class Replaceable(Part[T]):
         holder._set_runtime(replace(holder.runtime, **changes))
 
 
+def check_store_path(path: object) -> str | None:
+    """``path`` as text: None, or a ``str``/``os.PathLike`` naming a file or folder. Raises
+    ``ValidationError`` otherwise: ``str()`` made ``5`` or ``b"/x.db"`` a folder name in
+    the working directory, and a blank path meant the configured store, not this one."""
+    if path is None:
+        return None
+    text = os.fspath(path) if isinstance(path, str | os.PathLike) else None
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise ValidationError(
+            "path must name a store file or folder (non-empty text without NUL), or be None "
+            "for the configured store"
+        )
+    return check_text(text, "path")
+
+
 def open_runtime(
     path: str | Path | None = None,
     *,
@@ -119,10 +135,13 @@ def open_runtime(
     given; ``path`` overrides its store path), and each part given or else the configured
     one (the store opened, the configured embedder, the system clock, UUIDv7 ids, the
     signer of ``config.signing``)."""
+    text = check_store_path(path)
+    if config is not None and not isinstance(config, Config):
+        raise ValidationError("config must be a Config (see config.load_config) or None")
     if config is None:
-        config = load_config(path=str(path) if path is not None else None)
-    elif path is not None:
-        config = config.model_copy(update={"path": str(path)})
+        config = load_config(path=text)
+    elif text is not None:
+        config = config.model_copy(update={"path": text})
     signer = Signer.from_settings(
         config.signing, config.db_path().parent if config.backend == "embedded" else None
     )

@@ -27,6 +27,7 @@ from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey
 from attestor_arango.governance.row_check import import_rows
 from attestor_arango.models import Entity, Episode, Memory, MemoryStatus, Relation, content_hash
@@ -182,10 +183,10 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
     quota_doc = data.get("quota")
     if quota_doc is not None and not isinstance(quota_doc, dict):
         raise ValidationError("export field 'quota' must be an object or null")
-    quota = (quota_doc or {}).get("daily_writes")
-    if quota is not None and (isinstance(quota, bool) or not isinstance(quota, int) or quota < 0):
-        raise ValidationError("export quota.daily_writes must be a non-negative integer or null")
-    parsed["quota"] = quota
+    try:  # set_quota's own check: an import cannot store a quota set_quota would refuse
+        parsed["quota"] = check_daily_writes((quota_doc or {}).get("daily_writes"))
+    except ValidationError as exc:
+        raise ValidationError(f"the export's quota: {exc.message}") from None
     audit = _rows(data, "audit")
     last = audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None
     parsed["source"] = {  # kept in the import's audit entry: short text only

@@ -19,6 +19,9 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from attestor_arango.context import AgentContext
+from attestor_arango.validation import check_limit
+
+MAX_K = 1000  # documents one call returns at most
 
 
 class AttestorRetriever(BaseRetriever):
@@ -30,7 +33,7 @@ class AttestorRetriever(BaseRetriever):
     context: AgentContext | None = Field(
         default=None, description="who recalls; default: the memory's own context"
     )
-    k: int = Field(default=4, gt=0, le=1000, description="documents to return at most")
+    k: int = Field(default=4, gt=0, le=MAX_K, description="documents to return at most")
     as_of: str | datetime | None = Field(default=None, description="recall a past belief")
     time_window: tuple[str | datetime, str | datetime] | None = Field(
         default=None, description="only facts valid in this [start, end] window"
@@ -40,8 +43,12 @@ class AttestorRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        """Raises ``ValidationError`` (e.g. an empty query) or ``AccessDenied`` from recall."""
-        k = int(kwargs.get("k", self.k))
+        """Raises ``ValidationError`` (a ``k`` that is not a whole number from 1 to
+        ``MAX_K``, an empty query, ...) or ``AccessDenied`` from recall."""
+        given = kwargs.get("k")
+        # the per-call k is bounded as the field is; checked again for the field, which
+        # pydantic does not re-validate when it is assigned after construction
+        k = check_limit(self.k if given is None else given, maximum=MAX_K, name="k")
         response = self.memory.recall(
             query,
             as_of=kwargs.get("as_of", self.as_of),

@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import json
 import threading
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -46,6 +47,7 @@ from langgraph.store.base import (
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.scope import NAME_RE, chosen_namespace
+from attestor_arango.validation import MAX_LABEL, check_limit, check_offset, check_plain
 
 ITEM_TAG = "langgraph-item"
 NAMESPACE_TAG = "langgraph-namespace"
@@ -56,6 +58,19 @@ _OPS = {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"}
 def _category(key: str) -> str:
     """Entities match case-insensitively; the category makes a key's versions exact."""
     return "langgraph:" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:24]
+
+
+def _key(key: object) -> str:
+    """``key`` if an item's entity can hold it (``validation.check_label``: at most
+    ``MAX_LABEL`` characters once its whitespace is collapsed, no control character);
+    raises ``ValidationError`` naming the key, not the entity the caller never saw."""
+    if not isinstance(key, str) or not key.strip():
+        raise ValidationError("a LangGraph key is a non-empty string")
+    text = unicodedata.normalize("NFC", " ".join(key.split()))
+    if len(text) > MAX_LABEL:
+        raise ValidationError(f"a LangGraph key is at most {MAX_LABEL} characters")
+    check_plain(text, "a LangGraph key")
+    return key
 
 
 def _content(value: Mapping[str, Any]) -> str:
@@ -177,15 +192,16 @@ class AttestorStore(BaseStore):
     # -- operations ----------------------------------------------------------------
 
     def _get(self, op: GetOp) -> Item | None:
-        row = self._current(self._namespace(op.namespace), op.key)
+        row = self._current(self._namespace(op.namespace), _key(op.key))
         return None if row is None else Item(**self._fields(row))
 
     def _put(self, op: PutOp) -> None:
         if self.as_of is not None:
             raise ValidationError("this store reads a past moment (as_of); it cannot write")
         joined = self._namespace(op.namespace)
-        if not isinstance(op.key, str) or not op.key:
-            raise ValidationError("a LangGraph key is a non-empty string")
+        _key(op.key)
+        if op.value is not None and not isinstance(op.value, Mapping):
+            raise ValidationError("a LangGraph value must be a mapping (a dict), or None to delete")
         current = self._current(joined, op.key)
         ctx = self._ctx(joined)
         if op.value is None:
@@ -236,7 +252,15 @@ class AttestorStore(BaseStore):
         return sorted(out)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        prefix = tuple(op.namespace_prefix)
+        given = op.namespace_prefix
+        if not isinstance(given, tuple | list) or not all(isinstance(x, str) for x in given):
+            raise ValidationError("namespace_prefix must be a tuple of namespace labels")
+        if op.query is not None and not isinstance(op.query, str):
+            raise ValidationError("query must be a string or None")
+        if op.filter is not None and not isinstance(op.filter, Mapping):
+            raise ValidationError("filter must be a mapping of value fields or None")
+        start, limit = check_offset(op.offset), check_limit(op.limit)
+        prefix = tuple(given)
         scopes = [ns for ns in self._namespaces() if self._tuple(ns)[: len(prefix)] == prefix]
         found: list[tuple[float, str, str, Any]] = []
         for joined in scopes:
@@ -262,13 +286,15 @@ class AttestorStore(BaseStore):
             found.sort(key=lambda hit: (-hit[0], hit[1], hit[2]))
         else:  # most recently updated first (BaseStore leaves this order to the store)
             found.sort(key=lambda hit: (hit[3].t_created, hit[1], hit[2]), reverse=True)
-        page = found[op.offset : op.offset + op.limit]
+        page = found[start : start + limit]
         return [
             SearchItem(**self._fields(row), score=score if op.query else None)
             for score, _, _, row in page
         ]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        start, limit = check_offset(op.offset), check_limit(op.limit)
+        depth = None if op.max_depth is None else check_limit(op.max_depth, name="max_depth")
         names = [self._tuple(ns) for ns in self._namespaces()]
         for cond in op.match_conditions or ():
             path = tuple(cond.path)
@@ -282,9 +308,9 @@ class AttestorStore(BaseStore):
                 return all(p in ("*", n) for p, n in zip(path, part, strict=True))
 
             names = [ns for ns in names if fits(ns)]
-        if op.max_depth is not None:
-            names = sorted({ns[: op.max_depth] for ns in names})
-        return names[op.offset : op.offset + op.limit]
+        if depth is not None:
+            names = sorted({ns[:depth] for ns in names})
+        return names[start : start + limit]
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Runs the operations in order; a typed AgentMemory error stops the batch."""

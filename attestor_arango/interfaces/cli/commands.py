@@ -20,7 +20,7 @@ from rich.console import Console
 from attestor_arango.config import load_config, read_document
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
-from attestor_arango.governance.export_files import record_export
+from attestor_arango.governance.export_files import ledger_path, record_export
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.parsing import number_arg, time_arg, whole_number
 from attestor_arango.validation import load_json
@@ -187,13 +187,19 @@ def cmd_forget(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, in
     return mem.forget(args.memory_id, reason=args.reason), "forgotten", 0
 
 
-def _output_file(path: str) -> Path:
+def _output_file(path: str, config: Any) -> Path:
     """Where ``export -o`` writes, checked before the export runs: an export is audited, so
     a destination that cannot be written must be refused before anything is read or logged.
-    Raises ``ValidationError`` for a missing folder, a folder in the way or no write access.
+    Raises ``ValidationError`` for a missing folder, a folder in the way, no write access,
+    and one of the store's own files (``Config.store_files``, the export ledger).
     """
     file = Path(path).expanduser()
     folder = file.parent
+    own = config.store_files() | {ledger_path(config).resolve()}
+    if file.resolve() in own or any(_same_file(file, other) for other in own):
+        raise ValidationError(
+            f"--output {file} is one of the store's own files; write the export elsewhere"
+        )
     if file.is_dir():
         raise ValidationError(f"--output {file} is a folder; name a file to write")
     if not folder.is_dir():
@@ -203,8 +209,16 @@ def _output_file(path: str) -> Path:
     return file
 
 
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether both name one existing file (a hard link names the store's too)."""
+    try:
+        return one.exists() and other.exists() and one.samefile(other)
+    except OSError:
+        return False
+
+
 def cmd_export(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
-    target = _output_file(args.output) if args.output else None
+    target = _output_file(args.output, mem.config) if args.output else None
     user = args.user or mem.default_context.tenant
     data = mem.export_user(user)
     if target is not None:

@@ -10,7 +10,7 @@ but any harness can call them: ``attestor-arango hook session-start < event.json
   written or edited, build/test/install commands run), one current note per file;
 - stop: write a session summary, and ingest the last exchange of the transcript
   through ``ingest_round`` (speaker-locked, so nothing the agent said is stored as
-  the user's).
+  the user's); both are stored or, when either is refused, neither.
 
 A hook never takes the harness down: bad input exits 1 with a message on stderr
 (a non-blocking error for the harness), and nothing here ever exits 2 (block).
@@ -19,23 +19,28 @@ A hook never takes the harness down: bad input exits 1 with a message on stderr
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
+import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import IO, TYPE_CHECKING, Any
 
-from attestor_arango.context import AgentContext
+from attestor_arango.context import AgentContext, Permission
 from attestor_arango.errors import AttestorError, ValidationError
-from attestor_arango.validation import load_json
+from attestor_arango.governance.access import require
+from attestor_arango.ingest.model import Turn
+from attestor_arango.validation import BIDI_CONTROLS, MAX_LABEL, check_text, load_json
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
 
 CONTEXT_BUDGET = 1500  # tokens of memories injected at session start
 MAX_TRANSCRIPT_BYTES = 50_000_000
+MAX_EVENT_CHARS = 64_000_000  # a Write's tool_input carries the whole file written
 _WRITE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit"}
 _USEFUL_COMMAND = re.compile(
     r"^\s*(?:pytest|python -m pytest|make|cargo (?:build|test)|go (?:build|test)|npm (?:run|test|"
@@ -44,9 +49,111 @@ _USEFUL_COMMAND = re.compile(
 )
 
 
+_TEXT_FIELDS = ("session_id", "cwd", "tool_name", "transcript_path")
+_TOOL_TEXT_FIELDS = ("file_path", "notebook_path", "command")
+MAX_PATH_CHARS = 4096  # Linux's PATH_MAX: no longer path names a file
+MAX_SUMMARY_FILES = 100  # paths a session summary's metadata lists: 400 kB at most
+EXIT_CODES = (-(2**31), 2**32 - 1)  # a signed POSIX status up to an unsigned Windows one
+
+
+def _kind(value: object) -> str:
+    """The JSON type of ``value``, as a message names it."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _expect(data: dict[str, Any], name: str, kind: str, prefix: str = "") -> None:
+    """Refuses ``data[name]`` unless it is null (absent) or of the JSON type ``kind``."""
+    value = data.get(name)
+    if value is not None and _kind(value) != kind:
+        shown = "true or false" if kind == "a boolean" else kind
+        raise ValidationError(
+            f"the hook event's {prefix}{name} must be {shown} or null, got {_kind(value)}"
+        )
+
+
+def check_plain_field(value: str, name: str) -> None:
+    """Refuses a control character (NUL, a newline, an escape sequence), a bidirectional
+    override or a lone surrogate in the event's field ``name``: a note's category and
+    entity are names (``validation.check_label``), and an error about a "category" the
+    caller never sent would not say which field to fix."""
+    for char in value:
+        if unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS:
+            raise ValidationError(
+                f"the hook event's {name} holds the control character U+{ord(char):04X}"
+            )
+    check_text(value, f"the hook event's {name}")
+
+
+def _check_path(data: dict[str, Any], name: str, prefix: str = "") -> None:
+    value = data.get(name)
+    if value is None:
+        return
+    if len(value) > MAX_PATH_CHARS:
+        raise ValidationError(
+            f"the hook event's {prefix}{name} is longer than {MAX_PATH_CHARS} characters"
+        )
+    check_plain_field(value, prefix + name)
+
+
+def check_event(payload: dict[str, Any]) -> None:
+    """Refuses a field the hooks read that has the wrong JSON type (a ``session_id`` that is
+    a number, a ``tool_input`` that is a list, ...) before anything is read or stored: a
+    value silently read as something else would file a note under the wrong session or
+    project. Fields no hook reads are left alone. Raises ``ValidationError`` naming it."""
+    for name in _TEXT_FIELDS:
+        _expect(payload, name, "a string")
+    _expect(payload, "stop_hook_active", "a boolean")
+    _expect(payload, "tool_input", "an object")
+    given = payload.get("tool_input") or {}
+    for name in _TOOL_TEXT_FIELDS:
+        _expect(given, name, "a string", "tool_input.")
+    for name in ("cwd", "transcript_path"):
+        _check_path(payload, name)
+    for name in ("file_path", "notebook_path"):
+        _check_path(given, name, "tool_input.")
+    if len(project_of(payload)) > MAX_LABEL:  # the notes' entity
+        raise ValidationError(
+            f"the hook event's cwd ends in a directory name longer than {MAX_LABEL} characters"
+        )
+    response = payload.get("tool_response")  # its shape is the tool's; only exit_code is read
+    code = response.get("exit_code") if isinstance(response, dict) else None
+    low, high = EXIT_CODES
+    if code is not None and (type(code) is not int or not low <= code <= high):
+        raise ValidationError(
+            f"the hook event's tool_response.exit_code must be a whole number from {low} to "
+            f"{high} or null, got {_kind(code) if type(code) is not int else code}"
+        )
+
+
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")  # C:\ or C:/, or \\server\share
+
+
 def project_of(payload: dict[str, Any]) -> str:
-    cwd = str(payload.get("cwd") or "").rstrip("/")
-    return Path(cwd).name or "workspace"
+    """The project a hook's notes are about: the last folder of ``cwd`` ("workspace" for
+    none). A Windows path (a drive or a share: a harness on Windows sends one) is split
+    at backslashes too, so ``C:\\src\\app`` is project ``app``, not the whole path."""
+    cwd = str(payload.get("cwd") or "")
+    if _WINDOWS_PATH.match(cwd):
+        return PureWindowsPath(cwd.rstrip("/\\")).name or "workspace"
+    return Path(cwd.rstrip("/")).name or "workspace"
+
+
+def label(prefix: str, text: str) -> str:
+    """``prefix + text`` as a category; one longer than a name may be (``MAX_LABEL``) keeps
+    the end of ``text`` (a path's file name) and a digest of all of it, so two long paths
+    still get two categories (one current note each)."""
+    text = unicodedata.normalize("NFC", " ".join(text.split()))  # as check_label stores it
+    if len(prefix + text) <= MAX_LABEL:
+        return prefix + text
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    keep = MAX_LABEL - len(prefix) - len(digest) - 2
+    return f"{prefix}\u2026{text[-keep:]}#{digest}"
 
 
 def _context(mem: AgentMemory, payload: dict[str, Any]) -> AgentContext:
@@ -85,7 +192,7 @@ def post_tool_use(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
         m = mem.add(
             note,
             entity=project,
-            category=f"file:{path}",
+            category=label("file:", path),
             tags=["hook", f"tool:{tool}"],
             metadata={"file_path": path, "tool": tool},
             context=ctx,
@@ -95,13 +202,14 @@ def post_tool_use(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
         command = " ".join(str(data.get("command") or "").split())[:300]
         if not command or not _USEFUL_COMMAND.match(command):
             return {"captured": False, "reason": "not a build, test or install command"}
+        check_plain_field(command, "tool_input.command")
         result = payload.get("tool_response")
         code = result.get("exit_code") if isinstance(result, dict) else None
         status = "" if code is None else f" (exit {code})"
         m = mem.add(
             f"Ran `{command}` in project {project}{status}",
             entity=project,
-            category=f"command:{command.split()[0]}",
+            category=label("command:", command.split()[0]),
             tags=["hook", "tool:Bash"],
             metadata={"command": command, "exit_code": code},
             context=ctx,
@@ -127,10 +235,17 @@ def last_exchange(path: str | None) -> tuple[str, str]:
     if not path:
         return "", ""
     file = Path(path)
-    if not file.is_file() or file.stat().st_size > MAX_TRANSCRIPT_BYTES:
-        return "", ""
+    try:
+        if not file.is_file() or file.stat().st_size > MAX_TRANSCRIPT_BYTES:
+            return "", ""  # none (yet), or not a transcript: no exchange to keep
+        text = file.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:  # a name too long, no permission, ...: say so, never a traceback
+        reason = exc.strerror or type(exc).__name__
+        raise ValidationError(
+            f"the hook event's transcript_path cannot be read: {reason}"
+        ) from None
     user, assistant = "", ""
-    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in text.splitlines():
         try:
             entry = load_json(line, "a transcript line")
         except ValidationError:
@@ -160,26 +275,31 @@ def stop(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
     files = sorted({str(m.metadata.get("file_path")) for m in notes if "file_path" in m.metadata})
     commands = [str(m.metadata["command"]) for m in notes if "command" in m.metadata]
     user, assistant = last_exchange(payload.get("transcript_path"))
+    shown = [path if len(path) <= 200 else f"\u2026{path[-199:]}" for path in files[:10]]
     summary = (
         f"Session {session} in project {project}: {len(files)} files changed"
-        + (f" ({', '.join(files[:10])})" if files else "")
+        + (f" ({', '.join(shown)})" if files else "")
         + f", {len(commands)} commands run"
         + (f"; last request: {user[:200]}" if user else "")
-    )
-    m = mem.add(
-        summary,
-        entity=project,
-        category=f"session:{session}",
-        tags=["hook", "session-summary"],
-        metadata={"files": files, "commands": commands[:50]},
-        context=ctx,
-    )
-    ingested = None
+    )[: mem.config.max_content_chars]  # long paths (up to 4096 characters) fit, as notes did
+    # everything refusable before any write: the turn (its text, length), then the
+    # permission, outside the transaction so a refusal stays audited as evidence
+    turn = None
     if user or assistant:
-        result = mem.ingest_round(
-            {"user": user, "assistant": assistant, "session_id": ctx.session_id}, context=ctx
+        turn = Turn.parse({"user": user, "assistant": assistant, "session_id": ctx.session_id})
+    require(mem.auditor, ctx, Permission.WRITE, "add")
+    # the round and the summary commit together: a round refused part-way (the quota spent,
+    # too many facts, a failed model) or a summary refused after it leaves neither behind
+    with mem.writer.together(ctx):
+        ingested = None if turn is None else mem.ingest_round(turn, context=ctx).to_dict()
+        m = mem.add(
+            summary,
+            entity=project,
+            category=f"session:{session}",
+            tags=["hook", "session-summary"],
+            metadata={"files": files[:MAX_SUMMARY_FILES], "commands": commands[:50]},
+            context=ctx,
         )
-        ingested = result.to_dict()
     return {"summary_id": m.id, "ingested": ingested}
 
 
@@ -193,12 +313,18 @@ HANDLERS: dict[str, Callable[[AgentMemory, dict[str, Any]], dict[str, Any]]] = {
 def run_hook(event: str, mem: AgentMemory, stdin: IO[str], stdout: IO[str], stderr: IO[str]) -> int:
     """Reads one JSON event, runs its handler, writes one JSON answer; returns the exit code."""
     try:
-        raw = stdin.read()
+        raw = stdin.read(MAX_EVENT_CHARS + 1)  # never more: a hook's memory stays bounded
+        if len(raw) > MAX_EVENT_CHARS:
+            raise ValidationError(
+                f"the hook event is longer than {MAX_EVENT_CHARS} characters; send one event"
+            )
+        raw = raw.removeprefix("\ufeff")  # a UTF-8 byte order mark (RFC 8259: may be ignored)
         payload = load_json(raw, "the hook event") if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValidationError("the hook event must be a JSON object")
         if event not in HANDLERS:
             raise ValidationError(f"unknown hook {event!r}; use one of {sorted(HANDLERS)}")
+        check_event(payload)
         answer = HANDLERS[event](mem, payload)
     except (ValueError, AttestorError) as exc:
         message = exc.message if isinstance(exc, AttestorError) else str(exc)

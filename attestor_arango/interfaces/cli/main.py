@@ -113,6 +113,27 @@ def _silence_stdout() -> None:
     os.close(devnull)
 
 
+def _open_standard_streams() -> None:
+    """Opens the null device on descriptors 0-2 the caller closed (``<&-``, ``>&-``).
+
+    Python leaves ``sys.stdin``/``sys.stdout``/``sys.stderr`` None then (a command ended
+    with an AttributeError traceback), and the next file opened, the store's, would get
+    the lowest free descriptor: a write meant for stdout or stderr would land in it. An
+    absent stdin now reads as empty, an absent stdout or stderr discards what is written.
+    """
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:  # closed: put the null device there (os.open takes the lowest free)
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            mode = "r" if fd == 0 else "w"
+            setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs one command; typed errors become the documented exit codes (see output.py).
 
@@ -124,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from attestor_arango.errors import AttestorError
 
+    _open_standard_streams()
     words = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(words)
