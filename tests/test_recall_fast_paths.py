@@ -275,7 +275,11 @@ def test_candidate_fields_are_its_memorys_own_values() -> None:
     """What the steps read by key (``Candidate.fields``) is what ``memory.x`` reads, for
     a fused candidate and a constructed one."""
     m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
-    for c in (fused_candidate(m, "bm25", 1, 1.0, 0.5), Candidate(m)):
+    made = (
+        fused_candidate(m, "bm25", 1, 1.0, 0.5),
+        fused_candidate(m, "bm25", 1, 1.0, 0.5, m.__dict__),
+    )
+    for c in (*made, Candidate(m)):
         assert c.fields is m.__dict__
         for name in type(m).model_fields:
             assert c.fields[name] is getattr(m, name), name

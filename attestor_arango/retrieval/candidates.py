@@ -164,14 +164,22 @@ class Candidate:
 _new = object.__new__  # Candidate defines no __new__
 
 
-def fused_candidate(memory: Memory, lane: str, rank: int, score: float, rrf: float) -> Candidate:
+def fused_candidate(
+    memory: Memory,
+    lane: str,
+    rank: int,
+    score: float,
+    rrf: float,
+    fields: dict[str, Any] | None = None,
+) -> Candidate:
     """``Candidate(memory, {lane: rank}, {lane: score}, rrf)``, field for field, without the
     dataclass ``__init__``: fusion makes one per memory its lanes name (~85 a recall), and
     the class call, the keyword defaults and the ``__post_init__`` call were ~70% of the
     ~1.4 us each took. Every slot is set here: a field added to ``Candidate`` without a
     line below fails ``tests/test_recall_fast_paths.py`` (the two are compared slot by
     slot). The memory's times are read through its ``__dict__`` (one attribute lookup, not
-    three through pydantic's ``__getattr__`` hook)."""
+    three through pydantic's ``__getattr__`` hook), or given as ``fields`` by a caller that
+    read it already."""
     c = _new(Candidate)
     c.memory = memory
     c.lane_ranks = {lane: rank}
@@ -194,7 +202,7 @@ def fused_candidate(memory: Memory, lane: str, rank: int, score: float, rrf: flo
     c.fused_rrf_12 = 0.0
     c.fused_norm = None
     c.fused_norm_12 = 0.0
-    values = memory.__dict__
+    values = memory.__dict__ if fields is None else fields
     c.fields = values
     c.id = values["id"]
     created, valid_from = values["t_created"], values["valid_from"]
