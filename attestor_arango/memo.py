@@ -48,6 +48,14 @@ class Memo(Generic[K, T]):
         self._values[key] = value
         return value
 
+    @property
+    def known(self) -> Callable[[K], T | None]:
+        """The value of a key already computed, else None: the memo's dict's own ``get`` (a
+        C call, no Python frame; ``__call__`` costs a bound method and a frame, ~600
+        instructions a hit). The dict is emptied in place, never replaced, so the bound
+        ``get`` stays the memo's; a caller whose values may be None uses ``__call__``."""
+        return self._values.get
+
     def __len__(self) -> int:
         return len(self._values)
 

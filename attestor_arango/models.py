@@ -78,16 +78,6 @@ _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _MAKERS: dict[type, Callable[[dict[str, Any]], Any]] = {}  # trusted_maker by class
 
 
-class _Times(Memo[datetime, int]):
-    """``us_of``'s memo, with its lookup as the dict's own ``get`` (a C call, no Python frame)."""
-
-    @property
-    def known(self) -> Callable[[datetime], int | None]:
-        """The microseconds of a datetime already converted, else None (the memo's dict is
-        emptied in place, never replaced, so the bound ``get`` stays the memo's)."""
-        return self._values.get
-
-
 # ``to_us`` of the datetimes memories hold: a recall converts each candidate's times
 # several times (the lanes' tie rule, decay, freshness), ~1 us each; a decoded row's
 # datetimes are shared by every copy the row cache hands out, so a hit is a dict lookup
@@ -95,7 +85,7 @@ class _Times(Memo[datetime, int]):
 # Modules that read a required time field of many memories (the candidates of a recall)
 # call it too: ``us_of(m.t_created)`` is ``m.us("t_created")`` without the attribute
 # lookup by name and the open-bound test a required field never needs.
-us_of = _Times(to_us, 16_384)
+us_of: Memo[datetime, int] = Memo(to_us, 16_384)
 # ``known_us(dt)`` is ``us_of(dt)`` for a datetime seen before, else None: the candidates of
 # a recall are built from rows read before, ~2 conversions each (``Candidate``)
 known_us = us_of.known

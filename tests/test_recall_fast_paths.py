@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from retrieval_fakes import mem as fake_mem
 
+from attestor_arango.memo import Memo
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import pipeline
 from attestor_arango.retrieval.candidates import (
@@ -247,3 +248,38 @@ def test_fused_candidate_is_the_dataclass_candidate_slot_for_slot() -> None:
         assert type(a) is type(b) and a == b, name
     assert made.lane_ranks is not built.lane_ranks  # dicts of its own
     assert made.breakdown() == built.breakdown()
+
+
+# -- memos: ``known`` is the memo's dict lookup, None before a value is computed ------
+
+
+def test_memo_known_answers_what_the_memo_computed_and_nothing_else() -> None:
+    calls: list[str] = []
+
+    def length(text: str) -> int:
+        calls.append(text)
+        return len(text)
+
+    memo = Memo(length, 2)
+    known = memo.known  # taken once: it must survive the memo emptying itself
+    assert known("abc") is None and calls == []  # looking does not compute
+    assert memo("abc") == 3 and known("abc") == 3 and calls == ["abc"]
+    memo("de")
+    memo("fgh")  # full: emptied in place, then "fgh" kept
+    assert known("abc") is None and known("fgh") == 3
+    memo.clear()
+    assert known("fgh") is None
+
+
+def test_candidate_fields_are_its_memorys_own_values() -> None:
+    """What the steps read by key (``Candidate.fields``) is what ``memory.x`` reads, for
+    a fused candidate and a constructed one."""
+    m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
+    made = (
+        fused_candidate(m, "bm25", 1, 1.0, 0.5),
+        fused_candidate(m, "bm25", 1, 1.0, 0.5, m.__dict__),
+    )
+    for c in (*made, Candidate(m)):
+        assert c.fields is m.__dict__
+        for name in type(m).model_fields:
+            assert c.fields[name] is getattr(m, name), name

@@ -23,8 +23,12 @@ def pack(cands: Sequence[Candidate], budget: int) -> tuple[list[tuple[Candidate,
     """(kept candidates with their token counts, tokens used)."""
     used = 0
     kept: list[tuple[Candidate, int]] = []
+    known = _tokens.known  # a text counted before: a dict lookup, not the memo's call
     for c in cands:
-        tokens = _tokens(c.memory.content)
+        content = c.fields["content"]  # the memory's (candidates.py)
+        tokens = known(content)
+        if tokens is None:
+            tokens = _tokens(content)
         if used + tokens > budget:
             continue
         used += tokens

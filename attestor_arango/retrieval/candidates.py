@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from attestor_arango.models import (
     Memory,
@@ -24,7 +25,7 @@ from attestor_arango.text.stemming import scoring_terms
 
 @dataclass(slots=True)
 class Candidate:
-    memory: Memory
+    memory: Memory  # set at creation: ``id``, the times and ``fields`` are read from it then
     lane_ranks: dict[str, int] = field(default_factory=dict)
     lane_scores: dict[str, float] = field(default_factory=dict)
     rrf: float = 0.0  # raw sum of 1 / (k + rank) over the lanes
@@ -54,9 +55,14 @@ class Candidate:
     id: str = field(init=False)
     t_created: int = field(init=False)  # microseconds
     valid_from: int = field(init=False)  # the memory's event time in microseconds
+    # the memory's field values (the frozen model's own ``__dict__``, never changed): the
+    # steps that read a field of every candidate read it here by key, a dict lookup, where
+    # ``memory.x`` goes through pydantic's attribute hook (~400 instructions a read)
+    fields: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         memory = self.memory
+        self.fields = memory.__dict__
         self.id = memory.id
         # both required: never an open bound; ``us_of`` without its Python call when the
         # datetime was converted before (rows recur from recall to recall)
@@ -142,9 +148,12 @@ class Candidate:
         saw it, the relevance as score, ``tokens`` and the breakdown; built without
         re-validation (the memory is a validated model, the rest plain numbers of the
         field types: ``RecallResult(...)`` would only check them)."""
+        memory = self.memory
+        if self.fields["t_expired"] is not None:  # ``at`` masks a close after as_of
+            memory = memory.at(as_of)
         return _result(
             {
-                "memory": self.memory.at(as_of),
+                "memory": memory,
                 "score": float(self.final),  # the relevance: rounded to 12 places already
                 "tokens": int(tokens),
                 "breakdown": self.breakdown(),
@@ -155,14 +164,22 @@ class Candidate:
 _new = object.__new__  # Candidate defines no __new__
 
 
-def fused_candidate(memory: Memory, lane: str, rank: int, score: float, rrf: float) -> Candidate:
+def fused_candidate(
+    memory: Memory,
+    lane: str,
+    rank: int,
+    score: float,
+    rrf: float,
+    fields: dict[str, Any] | None = None,
+) -> Candidate:
     """``Candidate(memory, {lane: rank}, {lane: score}, rrf)``, field for field, without the
     dataclass ``__init__``: fusion makes one per memory its lanes name (~85 a recall), and
     the class call, the keyword defaults and the ``__post_init__`` call were ~70% of the
     ~1.4 us each took. Every slot is set here: a field added to ``Candidate`` without a
     line below fails ``tests/test_recall_fast_paths.py`` (the two are compared slot by
     slot). The memory's times are read through its ``__dict__`` (one attribute lookup, not
-    three through pydantic's ``__getattr__`` hook)."""
+    three through pydantic's ``__getattr__`` hook), or given as ``fields`` by a caller that
+    read it already."""
     c = _new(Candidate)
     c.memory = memory
     c.lane_ranks = {lane: rank}
@@ -185,7 +202,8 @@ def fused_candidate(memory: Memory, lane: str, rank: int, score: float, rrf: flo
     c.fused_rrf_12 = 0.0
     c.fused_norm = None
     c.fused_norm_12 = 0.0
-    values = memory.__dict__
+    values = memory.__dict__ if fields is None else fields
+    c.fields = values
     c.id = values["id"]
     created, valid_from = values["t_created"], values["valid_from"]
     us = known_us(created)  # as __post_init__ reads them

@@ -39,8 +39,9 @@ RECORD_TAGS = frozenset({"verbatim", "episode"})
 
 def _session(c: Candidate) -> str | None:
     """The session whose coverage a candidate shares: a conversation record's only."""
-    sid = c.memory.provenance.session_id
-    return sid if sid is not None and not RECORD_TAGS.isdisjoint(c.memory.tags) else None
+    fields = c.fields  # the memory's, by key (candidates.py)
+    sid = fields["provenance"].session_id
+    return sid if sid is not None and not RECORD_TAGS.isdisjoint(fields["tags"]) else None
 
 
 def credits_any(cands: Sequence[Candidate]) -> bool:

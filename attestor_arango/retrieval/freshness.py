@@ -131,7 +131,7 @@ def session_codes(items: Sequence[Candidate]) -> np.ndarray:
     codes: dict[str, int] = {}
     out = []
     for c in items:
-        sid = c.memory.provenance.session_id
+        sid = c.fields["provenance"].session_id
         out.append(-1 if sid is None else codes.setdefault(sid, len(codes)))
     return np.array(out, dtype=np.int64)
 
@@ -158,9 +158,9 @@ class AskedWords:
         """The query-term set of row ``k``, read when first asked."""
         v = int(self._bits[k])
         if v < 0:
-            v, bit = 0, self._bit.get
-            for t in self._items[k].content_terms():
-                v |= bit(t, 0)
+            v, bit = 0, self._bit  # the query terms it holds: a set intersection
+            for t in bit.keys() & set(self._items[k].content_terms()):
+                v |= bit[t]
             self._bits[k] = v
         return v
 
@@ -216,12 +216,12 @@ def _nearest(
     best one left."""
     if asked is None:
         return _best(values, mask) if mask.any() else None
-    rows = np.flatnonzero(mask)
+    rows = mask.nonzero()[0]
     found = values[rows]
     if np.isnan(found).any():  # argmax ranks NaN first, a sort last: keep argmax's order
         return _nearest_stepwise(values, mask, anchor, asked, later)
     # the rows by value desc, first row first on a tie: the order _best takes them in
-    rows = rows[np.argsort(-found, kind="stable")]
+    rows = rows[(-found).argsort(kind="stable")]
     mine = asked.row(anchor)
     for k in rows.tolist():
         if _one_subject(*_in_time(mine, asked.row(k), later)):
@@ -293,7 +293,7 @@ def _mutual_nearest_later(
     j = _nearest(sims, _later_mask(whens, t_i) & ~conv, i, asked)
     if j is None or sims[j] < floor or (wanted is not None and j not in wanted):
         return None
-    back = np.round(unit @ unit[j], 9)
+    back = (unit @ unit[j]).round(9)
     t_j = (int(whens[j, 0]), int(whens[j, 1]))
     # j's nearest earlier statement among those it could update: one said in j's own
     # session (or, without sessions, on j's day) is the same conversation, often the same
@@ -329,7 +329,9 @@ def apply_freshness(
     """
     exempt = set(config.freshness_exempt_tags)
     items = [
-        c for c in cands if not c.synthetic and c.id in vectors and exempt.isdisjoint(c.memory.tags)
+        c
+        for c in cands
+        if not c.synthetic and c.id in vectors and exempt.isdisjoint(c.fields["tags"])
     ]
     if len(items) < 2:
         return
@@ -378,7 +380,7 @@ def apply_freshness(
     # oldest first, so that a chain's links are known when its later rows are tested
     for i, newer_ones in sorted(pairs, key=lambda p: (_when(items[p[0]]), items[p[0]].id)):
         # close[j]: j may restate i; a change-announcing j needs less similarity
-        sims = np.round(unit @ unit[i], 9)
+        sims = (unit @ unit[i]).round(9)
         close = (sims >= config.freshness_similarity) | (
             (sims >= config.freshness_cue_similarity) & cued
         )

@@ -44,12 +44,14 @@ def fuse(
         rank = 0
         for hit in hits:
             memory = hit.memory
-            mid = memory.id
+            values = memory.__dict__  # its fields by key: the candidate keeps them
+            mid = values["id"]
             cand = get(mid)
             if cand is None:  # first named here: a new candidate, with its ranks and rrf
                 rank += 1
                 # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
-                by_id[mid] = make(memory, lane, rank, float(hit.score), 0.0 + w / (rrf_k + rank))
+                share = 0.0 + w / (rrf_k + rank)
+                by_id[mid] = make(memory, lane, rank, float(hit.score), share, values)
                 continue
             ranks = cand.lane_ranks
             if lane in ranks:  # a lane names each memory once

@@ -38,8 +38,8 @@ def has_turns(cands: Sequence[Candidate]) -> bool:
     step of this module reads only those, so without one none of them has anything to do."""
     # a loop, not any() over a generator: a resumed generator frame per candidate was most of
     # this test's cost, and it runs on every recall
-    for c in cands:  # noqa: SIM110
-        if not c.synthetic and isinstance(c.memory.metadata.get("turn"), dict):
+    for c in cands:
+        if not c.synthetic and isinstance(c.fields["metadata"].get("turn"), dict):
             return True
     return False
 

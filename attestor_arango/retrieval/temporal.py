@@ -46,7 +46,7 @@ def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalC
     if config.decay_enabled:
         half_life, floor = config.decay_half_life_days, config.decay_floor
         fades = np.array([0.5 ** (age / half_life) for age in ages], dtype=np.float64)
-        confidence = np.array([c.memory.confidence for c in cands], dtype=np.float64)
+        confidence = np.array([c.fields["confidence"] for c in cands], dtype=np.float64)
         # rounded as the array it is (round_list would take it back from a list)
         decays = round_array(floor + (1.0 - floor) * confidence * fades, 12).tolist()
         for c, decay in zip(cands, decays, strict=True):

@@ -162,7 +162,7 @@ def scored_by_backend(
         return None
     if cache is not None:
         cache.update(got.terms)
-    positive = np.flatnonzero(got.scores > 0)
+    positive = (got.scores > 0).nonzero()[0]
     scores, created = round_array(got.scores[positive], 9), got.t_created[positive]
     order = np.lexsort((-created, -scores))  # score desc, then t_created desc
     scores, created = scores[order], created[order]

@@ -39,7 +39,8 @@ def words(text: str) -> list[str]:
 def stems_and_terms(text: str) -> tuple[list[str], tuple[str, ...]]:
     """Every word's stem (what the text index counts) and the text's scoring terms."""
     found = words(text)
-    stems = [stem(w) for w in found]
+    known = stem.known  # a word stemmed before: a dict lookup (a stem is never empty)
+    stems = [known(w) or stem(w) for w in found]
     return stems, tuple(s for w, s in zip(found, stems, strict=True) if w not in STOPWORDS)
 
 

@@ -45,7 +45,7 @@ def ranked(
     or a score that is not finite, sorts (id, score) pairs of the rows at or above the
     last kept score as Python orders them.
     """
-    order = np.argsort(-exact, kind="stable")
+    order = (-exact).argsort(kind="stable")
     scores = exact[order]
     if np.isfinite(scores).all() and not (scores[1:] == scores[:-1]).any():
         top = order[:take]

@@ -48,7 +48,7 @@ def term_counts(known: array, rows: np.ndarray, terms: TermColumn) -> np.ndarray
     ``known``) only the rows not counted yet: a persisted index's rows, once each."""
     kept = np.frombuffer(known, dtype=np.int32)
     counts = kept[rows].astype(np.int64)
-    todo = np.flatnonzero(counts < 0)
+    todo = (counts < 0).nonzero()[0]
     if todo.size:
         counts[todo] = terms.sizes(rows[todo])
         kept[rows[todo]] = counts[todo]
@@ -67,12 +67,17 @@ def _frequencies(rows: np.ndarray, postings: list[Postings | None]) -> np.ndarra
     index's own ranking; one search over all terms' postings joined cost 5-7x more at
     20k-200k postings a term)."""
     tf = np.zeros((len(postings), rows.size), dtype=np.int64)
+    typed: dict[np.dtype, np.ndarray] = {}  # ``rows`` in the postings' own dtype (int32):
+    # searched as int64, every term's postings were copied to int64 first
     for j, found in enumerate(postings):
         if found is None or len(found[0]) == 0:
             continue
         held, freqs = found
-        at = np.minimum(np.searchsorted(held, rows), held.size - 1)
-        tf[j] = np.where(held[at] == rows, freqs[at], 0)
+        keys = typed.get(held.dtype)
+        if keys is None:
+            keys = typed[held.dtype] = rows.astype(held.dtype, copy=False)
+        at = np.minimum(np.searchsorted(held, keys), held.size - 1)
+        tf[j] = np.where(held[at] == keys, freqs[at], 0)
     return tf
 
 
@@ -109,7 +114,7 @@ def pool_scores(
     reread = count > 2
     if stops:
         reread |= tf[stops].any(axis=0)
-    at = np.flatnonzero(reread)
+    at = reread.nonzero()[0]
     decoded = dict(zip(rows[at].tolist(), terms.take(rows[at]), strict=True)) if at.size else {}
     if stops and at.size:
         for p, row in zip(at.tolist(), rows[at].tolist(), strict=True):
@@ -126,7 +131,7 @@ def pool_scores(
     for part in parts:
         scores += part
     # ... but a row of more than two terms in order of their first place in the row
-    many = np.flatnonzero(count > 2)
+    many = (count > 2).nonzero()[0]
     if many.size:
         found, values = tf[:, many].T.tolist(), parts[:, many].T.tolist()
         for p, row, freqs, part in zip(
@@ -139,6 +144,6 @@ def pool_scores(
             ):
                 score += part[j]
             scores[p] = score
-    hit = np.flatnonzero(count)
+    hit = count.nonzero()[0]
     read = dict(zip(places[at].tolist(), decoded.values(), strict=True))
     return places[hit], scores[hit], read

@@ -88,10 +88,11 @@ class MemoryRows:
                 continue
             seen(key)
             memory, metadata, _ = entry
-            if namespace is not None and memory.namespace != namespace:
+            kept = memory.__dict__  # its fields by key: one read through pydantic's hook
+            if namespace is not None and kept["namespace"] != namespace:
                 continue
             # a new Memory equal to the kept one, with its own copy of the metadata
-            values = memory.__dict__.copy()
+            values = kept.copy()
             values["metadata"] = {} if metadata is None else dict(json.loads(metadata) or {})
             found.append(_memory(values))
         self.hits += len(found)

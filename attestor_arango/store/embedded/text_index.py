@@ -382,7 +382,7 @@ class TenantText:
             return None
         rows, scores = matched.rows, matched.scores
         if rows.size > k:  # the k-th best score, and every row tied with it
-            kept = np.flatnonzero(scores >= np.partition(scores, rows.size - k)[rows.size - k])
+            kept = (scores >= np.partition(scores, rows.size - k)[rows.size - k]).nonzero()[0]
         else:
             kept = np.arange(rows.size)
         order = text_rank.best_first(

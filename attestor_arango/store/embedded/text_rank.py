@@ -129,7 +129,7 @@ def best_first(
         member = np.zeros(order.size, dtype=bool)
         member[1:] |= tied
         member[:-1] |= tied
-        at = np.flatnonzero(member)
+        at = member.nonzero()[0]
         places = order[at]
         keyed = sorted(zip(run[at].tolist(), ids_of(places), places.tolist(), strict=True))
         order[at] = [p for _, _, p in keyed]
@@ -153,9 +153,9 @@ def sum_per_row(rows: np.ndarray, parts: np.ndarray, n: int) -> tuple[np.ndarray
     if rows.size >= DENSE_HITS * n:
         hit = np.bincount(rows, minlength=n)
         sums = np.bincount(rows, weights=parts, minlength=n)
-        found = np.flatnonzero(hit)
+        found = hit.nonzero()[0]
         return found, sums[found]
-    order = np.argsort(rows, kind="stable")
+    order = rows.argsort(kind="stable")
     ordered = rows[order]
     first = np.empty(ordered.size, dtype=bool)  # where each distinct row starts
     first[:1] = True

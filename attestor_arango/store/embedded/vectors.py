@@ -216,7 +216,7 @@ class TenantVectors:
         bytes read of row ``rows[j]``)."""
         if self._all_checked:
             return
-        for j in np.flatnonzero(~self._checked[rows]).tolist():
+        for j in (~self._checked[rows]).nonzero()[0].tolist():
             r = int(rows[j])
             if crc32(values[j]) != int(self._base_crc[r]):
                 raise IndexFileError(f"persisted vector row {r} does not match its checksum")
@@ -259,7 +259,7 @@ class TenantVectors:
         if self.rows.all_visible(namespace, view):
             return None
         mask = self.rows.visible_mask(namespace, view)
-        return np.zeros(0, dtype=np.intp) if mask is None else np.flatnonzero(mask)
+        return np.zeros(0, dtype=np.intp) if mask is None else mask.nonzero()[0]
 
     def _scan(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Approximate scores of every row, and per row a bound on their error.
@@ -308,7 +308,7 @@ class TenantVectors:
         if a.size < 16 * SAMPLE_STEP or m >= sample.size:
             return None
         guess = np.partition(sample, sample.size - m)[sample.size - m]
-        top = np.flatnonzero(a >= guess)
+        top = (a >= guess).nonzero()[0]
         if top.size < take:
             return None
         # the scan's dots are exact integers: gathered, they are int8_dots' very values
@@ -321,7 +321,7 @@ class TenantVectors:
         limit = np.float32(reach)
         if float(limit) > reach:
             limit = np.nextafter(limit, np.float32(-np.inf))
-        near = np.flatnonzero(a >= limit)
+        near = (a >= limit).nonzero()[0]
         if near.size > max(take, a.size // 20):
             return None  # a bound too loose to prune: the full scan costs no more
         cand = near if idx is None else idx[near]
@@ -386,7 +386,7 @@ class TenantVectors:
             # the take-th best lower bound: at least `take` rows score at least this much
             floor = kth_largest(approx - slack, take)
             hit = approx + slack >= floor
-            chosen = np.flatnonzero(hit) if idx is None else idx[hit]
+            chosen = hit.nonzero()[0] if idx is None else idx[hit]
         exact = exact_scores(self.float_rows, chosen, q)
         return ranked(self.rows.take_ids, chosen, exact, take)
 
