@@ -31,6 +31,8 @@ def _index(rng: random.Random, n: int) -> TenantText:
         base.append(" ".join(rng.sample(words, len(words))))
     for i in range(n):
         text = rng.choice(base) if rng.random() < 0.7 else " ".join(rng.choices(COMMON, k=3))
+        if rng.random() < 0.05:  # one common word many times: a part near its term's bound
+            text = " ".join([rng.choice(COMMON)] * rng.randint(5, 60))
         t = i // 3  # three rows per microsecond: equal times too
         until = OPEN if rng.random() < 0.9 else t + rng.randint(1, n)
         index.add(
@@ -102,3 +104,29 @@ def test_no_pruning_without_enough_rows_or_a_second_term() -> None:
     norm_of = lambda rows: np.ones(rows.size)  # noqa: E731
     assert text_prune.candidates([big], 5, norm_of, 1000) is None
     assert text_prune.candidates([one, big], 50, norm_of, 1000) is None  # 10 rows < k
+
+
+def test_rows_near_the_skipped_terms_bounds_still_reach_the_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows holding only the common terms, many times each, in a long-row index (their parts
+    near ``idf * (k1 + 1)``), against cuts at every rank of the rare term's rows: the pool is
+    the full match's at each ``k`` (a bound 10 % too low would leave such rows out)."""
+    rng = random.Random(5)
+    index = TenantText()
+    rows = [" ".join(f"f{rng.randrange(500)}" for _ in range(80)) for _ in range(300)]
+    rows += [
+        "zeta " + " ".join(f"f{rng.randrange(500)}" for _ in range(rng.randint(0, 90)))
+        for _ in range(40)
+    ]
+    rows += [" ".join(["s"] * m + ["go"] * m) for m in range(1, 40)]
+    rows += [f"s go f{i}" for i in range(400)]  # common: low idf
+    for i, text in enumerate(rows):
+        index.add(f"m{i:05d}", "a", text, (i, OPEN, 0, OPEN))
+    view = TemporalView(as_of=len(rows))
+    q = query_terms("zeta s go")
+    assert q == ["zeta", "s", "go"]
+    monkeypatch.setattr(text_prune, "MIN_SKIPPED", 0.0)  # prune whenever the bounds allow
+    fast = [index.search(q, k, None, view) for k in range(1, 40)]
+    monkeypatch.setattr(text_prune, "candidates", lambda *a: None)
+    assert fast == [index.search(q, k, None, view) for k in range(1, 40)]

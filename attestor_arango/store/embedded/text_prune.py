@@ -5,9 +5,10 @@ The index scores every visible row holding a query term, then keeps the best ``k
 ``s`` of a possessive ("Caroline's") is held by 376k rows, while the pool keeps 200
 (issue 21: those queries were the 1M recall tail). A row holding only such terms
 scores at most the sum of their bounds, and a term's part of a score is below
-``idf * (k1 + 1)`` whatever the row (``tf / (tf + norm) < 1``). So once some rows' full
-scores put the ``k``-th best at least at ``floor``, every row whose terms' bounds sum
-below ``floor`` can neither reach the cut nor tie with it, and is never scored.
+``idf * (k1 + 1)`` whatever the row (``tf / (tf + norm) < 1``). The rarest terms' parts
+alone give a lower bound ``floor`` on the ``k``-th best score (a full score only adds
+positive parts); then every row whose terms' bounds sum below ``floor`` can neither
+reach the cut nor tie with it, and is never scored.
 
 ``candidates`` returns the rows that can (every row holding one of the other terms)
 with their scores, made as the full match makes them: each term's parts computed
@@ -102,7 +103,7 @@ def candidates(
     sizes = [t.rows.size for t in terms]
     total = sum(sizes)
     rarest = sorted(range(len(terms)), key=lambda j: (sizes[j], j))
-    # a lower bound on the k-th best score: the k-th best of the rarest terms' rows
+    # a lower bound on the k-th best score from the rarest terms' rows
     seed: list[int] = []
     seen = 0
     for j in rarest[:-1]:
@@ -112,7 +113,10 @@ def candidates(
             break
     if seen < k or total - seen < MIN_SKIPPED * total:
         return None
-    held, scores = score_rows(terms, set(seed), _marked(terms, seed, n), norm_of, n)
+    # the seed terms' parts alone: a row's full score (more positive parts added in query
+    # order) is never below them, rounding included, so neither is the k-th best
+    seeds = [terms[j] for j in sorted(seed)]
+    held, scores = score_all(seeds, norm_of, n)
     if held.size < k:
         return None
     floor = _kth(scores, k)
