@@ -29,18 +29,27 @@ def _index(rng: random.Random, n: int) -> TenantText:
         if rng.random() < 0.3:
             words += rng.choices(RARE, k=rng.randint(1, 2))
         base.append(" ".join(rng.sample(words, len(words))))
+    rows = []
     for i in range(n):
         text = rng.choice(base) if rng.random() < 0.7 else " ".join(rng.choices(COMMON, k=3))
         if rng.random() < 0.05:  # one common word many times: a part near its term's bound
             text = " ".join([rng.choice(COMMON)] * rng.randint(5, 60))
         t = i // 3  # three rows per microsecond: equal times too
         until = OPEN if rng.random() < 0.9 else t + rng.randint(1, n)
-        index.add(
-            f"m{rng.randrange(10**9):09d}-{i}",
-            rng.choice(["a", "a", "b"]),
-            text,
-            (t, until, 0, OPEN),
+        rows.append(
+            (f"m{rng.randrange(10**9):09d}-{i}", rng.choice(["a", "a", "b"]), text, t, until)
         )
+    split = rng.choice(
+        [0, n // 2, n]
+    )  # bulk-loaded postings (as a persisted index maps), then added
+    index.load(
+        [r[0] for r in rows[:split]],
+        [r[1] for r in rows[:split]],
+        [r[2] for r in rows[:split]],
+        np.array([(r[3], r[4], 0, OPEN) for r in rows[:split]], dtype=np.int64).reshape(-1, 4),
+    )
+    for memory_id, namespace, text, t, until in rows[split:]:
+        index.add(memory_id, namespace, text, (t, until, 0, OPEN))
     return index
 
 
