@@ -12,8 +12,9 @@ reach the cut nor tie with it, and is never scored.
 
 ``candidates`` returns the rows that can (every row holding one of the other terms)
 with their scores, made as the full match makes them: each term's parts computed
-elementwise from the same numbers, the parts of a row summed in query order by
-``text_rank.sum_per_row``. So the rows kept, their floats and their order are those of
+elementwise from the same numbers, the parts of a row summed in query order from 0.0
+(``bincount`` over the kept rows' places, as ``text_rank.sum_per_row`` sums over every
+row's: one add per part, in input order). So the rows kept, their floats and their order are those of
 the full match; None when the bounds prune too little to pay (the caller then scores
 every row). ``tests/test_text_prune.py`` compares both paths.
 """
@@ -65,21 +66,27 @@ def score_all(terms: Sequence[TermHits], norm_of: NormOf, n: int) -> tuple[np.nd
 
 
 def score_rows(
-    terms: Sequence[TermHits], whole: set[int], rows: np.ndarray, norm_of: NormOf, n: int
+    terms: Sequence[TermHits], whole: set[int], marked: np.ndarray, norm_of: NormOf, n: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The scores of the rows marked in ``rows`` (a bool per row of the index), summed as
-    ``score_all`` sums them; ``whole``: the places of terms all of whose rows are marked."""
+    """The rows ``marked`` (a bool per row of the index), ascending, with their scores summed
+    as ``score_all`` sums them (each row's parts in query order, from 0.0: ``bincount`` adds
+    in input order); ``whole``: the places of terms all of whose rows are marked."""
+    rows = np.flatnonzero(marked)
     hits: list[np.ndarray] = []
     found: list[np.ndarray] = []
     for j, term in enumerate(terms):  # query order: the order a row's parts are summed in
         if j in whole:
             held, tf = term.rows, term.tf
         else:  # one byte read per posting: cheaper than the part it spares
-            hit = rows[term.rows]
-            held, tf = term.rows[hit], term.tf[hit]
+            at = np.flatnonzero(marked[term.rows])  # taking places beats a mask on strided rows
+            held, tf = term.rows[at], term.tf[at]
         hits.append(held)
         found.append(parts(term, held, tf, norm_of))
-    return text_rank.sum_per_row(np.concatenate(hits), np.concatenate(found), n)
+    # each hit's place among ``rows``: only the marked rows' slots are written, and read
+    place = np.empty(n, dtype=np.int32)
+    place[rows] = np.arange(rows.size, dtype=np.int32)
+    at = place[np.concatenate(hits)]
+    return rows, np.bincount(at, weights=np.concatenate(found), minlength=rows.size)
 
 
 def _marked(terms: Sequence[TermHits], places: Sequence[int], n: int) -> np.ndarray:
