@@ -25,7 +25,7 @@ from functools import partial
 import numpy as np
 
 from attestor_arango.scope import TemporalView
-from attestor_arango.store.embedded import text_rank
+from attestor_arango.store.embedded import text_prune, text_rank
 from attestor_arango.store.embedded.column import (
     SEP,
     BlobColumn,
@@ -377,7 +377,7 @@ class TenantText:
     ) -> tuple[text_rank.Matched, np.ndarray, set[str]] | None:
         """The query's matches, the places (into ``rows``) of the k best in order (score
         desc, t_created desc, id asc) and the namespaces of the rows scored; None: none."""
-        matched = self._matched(terms, namespace, view) if k > 0 else None
+        matched = self._matched(terms, k, namespace, view) if k > 0 else None
         if matched is None:
             return None
         rows, scores = matched.rows, matched.scores
@@ -401,10 +401,11 @@ class TenantText:
         return size if j is None else size + int(self._base_start[j + 1] - self._base_start[j])
 
     def _matched(
-        self, terms: Sequence[str], namespace: str | None, view: TemporalView
+        self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
     ) -> text_rank.Matched | None:
-        """Every visible row holding a query term with its BM25 over the view (text_rank.py);
-        None when no visible row holds one."""
+        """Every visible row holding a query term that can be among the ``k`` best (all of
+        them, unless text_prune.py's bounds rule some out exactly) with its BM25 over the
+        view (text_rank.py); None when no visible row holds one."""
         if not terms or self.n == 0:
             return None
         lengths = np.frombuffer(self.lengths, dtype=np.int32)[: self.n]
@@ -423,8 +424,7 @@ class TenantText:
         unique = list(dict.fromkeys(terms))
         norms = self._norms.get(lengths, avgdl, sum(map(self._posting_size, unique)))
         postings: dict[str, tuple[np.ndarray, np.ndarray] | None] = {}
-        hit_rows: list[np.ndarray] = []
-        parts: list[np.ndarray] = []
+        found: list[text_prune.TermHits] = []
         for term in unique:
             pairs = self._pairs(term)
             postings[term] = None
@@ -438,12 +438,13 @@ class TenantText:
             if rows.size == 0:
                 continue
             postings[term] = (rows, tf_raw)
-            weight = bm25.idf(visible, rows.size)
-            norm = bm25.length_norm(lengths[rows], avgdl) if norms is None else norms[rows]
-            hit_rows.append(rows)
-            parts.append(bm25.term_score(weight, tf_raw.astype(np.float64), norm))
-        if not hit_rows:
+            found.append(text_prune.TermHits(rows, tf_raw, bm25.idf(visible, rows.size)))
+        if not found:
             return None
-        hits = np.concatenate(hit_rows)
-        rows, scores = text_rank.sum_per_row(hits, np.concatenate(parts), self.n)
+
+        def norm_of(rows: np.ndarray) -> np.ndarray:
+            return bm25.length_norm(lengths[rows], avgdl) if norms is None else norms[rows]
+
+        best = text_prune.candidates(found, k, norm_of, self.n)
+        rows, scores = text_prune.score_all(found, norm_of, self.n) if best is None else best
         return text_rank.Matched(postings, rows, scores)
