@@ -14,9 +14,9 @@ reach the cut nor tie with it, and is never scored.
 with their scores, made as the full match makes them: each term's parts computed
 elementwise from the same numbers, the parts of a row summed in query order from 0.0
 (``bincount`` over the kept rows' places, as ``text_rank.sum_per_row`` sums over every
-row's: one add per part, in input order). So the rows kept, their floats and their order are those of
-the full match; None when the bounds prune too little to pay (the caller then scores
-every row). ``tests/test_text_prune.py`` compares both paths.
+row's: one add per part, in input order). So the rows kept, their floats and their order
+are those of the full match; None when the bounds prune too little to pay (the caller
+then scores every row). ``tests/test_text_prune.py`` compares both paths.
 """
 
 from __future__ import annotations
