@@ -108,7 +108,10 @@ def _cold_start(d: dict[str, Any]) -> tuple[str, str]:
 
 def _scale_probe(d: dict[str, Any]) -> tuple[str, str]:
     # scale.py --probe runs on a kept store, one fresh process each: the last warm run of
-    # the newest code, and the first recall after the page cache was dropped
+    # the newest code, and the first recall after the page cache was dropped;
+    # probe_compare.py alternates two codes over rounds: the medians of this code's rounds
+    if "rounds" in d:
+        return _probe_compare(d)
     run = d["runs"][-1]
     figures = (
         f"recall p50/p95 {run['recall_p50_ms']:.1f}/{run['recall_p95_ms']:.1f} ms "
@@ -123,6 +126,20 @@ def _scale_probe(d: dict[str, Any]) -> tuple[str, str]:
             + " ms"
         )
     return figures, f"code {run['code']}, {d.get('machine')}"
+
+
+def _probe_compare(d: dict[str, Any]) -> tuple[str, str]:
+    this = d["medians"]["this"]
+    other = next(code for code in d["medians"] if code != "this")
+    ratio = d["ratio_this_over_compare"]
+    figures = (
+        f"recall p50/p95 {this['recall_p50_ms']:.1f}/{this['recall_p95_ms']:.1f} ms "
+        f"(CPU p95 {this['recall_cpu_p95_ms']:.1f} ms), RSS {this['rss_mb']:.0f} MB, "
+        f"open {this['open_ms']:.0f} ms, first recall {this['first_recall_ms']:.0f} ms; "
+        f"medians of {len(d['rounds']) // 2} rounds alternating with {other} "
+        f"(p95 ratio {ratio['recall_p95_ms']:.3f})"
+    )
+    return figures, f"probe_compare.py, {d.get('cpus')} cpus"
 
 
 def _adds(d: dict[str, Any]) -> tuple[str, str]:
