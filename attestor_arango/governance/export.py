@@ -45,6 +45,7 @@ from attestor_arango.validation import (
     check_metadata,
     check_tags,
     check_text,
+    entity_key,
     model_problems,
 )
 
@@ -293,6 +294,19 @@ def check_rows(parsed: dict[str, Any]) -> None:
         _labels("relation", r.id, [(r.id, "id"), *ends])
 
 
+def fold_keys(parsed: dict[str, Any]) -> None:
+    """Entity keys and relation ends in the form names are matched by (``entity_key``), as
+    the write path stores them and schema migration 9 rewrote older ones: an export's key
+    "ANN" or "Ａｎｎ" would be an entity no name reaches (two keys that fold to one are one
+    row, merged by ``upsert_entity``). ``check_rows`` first: no label it passes folds to
+    nothing (every character checked)."""
+    for name, fields in (("entities", ("key",)), ("relations", ("source", "target"))):
+        parsed[name] = [
+            row.model_copy(update={f: entity_key(getattr(row, f)) for f in fields})
+            for row in parsed[name]
+        ]
+
+
 def _agents(
     kind: str, row_id: str, required: list[tuple[object, str]], optional: list[tuple[object, str]]
 ) -> None:
@@ -333,6 +347,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     parsed = parse_export(data, tenant)
     parsed["memories"] = check_memories(parsed["memories"], rt.config.max_content_chars)
     check_rows(parsed)
+    fold_keys(parsed)
     source = parsed["source"]["tenant"]
     rekeyed = isinstance(source, str) and source != tenant
     if rekeyed:
@@ -394,7 +409,7 @@ def _write(
         counts = {
             "memories": len(memories),
             "episodes": len(parsed["episodes"]),
-            "entities": len(parsed["entities"]),
+            "entities": len({(n.namespace, n.key) for n in parsed["entities"]}),
             "relations": len(parsed["relations"]),
         }
         rows = import_rows(memories)  # lets verification check every restored row
