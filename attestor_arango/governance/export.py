@@ -275,7 +275,8 @@ def check_rows(parsed: dict[str, Any]) -> None:
     """The names and ids an import writes beside its memories are what the write path
     could have written: entity names, keys, kinds and aliases and relation ids, ends and
     names are labels (``check_label``: no control character, no lone surrogate, at most
-    ``MAX_LABEL`` characters); episode ids and the agent ids, trail entries and session ids
+    ``MAX_LABEL`` characters); episode metadata and relation properties are metadata
+    (``check_metadata``); episode ids and the agent ids, trail entries and session ids
     of memories and episodes are short printable text (``check_agent_text``). Raises
     ``ValidationError`` naming the first row that is not."""
     for m in parsed["memories"]:
@@ -286,12 +287,26 @@ def check_rows(parsed: dict[str, Any]) -> None:
     for e in parsed["episodes"]:
         _agents("episode", e.id, [(e.id, "id"), (e.agent_id, "agent_id")],
                 [(e.session_id, "session_id")])  # fmt: skip
+        _tree("episode", e.id, e.metadata, "metadata")
     for n in parsed["entities"]:
         names = [(n.name, "name"), (n.key, "key"), *((a, "alias") for a in n.aliases)]
         _labels("entity", n.key, [*names, *([(n.kind, "kind")] if n.kind is not None else [])])
     for r in parsed["relations"]:
         ends = [(r.source, "source"), (r.relation, "relation"), (r.target, "target")]
         _labels("relation", r.id, [(r.id, "id"), *ends])
+        _tree("relation", r.id, r.properties, "properties")
+
+
+def _tree(kind: str, row_id: str, value: object, what: str) -> None:
+    """An episode's metadata or a relation's properties, held to a memory's metadata rule
+    (``check_metadata``: size, nesting, 64-bit integers): the live path fills them itself
+    with a few short values, a hand-edited export (or a YAML file's aliases) with anything."""
+    try:
+        check_metadata(value)
+    except ValidationError as exc:
+        raise ValidationError(
+            f"the export's {kind} {_shown(row_id)} cannot be imported: its {what}: {exc}"
+        ) from None
 
 
 def fold_keys(parsed: dict[str, Any]) -> None:
