@@ -1,5 +1,5 @@
-"""Session 22 attack battery: an import stored its episodes' metadata and its relations'
-properties unchecked.
+"""Session 22 attack battery: an import stored its episodes' metadata and texts and its
+relations' properties unchecked.
 
 ``import_user`` held a memory's metadata to ``add``'s rule (``check_metadata``: at most a
 MB of JSON, 32 levels, integers within 64 bits), but wrote an episode's ``metadata`` and a
@@ -8,7 +8,9 @@ speaker's name, the evidence episode). A 6 KB YAML import file whose episode met
 named one list through aliases (``&a [x, ...]``, ``&b [*a, *a, ...]``, eight levels) made
 the `import` command run 25 s, peak at 1.5 GB and leave a 423 MB store; a JSON export could
 store any size, nesting, or an integer ArangoDB would not keep exactly. Both are now held
-to ``check_metadata``; the row is named and nothing is imported.
+to ``check_metadata``; the row is named and nothing is imported. An episode's texts were
+stored unchecked too: a NUL, or 2,000,000 characters where ``ingest_round`` takes 64,000 a
+side (``ingest.model.MAX_TURN_CHARS``); they are now held to the turn's rule.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from attack_support import CTX, seeded, stored
 from attestor_arango import AgentContext
 from attestor_arango.config import read_document
 from attestor_arango.errors import ValidationError
+from attestor_arango.ingest.model import MAX_TURN_CHARS
 from attestor_arango.validation import MAX_METADATA_BYTES, MAX_METADATA_DEPTH
 
 GAMMA = AgentContext(agent_id="orch", role="orchestrator", tenant="gamma", namespace="inbox")
@@ -52,6 +55,13 @@ EDITS: dict[str, Edit] = {
     "relation properties over a MB": _relation("x" * (MAX_METADATA_BYTES + 1)),
     "relation properties too deep": _relation(_deep(MAX_METADATA_DEPTH + 1)),
     "relation properties beyond 64 bits": _relation(-(2**70)),
+    "NUL in an episode's user text": lambda d: d["episodes"][0].update(user_text="a\x00b"),
+    "episode user text over a turn's limit": (
+        lambda d: d["episodes"][0].update(user_text="a" * (MAX_TURN_CHARS + 1))
+    ),
+    "episode assistant text over a turn's limit": (
+        lambda d: d["episodes"][0].update(assistant_text="a" * (MAX_TURN_CHARS + 1))
+    ),
 }
 
 

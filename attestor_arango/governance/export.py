@@ -30,6 +30,7 @@ from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey
 from attestor_arango.governance.row_check import import_rows
+from attestor_arango.ingest.model import MAX_TURN_CHARS
 from attestor_arango.models import Entity, Episode, Memory, MemoryStatus, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
@@ -276,9 +277,9 @@ def check_rows(parsed: dict[str, Any]) -> None:
     could have written: entity names, keys, kinds and aliases and relation ids, ends and
     names are labels (``check_label``: no control character, no lone surrogate, at most
     ``MAX_LABEL`` characters); episode metadata and relation properties are metadata
-    (``check_metadata``); episode ids and the agent ids, trail entries and session ids
-    of memories and episodes are short printable text (``check_agent_text``). Raises
-    ``ValidationError`` naming the first row that is not."""
+    (``check_metadata``), an episode's texts what a turn holds; episode ids and the agent
+    ids, trail entries and session ids of memories and episodes are short printable text
+    (``check_agent_text``). Raises ``ValidationError`` naming the first row that is not."""
     for m in parsed["memories"]:
         p = m.provenance
         agents = [(p.agent_id, "agent_id"), *((a, "agent_trail entry") for a in p.agent_trail)]
@@ -288,6 +289,12 @@ def check_rows(parsed: dict[str, Any]) -> None:
         _agents("episode", e.id, [(e.id, "id"), (e.agent_id, "agent_id")],
                 [(e.session_id, "session_id")])  # fmt: skip
         _tree("episode", e.id, e.metadata, "metadata")
+        for side, text in (("user_text", e.user_text), ("assistant_text", e.assistant_text)):
+            if len(text) > MAX_TURN_CHARS or "\x00" in text:  # ``ingest_round``'s turn rule
+                raise ValidationError(
+                    f"the export's episode {_shown(e.id)} cannot be imported: its {side} "
+                    f"must be at most {MAX_TURN_CHARS} characters, no NUL"
+                )
     for n in parsed["entities"]:
         names = [(n.name, "name"), (n.key, "key"), *((a, "alias") for a in n.aliases)]
         _labels("entity", n.key, [*names, *([(n.kind, "kind")] if n.kind is not None else [])])
