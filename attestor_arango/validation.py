@@ -233,10 +233,23 @@ INT64 = (-(2**63), 2**63 - 1)
 
 def _check_tree(value: object, limit: int, what: str) -> None:
     """Refuses containers nested deeper than ``limit`` and integers outside ``INT64`` (a
-    number one backend would keep and another change), walked without recursion."""
+    number one backend would keep and another change), walked without recursion, and
+    more values than ``MAX_METADATA_BYTES`` (each takes a byte of JSON at least): a
+    caller's tree may share one list many times over (``x = [x] * 10`` ten times is 10**10
+    values in a few objects, as is a YAML file's aliases), which the walk and
+    ``json.dumps`` would expand, minutes of work and gigabytes, before a size is known."""
     stack: list[tuple[object, int]] = [(value, 1)]
+    values = 0
     while stack:
         item, depth = stack.pop()
+        values += 1
+        if values > MAX_METADATA_BYTES:
+            raise ValidationError(
+                f"{what} holds over {MAX_METADATA_BYTES} values, more than its limit of "
+                f"{MAX_METADATA_BYTES} bytes as JSON; keep large documents elsewhere and "
+                "store a reference",
+                limit=MAX_METADATA_BYTES,
+            )
         if isinstance(item, int) and not isinstance(item, bool):
             if not INT64[0] <= item <= INT64[1]:
                 raise ValidationError(

@@ -30,6 +30,7 @@ from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey
 from attestor_arango.governance.row_check import import_rows
+from attestor_arango.ingest.model import MAX_TURN_CHARS
 from attestor_arango.models import Entity, Episode, Memory, MemoryStatus, Relation, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
@@ -45,6 +46,7 @@ from attestor_arango.validation import (
     check_metadata,
     check_tags,
     check_text,
+    entity_key,
     model_problems,
 )
 
@@ -274,9 +276,10 @@ def check_rows(parsed: dict[str, Any]) -> None:
     """The names and ids an import writes beside its memories are what the write path
     could have written: entity names, keys, kinds and aliases and relation ids, ends and
     names are labels (``check_label``: no control character, no lone surrogate, at most
-    ``MAX_LABEL`` characters); episode ids and the agent ids, trail entries and session ids
-    of memories and episodes are short printable text (``check_agent_text``). Raises
-    ``ValidationError`` naming the first row that is not."""
+    ``MAX_LABEL`` characters); episode metadata and relation properties are metadata
+    (``check_metadata``), an episode's texts what a turn holds; episode ids and the agent
+    ids, trail entries and session ids of memories and episodes are short printable text
+    (``check_agent_text``). Raises ``ValidationError`` naming the first row that is not."""
     for m in parsed["memories"]:
         p = m.provenance
         agents = [(p.agent_id, "agent_id"), *((a, "agent_trail entry") for a in p.agent_trail)]
@@ -285,12 +288,45 @@ def check_rows(parsed: dict[str, Any]) -> None:
     for e in parsed["episodes"]:
         _agents("episode", e.id, [(e.id, "id"), (e.agent_id, "agent_id")],
                 [(e.session_id, "session_id")])  # fmt: skip
+        _tree("episode", e.id, e.metadata, "metadata")
+        for side, text in (("user_text", e.user_text), ("assistant_text", e.assistant_text)):
+            if len(text) > MAX_TURN_CHARS or "\x00" in text:  # ``ingest_round``'s turn rule
+                raise ValidationError(
+                    f"the export's episode {_shown(e.id)} cannot be imported: its {side} "
+                    f"must be at most {MAX_TURN_CHARS} characters, no NUL"
+                )
     for n in parsed["entities"]:
         names = [(n.name, "name"), (n.key, "key"), *((a, "alias") for a in n.aliases)]
         _labels("entity", n.key, [*names, *([(n.kind, "kind")] if n.kind is not None else [])])
     for r in parsed["relations"]:
         ends = [(r.source, "source"), (r.relation, "relation"), (r.target, "target")]
         _labels("relation", r.id, [(r.id, "id"), *ends])
+        _tree("relation", r.id, r.properties, "properties")
+
+
+def _tree(kind: str, row_id: str, value: object, what: str) -> None:
+    """An episode's metadata or a relation's properties, held to a memory's metadata rule
+    (``check_metadata``: size, nesting, 64-bit integers): the live path fills them itself
+    with a few short values, a hand-edited export (or a YAML file's aliases) with anything."""
+    try:
+        check_metadata(value)
+    except ValidationError as exc:
+        raise ValidationError(
+            f"the export's {kind} {_shown(row_id)} cannot be imported: its {what}: {exc}"
+        ) from None
+
+
+def fold_keys(parsed: dict[str, Any]) -> None:
+    """Entity keys and relation ends in the form names are matched by (``entity_key``), as
+    the write path stores them and schema migration 9 rewrote older ones: an export's key
+    "ANN" or "Ａｎｎ" would be an entity no name reaches (two keys that fold to one are one
+    row, merged by ``upsert_entity``). ``check_rows`` first: no label it passes folds to
+    nothing (every character checked)."""
+    for name, fields in (("entities", ("key",)), ("relations", ("source", "target"))):
+        parsed[name] = [
+            row.model_copy(update={f: entity_key(getattr(row, f)) for f in fields})
+            for row in parsed[name]
+        ]
 
 
 def _agents(
@@ -333,6 +369,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     parsed = parse_export(data, tenant)
     parsed["memories"] = check_memories(parsed["memories"], rt.config.max_content_chars)
     check_rows(parsed)
+    fold_keys(parsed)
     source = parsed["source"]["tenant"]
     rekeyed = isinstance(source, str) and source != tenant
     if rekeyed:
@@ -394,7 +431,7 @@ def _write(
         counts = {
             "memories": len(memories),
             "episodes": len(parsed["episodes"]),
-            "entities": len(parsed["entities"]),
+            "entities": len({(n.namespace, n.key) for n in parsed["entities"]}),
             "relations": len(parsed["relations"]),
         }
         rows = import_rows(memories)  # lets verification check every restored row
