@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -89,12 +90,25 @@ def check_label(value: object, what: str) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{what} must be a non-empty string or None")
-    # NFC: a composed and a decomposed "café" are the same name (canonical equivalence
-    # changes no character a reader sees), so they are stored as one
-    text = unicodedata.normalize("NFC", " ".join(value.split()))
+    text = label_form(value)
     if len(text) > MAX_LABEL:
         raise ValidationError(f"{what} is longer than {MAX_LABEL} characters")
     return check_plain(text, what)
+
+
+def label_form(value: str) -> str:
+    """A name as stored (``check_label``): single spaces, NFC (a composed and a decomposed
+    "café" are one name: canonical equivalence changes no character a reader sees)."""
+    return unicodedata.normalize("NFC", " ".join(value.split()))
+
+
+def check_path(value: object, what: str, expected: str) -> str:
+    """``value`` as a path (``str``/``os.PathLike``: not blank, no NUL, valid Unicode), else
+    ``ValidationError`` "``what`` must be ``expected``" (``str(5)`` would be a file name)."""
+    text = os.fspath(value) if isinstance(value, str | os.PathLike) else None
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise ValidationError(f"{what} must be {expected}")
+    return check_text(text, what)
 
 
 # explicit bidirectional embeddings, overrides and isolates: they make text display in

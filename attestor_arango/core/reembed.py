@@ -35,7 +35,6 @@ spaces, so a replay can tell which side of the change it is on.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
@@ -53,7 +52,7 @@ from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.models import Memory
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import EmbeddingSpace, MemoryFilter
-from attestor_arango.validation import check_text
+from attestor_arango.validation import check_path
 
 Progress = Callable[[int, int], None]  # (memories embedded so far, memories to embed)
 PAGE = 2_000  # rows per store read while listing the tenant
@@ -76,10 +75,8 @@ def staging_path(config: Config, given: object) -> Path:
     with it. Raises ``ValidationError`` for that, and for a ``given`` that is no path."""
     if given is None:
         return default_staging_path(config)
-    text = os.fspath(given) if isinstance(given, str | os.PathLike) else None
-    if not isinstance(text, str) or not text.strip() or "\x00" in text:
-        raise ValidationError("staging_path must be a file path (text without NUL) or None")
-    path = Path(check_text(text, "staging_path")).expanduser()
+    text = check_path(given, "staging_path", "a file path (text without NUL) or None")
+    path = Path(text).expanduser()
     own = config.store_files() - {default_staging_path(config).resolve()}
     if path.resolve() in own or (
         (path.exists() or path.is_symlink()) and not _is_staging_file(path)

@@ -7,7 +7,6 @@ clock and an embedder, and never reaches back into ``AgentMemory``.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, NoReturn, Protocol, TypeVar, overload
@@ -23,7 +22,7 @@ from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.scope import Scope, TemporalView, chosen_namespace
 from attestor_arango.store.factory import open_store
 from attestor_arango.store.protocol import Store
-from attestor_arango.validation import TimeInput, check_text, check_window
+from attestor_arango.validation import TimeInput, check_path, check_window
 
 
 @dataclass(frozen=True)
@@ -113,13 +112,11 @@ def check_store_path(path: object) -> str | None:
     the working directory, and a blank path meant the configured store, not this one."""
     if path is None:
         return None
-    text = os.fspath(path) if isinstance(path, str | os.PathLike) else None
-    if not isinstance(text, str) or not text.strip() or "\x00" in text:
-        raise ValidationError(
-            "path must name a store file or folder (non-empty text without NUL), or be None "
-            "for the configured store"
-        )
-    return check_text(text, "path")
+    return check_path(
+        path,
+        "path",
+        "a store file or folder (non-empty text without NUL), or None for the configured store",
+    )
 
 
 def open_runtime(

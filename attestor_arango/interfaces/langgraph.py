@@ -25,7 +25,6 @@ import asyncio
 import hashlib
 import json
 import threading
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -47,7 +46,7 @@ from langgraph.store.base import (
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.scope import NAME_RE, chosen_namespace
-from attestor_arango.validation import MAX_LABEL, check_limit, check_offset, check_plain
+from attestor_arango.validation import check_label, check_limit, check_offset
 
 ITEM_TAG = "langgraph-item"
 NAMESPACE_TAG = "langgraph-namespace"
@@ -64,12 +63,9 @@ def _key(key: object) -> str:
     """``key`` if an item's entity can hold it (``validation.check_label``: at most
     ``MAX_LABEL`` characters once its whitespace is collapsed, no control character);
     raises ``ValidationError`` naming the key, not the entity the caller never saw."""
-    if not isinstance(key, str) or not key.strip():
-        raise ValidationError("a LangGraph key is a non-empty string")
-    text = unicodedata.normalize("NFC", " ".join(key.split()))
-    if len(text) > MAX_LABEL:
-        raise ValidationError(f"a LangGraph key is at most {MAX_LABEL} characters")
-    check_plain(text, "a LangGraph key")
+    if not isinstance(key, str):  # check_label lets None through: a key is never absent
+        raise ValidationError("a LangGraph key must be a non-empty string")
+    check_label(key, "a LangGraph key")
     return key
 
 

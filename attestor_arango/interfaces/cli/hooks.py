@@ -23,7 +23,6 @@ import hashlib
 import json
 import re
 import sys
-import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PureWindowsPath
@@ -33,7 +32,7 @@ from attestor_arango.context import AgentContext, Permission
 from attestor_arango.errors import AttestorError, ValidationError
 from attestor_arango.governance.access import require
 from attestor_arango.ingest.model import Turn
-from attestor_arango.validation import BIDI_CONTROLS, MAX_LABEL, check_text, load_json
+from attestor_arango.validation import MAX_LABEL, check_plain, label_form, load_json
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
@@ -82,12 +81,7 @@ def check_plain_field(value: str, name: str) -> None:
     override or a lone surrogate in the event's field ``name``: a note's category and
     entity are names (``validation.check_label``), and an error about a "category" the
     caller never sent would not say which field to fix."""
-    for char in value:
-        if unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS:
-            raise ValidationError(
-                f"the hook event's {name} holds the control character U+{ord(char):04X}"
-            )
-    check_text(value, f"the hook event's {name}")
+    check_plain(value, f"the hook event's {name}")
 
 
 def _check_path(data: dict[str, Any], name: str, prefix: str = "") -> None:
@@ -148,7 +142,7 @@ def label(prefix: str, text: str) -> str:
     """``prefix + text`` as a category; one longer than a name may be (``MAX_LABEL``) keeps
     the end of ``text`` (a path's file name) and a digest of all of it, so two long paths
     still get two categories (one current note each)."""
-    text = unicodedata.normalize("NFC", " ".join(text.split()))  # as check_label stores it
+    text = label_form(text)  # as check_label stores it
     if len(prefix + text) <= MAX_LABEL:
         return prefix + text
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
