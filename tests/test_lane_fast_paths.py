@@ -23,6 +23,7 @@ from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import us_of
 from attestor_arango.retrieval.completion import (
+    Ranked,
     complete,
     complete_lanes,
     cosines,
@@ -31,6 +32,7 @@ from attestor_arango.retrieval.completion import (
     rescored,
     stored_matrix,
 )
+from attestor_arango.retrieval import text_lane
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
 from attestor_arango.store.embedded.store import SQLiteStore
@@ -200,9 +202,10 @@ def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: in
         [("bm25", text), ("vector", vector), ("hyde_1", extra)],
     ):
         for vscores in (scores, None):
-            assert _shape(complete_lanes(lanes, tail, vscores)) == _shape(
-                _ref_complete_lanes(lanes, tail, vscores)
-            )
+            want = _shape(_ref_complete_lanes(lanes, tail, vscores))
+            assert _shape(complete_lanes(lanes, tail, vscores)) == want
+            # the tail as the text lane hands it over: columns (``Ranked``)
+            assert _shape(complete_lanes(lanes, Ranked.of(tail), vscores)) == want
 
 
 def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
@@ -213,3 +216,32 @@ def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
     assert fast.memory is m and fast.score == 0.25
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.score = 1.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("keep", [0, 3, 8, 200])
+def test_the_text_lane_on_columns_equals_the_rows_it_replaced(tmp_path: Path, keep: int) -> None:
+    """``rescored_text`` (the pool as ``Ranked`` columns, the kept rows read by
+    ``decoded_ranked``) against the rows ``scored_by_backend`` makes, decoded by ``decoded``,
+    with some memories known beforehand and others read."""
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    view = mem.runtime.view(None, None)
+    known_all = store.get_memories(SCOPE, _ids(mem))
+    for query in ("violin harbour note", "ember", "quill about the glacier saddle", "zzz"):
+        for known in ({}, dict(list(known_all.items())[::2])):
+            hits, tail = text_lane.rescored_text(store, SCOPE, query, view, 200, keep, known)
+            rows = text_lane.scored_by_backend(store, SCOPE, query, 200, view)
+            assert rows is not None
+            want = text_lane.decoded(store, SCOPE, rows[:keep], known)
+            assert [(h.memory.id, repr(h.score)) for h in hits] == [
+                (h.memory.id, repr(h.score)) for h in want
+            ]
+            assert all(h.memory == w.memory for h, w in zip(hits, want, strict=True))
+            assert all(h.memory is known[h.memory.id] for h in hits if h.memory.id in known)
+            assert isinstance(tail, Ranked)
+            assert (tail.ids, [s.hex() for s in tail.scores]) == (
+                [t.id for t in rows[keep:]],
+                [t.score.hex() for t in rows[keep:]],
+            )
+    mem.close()

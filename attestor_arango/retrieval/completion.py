@@ -21,7 +21,7 @@ alone, so replays rank alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, TypeGuard, TypeVar, runtime_checkable
+from typing import NamedTuple, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -32,6 +32,21 @@ from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
 
 T = TypeVar("T")
+
+
+class Ranked(NamedTuple):
+    """Re-scored text-pool rows as two columns, best first: ids and scores (``ids[j]``
+    scored ``scores[j]``). What lane completion and the text lane read of the pool, without
+    an object per row: the pool below the lane's cut is ~150 rows, of which completion keeps
+    the few in the lanes' union."""
+
+    ids: list[str]
+    scores: list[float]
+
+    @classmethod
+    def of(cls, rows: Sequence[TextHit | TextScore]) -> Ranked:
+        """The columns of rows in their order."""
+        return cls([t.id for t in rows], [t.score for t in rows])
 
 
 def read_through(
@@ -206,7 +221,7 @@ def complete(hits: Sequence[Hit], tail: Sequence[Hit], union: dict[str, Memory])
 
 def complete_lanes(
     lanes: Sequence[tuple[str, Sequence[Hit]]],
-    text_tail: Sequence[TextHit | TextScore],
+    text_tail: Sequence[TextHit | TextScore] | Ranked,
     vector_scores: Mapping[str, float] | None,
 ) -> list[tuple[str, Sequence[Hit]]]:
     """The vector and text lanes ranked over their union; other lanes as they came.
@@ -214,8 +229,10 @@ def complete_lanes(
     The vector lane's missing candidates are scored by ``vector_scores``, the exact
     cosines (``cosines``) of the union's members, read with the lane's own in one pass;
     the text lane's come from ``text_tail``, the re-scored pool below its cut
-    (light rows: every union member is a decoded memory already).
+    (light rows, or their columns (``Ranked``): every union member is a decoded memory
+    already).
     """
+    tail = text_tail if isinstance(text_tail, Ranked) else Ranked.of(text_tail)
     # ``lane_union``, ``missing`` and ``complete`` with each lane's ids read once
     lane_ids = [[h.memory.id for h in hits] for _, hits in lanes]
     found: dict[str, Memory] = {}
@@ -241,11 +258,10 @@ def complete_lanes(
             out.append((name, [*hits, *by_tie_rule(unscored)]))
         elif name == "bm25":
             done = list(hits)  # ``complete`` over the tail's union members
-            for t in text_tail:
-                i = t.id
+            for i, score in zip(tail.ids, tail.scores, strict=True):
                 if i in union and i not in have:
                     have.add(i)
-                    done.append(make_hit(union[i], t.score))
+                    done.append(make_hit(union[i], score))
             out.append((name, done))
         else:
             out.append((name, list(hits)))

@@ -16,6 +16,7 @@ import numpy as np
 from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import TenantLeakError
 from attestor_arango.retrieval.completion import (
+    Ranked,
     complete_lanes,
     cosines,
     exact_cosine,
@@ -70,7 +71,8 @@ def run_lanes(
     found: Sequence[Hit] | None = None  # the vector lane as the store ranked it
     text: Sequence[Hit] | None = None
     text_error: str | None = None
-    bm25_tail: Sequence[TextHit | TextScore] = []  # the re-scored pool below the lane's cut
+    # the re-scored pool below the lane's cut
+    bm25_tail: Sequence[TextHit | TextScore] | Ranked = []
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
@@ -159,7 +161,7 @@ def _vector_lane(
 
 def _complete(
     lanes: list[tuple[str, Sequence[Hit]]],
-    bm25_tail: Sequence[TextHit | TextScore],
+    bm25_tail: Sequence[TextHit | TextScore] | Ranked,
     scores: dict[str, float] | None,
     errors: dict[str, str],
     tr: RecallTrace,
