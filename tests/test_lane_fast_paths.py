@@ -22,6 +22,7 @@ from attestor_arango.embeddings.hashing import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import us_of
+from attestor_arango.retrieval import text_lane
 from attestor_arango.retrieval.completion import (
     Ranked,
     complete,
@@ -32,9 +33,10 @@ from attestor_arango.retrieval.completion import (
     rescored,
     stored_matrix,
 )
-from attestor_arango.retrieval import text_lane
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
+from attestor_arango.store.codec import row_norms
+from attestor_arango.store.embedded.exact import RowNorms
 from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.protocol import Hit, TextScore, make_hit
 
@@ -124,6 +126,68 @@ def test_cosines_read_the_matrix_once_and_equal_the_row_by_row_reference(
     assert rec.calls == ["vector_matrix"]
     assert again == {i: got[i] for i in ids[:5]}
     mem.close()
+
+
+class NormedRecorder(Recorder):
+    """The store with its vector reads counted, its kept norms offered too."""
+
+    def vector_matrix_normed(self, scope: Scope, ids: Any) -> Any:
+        self.calls.append("vector_matrix_normed")
+        return self.store.vector_matrix_normed(scope, ids)
+
+
+@pytest.mark.parametrize("reopened", [False, True])
+def test_cosines_from_the_kept_norms_equal_the_ones_computed_each_time(
+    tmp_path: Path, reopened: bool
+) -> None:
+    """The index's kept norms (``RowNorms``) give the cosines computing them gave, to the
+    bit, as rows are read for the first time or again, in any order, also from a
+    persisted index (its rows mapped) with rows added since."""
+    mem = _filled(tmp_path / "m.db")
+    if reopened:
+        mem.close()
+        mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64), clock=ManualClock())
+        mem.add("saddle lantern added after the reopen", context=CTX)
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    ids = _ids(mem)
+    rng = random.Random(4)
+    for query in ("violin harbour note", "ember", "saddle lantern"):
+        qvec = HashingEmbedder(64).embed([query])[0]
+        for _ in range(4):
+            picked = rng.sample(ids, rng.randint(1, len(ids)))
+            rec = NormedRecorder(store)
+            cache: dict[str, np.ndarray] = {}
+            got = cosines(rec, SCOPE, qvec, picked, cache)  # type: ignore[arg-type]
+            assert rec.calls == ["vector_matrix_normed"]
+            plain = cosines(Recorder(store), SCOPE, qvec, picked, {})  # type: ignore[arg-type]
+            assert {i: repr(v) for i, v in got.items()} == {i: repr(v) for i, v in plain.items()}
+            assert got == _reference_cosines(store.get_vectors(SCOPE, picked), qvec)
+            assert sorted(cache) == sorted(picked)
+    # declined as ``vector_matrix`` declines: an id without a vector, another namespace
+    assert store.vector_matrix_normed(SCOPE, [*ids[:3], "nope"]) is None
+    assert store.vector_matrix_normed(Scope("acme", "other"), ids) is None
+    mem.close()
+
+
+@pytest.mark.parametrize("dim", [1, 7, 64, 384, 1000])
+def test_kept_row_norms_equal_the_norms_of_the_whole_matrix(dim: int) -> None:
+    """``RowNorms`` computes rows in whatever batches they come (subsets, repeats, any
+    order) and gives ``row_norms`` of the whole matrix, bit for bit."""
+    rng = np.random.default_rng(dim)
+    matrix = (rng.standard_normal((3000, dim)) * rng.uniform(0.01, 100, (3000, 1))).astype(
+        np.float32
+    )
+    matrix[7] = 0.0
+    whole = row_norms(matrix)
+    kept = RowNorms()
+    for _ in range(30):
+        rows = rng.integers(0, 3000, rng.integers(0, 200))
+        got = kept.of(rows, matrix[rows])
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, whole[rows])
+    rows = np.arange(3000)[::-1]
+    np.testing.assert_array_equal(kept.of(rows, matrix[rows]), whole[rows])
 
 
 @pytest.mark.parametrize("cached", [0, 3])

@@ -29,6 +29,7 @@ from attestor_arango.models import Memory, us_of
 from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
+from attestor_arango.store.codec import row_norms
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
 
 T = TypeVar("T")
@@ -109,6 +110,38 @@ def stored_matrix(
     return have, np.concatenate([vecs[i] for i in have]).reshape(len(have), -1)
 
 
+@runtime_checkable
+class NormedMatrix(Protocol):
+    """A backend that hands stored vectors over as one matrix with each one's float64 norm
+    (``codec.row_norms``'s floats), kept per row between calls (the embedded one). Not part
+    of the Store contract; None as ``VectorMatrix``'s."""
+
+    def vector_matrix_normed(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray, np.ndarray] | None: ...
+
+
+def _has_norms(store: object) -> TypeGuard[NormedMatrix]:
+    return speaks(store, NormedMatrix, ("vector_matrix_normed",))
+
+
+def _stored_normed(
+    store: MemoryStore, scope: Scope, ids: Sequence[str], cache: dict[str, np.ndarray] | None
+) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """``stored_matrix``, with the rows' norms when the backend keeps them (``NormedMatrix``,
+    read when ``cache`` holds none of ``ids``, as ``stored_matrix`` reads ``VectorMatrix``);
+    None: the caller computes them (``row_norms``)."""
+    if _has_norms(store) and not (cache and any(i in cache for i in ids)):
+        found = store.vector_matrix_normed(scope, ids)
+        if found is not None:
+            have, rows, norms = found
+            if cache is not None:
+                cache.update(zip(have, rows, strict=True))
+            return have, rows, norms
+    have, rows = stored_matrix(store, scope, ids, cache)
+    return have, rows, None
+
+
 def cosines(
     store: MemoryStore,
     scope: Scope,
@@ -122,17 +155,19 @@ def cosines(
     An index's float32 scores can differ in the last bits with the shape of the
     matrix it scanned (and so with rows added after a replay's as_of); exact
     float64 cosine over the candidates' own vectors depends on them alone.
-    ``cache``: see ``cached_vectors``.
+    ``cache``: see ``cached_vectors``. The rows' norms come from the backend when it
+    keeps them (``NormedMatrix``: the same floats ``row_norms`` gives).
     """
-    have, rows = stored_matrix(store, scope, ids, cache)
+    have, rows, norms = _stored_normed(store, scope, ids, cache)
     if not have:
         return {}
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (float(np.linalg.norm(q)) or 1.0)
     mat = rows.astype(np.float64)  # widened: each float32 exactly
+    if norms is None:
+        norms = row_norms(rows)
     # row by row, elementwise then summed: a row's cosine does not depend on the
     # other rows in the batch (a BLAS kernel's summation order may vary with shape)
-    norms = np.sqrt((mat * mat).sum(axis=1))
     dots = (mat * q).sum(axis=1)
     # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
     # the array at once (IEEE division as Python's; round_array is round, bit for bit)

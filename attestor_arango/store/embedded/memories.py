@@ -34,6 +34,7 @@ from attestor_arango.store.embedded.base import list_params as _list_params
 from attestor_arango.store.embedded.base import scope_params as _scope_params
 from attestor_arango.store.embedded.base import view_params as _view_params
 from attestor_arango.store.embedded.caches import TenantCaches
+from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
     Hit,
@@ -114,6 +115,15 @@ def _in_order(ids: Sequence[str], memories: Sequence[Memory]) -> dict[str, Memor
     """The memories by id, in the order asked (whichever were cached or read)."""
     by_id = {m.id: m for m in memories}
     return {i: by_id[i] for i in ids if i in by_id}
+
+
+def _gather_normed(
+    index: TenantVectors, ids: Sequence[str], namespace: str | None
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``index.gather``'s ids and float32 matrix, and the rows' kept norms."""
+    have, rows = index.held(ids, namespace)
+    matrix = index.float_rows(rows, np.float32)
+    return have, matrix, index.norms.of(rows, matrix)
 
 
 class EmbeddedMemories:
@@ -269,6 +279,23 @@ class EmbeddedMemories:
         # only when the counts differ
         if len(have) == len(ids) or len(set(have)) == len(set(ids)):
             return have, matrix
+        return None
+
+    def vector_matrix_normed(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+        """``vector_matrix``, and each vector's float64 norm as exact cosine takes it
+        (``exact.row_norms``), kept in the index per row once computed (``exact.RowNorms``).
+        Not part of the Store contract (retrieval's ``NormedMatrix``)."""
+        with self._db.lock:
+            index = self._caches.tenant_vectors(scope.tenant)
+            if index is None:
+                return None
+            have, matrix, norms = self._caches.vector_read(
+                scope.tenant, lambda v: _gather_normed(v, ids, scope.namespace)
+            )
+        if len(have) == len(ids) or len(set(have)) == len(set(ids)):  # as ``vector_matrix``
+            return have, matrix, norms
         return None
 
     def close_memory(
