@@ -140,16 +140,17 @@ def _vector_lane(
     """The lane re-scored by exact cosine (None if that failed: ``vector_error``), and the
     cosines of the lanes' whole union when ``completing`` (one read for both; if reading
     the union fails, the lane's own rows are read and ``completion_error`` says why)."""
-    own = sorted({h.memory.id for h in found})
     if completing and text is not None:
         try:
-            scores = cosines(
-                store, scope, qvec, sorted({*own, *(h.memory.id for h in text)}), vcache
-            )
+            # the union's ids, each once (a row's cosine does not depend on the order asked)
+            union = dict.fromkeys([h.memory.id for h in found])
+            union.update(dict.fromkeys([h.memory.id for h in text]))
+            scores = cosines(store, scope, qvec, list(union), vcache)
             return rescored(found, scores), scores
         except Exception as exc:  # completion fails; the lane may still be read alone
             fatal(exc)
             errors["completion_error"] = describe(exc)
+    own = sorted({h.memory.id for h in found})
     try:
         return (rescored(found, cosines(store, scope, qvec, own, vcache)) if found else []), None
     except Exception as exc:

@@ -111,9 +111,11 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
     )
 
 
-def _in_order(ids: Sequence[str], memories: Sequence[Memory]) -> dict[str, Memory]:
+def _in_order(
+    ids: Sequence[str], cached: dict[str, Memory], read: Sequence[Memory]
+) -> dict[str, Memory]:
     """The memories by id, in the order asked (whichever were cached or read)."""
-    by_id = {m.id: m for m in memories}
+    by_id = {**cached, **{m.id: m for m in read}}
     return {i: by_id[i] for i in ids if i in by_id}
 
 
@@ -221,14 +223,14 @@ class EmbeddedMemories:
             # decoded rows kept from earlier reads (rowcache.py), never inside a write
             # transaction: its rows may not be committed
             cache = None if self._db.in_transaction else self._caches.rows
-            cached: list[Memory] = []
+            cached: dict[str, Memory] = {}
             if cache is not None:
                 self._caches.fresh()  # another connection's commit empties it
                 # the scope's own rows only (keyed by tenant, namespace filtered): checked
                 # against the scope when they were read, not again
                 cached, wanted = cache.take(scope.tenant, scope.namespace, wanted)
                 if not wanted:  # in the order asked, each id once
-                    return {m.id: m for m in cached}
+                    return cached
             texts = self._caches.texts.get(scope.tenant)
             rowids = list(texts.rowids_of(wanted).values()) if texts is not None else []
             rows: list[sqlite3.Row] = []
@@ -245,7 +247,7 @@ class EmbeddedMemories:
             read = self._memories(scope, rows)
             if cache is not None:
                 cache.put(zip(read, (r["metadata"] for r in rows), strict=True))
-        return _in_order(asked, [*cached, *read])
+        return _in_order(asked, cached, read)
 
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
