@@ -154,7 +154,9 @@ def test_the_cache_holds_at_most_its_bytes(tmp_path: Path) -> None:
     assert _dumped(store.get_memories(Scope("acme"), IDS)) == _dumped(found)
     kept = list(rows._rows.values())
     assert rows.bytes == sum(size for _, _, size in kept)
-    assert all(size == row_bytes(m, meta) for m, meta, size in kept)
+    # each entry: the memory's fields, its metadata as stored, its row_bytes
+    assert all(fields == found[i].__dict__ for (_, i), (fields, _, _) in rows._rows.items())
+    assert all(size == row_bytes(found[i], meta) for (_, i), (_, meta, size) in rows._rows.items())
     last = next(reversed(rows._rows))[1]
     store.close_memory(ACME, last, T0 + 10_000, "archived", None)  # discarded from the cache
     assert rows.bytes == sum(size for _, _, size in rows._rows.values())

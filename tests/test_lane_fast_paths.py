@@ -22,7 +22,9 @@ from attestor_arango.embeddings.hashing import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import us_of
+from attestor_arango.retrieval import text_lane
 from attestor_arango.retrieval.completion import (
+    Ranked,
     complete,
     complete_lanes,
     cosines,
@@ -33,6 +35,8 @@ from attestor_arango.retrieval.completion import (
 )
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
+from attestor_arango.store.codec import row_norms
+from attestor_arango.store.embedded.exact import RowNorms
 from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.protocol import Hit, TextScore, make_hit
 
@@ -124,6 +128,68 @@ def test_cosines_read_the_matrix_once_and_equal_the_row_by_row_reference(
     mem.close()
 
 
+class NormedRecorder(Recorder):
+    """The store with its vector reads counted, its kept norms offered too."""
+
+    def vector_matrix_normed(self, scope: Scope, ids: Any) -> Any:
+        self.calls.append("vector_matrix_normed")
+        return self.store.vector_matrix_normed(scope, ids)
+
+
+@pytest.mark.parametrize("reopened", [False, True])
+def test_cosines_from_the_kept_norms_equal_the_ones_computed_each_time(
+    tmp_path: Path, reopened: bool
+) -> None:
+    """The index's kept norms (``RowNorms``) give the cosines computing them gave, to the
+    bit, as rows are read for the first time or again, in any order, also from a
+    persisted index (its rows mapped) with rows added since."""
+    mem = _filled(tmp_path / "m.db")
+    if reopened:
+        mem.close()
+        mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64), clock=ManualClock())
+        mem.add("saddle lantern added after the reopen", context=CTX)
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    ids = _ids(mem)
+    rng = random.Random(4)
+    for query in ("violin harbour note", "ember", "saddle lantern"):
+        qvec = HashingEmbedder(64).embed([query])[0]
+        for _ in range(4):
+            picked = rng.sample(ids, rng.randint(1, len(ids)))
+            rec = NormedRecorder(store)
+            cache: dict[str, np.ndarray] = {}
+            got = cosines(rec, SCOPE, qvec, picked, cache)  # type: ignore[arg-type]
+            assert rec.calls == ["vector_matrix_normed"]
+            plain = cosines(Recorder(store), SCOPE, qvec, picked, {})  # type: ignore[arg-type]
+            assert {i: repr(v) for i, v in got.items()} == {i: repr(v) for i, v in plain.items()}
+            assert got == _reference_cosines(store.get_vectors(SCOPE, picked), qvec)
+            assert sorted(cache) == sorted(picked)
+    # declined as ``vector_matrix`` declines: an id without a vector, another namespace
+    assert store.vector_matrix_normed(SCOPE, [*ids[:3], "nope"]) is None
+    assert store.vector_matrix_normed(Scope("acme", "other"), ids) is None
+    mem.close()
+
+
+@pytest.mark.parametrize("dim", [1, 7, 64, 384, 1000])
+def test_kept_row_norms_equal_the_norms_of_the_whole_matrix(dim: int) -> None:
+    """``RowNorms`` computes rows in whatever batches they come (subsets, repeats, any
+    order) and gives ``row_norms`` of the whole matrix, bit for bit."""
+    rng = np.random.default_rng(dim)
+    matrix = (rng.standard_normal((3000, dim)) * rng.uniform(0.01, 100, (3000, 1))).astype(
+        np.float32
+    )
+    matrix[7] = 0.0
+    whole = row_norms(matrix)
+    kept = RowNorms()
+    for _ in range(30):
+        rows = rng.integers(0, 3000, rng.integers(0, 200))
+        got = kept.of(rows, matrix[rows])
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, whole[rows])
+    rows = np.arange(3000)[::-1]
+    np.testing.assert_array_equal(kept.of(rows, matrix[rows]), whole[rows])
+
+
 @pytest.mark.parametrize("cached", [0, 3])
 def test_a_partly_cached_union_reads_only_what_the_cache_lacks(tmp_path: Path, cached: int) -> None:
     mem = _filled(tmp_path / "m.db", 12)
@@ -200,9 +266,10 @@ def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: in
         [("bm25", text), ("vector", vector), ("hyde_1", extra)],
     ):
         for vscores in (scores, None):
-            assert _shape(complete_lanes(lanes, tail, vscores)) == _shape(
-                _ref_complete_lanes(lanes, tail, vscores)
-            )
+            want = _shape(_ref_complete_lanes(lanes, tail, vscores))
+            assert _shape(complete_lanes(lanes, tail, vscores)) == want
+            # the tail as the text lane hands it over: columns (``Ranked``)
+            assert _shape(complete_lanes(lanes, Ranked.of(tail), vscores)) == want
 
 
 def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
@@ -213,3 +280,32 @@ def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
     assert fast.memory is m and fast.score == 0.25
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.score = 1.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("keep", [0, 3, 8, 200])
+def test_the_text_lane_on_columns_equals_the_rows_it_replaced(tmp_path: Path, keep: int) -> None:
+    """``rescored_text`` (the pool as ``Ranked`` columns, the kept rows read by
+    ``decoded_ranked``) against the rows ``scored_by_backend`` makes, decoded by ``decoded``,
+    with some memories known beforehand and others read."""
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    view = mem.runtime.view(None, None)
+    known_all = store.get_memories(SCOPE, _ids(mem))
+    for query in ("violin harbour note", "ember", "quill about the glacier saddle", "zzz"):
+        for known in ({}, dict(list(known_all.items())[::2])):
+            hits, tail = text_lane.rescored_text(store, SCOPE, query, view, 200, keep, known)
+            rows = text_lane.scored_by_backend(store, SCOPE, query, 200, view)
+            assert rows is not None
+            want = text_lane.decoded(store, SCOPE, rows[:keep], known)
+            assert [(h.memory.id, repr(h.score)) for h in hits] == [
+                (h.memory.id, repr(h.score)) for h in want
+            ]
+            assert all(h.memory == w.memory for h, w in zip(hits, want, strict=True))
+            assert all(h.memory is known[h.memory.id] for h in hits if h.memory.id in known)
+            assert isinstance(tail, Ranked)
+            assert (tail.ids, [s.hex() for s in tail.scores]) == (
+                [t.id for t in rows[keep:]],
+                [t.score.hex() for t in rows[keep:]],
+            )
+    mem.close()

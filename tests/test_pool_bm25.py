@@ -16,6 +16,7 @@ from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import text_lane
+from attestor_arango.retrieval.completion import Ranked
 from attestor_arango.retrieval.text_lane import (
     ScoresPool,
     raw_scores,
@@ -196,7 +197,15 @@ def test_the_store_scores_its_pool_as_raw_scores_would(tmp_path: Path, reopen: b
                     assert [tuple(r) for r in ranked] == [
                         (t.id, t.t_created, t.score) for t in rescore_pool(pool, query, held=held)
                     ]
+                    # the lane's columns: the same rows, in the same order, the same floats
+                    cols = text_lane.ranked_by_backend(store, scope, query, k, view)
+                    assert cols is not None
+                    assert _columns(cols) == _columns(Ranked.of(ranked))
     store.close()
+
+
+def _columns(ranked: Ranked) -> tuple[list[str], list[str]]:
+    return ranked.ids, [s.hex() for s in ranked.scores]
 
 
 def test_fts5_declines_and_the_pool_is_rescored_above_it(tmp_path: Path) -> None:
@@ -204,6 +213,7 @@ def test_fts5_declines_and_the_pool_is_rescored_above_it(tmp_path: Path) -> None
     _fill(store, random.Random(3), 30)
     assert store.text_pool_scores(SCOPES[0], "alpha", 10, VIEWS[0]) is None
     assert text_lane.scored_by_backend(store, SCOPES[0], "alpha", 10, VIEWS[0]) is None
+    assert text_lane.ranked_by_backend(store, SCOPES[0], "alpha", 10, VIEWS[0]) is None
     store.close()
 
 
@@ -263,3 +273,5 @@ def test_backend_scores_rank_as_rescore_pool_ties_and_rounding_included() -> Non
     )
     assert [tuple(r) for r in got] == [(t.id, t.t_created, t.score) for t in want]
     assert [r.id for r in got] == ["h", "g", "b", "a", "c", "d", "f"]  # a, c, d: one tie
+    cols = text_lane.ranked_by_backend(_Scored(rows), Scope("t"), "q", 9, VIEWS[0])
+    assert cols is not None and _columns(cols) == _columns(Ranked.of(got))

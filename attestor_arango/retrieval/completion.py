@@ -21,7 +21,7 @@ alone, so replays rank alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, TypeGuard, TypeVar, runtime_checkable
+from typing import NamedTuple, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -29,9 +29,25 @@ from attestor_arango.models import Memory, us_of
 from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
+from attestor_arango.store.codec import row_norms
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
 
 T = TypeVar("T")
+
+
+class Ranked(NamedTuple):
+    """Re-scored text-pool rows as two columns, best first: ids and scores (``ids[j]``
+    scored ``scores[j]``). What lane completion and the text lane read of the pool, without
+    an object per row: the pool below the lane's cut is ~150 rows, of which completion keeps
+    the few in the lanes' union."""
+
+    ids: list[str]
+    scores: list[float]
+
+    @classmethod
+    def of(cls, rows: Sequence[TextHit | TextScore]) -> Ranked:
+        """The columns of rows in their order."""
+        return cls([t.id for t in rows], [t.score for t in rows])
 
 
 def read_through(
@@ -94,6 +110,38 @@ def stored_matrix(
     return have, np.concatenate([vecs[i] for i in have]).reshape(len(have), -1)
 
 
+@runtime_checkable
+class NormedMatrix(Protocol):
+    """A backend that hands stored vectors over as one matrix with each one's float64 norm
+    (``codec.row_norms``'s floats), kept per row between calls (the embedded one). Not part
+    of the Store contract; None as ``VectorMatrix``'s."""
+
+    def vector_matrix_normed(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray, np.ndarray] | None: ...
+
+
+def _has_norms(store: object) -> TypeGuard[NormedMatrix]:
+    return speaks(store, NormedMatrix, ("vector_matrix_normed",))
+
+
+def _stored_normed(
+    store: MemoryStore, scope: Scope, ids: Sequence[str], cache: dict[str, np.ndarray] | None
+) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """``stored_matrix``, with the rows' norms when the backend keeps them (``NormedMatrix``,
+    read when ``cache`` holds none of ``ids``, as ``stored_matrix`` reads ``VectorMatrix``);
+    None: the caller computes them (``row_norms``)."""
+    if _has_norms(store) and not (cache and any(i in cache for i in ids)):
+        found = store.vector_matrix_normed(scope, ids)
+        if found is not None:
+            have, rows, norms = found
+            if cache is not None:
+                cache.update(zip(have, rows, strict=True))
+            return have, rows, norms
+    have, rows = stored_matrix(store, scope, ids, cache)
+    return have, rows, None
+
+
 def cosines(
     store: MemoryStore,
     scope: Scope,
@@ -107,17 +155,19 @@ def cosines(
     An index's float32 scores can differ in the last bits with the shape of the
     matrix it scanned (and so with rows added after a replay's as_of); exact
     float64 cosine over the candidates' own vectors depends on them alone.
-    ``cache``: see ``cached_vectors``.
+    ``cache``: see ``cached_vectors``. The rows' norms come from the backend when it
+    keeps them (``NormedMatrix``: the same floats ``row_norms`` gives).
     """
-    have, rows = stored_matrix(store, scope, ids, cache)
+    have, rows, norms = _stored_normed(store, scope, ids, cache)
     if not have:
         return {}
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (float(np.linalg.norm(q)) or 1.0)
     mat = rows.astype(np.float64)  # widened: each float32 exactly
+    if norms is None:
+        norms = row_norms(rows)
     # row by row, elementwise then summed: a row's cosine does not depend on the
     # other rows in the batch (a BLAS kernel's summation order may vary with shape)
-    norms = np.sqrt((mat * mat).sum(axis=1))
     dots = (mat * q).sum(axis=1)
     # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
     # the array at once (IEEE division as Python's; round_array is round, bit for bit)
@@ -206,7 +256,7 @@ def complete(hits: Sequence[Hit], tail: Sequence[Hit], union: dict[str, Memory])
 
 def complete_lanes(
     lanes: Sequence[tuple[str, Sequence[Hit]]],
-    text_tail: Sequence[TextHit | TextScore],
+    text_tail: Sequence[TextHit | TextScore] | Ranked,
     vector_scores: Mapping[str, float] | None,
 ) -> list[tuple[str, Sequence[Hit]]]:
     """The vector and text lanes ranked over their union; other lanes as they came.
@@ -214,8 +264,10 @@ def complete_lanes(
     The vector lane's missing candidates are scored by ``vector_scores``, the exact
     cosines (``cosines``) of the union's members, read with the lane's own in one pass;
     the text lane's come from ``text_tail``, the re-scored pool below its cut
-    (light rows: every union member is a decoded memory already).
+    (light rows, or their columns (``Ranked``): every union member is a decoded memory
+    already).
     """
+    tail = text_tail if isinstance(text_tail, Ranked) else Ranked.of(text_tail)
     # ``lane_union``, ``missing`` and ``complete`` with each lane's ids read once
     lane_ids = [[h.memory.id for h in hits] for _, hits in lanes]
     found: dict[str, Memory] = {}
@@ -241,11 +293,10 @@ def complete_lanes(
             out.append((name, [*hits, *by_tie_rule(unscored)]))
         elif name == "bm25":
             done = list(hits)  # ``complete`` over the tail's union members
-            for t in text_tail:
-                i = t.id
+            for i, score in zip(tail.ids, tail.scores, strict=True):
                 if i in union and i not in have:
                     have.add(i)
-                    done.append(make_hit(union[i], t.score))
+                    done.append(make_hit(union[i], score))
             out.append((name, done))
         else:
             out.append((name, list(hits)))

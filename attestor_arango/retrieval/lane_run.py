@@ -16,6 +16,7 @@ import numpy as np
 from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import TenantLeakError
 from attestor_arango.retrieval.completion import (
+    Ranked,
     complete_lanes,
     cosines,
     exact_cosine,
@@ -70,7 +71,8 @@ def run_lanes(
     found: Sequence[Hit] | None = None  # the vector lane as the store ranked it
     text: Sequence[Hit] | None = None
     text_error: str | None = None
-    bm25_tail: Sequence[TextHit | TextScore] = []  # the re-scored pool below the lane's cut
+    # the re-scored pool below the lane's cut
+    bm25_tail: Sequence[TextHit | TextScore] | Ranked = []
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
@@ -138,16 +140,17 @@ def _vector_lane(
     """The lane re-scored by exact cosine (None if that failed: ``vector_error``), and the
     cosines of the lanes' whole union when ``completing`` (one read for both; if reading
     the union fails, the lane's own rows are read and ``completion_error`` says why)."""
-    own = sorted({h.memory.id for h in found})
     if completing and text is not None:
         try:
-            scores = cosines(
-                store, scope, qvec, sorted({*own, *(h.memory.id for h in text)}), vcache
-            )
+            # the union's ids, each once (a row's cosine does not depend on the order asked)
+            union = dict.fromkeys([h.memory.id for h in found])
+            union.update(dict.fromkeys([h.memory.id for h in text]))
+            scores = cosines(store, scope, qvec, list(union), vcache)
             return rescored(found, scores), scores
         except Exception as exc:  # completion fails; the lane may still be read alone
             fatal(exc)
             errors["completion_error"] = describe(exc)
+    own = sorted({h.memory.id for h in found})
     try:
         return (rescored(found, cosines(store, scope, qvec, own, vcache)) if found else []), None
     except Exception as exc:
@@ -159,7 +162,7 @@ def _vector_lane(
 
 def _complete(
     lanes: list[tuple[str, Sequence[Hit]]],
-    bm25_tail: Sequence[TextHit | TextScore],
+    bm25_tail: Sequence[TextHit | TextScore] | Ranked,
     scores: dict[str, float] | None,
     errors: dict[str, str],
     tr: RecallTrace,

@@ -20,7 +20,7 @@ from typing import Protocol, TypeGuard, runtime_checkable
 import numpy as np
 
 from attestor_arango.models import Memory
-from attestor_arango.retrieval.completion import read_through
+from attestor_arango.retrieval.completion import Ranked, read_through
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
@@ -144,17 +144,17 @@ def scores_follow_view(store: object) -> bool:
     return getattr(store, "text_scores_follow_view", False) is True
 
 
-def scored_by_backend(
+def _ordered_by_backend(
     store: object,
     scope: Scope,
     query: str,
     k: int,
     view: TemporalView,
-    cache: dict[str, tuple[str, ...]] | None = None,
-) -> list[TextScore] | None:
-    """What ``rescore_pool`` makes of the ``k``-row pool and its terms, from a backend that
-    scores the pool itself (``ScoresPool``; None: it does not), ordered with numpy. The rows'
-    texts are not read; the terms it read on the way go to ``cache``."""
+    cache: dict[str, tuple[str, ...]] | None,
+) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+    """The positive rows of a backend-scored ``k``-row pool (``ScoresPool``; None: it does
+    not score), their scores rounded, ordered by score desc, then t_created desc (rows tied
+    on both still in pool order): ids, t_created, scores. The terms read go to ``cache``."""
     if not _scores_pool(store):
         return None
     got = store.text_pool_scores(scope, query, k, view)
@@ -166,12 +166,54 @@ def scored_by_backend(
     scores, created = round_array(got.scores[positive], 9), got.t_created[positive]
     order = np.lexsort((-created, -scores))  # score desc, then t_created desc
     scores, created = scores[order], created[order]
-    ids = list(map(got.ids.__getitem__, positive[order].tolist()))
+    return list(map(got.ids.__getitem__, positive[order].tolist())), created, scores
+
+
+def _tied(created: np.ndarray, scores: np.ndarray) -> bool:
+    """Whether two neighbours of an ordered pool tie on score and time (the id decides)."""
+    return bool(((scores[1:] == scores[:-1]) & (created[1:] == created[:-1])).any())
+
+
+def scored_by_backend(
+    store: object,
+    scope: Scope,
+    query: str,
+    k: int,
+    view: TemporalView,
+    cache: dict[str, tuple[str, ...]] | None = None,
+) -> list[TextScore] | None:
+    """What ``rescore_pool`` makes of the ``k``-row pool and its terms, from a backend that
+    scores the pool itself (``ScoresPool``; None: it does not), ordered with numpy. The rows'
+    texts are not read; the terms it read on the way go to ``cache``."""
+    got = _ordered_by_backend(store, scope, query, k, view, cache)
+    if got is None:
+        return None
+    ids, created, scores = got
     out = text_scores(ids, created.tolist(), scores.tolist())
-    tied = (scores[1:] == scores[:-1]) & (created[1:] == created[:-1])
-    if tied.any():  # equal score and time: the id decides, as in ``rescore_pool``
+    if _tied(created, scores):  # equal score and time: the id decides, as in ``rescore_pool``
         out.sort(key=_best_first)
     return out
+
+
+def ranked_by_backend(
+    store: object,
+    scope: Scope,
+    query: str,
+    k: int,
+    view: TemporalView,
+    cache: dict[str, tuple[str, ...]] | None = None,
+) -> Ranked | None:
+    """``scored_by_backend``'s rows as columns (``Ranked``: ids and scores, in its order),
+    without a ``TextScore`` per row: the lane and lane completion read no row's time."""
+    got = _ordered_by_backend(store, scope, query, k, view, cache)
+    if got is None:
+        return None
+    ids, created, scores = got
+    if _tied(created, scores):  # rare: the rows made and sorted as ``scored_by_backend``
+        out = text_scores(ids, created.tolist(), scores.tolist())
+        out.sort(key=_best_first)
+        return Ranked.of(out)
+    return Ranked(ids, scores.tolist())
 
 
 def text_scores(
@@ -239,7 +281,7 @@ def text_lane(
     config: RetrievalConfig,
     known: Mapping[str, Memory],
     terms_cache: dict[str, tuple[str, ...]] | None = None,
-) -> tuple[list[Hit], Sequence[TextHit | TextScore]]:
+) -> tuple[list[Hit], Sequence[TextHit | TextScore] | Ranked]:
     """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
 
     ``known`` holds memories another lane already read, so they are not read twice;
@@ -264,15 +306,16 @@ def rescored_text(
     known: Mapping[str, Memory],
     *,
     terms_cache: dict[str, tuple[str, ...]] | None = None,
-) -> tuple[list[Hit], Sequence[TextHit | TextScore]]:
-    """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest."""
-    scored: Sequence[TextHit | TextScore] | None
-    scored = scored_by_backend(store, scope, query, fetch, view, terms_cache)
-    if scored is None:
+) -> tuple[list[Hit], Ranked]:
+    """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest (as
+    columns: ``Ranked``)."""
+    ranked = ranked_by_backend(store, scope, query, fetch, view, terms_cache)
+    if ranked is None:
         pool, held = pool_and_terms(store, scope, query, fetch, view, terms_cache)
-        scored = rescore_pool(pool, query, held=held)
-    kept, tail = scored[:keep], scored[keep:]
-    return decoded(store, scope, kept, known), tail
+        ranked = Ranked.of(rescore_pool(pool, query, held=held))
+    ids, scores = ranked
+    kept = decoded_ranked(store, scope, ids[:keep], scores[:keep], known)
+    return kept, Ranked(ids[keep:], scores[keep:])
 
 
 def decoded(
@@ -285,3 +328,24 @@ def decoded(
     missing = [t.id for t in pool if t.id not in known]
     found = {**known, **store.get_memories(scope, missing)} if missing else known
     return [make_hit(found[t.id], t.score) for t in pool if t.id in found]
+
+
+def decoded_ranked(
+    store: MemoryStore,
+    scope: Scope,
+    ids: Sequence[str],
+    scores: Sequence[float],
+    known: Mapping[str, Memory],
+) -> list[Hit]:
+    """``decoded`` of rows given as columns (``ids[j]`` scored ``scores[j]``)."""
+    missing = [i for i in ids if i not in known]
+    read = store.get_memories(scope, missing) if missing else {}
+    out: list[Hit] = []
+    for i, score in zip(ids, scores, strict=True):
+        memory = known.get(i)
+        if memory is None:
+            memory = read.get(i)
+            if memory is None:
+                continue
+        out.append(make_hit(memory, score))
+    return out

@@ -56,6 +56,14 @@ def query_vector(vector: Any, dimension: int) -> np.ndarray:
     return arr
 
 
+def row_norms(rows: np.ndarray) -> np.ndarray:
+    """Each stored (float32) vector's norm in float64, as exact cosine takes it: the rows
+    widened (each float32 exactly), squared and summed along the row (elementwise, then
+    summed: a row's norm does not depend on the other rows beside it), the square root."""
+    wide = rows.astype(np.float64)
+    return np.sqrt((wide * wide).sum(axis=1))
+
+
 def replacement_vector(memory_id: str, vector: Any, space: EmbeddingSpace) -> np.ndarray:
     """A re-embedded memory's vector as float32; ValidationError unless it fits ``space``."""
     arr = _float32(vector)

@@ -34,6 +34,7 @@ from attestor_arango.store.embedded.base import list_params as _list_params
 from attestor_arango.store.embedded.base import scope_params as _scope_params
 from attestor_arango.store.embedded.base import view_params as _view_params
 from attestor_arango.store.embedded.caches import TenantCaches
+from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
     Hit,
@@ -110,10 +111,21 @@ def memory_from_row(row: Sequence[Any]) -> Memory:
     )
 
 
-def _in_order(ids: Sequence[str], memories: Sequence[Memory]) -> dict[str, Memory]:
+def _in_order(
+    ids: Sequence[str], cached: dict[str, Memory], read: Sequence[Memory]
+) -> dict[str, Memory]:
     """The memories by id, in the order asked (whichever were cached or read)."""
-    by_id = {m.id: m for m in memories}
+    by_id = {**cached, **{m.id: m for m in read}}
     return {i: by_id[i] for i in ids if i in by_id}
+
+
+def _gather_normed(
+    index: TenantVectors, ids: Sequence[str], namespace: str | None
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``index.gather``'s ids and float32 matrix, and the rows' kept norms."""
+    have, rows = index.held(ids, namespace)
+    matrix = index.float_rows(rows, np.float32)
+    return have, matrix, index.norms.of(rows, matrix)
 
 
 class EmbeddedMemories:
@@ -211,14 +223,14 @@ class EmbeddedMemories:
             # decoded rows kept from earlier reads (rowcache.py), never inside a write
             # transaction: its rows may not be committed
             cache = None if self._db.in_transaction else self._caches.rows
-            cached: list[Memory] = []
+            cached: dict[str, Memory] = {}
             if cache is not None:
                 self._caches.fresh()  # another connection's commit empties it
                 # the scope's own rows only (keyed by tenant, namespace filtered): checked
                 # against the scope when they were read, not again
                 cached, wanted = cache.take(scope.tenant, scope.namespace, wanted)
                 if not wanted:  # in the order asked, each id once
-                    return {m.id: m for m in cached}
+                    return cached
             texts = self._caches.texts.get(scope.tenant)
             rowids = list(texts.rowids_of(wanted).values()) if texts is not None else []
             rows: list[sqlite3.Row] = []
@@ -235,7 +247,7 @@ class EmbeddedMemories:
             read = self._memories(scope, rows)
             if cache is not None:
                 cache.put(zip(read, (r["metadata"] for r in rows), strict=True))
-        return _in_order(asked, [*cached, *read])
+        return _in_order(asked, cached, read)
 
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
@@ -269,6 +281,23 @@ class EmbeddedMemories:
         # only when the counts differ
         if len(have) == len(ids) or len(set(have)) == len(set(ids)):
             return have, matrix
+        return None
+
+    def vector_matrix_normed(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+        """``vector_matrix``, and each vector's float64 norm as exact cosine takes it
+        (``exact.row_norms``), kept in the index per row once computed (``exact.RowNorms``).
+        Not part of the Store contract (retrieval's ``NormedMatrix``)."""
+        with self._db.lock:
+            index = self._caches.tenant_vectors(scope.tenant)
+            if index is None:
+                return None
+            have, matrix, norms = self._caches.vector_read(
+                scope.tenant, lambda v: _gather_normed(v, ids, scope.namespace)
+            )
+        if len(have) == len(ids) or len(set(have)) == len(set(ids)):  # as ``vector_matrix``
+            return have, matrix, norms
         return None
 
     def close_memory(

@@ -28,6 +28,7 @@ import json
 import sys
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from attestor_arango.models import Memory, trusted_maker
 
@@ -59,8 +60,10 @@ class MemoryRows:
     def __init__(self, limit: int = MEMORY_ROWS, max_bytes: int = MEMORY_BYTES) -> None:
         self.limit = limit
         self.max_bytes = max_bytes
-        # (tenant, id) -> the memory, its metadata as stored (None: empty), its row_bytes
-        self._rows: OrderedDict[tuple[str, str], tuple[Memory, str | None, int]] = OrderedDict()
+        # (tenant, id) -> the memory's fields (its ``__dict__``: what a copy is made of), its
+        # metadata as stored (None: empty), its row_bytes
+        self._rows: OrderedDict[tuple[str, str], tuple[dict[str, Any], str | None, int]]
+        self._rows = OrderedDict()
         self.bytes = 0  # the entries' row_bytes summed
         self.hits = 0
         self.misses = 0
@@ -70,13 +73,13 @@ class MemoryRows:
 
     def take(
         self, tenant: str, namespace: str | None, ids: Sequence[str]
-    ) -> tuple[list[Memory], list[str]]:
-        """(the cached memories of ``ids`` visible in ``namespace`` (any: None), in the order
-        of ``ids``, the ids to read from the rows). A cached row of another namespace is not
-        visible, as the query's scope filter would not return it either; a row of another
+    ) -> tuple[dict[str, Memory], list[str]]:
+        """(the cached memories of ``ids`` visible in ``namespace`` (any: None) by id, in the
+        order of ``ids``, the ids to read from the rows). A cached row of another namespace is
+        not visible, as the query's scope filter would not return it either; a row of another
         tenant is never found (the key holds the memory's own tenant, see ``put``), so the
         memories handed out need no tenant check of their own."""
-        found: list[Memory] = []
+        found: dict[str, Memory] = {}
         rest: list[str] = []
         rows = self._rows
         get, seen = rows.get, rows.move_to_end
@@ -87,14 +90,13 @@ class MemoryRows:
                 rest.append(memory_id)
                 continue
             seen(key)
-            memory, metadata, _ = entry
-            kept = memory.__dict__  # its fields by key: one read through pydantic's hook
+            kept, metadata, _ = entry  # the kept memory's fields by key
             if namespace is not None and kept["namespace"] != namespace:
                 continue
             # a new Memory equal to the kept one, with its own copy of the metadata
             values = kept.copy()
             values["metadata"] = {} if metadata is None else dict(json.loads(metadata) or {})
-            found.append(_memory(values))
+            found[memory_id] = _memory(values)
         self.hits += len(found)
         self.misses += len(rest)
         return found, rest
@@ -109,7 +111,7 @@ class MemoryRows:
             old = rows.pop(key, None)
             if old is not None:
                 self.bytes -= old[2]
-            rows[key] = (memory, kept, size)
+            rows[key] = (memory.__dict__, kept, size)
             self.bytes += size
         while rows and (len(rows) > self.limit or self.bytes > self.max_bytes):
             self.bytes -= rows.popitem(last=False)[1][2]

@@ -165,6 +165,12 @@ class SQLiteStore(ScopeGuarded):
         """See ``EmbeddedMemories.vector_matrix`` (beside the Store contract)."""
         return self.memories.vector_matrix(scope, ids)
 
+    def vector_matrix_normed(
+        self, scope: Scope, ids: Sequence[str]
+    ) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+        """See ``EmbeddedMemories.vector_matrix_normed`` (beside the Store contract)."""
+        return self.memories.vector_matrix_normed(scope, ids)
+
     def close_memory(
         self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
     ) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded import prefilter
-from attestor_arango.store.embedded.exact import exact_scores, ranked
+from attestor_arango.store.embedded.exact import RowNorms, exact_scores, ranked
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
 from attestor_arango.store.embedded.quantise import (
     SAMPLE_STEP,
@@ -81,8 +81,8 @@ class TenantVectors:
         # through the mapping would stay resident and, with the kernel's fault-around, add
         # up to the whole matrix within a few hundred queries
         self.read_rows: Callable[[np.ndarray], np.ndarray] | None = None
-        empty = np.zeros(0, dtype=np.intp)
-        self._last_read = (empty, np.zeros((0, dimension), dtype=np.float32))
+        self._last_read = (np.zeros(0, dtype=np.intp), np.zeros((0, dimension), dtype=np.float32))
+        self.norms = RowNorms()  # the rows' float64 norms, kept as exact cosine reads them
 
     @property
     def n(self) -> int:
@@ -153,18 +153,17 @@ class TenantVectors:
     def set_expired(self, memory_id: str, t_expired: int) -> None:
         self.rows.set_expired(memory_id, t_expired)
 
-    def vectors(self, ids: Sequence[str], namespace: str | None) -> dict[str, np.ndarray]:
-        """Cached vectors of the ids that live in ``namespace`` (any namespace: None)."""
-        return dict(zip(*self.gather(ids, namespace), strict=True))
-
     def gather(self, ids: Sequence[str], namespace: str | None) -> tuple[list[str], np.ndarray]:
         """The ids held in ``namespace`` (any: None), in the order of ``ids``, and their float32
         vectors as one matrix (row j: the j-th), one gather (``float_rows``: IndexFileError)."""
+        have, rows = self.held(ids, namespace)
+        return have, self.float_rows(rows, np.float32)
+
+    def held(self, ids: Sequence[str], namespace: str | None) -> tuple[list[str], np.ndarray]:
+        """The ids held in ``namespace`` (any: None), in the order of ``ids``, and their rows."""
         found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
-        if not found:
-            return [], np.zeros((0, self.dimension), dtype=np.float32)
         rows = np.fromiter((r for _, r in found), dtype=np.intp, count=len(found))
-        return [memory_id for memory_id, _ in found], self.float_rows(rows, np.float32)
+        return [memory_id for memory_id, _ in found], rows
 
     def float_rows(self, rows: np.ndarray, dtype: type = np.float64) -> np.ndarray:
         """The float32 vectors of some rows, as ``dtype``; IndexFileError if one is corrupt.
