@@ -60,9 +60,10 @@ SWAP_ATTEMPTS = 3
 
 
 def default_staging_path(config: Config) -> Path:
-    """Beside the embedded store's file; for ArangoDB, in the user's data directory."""
+    """Beside the embedded store's file (resolved: one staging file under every name of
+    the store); for ArangoDB, in the user's data directory."""
     if config.backend == "embedded":
-        db = config.db_path()
+        db = config.db_path().resolve()
         return db.with_name(db.name + ".reembed")
     return default_data_dir() / f"reembed-{config.arango.database}.sqlite"
 

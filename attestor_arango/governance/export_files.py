@@ -22,9 +22,10 @@ from attestor_arango.core.linefile import update_lines
 
 
 def ledger_path(config: Config) -> Path:
-    """Beside the embedded store's file; for ArangoDB, in the user's data directory."""
+    """Beside the embedded store's file (resolved: one ledger under every name of the
+    store); for ArangoDB, in the user's data directory."""
     if config.backend == "embedded":
-        db = config.db_path()
+        db = config.db_path().resolve()
         return db.with_name(db.name + ".exports")
     return default_data_dir() / f"exports-{config.arango.database}.jsonl"
 

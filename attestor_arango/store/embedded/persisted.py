@@ -48,10 +48,13 @@ Index = TenantText | TenantVectors
 
 
 def index_folder(db_path: str | Path) -> Path | None:
-    """Where a store's index files live (None: an in-memory store keeps none)."""
+    """Where a store's index files live (None: an in-memory store keeps none): beside the
+    resolved file, as SQLite keeps its journal, so every name of the store (a symlink to
+    the file or its folder) finds the same files and a purge under any of them removes
+    them (under the given name, a purge run with another left the subject's words)."""
     if str(db_path) == ":memory:" or str(db_path) == "":
         return None
-    path = Path(db_path)
+    path = Path(db_path).resolve()
     return path.with_name(path.name + ".idx")
 
 
