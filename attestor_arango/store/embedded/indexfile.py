@@ -33,6 +33,7 @@ import glob
 import json
 import mmap
 import os
+import stat
 import struct
 import threading
 import weakref
@@ -218,25 +219,33 @@ class IndexFile:
     """An opened, verified index file: ``meta`` and read-only memory-mapped sections."""
 
     def __init__(self, path: Path, lazy: Iterable[str] = (), verify: bool = True) -> None:
+        self.path = path
+        self._map: mmap.mmap | None = None
+        self._identity: tuple[int, int] | None = None  # the mapped file (device, inode)
+        self._fd: int | None = None  # for read_rows, opened on first use; -1: not that file
+        self._fd_lock = threading.Lock()
         try:
-            with open(path, "rb") as f:
+            with os.fdopen(_open_regular(path), "rb") as f:
+                st = os.fstat(f.fileno())
+                size = st.st_size
                 fixed = f.read(_FIXED.size)
                 if len(fixed) != _FIXED.size:
                     raise IndexFileError(f"{path} is too short to be an index file")
                 magic, length, header_crc = _FIXED.unpack(fixed)
                 if magic != MAGIC:
                     raise IndexFileError(f"{path} is not an index file of format {MAGIC[-1]}")
+                if length > size - _FIXED.size:  # read() would allocate what it claims
+                    raise IndexFileError(f"{path}: the header runs past the file's end")
                 header = f.read(length)
                 if len(header) != length or crc32(header) != header_crc:
                     raise IndexFileError(f"{path}: the header does not match its checksum")
                 parsed = json.loads(header)
                 self.meta: dict[str, Any] = parsed["meta"]
                 self._table: dict[str, dict[str, Any]] = parsed["sections"]
-                size = os.fstat(f.fileno()).st_size
                 self._base = _aligned(_FIXED.size + length)
                 self._crcs = np.zeros(0, dtype="<u4")
                 if verify:
-                    self._crcs = _read_blocks(f, path, self._base, parsed["blocks"])
+                    self._crcs = _read_blocks(f, path, self._base, parsed["blocks"], size)
                 skip = set(lazy)
                 self._done: dict[str, np.ndarray] = {}  # per lazy section: blocks verified
                 for name, s in self._table.items():
@@ -254,20 +263,13 @@ class IndexFile:
                     want = self._crcs[s["block0"] : s["block0"] + count]
                     if _file_blocks(f, s["offset"], s["nbytes"]) != want.tolist():
                         raise IndexFileError(f"{path}: section {name} does not match its checksum")
+                if size:  # the same descriptor: what was verified is what is mapped
+                    self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    self._identity = (st.st_dev, st.st_ino)
         except OSError as exc:
             raise IndexFileError(f"cannot read {path}: {exc}") from exc
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError) as exc:
             raise IndexFileError(f"{path}: unreadable header ({exc})") from exc
-        self.path = path
-        self._map: mmap.mmap | None = None
-        self._identity: tuple[int, int] | None = None  # the mapped file (device, inode)
-        self._fd: int | None = None  # for read_rows, opened on first use; -1: not that file
-        self._fd_lock = threading.Lock()
-        if size:
-            with open(path, "rb") as f:
-                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                st = os.fstat(f.fileno())
-                self._identity = (st.st_dev, st.st_ino)
 
     def names(self) -> list[str]:
         return list(self._table)
@@ -367,9 +369,9 @@ class IndexFile:
         if self._identity is None or not hasattr(os, "preadv"):
             return -1
         try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            return -1  # removed since it was mapped
+            fd = _open_regular(self.path)
+        except (OSError, IndexFileError):
+            return -1  # removed (or replaced by what is no file) since it was mapped
         st = os.fstat(fd)
         if (st.st_dev, st.st_ino) != self._identity:
             os.close(fd)
@@ -412,8 +414,20 @@ def _block_crcs(pieces: tuple[np.ndarray, ...]) -> list[int]:
     return out
 
 
-def _read_blocks(f: Any, path: Path, base: int, where: dict[str, Any]) -> np.ndarray:
+def _open_regular(path: Path) -> int:
+    """A read-only descriptor of ``path``, a regular file: a FIFO at an index file's name
+    (or a symlink to one) blocked the open, and the store's first recall, for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IndexFileError(f"{path} is not a regular file")
+    return fd
+
+
+def _read_blocks(f: Any, path: Path, base: int, where: dict[str, Any], size: int) -> np.ndarray:
     """The file's block checksums, checked against their own CRC-32 in the header."""
+    if not 0 <= where["count"] <= size // 4:  # read() would allocate what it claims
+        raise IndexFileError(f"{path}: the block checksums run past the file's end")
     f.seek(base + where["offset"])
     raw = f.read(4 * where["count"])
     if len(raw) != 4 * where["count"] or crc32(raw) != where["crc32"]:
