@@ -3,8 +3,9 @@
 The store opens ``<db>.idx/<tenant digest>.<kind>`` on a tenant's first read. A FIFO there
 (or a symlink to one) made that open block until some process wrote to it: the store hung
 on its first recall, for ever. A header claiming a length of 2**62 bytes (before its
-checksum is read) had ``read`` allocate that much: MemoryError out of a recall. Now a
-file that is not a regular file, or claims more bytes than it has, is an
+checksum is read) had ``read`` allocate that much: MemoryError out of a recall; a header
+nesting 100,000 deep (with its CRC) a bare RecursionError. Now a file that is not a
+regular file, claims more bytes than it has, or nests too deeply is an
 ``IndexFileError``: the index is rebuilt from the rows and the answers are the rows'.
 """
 
@@ -113,14 +114,22 @@ def _forge_block_count(file: Path, count: int) -> None:
     file.write_bytes(fixed + raw + data[24 + length :])
 
 
+def _deep_header(file: Path) -> None:
+    """A file whose header checks (its CRC is the header's) but nests 100,000 deep."""
+    raw = b'{"meta": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    magic = file.read_bytes()[:8]
+    file.write_bytes(struct.pack("<8sQI4x", magic, len(raw), zlib.crc32(raw)) + raw)
+
+
 @pytest.mark.parametrize(
     "tamper",
     [
+        _deep_header,
         lambda f: _claim(f, 2**62),
         lambda f: _claim(f, 2**40),
         lambda f: _forge_block_count(f, 2**35),
     ],
-    ids=["header-2**62", "header-2**40", "blocks-2**35"],
+    ids=["deep-header", "header-2**62", "header-2**40", "blocks-2**35"],
 )
 def test_a_file_claiming_more_bytes_than_it_has_is_rebuilt_not_a_memory_error(
     tmp_path: Path, tamper: Callable[[Path], None]

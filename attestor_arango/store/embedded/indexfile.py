@@ -268,7 +268,7 @@ class IndexFile:
                     self._identity = (st.st_dev, st.st_ino)
         except OSError as exc:
             raise IndexFileError(f"cannot read {path}: {exc}") from exc
-        except (ValueError, KeyError, TypeError, OverflowError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
             raise IndexFileError(f"{path}: unreadable header ({exc})") from exc
 
     def names(self) -> list[str]:
