@@ -100,15 +100,15 @@ class Generation:
 Section = np.ndarray | tuple[np.ndarray, ...]
 
 
-def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Section]) -> Path:
-    """Writes ``meta`` and ``sections`` to a fsynced temporary file beside ``path``.
-
-    A section given as a tuple of arrays (same dtype and row shape) is written as
-    their concatenation without building it: saving an index again writes its
-    mapped persisted rows and its new rows one after the other, with no copy of
-    them in memory. ``install`` then renames the file over ``path``; the caller
-    unlinks it if it does not.
-    """
+def write_temp(
+    path: Path, meta: Mapping[str, Any], sections: Mapping[str, Section], mode: int | None = None
+) -> Path:
+    """Writes ``meta`` and ``sections`` to a fsynced temporary file beside ``path``, with
+    permission bits ``mode`` (None: the umask's; a folder made for it is private when
+    ``mode`` is). A section given as a tuple of arrays (same dtype and row shape) is
+    written as their concatenation without building it (saving an index again writes
+    its mapped rows and its new rows with no copy of them in memory). ``install`` then
+    renames the file over ``path``; the caller unlinks it if it does not."""
     parts = {
         name: tuple(np.ascontiguousarray(p) for p in (a if isinstance(a, tuple) else (a,)))
         for name, a in sections.items()
@@ -137,10 +137,14 @@ def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Secti
         {"meta": dict(meta), "sections": table, "blocks": where}, sort_keys=True
     ).encode()
     base = _aligned(_FIXED.size + len(header))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private = mode is not None and not mode & 0o077
+    path.parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(tmp, "wb") as f:
+        with os.fdopen(os.open(tmp, flags, 0o600 if mode is not None else 0o666), "wb") as f:
+            if mode is not None:  # never more open than asked, not even while written
+                os.fchmod(f.fileno(), mode)
             f.write(_FIXED.pack(MAGIC, len(header), crc32(header)))
             f.write(header)
             for name, pieces in parts.items():
@@ -182,12 +186,10 @@ def fsync_dir(folder: Path) -> None:
 
 
 def remove_temps(path: Path) -> None:
-    """Deletes every temporary file written for ``path``, a running writer's too.
-
-    For an erasure: a writer killed half-way left one holding the rows being erased,
-    and ``remove_stale_temps`` runs only when some index is saved again. A running
-    writer whose file goes fails to install it, as it would anyway: the rows changed.
-    """
+    """Deletes every temporary file written for ``path``, a running writer's too. For an
+    erasure: a writer killed half-way left one holding the rows being erased, and
+    ``remove_stale_temps`` runs only when some index is saved again. A running writer
+    whose file goes fails to install it, as it would anyway: the rows changed."""
     for tmp in path.parent.glob(f"{glob.escape(path.name)}.tmp.*"):
         tmp.unlink(missing_ok=True)
 
@@ -380,13 +382,10 @@ class IndexFile:
         return fd
 
     def release(self, name: str) -> None:
-        """Unmaps the resident pages of a section from this process (MADV_DONTNEED).
-
-        The mapping is read-only and its file is never changed in place, so the next read
-        of those pages faults them back in from the page cache with the same bytes; the
-        process's resident set no longer counts them. Readers that touch a few scattered
-        rows of a large section (re-scoring candidates) call it after copying them out.
-        """
+        """Unmaps the resident pages of a section from this process (MADV_DONTNEED): the
+        mapping is read-only and its file never changed in place, so the next read faults
+        them back in from the page cache with the same bytes. Readers that touch a few
+        scattered rows of a large section call it after copying them out."""
         s = self._table[name]
         if self._map is None or s["nbytes"] == 0:
             return

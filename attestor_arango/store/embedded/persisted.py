@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import stat
 from collections.abc import Container
 from pathlib import Path
 from typing import Any
@@ -280,7 +282,7 @@ class PersistedIndexes:
         )
         try:
             indexfile.remove_stale_temps(path.parent)
-            tmp = indexfile.write_temp(path, meta, arrays)
+            tmp = indexfile.write_temp(path, meta, arrays, self._file_mode())
         except OSError:
             return
         try:
@@ -345,6 +347,18 @@ class PersistedIndexes:
                     if space is not None:
                         self.load_vectors(tenant, space)
         self.written.clear()
+
+    def _file_mode(self) -> int | None:
+        """The database file's permission bits, which its index files take as SQLite's
+        -wal and -shm files do: they hold the same texts (created by the umask, 0644, a
+        private store's words were readable by every local user)."""
+        if self.folder is None:
+            return None
+        try:
+            db = self.folder.with_name(self.folder.name.removesuffix(".idx"))
+            return stat.S_IMODE(os.stat(db).st_mode) & 0o666
+        except OSError:
+            return None
 
     def _space_of(self, tenant: str) -> EmbeddingSpace | None:
         row = self._db.execute(q.GET_SPACE, {"tenant": tenant}).fetchone()
