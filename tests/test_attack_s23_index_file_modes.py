@@ -5,7 +5,8 @@ whose owner made it private (``chmod 600 mem.db``) stays private. The persisted 
 files hold every memory's text (the text index keeps the contents) and vectors, yet were
 created by the process's umask: ``0644``, any local user could read what the database
 kept from them. They (and their temporary files) now take the database file's
-permission bits, and a folder made for them is private when the database is.
+permission bits, and a folder made for them is private when the database is. So does a
+re-embedding staging file (an unfinished run's vectors of the tenant), created 0644 too.
 """
 
 from __future__ import annotations
@@ -81,3 +82,32 @@ def test_a_temporary_file_is_never_more_open_than_asked(tmp_path: Path, umask_02
         assert _mode(tmp) == 0o600 and _mode(path.parent) & 0o077 == 0
     finally:
         tmp.unlink()
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["default", "staging_path"])
+def test_a_reembed_staging_file_takes_the_database_files_permissions(
+    tmp_path: Path, umask_022: None, given: bool
+) -> None:
+    """An unfinished ``reembed`` keeps the tenant's new vectors in its staging file until
+    the next run: beside a private store it is private too."""
+    db = tmp_path / "mem.db"
+    with AgentMemory(db, embedder=HashingEmbedder(64)) as mem:
+        for n in range(4):
+            mem.add(f"Fact number {n}", context=CTX)
+    os.chmod(db, 0o600)
+    staged = tmp_path / "elsewhere" / "s.sqlite" if given else db.with_name("mem.db.reembed")
+
+    def stop(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with (
+        AgentMemory(db, embedder=HashingEmbedder(32), context=CTX) as mem,
+        pytest.raises(KeyboardInterrupt),
+    ):
+        mem.reembed(batch_size=2, progress=stop, staging_path=staged if given else None)
+    assert staged.is_file()  # the premise: the run left its staging file
+    assert _mode(staged) == 0o600
+    with AgentMemory(db, embedder=HashingEmbedder(32), context=CTX) as mem:  # resumes
+        assert mem.reembed(staging_path=staged if given else None)["status"] == "reembedded"
+    assert not staged.exists()
