@@ -11,10 +11,31 @@ processes all land.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+
+def create_like(path: Path, reference: Path) -> None:
+    """Creates ``path`` empty, when missing, with ``reference``'s permission bits (a store's
+    file, as SQLite gives them to its -wal and -shm): a staging file beside a private
+    store holds its tenant's vectors, and was created 0644 by the umask. Nothing when
+    ``reference`` does not exist (an ArangoDB store). Raises ``OSError``."""
+    try:
+        mode = stat.S_IMODE(os.stat(reference).st_mode) & 0o666
+    except FileNotFoundError:
+        return
+    path.parent.mkdir(mode=0o777 if mode & 0o077 else 0o700, parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def replace_lines(path: Path, lines: Sequence[str]) -> None:

@@ -45,7 +45,7 @@ import numpy as np
 from attestor_arango.config import Config, default_data_dir
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.linefile import read_lines, update_lines
+from attestor_arango.core.linefile import create_like, read_lines, update_lines
 from attestor_arango.core.paging import memory_pages
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
@@ -60,9 +60,10 @@ SWAP_ATTEMPTS = 3
 
 
 def default_staging_path(config: Config) -> Path:
-    """Beside the embedded store's file; for ArangoDB, in the user's data directory."""
+    """Beside the embedded store's file (resolved: one staging file under every name of
+    the store); for ArangoDB, in the user's data directory."""
     if config.backend == "embedded":
-        db = config.db_path()
+        db = config.db_path().resolve()
         return db.with_name(db.name + ".reembed")
     return default_data_dir() / f"reembed-{config.arango.database}.sqlite"
 
@@ -343,6 +344,7 @@ def _swap(
     """Stages what is not staged yet and has the store swap; {memories, embedded, resumed}."""
     register_staging(rt.config, staging_path)
     try:
+        create_like(staging_path, rt.config.db_path())  # private when the store is
         staging = Staging(staging_path, tenant, source, target)
     except (OSError, sqlite3.Error) as exc:  # a parent that is a file, no permission, ...
         unregister_staging(rt.config, staging_path)

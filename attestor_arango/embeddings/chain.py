@@ -47,7 +47,7 @@ def ollama_has_model(base_url: str, model: str, timeout: float | None = None) ->
     try:
         models = response.json().get("models", [])
         names = {str(m.get("name", "")) for m in models} | {str(m.get("model", "")) for m in models}
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return False
     wanted = {model} if ":" in model else {model, f"{model}:latest"}
     return bool(names & wanted)

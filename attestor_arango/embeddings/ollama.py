@@ -75,6 +75,12 @@ class OllamaEmbedder(BatchedRemoteEmbedder):
             raise EmbedderUnavailable(
                 f"HTTP error talking to Ollama at {self.base_url}: {exc}", url=self.base_url
             ) from exc
+        except (ValueError, RecursionError) as exc:  # not its JSON (pydantic's error is a
+            raise EmbedderUnavailable(  # ValueError), or nested too deeply to read
+                f"Ollama at {self.base_url} answered what is not an embedding response "
+                f"({type(exc).__name__}); check ollama_url",
+                url=self.base_url,
+            ) from exc
         matrix = to_matrix(response.embeddings, len(chunk), self._dimension, f"Ollama {self.name}")
         self._remember_dimension(int(matrix.shape[1]))
         return matrix

@@ -120,7 +120,7 @@ class OpenAICompatEmbedder(BatchedRemoteEmbedder):
             raise EmbedderUnavailable(self._explain_4xx(response), status=status)
         try:
             return response.json()
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # not JSON, or nested too deeply
             raise EmbedderUnavailable(
                 f"{self.base_url}/embeddings answered {status} with a body that is not JSON; "
                 "is openai_base_url pointing at an OpenAI-compatible API (ending in /v1)?"
@@ -187,7 +187,7 @@ def _error_text(response: httpx.Response) -> str:
     """The server's own error message when it sent the usual ``{"error": {...}}`` body."""
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to read
         return response.text[:200] or response.reason_phrase
     if isinstance(body, dict):
         err = body.get("error")

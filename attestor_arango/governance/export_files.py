@@ -22,9 +22,10 @@ from attestor_arango.core.linefile import update_lines
 
 
 def ledger_path(config: Config) -> Path:
-    """Beside the embedded store's file; for ArangoDB, in the user's data directory."""
+    """Beside the embedded store's file (resolved: one ledger under every name of the
+    store); for ArangoDB, in the user's data directory."""
     if config.backend == "embedded":
-        db = config.db_path()
+        db = config.db_path().resolve()
         return db.with_name(db.name + ".exports")
     return default_data_dir() / f"exports-{config.arango.database}.jsonl"
 
@@ -35,8 +36,8 @@ def _entries(lines: list[str]) -> list[dict[str, str]]:
     for line in lines:
         try:
             item = json.loads(line)
-        except ValueError:
-            continue  # a torn last line of a killed writer: it names no complete file
+        except (ValueError, RecursionError):  # a torn last line of a killed writer (or one
+            continue  # nested too deeply to read): it names no complete file
         ok = isinstance(item, dict) and isinstance(item.get("tenant"), str)
         if ok and isinstance(item.get("path"), str):
             out.append({"tenant": item["tenant"], "path": item["path"]})
@@ -64,7 +65,7 @@ def record_export(config: Config, tenant: str, path: Path) -> None:
 def _holds_export_of(path: Path, tenant: str) -> bool:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):  # not an export of ours
         return False
     return isinstance(data, dict) and data.get("tenant") == tenant and "memories" in data
 

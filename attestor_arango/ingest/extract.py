@@ -431,7 +431,10 @@ def _parse_facts(raw: str) -> list[dict[str, Any]]:
     fence = re.search(r"\{.*\}", text, re.S)
     if fence is None:
         raise ValueError(f"no JSON object in the extraction answer: {raw[:80]!r}")
-    data = json.loads(fence.group(0))
+    try:
+        data = json.loads(fence.group(0))
+    except RecursionError:  # an answer nested too deeply is as unusable as one not JSON
+        raise ValueError("the extraction answer nests too deeply to read") from None
     facts = data.get("facts") if isinstance(data, dict) else None
     if not isinstance(facts, list):
         raise ValueError("the extraction answer has no 'facts' list")

@@ -276,7 +276,7 @@ def parse_decision(raw: str, fact: Fact, episode_id: str, allowed: set[str]) -> 
         return add(f"no JSON object in {raw[:60]!r}")
     try:
         data = json.loads(found.group(0))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # not JSON, or nested too deeply to read
         return add(str(exc))
     if not isinstance(data, dict):
         return add("the answer is not a JSON object")

@@ -75,6 +75,9 @@ class Screen:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and _is_endpoint(scope):
+            await _no_stream(scope, receive, send)
+            return
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
@@ -109,6 +112,21 @@ class Screen:
             return first
 
         await self.app(scope, replay, send)
+
+
+def _is_endpoint(scope: Scope) -> bool:
+    return str(scope["path"]).rstrip("/") == MCP_PATH
+
+
+async def _no_stream(scope: Scope, receive: Receive, send: Send) -> None:
+    """405 to a GET of the endpoint: stateless, the server never sends on a standalone
+    stream (a client opens one only with a session id, never issued here), and the SDK
+    held one open, with its own session task, for as long as the caller stayed."""
+    error = {"code": -32600, "message": "Method Not Allowed: this server offers no stream; "
+             "POST each JSON-RPC message to /mcp"}  # fmt: skip
+    answer = JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=405)
+    answer.headers["Allow"] = "POST"
+    await answer(scope, receive, send)
 
 
 def create_mcp_app(

@@ -103,10 +103,12 @@ def transport_error(base_url: str, exc: httpx.HTTPError) -> StoreError:
 
 
 def read_response(op: str, method: Any, response: httpx.Response) -> Any:
-    """The typed result, or the typed error the server reported."""
+    """The typed result, or the typed error the server reported. A body that is not
+    JSON, or nests too deeply for the reader (a bare RecursionError out of every method
+    before), is kept as text: no model reads it, so a typed error is raised."""
     try:
         payload = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):
         payload = response.text
     if response.status_code >= 400:
         raise error_from_payload(response.status_code, payload)

@@ -89,6 +89,11 @@ class OllamaProvider:
                     f"Ollama refused the request ({exc.status_code}): {exc.error}; "
                     f"check that model {self.model!r} is pulled",
                 ) from exc
+            except (ValueError, RecursionError) as exc:  # not its JSON (pydantic's error is
+                raise LLMError(  # a ValueError), or nested too deeply to read
+                    f"Ollama at {self.host} answered what is not a generate response "
+                    f"({type(exc).__name__}); check llm.base_url",
+                ) from exc
             text = response.response
             if not isinstance(text, str):
                 raise LLMError("Ollama answered without a response text")

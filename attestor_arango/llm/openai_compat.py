@@ -105,7 +105,7 @@ class OpenAICompatProvider:
             try:
                 payload = response.json()
                 content = payload["choices"][0]["message"]["content"]
-            except (ValueError, KeyError, IndexError, TypeError) as exc:
+            except (ValueError, KeyError, IndexError, TypeError, RecursionError) as exc:
                 raise LLMError(
                     f"{url} answered 200 without choices[0].message.content",
                 ) from exc

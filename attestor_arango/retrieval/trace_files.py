@@ -163,7 +163,7 @@ def rotate(path: Path, keep: int) -> None:
 def _tenant_of(line: bytes) -> str | None:
     try:
         event = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not an event, or nested too deeply to read
         return None
     owner = event.get("tenant") if isinstance(event, dict) else None
     return owner if isinstance(owner, str) else None

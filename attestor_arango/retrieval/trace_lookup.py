@@ -68,8 +68,8 @@ def _read_runs(file: Path, scope: Scope, recall_id: str, runs: list[list[dict[st
                 continue
             try:
                 event = json.loads(line)
-            except ValueError:
-                continue  # a torn last line of a crashed writer
+            except (ValueError, RecursionError):
+                continue  # a torn last line of a crashed writer (or one nested too deeply)
             if not isinstance(event, dict) or event.get("recall_id") != recall_id:
                 continue
             if event.get("step") == "start":

@@ -33,6 +33,7 @@ import glob
 import json
 import mmap
 import os
+import stat
 import struct
 import threading
 import weakref
@@ -99,15 +100,15 @@ class Generation:
 Section = np.ndarray | tuple[np.ndarray, ...]
 
 
-def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Section]) -> Path:
-    """Writes ``meta`` and ``sections`` to a fsynced temporary file beside ``path``.
-
-    A section given as a tuple of arrays (same dtype and row shape) is written as
-    their concatenation without building it: saving an index again writes its
-    mapped persisted rows and its new rows one after the other, with no copy of
-    them in memory. ``install`` then renames the file over ``path``; the caller
-    unlinks it if it does not.
-    """
+def write_temp(
+    path: Path, meta: Mapping[str, Any], sections: Mapping[str, Section], mode: int | None = None
+) -> Path:
+    """Writes ``meta`` and ``sections`` to a fsynced temporary file beside ``path``, with
+    permission bits ``mode`` (None: the umask's; a folder made for it is private when
+    ``mode`` is). A section given as a tuple of arrays (same dtype and row shape) is
+    written as their concatenation without building it (saving an index again writes
+    its mapped rows and its new rows with no copy of them in memory). ``install`` then
+    renames the file over ``path``; the caller unlinks it if it does not."""
     parts = {
         name: tuple(np.ascontiguousarray(p) for p in (a if isinstance(a, tuple) else (a,)))
         for name, a in sections.items()
@@ -136,10 +137,14 @@ def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Secti
         {"meta": dict(meta), "sections": table, "blocks": where}, sort_keys=True
     ).encode()
     base = _aligned(_FIXED.size + len(header))
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private = mode is not None and not mode & 0o077
+    path.parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(tmp, "wb") as f:
+        with os.fdopen(os.open(tmp, flags, 0o600 if mode is not None else 0o666), "wb") as f:
+            if mode is not None:  # never more open than asked, not even while written
+                os.fchmod(f.fileno(), mode)
             f.write(_FIXED.pack(MAGIC, len(header), crc32(header)))
             f.write(header)
             for name, pieces in parts.items():
@@ -181,12 +186,10 @@ def fsync_dir(folder: Path) -> None:
 
 
 def remove_temps(path: Path) -> None:
-    """Deletes every temporary file written for ``path``, a running writer's too.
-
-    For an erasure: a writer killed half-way left one holding the rows being erased,
-    and ``remove_stale_temps`` runs only when some index is saved again. A running
-    writer whose file goes fails to install it, as it would anyway: the rows changed.
-    """
+    """Deletes every temporary file written for ``path``, a running writer's too. For an
+    erasure: a writer killed half-way left one holding the rows being erased, and
+    ``remove_stale_temps`` runs only when some index is saved again. A running writer
+    whose file goes fails to install it, as it would anyway: the rows changed."""
     for tmp in path.parent.glob(f"{glob.escape(path.name)}.tmp.*"):
         tmp.unlink(missing_ok=True)
 
@@ -218,25 +221,33 @@ class IndexFile:
     """An opened, verified index file: ``meta`` and read-only memory-mapped sections."""
 
     def __init__(self, path: Path, lazy: Iterable[str] = (), verify: bool = True) -> None:
+        self.path = path
+        self._map: mmap.mmap | None = None
+        self._identity: tuple[int, int] | None = None  # the mapped file (device, inode)
+        self._fd: int | None = None  # for read_rows, opened on first use; -1: not that file
+        self._fd_lock = threading.Lock()
         try:
-            with open(path, "rb") as f:
+            with os.fdopen(_open_regular(path), "rb") as f:
+                st = os.fstat(f.fileno())
+                size = st.st_size
                 fixed = f.read(_FIXED.size)
                 if len(fixed) != _FIXED.size:
                     raise IndexFileError(f"{path} is too short to be an index file")
                 magic, length, header_crc = _FIXED.unpack(fixed)
                 if magic != MAGIC:
                     raise IndexFileError(f"{path} is not an index file of format {MAGIC[-1]}")
+                if length > size - _FIXED.size:  # read() would allocate what it claims
+                    raise IndexFileError(f"{path}: the header runs past the file's end")
                 header = f.read(length)
                 if len(header) != length or crc32(header) != header_crc:
                     raise IndexFileError(f"{path}: the header does not match its checksum")
                 parsed = json.loads(header)
                 self.meta: dict[str, Any] = parsed["meta"]
                 self._table: dict[str, dict[str, Any]] = parsed["sections"]
-                size = os.fstat(f.fileno()).st_size
                 self._base = _aligned(_FIXED.size + length)
                 self._crcs = np.zeros(0, dtype="<u4")
                 if verify:
-                    self._crcs = _read_blocks(f, path, self._base, parsed["blocks"])
+                    self._crcs = _read_blocks(f, path, self._base, parsed["blocks"], size)
                 skip = set(lazy)
                 self._done: dict[str, np.ndarray] = {}  # per lazy section: blocks verified
                 for name, s in self._table.items():
@@ -254,20 +265,13 @@ class IndexFile:
                     want = self._crcs[s["block0"] : s["block0"] + count]
                     if _file_blocks(f, s["offset"], s["nbytes"]) != want.tolist():
                         raise IndexFileError(f"{path}: section {name} does not match its checksum")
+                if size:  # the same descriptor: what was verified is what is mapped
+                    self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                    self._identity = (st.st_dev, st.st_ino)
         except OSError as exc:
             raise IndexFileError(f"cannot read {path}: {exc}") from exc
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
             raise IndexFileError(f"{path}: unreadable header ({exc})") from exc
-        self.path = path
-        self._map: mmap.mmap | None = None
-        self._identity: tuple[int, int] | None = None  # the mapped file (device, inode)
-        self._fd: int | None = None  # for read_rows, opened on first use; -1: not that file
-        self._fd_lock = threading.Lock()
-        if size:
-            with open(path, "rb") as f:
-                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                st = os.fstat(f.fileno())
-                self._identity = (st.st_dev, st.st_ino)
 
     def names(self) -> list[str]:
         return list(self._table)
@@ -367,9 +371,9 @@ class IndexFile:
         if self._identity is None or not hasattr(os, "preadv"):
             return -1
         try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            return -1  # removed since it was mapped
+            fd = _open_regular(self.path)
+        except (OSError, IndexFileError):
+            return -1  # removed (or replaced by what is no file) since it was mapped
         st = os.fstat(fd)
         if (st.st_dev, st.st_ino) != self._identity:
             os.close(fd)
@@ -378,13 +382,10 @@ class IndexFile:
         return fd
 
     def release(self, name: str) -> None:
-        """Unmaps the resident pages of a section from this process (MADV_DONTNEED).
-
-        The mapping is read-only and its file is never changed in place, so the next read
-        of those pages faults them back in from the page cache with the same bytes; the
-        process's resident set no longer counts them. Readers that touch a few scattered
-        rows of a large section (re-scoring candidates) call it after copying them out.
-        """
+        """Unmaps the resident pages of a section from this process (MADV_DONTNEED): the
+        mapping is read-only and its file never changed in place, so the next read faults
+        them back in from the page cache with the same bytes. Readers that touch a few
+        scattered rows of a large section call it after copying them out."""
         s = self._table[name]
         if self._map is None or s["nbytes"] == 0:
             return
@@ -412,8 +413,20 @@ def _block_crcs(pieces: tuple[np.ndarray, ...]) -> list[int]:
     return out
 
 
-def _read_blocks(f: Any, path: Path, base: int, where: dict[str, Any]) -> np.ndarray:
+def _open_regular(path: Path) -> int:
+    """A read-only descriptor of ``path``, a regular file: a FIFO at an index file's name
+    (or a symlink to one) blocked the open, and the store's first recall, for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IndexFileError(f"{path} is not a regular file")
+    return fd
+
+
+def _read_blocks(f: Any, path: Path, base: int, where: dict[str, Any], size: int) -> np.ndarray:
     """The file's block checksums, checked against their own CRC-32 in the header."""
+    if not 0 <= where["count"] <= size // 4:  # read() would allocate what it claims
+        raise IndexFileError(f"{path}: the block checksums run past the file's end")
     f.seek(base + where["offset"])
     raw = f.read(4 * where["count"])
     if len(raw) != 4 * where["count"] or crc32(raw) != where["crc32"]:

@@ -13,7 +13,11 @@ is used only when nothing but inserts and closes happened since: rows inserted
 since are read from the table (their rowids are above the file's last one),
 closed rows get their ``t_expired`` again, and anything else (a deleted or
 rewritten row, a new embedding space, another format, a bad checksum) makes
-the index be rebuilt from the rows and the file rewritten. A file is only
+the index be rebuilt from the rows and the file rewritten. The counters say how many
+rows changed, not which: a database restored from an older copy keeps the tenant's epoch,
+and as many writes after it as were lost matched the file again, which then served the
+lost rows and never the new ones. So a file also names the row at its last rowid and the
+last row it holds closed (with when), and is used only while the rows agree. A file is only
 installed while the tenant's rows still are what it reflects (checked under
 the write lock), and a tenant's files go when its rows are purged.
 """
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
+import stat
 from collections.abc import Container
 from pathlib import Path
 from typing import Any
@@ -38,7 +44,7 @@ from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
 from attestor_arango.text import stemming
 
-FORMAT = 2  # 2: ids in a sorted lookup (rowtable.IdLookup), not newline-joined
+FORMAT = 3  # 2: ids in a sorted lookup (rowtable.IdLookup), not newline-joined; 3: "marks"
 KINDS = ("text", "vectors")
 # a loaded file is rewritten once this many rows were added to it since (or at close)
 _RESAVE_ROWS = 1000
@@ -48,10 +54,13 @@ Index = TenantText | TenantVectors
 
 
 def index_folder(db_path: str | Path) -> Path | None:
-    """Where a store's index files live (None: an in-memory store keeps none)."""
+    """Where a store's index files live (None: an in-memory store keeps none): beside the
+    resolved file, as SQLite keeps its journal, so every name of the store (a symlink to
+    the file or its folder) finds the same files and a purge under any of them removes
+    them (under the given name, a purge run with another left the subject's words)."""
     if str(db_path) == ":memory:" or str(db_path) == "":
         return None
-    path = Path(db_path)
+    path = Path(db_path).resolve()
     return path.with_name(path.name + ".idx")
 
 
@@ -126,7 +135,7 @@ class PersistedIndexes:
             if any(meta.get(k) != v for k, v in self._kind_meta(kind, extra).items()):
                 return None
             saved = Generation.from_meta(meta.get("generation"))
-            if not saved.can_catch_up_to(gen):
+            if not saved.can_catch_up_to(gen) or not self._marks_hold(tenant, meta, saved):
                 return None
             if gen.inserts - saved.inserts > int(meta.get("rows", 0)):
                 return None  # more rows to add than the file holds: one bulk load is cheaper
@@ -141,6 +150,38 @@ class PersistedIndexes:
             return None  # rebuilt from the rows, and the file rewritten
         index.saved, index.saved_rows = saved, index.n
         return index
+
+    def _id_at(self, tenant: str, rowid: int) -> str | None:
+        row = self._db.execute(q.ID_AT_ROWID, {"tenant": tenant, "rowid": rowid}).fetchone()
+        return None if row is None else str(row[0])
+
+    def _marks(self, tenant: str, index: Index, gen: Generation) -> dict[str, Any]:
+        """Which rows ``index`` reflects, beyond its counters: the id at its last rowid and
+        the row it holds closed last (id, t_expired), as its file records them."""
+        t_expired = index.rows.t_expired[: index.n]
+        closed = np.flatnonzero(t_expired != OPEN)
+        last_close = None
+        if closed.size:
+            i = int(closed[np.argmax(t_expired[closed])])
+            last_close = [index.rows.take_ids([i])[0], int(t_expired[i])]
+        return {"last_id": self._id_at(tenant, gen.last_rowid), "last_close": last_close}
+
+    def _marks_hold(self, tenant: str, meta: dict[str, Any], saved: Generation) -> bool:
+        """True while the rows are those the file's marks name (``_marks``): the row at its
+        last rowid is the one it was, and its last closed row is closed at the same time."""
+        marks = meta.get("marks")
+        if not isinstance(marks, dict) or marks.get("last_id") != self._id_at(
+            tenant, saved.last_rowid
+        ):
+            return False
+        last_close = marks.get("last_close")
+        if last_close is None:
+            return True
+        memory_id, t_expired = last_close
+        if not isinstance(memory_id, str) or type(t_expired) is not int:
+            return False
+        row = self._db.execute(q.EXPIRED_OF, {"tenant": tenant, "id": memory_id}).fetchone()
+        return row is not None and row[0] == t_expired
 
     def _rows_after(self, sql: str, tenant: str, after: int) -> list[tuple[Any, ...]]:
         """The tenant's rows past ``after`` as plain tuples (a ``sqlite3.Row`` per row of a
@@ -237,16 +278,17 @@ class PersistedIndexes:
             kind=kind,
             tenant=tenant,
             generation=gen.as_meta(),
+            marks=self._marks(tenant, index, gen),
         )
         try:
             indexfile.remove_stale_temps(path.parent)
-            tmp = indexfile.write_temp(path, meta, arrays)
+            tmp = indexfile.write_temp(path, meta, arrays, self._file_mode())
         except OSError:
             return
         try:
             # installed under the write lock, only while the rows are still what it reflects
             with self._db.write_lock():
-                if self._generation(tenant) == gen:
+                if self._generation(tenant) == gen and self._marks_hold(tenant, meta, gen):
                     indexfile.install(tmp, path)
                     index.saved, index.saved_rows = gen, index.n
         except OSError:
@@ -305,6 +347,18 @@ class PersistedIndexes:
                     if space is not None:
                         self.load_vectors(tenant, space)
         self.written.clear()
+
+    def _file_mode(self) -> int | None:
+        """The database file's permission bits, which its index files take as SQLite's
+        -wal and -shm files do: they hold the same texts (created by the umask, 0644, a
+        private store's words were readable by every local user)."""
+        if self.folder is None:
+            return None
+        try:
+            db = self.folder.with_name(self.folder.name.removesuffix(".idx"))
+            return stat.S_IMODE(os.stat(db).st_mode) & 0o666
+        except OSError:
+            return None
 
     def _space_of(self, tenant: str) -> EmbeddingSpace | None:
         row = self._db.execute(q.GET_SPACE, {"tenant": tenant}).fetchone()

@@ -167,6 +167,15 @@ GET_GENERATION = """
 SELECT epoch, inserts, closes, changes, last_rowid FROM index_generation WHERE tenant = :tenant
 """
 
+# which rows an index file reflects, beyond the counters (persisted.py ``_marks``)
+ID_AT_ROWID = """
+SELECT id FROM memories WHERE rowid = :rowid AND tenant = :tenant
+"""
+
+EXPIRED_OF = """
+SELECT t_expired FROM memories WHERE tenant = :tenant AND id = :id
+"""
+
 CLOSED_ROWS = """
 SELECT id, t_expired FROM memories
 WHERE tenant = :tenant AND rowid <= :upto AND t_expired != :open
