@@ -232,3 +232,35 @@ def test_decay_takes_no_builtin_max_per_candidate(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(temporal, "max", no_max, raising=False)
     apply_decay_boost(fast, as_of, config)
     assert _bits(fast, "decay", "boost", "relevance") == _bits(slow, "decay", "boost", "relevance")
+
+
+def test_update_relevance_over_many_equals_compute_relevance_bit_for_bit() -> None:
+    """``update_relevance`` of many candidates (its array form: Python sums, array rounding)
+    gives each the relevance ``compute_relevance`` gives, bit for bit: ordinary values, sums
+    next to a half of the 12th place, a negative zero, ints, an infinity and a NaN; and a
+    few candidates (its loop) alike."""
+    rng = random.Random(5)
+    cands, refs = _cands(3, 400), []
+    near_half = [k * 1e-12 + 5e-13 for k in range(1, 40)]
+    for i, c in enumerate(cands):
+        c.decay = rng.choice([1.0, round(rng.random(), 12)])
+        c.boost = rng.choice([0.0, round(rng.random() * 0.01, 12)])
+        c.freshness = rng.choice([0.0, -0.15, rng.random() * 0.01])
+        c.time_cue = rng.choice([0.0, 0.1, rng.random() * 0.1])
+        c.session = rng.choice([c.session, rng.random() * 0.3])
+        if i % 10 == 0:  # the whole sum next to a half: rounded by round() itself
+            c.rrf_norm, c.graph_bonus, c.decay = rng.choice(near_half), 0.0, 1.0
+            c.boost = c.freshness = c.session = c.coverage = c.time_cue = 0.0
+    cands[1].rrf_norm, cands[1].graph_bonus, cands[1].decay = -0.0, -0.0, 1.0
+    cands[1].boost = cands[1].freshness = cands[1].session = cands[1].coverage = -0.0
+    cands[1].time_cue = -0.0
+    cands[2].rrf_norm, cands[2].graph_bonus, cands[2].decay, cands[2].boost = 1, 0, 1, 0
+    cands[3].rrf_norm, cands[4].rrf_norm = math.inf, math.nan
+    for few in (cands, cands[:3]):
+        refs = [copy.copy(c) for c in few]
+        for r in refs:
+            r.compute_relevance()
+        candidates.update_relevance(few)
+        assert [c.relevance.hex() for c in few] == [r.relevance.hex() for r in refs]
+        assert all(type(c.relevance) is float for c in few)
+    assert cands[1].relevance.hex() == "-0x0.0p+0"

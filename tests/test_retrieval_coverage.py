@@ -138,3 +138,42 @@ def test_recall_reports_session_coverage_in_the_breakdown() -> None:
     assert on["f1"] == 0.0
     off = coverage(RetrievalConfig(coverage_enabled=False))
     assert set(off.values()) == {0.0}
+
+
+class _NoSessionRead:
+    """A provenance whose session must not be read (a plain memory's, under credits_any)."""
+
+    @property
+    def session_id(self) -> str:
+        raise AssertionError("the session of a memory that is no record was read")
+
+
+def test_credits_any_is_the_session_test_of_every_candidate_and_skips_plain_memories() -> None:
+    """``credits_any`` (``_session`` inline, the tags tested first) answers as ``_session``
+    over the candidates: a record with a session credits, a record without one or a plain
+    memory with a session does not; and the session of a plain memory (no record tag) is
+    never read, since most recalls over plain adds scan every candidate for nothing."""
+    from attestor_arango.retrieval.coverage import _session, credits_any
+
+    record = cand("a", "pottery class", 0.5, "S1")
+    record_without = cand("b", "July plans", 0.5, None)
+    plain_with = cand("c", "pottery", 0.5, "S2", tags=("note",))
+    episode = cand("d", "a round", 0.5, "S3", tags=("episode",))
+    for given, want in [
+        ([record], True),
+        ([record_without, plain_with], False),
+        ([plain_with, record_without, episode], True),
+        ([], False),
+    ]:
+        assert credits_any(given) is want
+        assert credits_any(given) is any(_session(c) is not None for c in given)
+    assert [_session(c) for c in (record, record_without, plain_with, episode)] == [
+        "S1",
+        None,
+        None,
+        "S3",
+    ]
+    plain = cand("e", "unrelated words", 0.5, "S4", tags=())
+    plain.fields = {**plain.fields, "provenance": _NoSessionRead()}
+    assert credits_any([plain, plain_with]) is False
+    assert _session(plain) is None

@@ -100,10 +100,10 @@ def test_query_dates_at_the_most_specific_form(query: str, expected: list[object
     assert query_dates(query) == expected
 
 
-def dated(mid: str, when: str, rrf_norm: float) -> Candidate:
+def dated(mid: str, when: str, rrf_norm: float, content: str | None = None) -> Candidate:
     y, m, d = (int(x) for x in when.split("-"))
     c = Candidate(
-        memory=mem(mid, f"memory {mid}").model_copy(
+        memory=mem(mid, content or f"memory {mid}").model_copy(
             update={"valid_from": datetime(y, m, d, 12, tzinfo=UTC)}
         )
     )
@@ -144,8 +144,99 @@ def test_a_named_date_lifts_the_candidates_whose_event_time_falls_in_it() -> Non
 
 
 def test_a_when_question_naming_a_date_adds_both_cues() -> None:
-    c = dated("a", "2023-06-27", 0.5)
-    c.memory = c.memory.model_copy(update={"content": "We went camping last week"})
+    # a candidate reads its memory's fields when made (candidates.py): made with the text
+    c = dated("a", "2023-06-27", 0.5, "We went camping last week")
     apply_time_cue([c], "When did Melanie go camping in June?", 0.1, 0.1)
     assert c.time_cue == pytest.approx(0.2)
     assert c.relevance == pytest.approx(0.7)
+
+
+def _query_dates_scanning_every_form(query: str) -> list[tuple[int | None, ...]]:
+    """``query_dates`` as it was before it looked for a month first: every form scanned."""
+    from attestor_arango.retrieval import timecue as t
+
+    q = t._norm(query)
+    out: list[tuple[int | None, ...]] = [
+        (int(m.group(3)), t._month(m.group(2)), int(m.group(1)))
+        for m in t._DAY_MONTH_YEAR.finditer(q)
+    ]
+    out += [
+        (int(m.group(3)), t._month(m.group(1)), int(m.group(2)))
+        for m in t._MONTH_DAY_YEAR.finditer(q)
+    ]
+    if not out:
+        out = [(int(m.group(2)), t._month(m.group(1)), None) for m in t._MONTH_YEAR.finditer(q)]
+    if not out:
+        out = [(None, t._month(m.group(1)), None) for m in t._IN_MONTH.finditer(q)]
+        out += [(int(m.group(1)), None, None) for m in t._IN_YEAR.finditer(q)]
+    return out
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What did she paint in 2023?",
+        "What happened during 1999 and in 2024?",
+        "Where was Mayweather in 2021?",  # a month's letters inside a word are no month
+        "What did Jon do on 13 October 2023?",
+        "What happened on October 13, 2023 and 3 May, 2022?",
+        "What did she paint in October 2023?",
+        "What did she paint in OCTOBER?",  # folded to lower case first
+        "Who was marching in 2023, in march?",
+        "Did they meet in 12 junes 2023?",
+        "Where does Alice live?",
+        "What happened in the 2023rd week?",
+    ],
+)
+def test_query_dates_without_a_month_word_scans_only_for_a_year(query: str) -> None:
+    """A query naming no month as a word is matched for a lone year only (every other form
+    names a month): the same dates as scanning every form, with and without months."""
+    assert query_dates(query) == _query_dates_scanning_every_form(query)
+
+
+def test_time_cues_over_many_candidates_equal_one_at_a_time_bit_for_bit() -> None:
+    """``apply_time_cue`` reads the memory's fields by key, the memo's known rows by lookup,
+    and computes the changed relevances at once: each candidate's time cue and relevance
+    are those the one-at-a-time form gave (``round(bonus, 12)``, ``compute_relevance``),
+    bit for bit, rows seen before and new ones alike."""
+    import copy
+    import random
+
+    from attestor_arango.retrieval.timecue import _carries
+
+    rng = random.Random(3)
+    texts = ["We went camping last week", "I love pottery", "Back in 2022 I adopted a dog"]
+    texts += ["we met in June", "Melanie (8 May 2023): I love pottery", "see you tomorrow"]
+    cands = []
+    for i in range(60):
+        day = f"{rng.choice([2022, 2023])}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        c = dated(f"m{i}", day, rng.random(), f"{rng.choice(texts)} #{rng.randint(0, 9)}")
+        c.decay, c.boost = rng.random(), rng.random() * 0.01
+        cands.append(c)
+    _carries.clear()
+    apply_time_cue(cands[:10], "When did she go?", 0.1, 0.1)  # a few rows seen before
+    for query, cue, date in [
+        ("When did Melanie go camping in June 2023?", 0.1234567890123, 0.0456789012345),
+        ("When did she paint?", 0.1000000000004, 0.0),
+        ("What did she do in 2023?", 0.0, 1),  # an int weight: the bonus is still a float
+    ]:
+        fast, slow = copy.deepcopy(cands), copy.deepcopy(cands)
+        apply_time_cue(fast, query, cue, date)
+        for c in slow:  # the one-at-a-time form
+            when = c.memory.valid_from
+            bonus = 0.0
+            if cue and asks_when(query) and carries_time(c.memory.content, when.year, when.month):
+                bonus += cue
+            y, m, d = when.year, when.month, when.day
+            if date and any(
+                (py is None or py == y) and (pm is None or pm == m) and (pd is None or pd == d)
+                for py, pm, pd in query_dates(query)
+            ):
+                bonus += date
+            if bonus:
+                c.time_cue = round(bonus, 12)
+                c.compute_relevance()
+        got = [(c.time_cue.hex(), c.relevance.hex()) for c in fast]
+        assert got == [(float(c.time_cue).hex(), c.relevance.hex()) for c in slow]
+        assert [type(c.time_cue) for c in fast] == [float] * len(fast)
+        assert any(c.time_cue for c in fast) and not all(c.time_cue for c in fast)

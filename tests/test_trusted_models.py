@@ -258,3 +258,74 @@ def test_a_stored_row_decodes_by_position_as_through_its_document(tmp_path: Any)
     assert len(memories._strings_of) >= 2 and len(memories._provenance_of_row) >= 2
     memo.forget_all()
     assert len(memories._strings_of) == 0 and len(memories._provenance_of_row) == 0
+
+
+def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_candidate() -> None:
+    """``candidates.results`` builds a recall's results and breakdowns in one loop (no call
+    per model): each is the validated model with the values stated here, for a fused
+    candidate, one whose scores a step changed after fusion (ints among them), three
+    lanes out of name order, a synthetic one, and a row closed after ``as_of`` (masked:
+    active, no successor) next to one closed before it (kept as stored)."""
+    from attestor_arango.retrieval.candidates import fused_candidate, results
+
+    as_of = T0 + 100
+    fused = fused_candidate(a_memory(), "bm25", 2, 3.5, 1 / 62)
+    fused.lane_ranks["vector"], fused.lane_scores["vector"] = 1, 0.25
+    fused.rrf += 1 / 61
+    fused.rrf_norm = fused.relevance = fused.final = 0.5
+    fused.fused_rrf, fused.fused_rrf_12 = fused.rrf, round(fused.rrf, 12)
+    fused.fused_norm, fused.fused_norm_12 = fused.rrf_norm, 0.5
+    later = a_memory(id="m2", t_expired=from_us(T0 + 500), superseded_by="m3")
+    changed = Candidate(memory=later, lane_ranks={"vector": 2, "mq_1": 1, "bm25": 3})
+    changed.lane_scores = {"vector": 0.5, "bm25": 3}
+    changed.rrf, changed.rrf_norm, changed.graph_hops, changed.graph_bonus = 1 / 61, 0.2, 1, 0
+    changed.decay, changed.boost, changed.freshness, changed.session = 0.95, 0.01, -0.15, 1
+    changed.coverage, changed.time_cue = 0.125, 0.1
+    changed.compute_relevance()
+    changed.final = changed.relevance
+    closed = a_memory(id="m4", t_expired=from_us(T0 + 50), status=MemoryStatus.SUPERSEDED)
+    synthetic = Candidate(memory=closed, synthetic=True, graph_hops=0, graph_bonus=0.3)
+    synthetic.freshness = 0.1 + 0.2  # not rounded: the breakdown rounds it
+    got = results([(fused, 7), (changed, 9), (synthetic, 0)], as_of)
+    base = dict.fromkeys(("vector_rank", "vector_score", "bm25_rank", "bm25_score"))
+    want = [
+        (
+            fused.memory,
+            {**base, "vector_rank": 1, "vector_score": 0.25, "bm25_rank": 2, "bm25_score": 3.5}
+            | {"lanes": {"bm25": 2, "vector": 1}, "rrf": round(1 / 62 + 1 / 61, 12)}
+            | {"rrf_norm": 0.5, "relevance": 0.5, "final": 0.5},
+            0.5,
+            7,
+        ),
+        (
+            later.at(as_of),
+            {**base, "vector_rank": 2, "vector_score": 0.5, "bm25_rank": 3, "bm25_score": 3.0}
+            | {"lanes": {"bm25": 3, "mq_1": 1, "vector": 2}, "rrf": round(1 / 61, 12)}
+            | {"rrf_norm": 0.2, "graph_hops": 1, "graph_bonus": 0.0, "decay": 0.95}
+            | {"boost": 0.01, "freshness": -0.15, "session": 1.0, "coverage": 0.125}
+            | {"time_cue": 0.1, "relevance": changed.relevance, "final": changed.relevance},
+            changed.relevance,
+            9,
+        ),
+        (
+            closed,
+            {**base, "graph_hops": 0, "graph_bonus": 0.3, "freshness": 0.3, "synthetic": True},
+            0.0,
+            0,
+        ),
+    ]
+    assert len(got) == len(want)
+    for result, (memory, breakdown, score, tokens) in zip(got, want, strict=True):
+        validated = RecallResult(
+            memory=memory,
+            score=score,
+            tokens=tokens,
+            breakdown=ScoreBreakdown(**{**ScoreBreakdown().model_dump(), **breakdown}),
+        )
+        same(result, validated)
+        same(result.breakdown, validated.breakdown)
+    assert got[1].memory == a_memory(id="m2") and got[2].memory is closed
+    # one candidate's own result and breakdown are the loop's
+    for c, tokens in ((fused, 7), (changed, 9), (synthetic, 0)):
+        same(c.result(tokens, as_of), results([(c, tokens)], as_of)[0])
+    same(changed.breakdown(), got[1].breakdown)

@@ -7,19 +7,20 @@ makes a ranking explainable: nothing is folded away before the end.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from attestor_arango.clock import OPEN
 from attestor_arango.models import (
     Memory,
     RecallResult,
     ScoreBreakdown,
     known_us,
-    trusted_maker,
+    trusted_parts,
     us_of,
 )
-from attestor_arango.retrieval.rounding import round12
+from attestor_arango.retrieval.rounding import round12, round_list
 from attestor_arango.text.stemming import scoring_terms
 
 
@@ -96,23 +97,42 @@ class Candidate:
         return self.relevance
 
     def breakdown(self) -> ScoreBreakdown:
-        """The frozen breakdown of the response, built without re-validation: every
-        field is converted here to the type validation would give it (floats as floats).
+        """The frozen breakdown of the response: ``results``' for this one candidate."""
+        return results(((self, 0),), OPEN)[0].breakdown
 
-        ``round(x, 12)`` costs ~1 us (a correctly rounded decimal conversion) and a
-        response holds ~90 breakdowns, so it is not paid twice: decay, boost, session,
-        coverage, time cue and relevance are stored already rounded to 12 places by the
-        step that sets them (see ``ROUNDED``), and rounding a rounded value gives it back
-        (``tests/test_recall_fast_paths.py``); ``final`` is the relevance; rrf and
-        rrf_norm come rounded from fusion while they are unchanged (``fused_rrf``...).
-        """
-        ranks, scores = self.lane_ranks, self.lane_scores
+    def result(self, tokens: int, as_of: int) -> RecallResult:
+        """The response's result for this candidate (``results`` of this one)."""
+        return results(((self, tokens),), as_of)[0]
+
+
+def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallResult]:
+    """The response's result of each (candidate, tokens): the memory as a reader at
+    ``as_of`` saw it, the relevance as score, the tokens and the frozen breakdown; both
+    models built without re-validation (the memory is a validated model, the rest plain
+    numbers converted here to the types validation gives: floats as floats), in one loop
+    without a Python call per model (``models.trusted_parts``: a recall builds ~90 of
+    each, and the four calls a result were ~10% of building it).
+
+    ``round(x, 12)`` costs ~1 us (a correctly rounded decimal conversion) and a response
+    holds ~90 breakdowns, so it is not paid twice: decay, boost, session, coverage, time
+    cue and relevance are stored already rounded to 12 places by the step that sets them
+    (see ``ROUNDED``), and rounding a rounded value gives it back
+    (``tests/test_recall_fast_paths.py``); ``final`` is the relevance; rrf and rrf_norm
+    come rounded from fusion while they are unchanged (``fused_rrf``...).
+    """
+    new, set_dict, set_fields = _new, _set_dict, _set_fields
+    set_extra, set_private = _set_extra, _set_private
+    breakdown_cls, breakdown_fields = ScoreBreakdown, _BREAKDOWN_FIELDS
+    result_cls, result_fields, template = RecallResult, _RESULT_FIELDS, _FIELDS
+    out: list[RecallResult] = []
+    for c, tokens in kept:
+        ranks, scores = c.lane_ranks, c.lane_scores
         vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
-        fresh = float(self.freshness)  # round12, inline: usually 0.0
-        if self.fused_rrf is self.rrf and self.fused_norm is self.rrf_norm:
-            rrf, rrf_norm = self.fused_rrf_12, self.fused_norm_12
+        fresh = float(c.freshness)  # round12, inline: usually 0.0
+        if c.fused_rrf is c.rrf and c.fused_norm is c.rrf_norm:
+            rrf, rrf_norm = c.fused_rrf_12, c.fused_norm_12
         else:
-            rrf, rrf_norm = float(round(self.rrf, 12)), float(round(self.rrf_norm, 12))
+            rrf, rrf_norm = float(round(c.rrf, 12)), float(round(c.rrf_norm, 12))
         # the lanes by name: fusion's own dict when it is in that order already (one lane,
         # or two fused in name order: fusion.py); the candidate is not changed after this
         if len(ranks) == 2:
@@ -122,7 +142,7 @@ class Candidate:
             lanes = ranks if len(ranks) < 2 else dict(sorted(ranks.items()))
         # every field set in a copy of the fields in their order (a copy clones the keys:
         # ~1,100 instructions a breakdown less than the 18-key literal building them anew)
-        values = _FIELDS.copy()
+        values = template.copy()
         values["vector_rank"] = ranks.get("vector")
         values["vector_score"] = None if vector_score is None else float(vector_score)
         values["bm25_rank"] = ranks.get("bm25")
@@ -130,35 +150,33 @@ class Candidate:
         values["lanes"] = lanes
         values["rrf"] = rrf
         values["rrf_norm"] = rrf_norm
-        values["graph_hops"] = self.graph_hops
-        values["graph_bonus"] = float(self.graph_bonus)
-        values["decay"] = float(self.decay)
-        values["boost"] = float(self.boost)
+        values["graph_hops"] = c.graph_hops
+        values["graph_bonus"] = float(c.graph_bonus)
+        values["decay"] = float(c.decay)
+        values["boost"] = float(c.boost)
         values["freshness"] = fresh if fresh.is_integer() else round(fresh, 12)
-        values["session"] = float(self.session)
-        values["coverage"] = float(self.coverage)
-        values["time_cue"] = float(self.time_cue)
-        values["relevance"] = float(self.relevance)
-        values["synthetic"] = bool(self.synthetic)
-        values["final"] = float(self.final)
-        return _breakdown(values)
-
-    def result(self, tokens: int, as_of: int) -> RecallResult:
-        """The response's result for this candidate: the memory as a reader at ``as_of``
-        saw it, the relevance as score, ``tokens`` and the breakdown; built without
-        re-validation (the memory is a validated model, the rest plain numbers of the
-        field types: ``RecallResult(...)`` would only check them)."""
-        memory = self.memory
-        if self.fields["t_expired"] is not None:  # ``at`` masks a close after as_of
+        values["session"] = float(c.session)
+        values["coverage"] = float(c.coverage)
+        values["time_cue"] = float(c.time_cue)
+        values["relevance"] = float(c.relevance)
+        values["synthetic"] = bool(c.synthetic)
+        final = values["final"] = float(c.final)
+        b = new(breakdown_cls)
+        set_dict(b, values)
+        set_fields(b, breakdown_fields)
+        set_extra(b, None)
+        set_private(b, None)
+        memory = c.memory
+        if c.fields["t_expired"] is not None:  # ``at`` masks a close after as_of
             memory = memory.at(as_of)
-        return _result(
-            {
-                "memory": memory,
-                "score": float(self.final),  # the relevance: rounded to 12 places already
-                "tokens": int(tokens),
-                "breakdown": self.breakdown(),
-            }
-        )
+        # the relevance as score: rounded to 12 places already
+        r = new(result_cls)
+        set_dict(r, {"memory": memory, "score": final, "tokens": int(tokens), "breakdown": b})
+        set_fields(r, result_fields)
+        set_extra(r, None)
+        set_private(r, None)
+        out.append(r)
+    return out
 
 
 _new = object.__new__  # Candidate defines no __new__
@@ -213,17 +231,40 @@ def fused_candidate(
     return c
 
 
-_breakdown = trusted_maker(ScoreBreakdown)
-# ScoreBreakdown's fields in their order: ``breakdown`` copies it and sets every one
+# object.__new__ (``_new`` above), the models' slot setters and ScoreBreakdown's field set
+_, _set_dict, _set_fields, _set_extra, _set_private, _BREAKDOWN_FIELDS = trusted_parts(
+    ScoreBreakdown
+)
+_RESULT_FIELDS = trusted_parts(RecallResult)[5]
+# ScoreBreakdown's fields in their order: ``results`` copies it and sets every one
 _FIELDS: dict[str, object] = dict.fromkeys(ScoreBreakdown.model_fields)
-_result = trusted_maker(RecallResult)
 
 
 def update_relevance(cands: Sequence[Candidate]) -> None:
-    """``compute_relevance`` of every candidate (one place to call it for many: an array
-    form was slower than this loop at the ~100 candidates of a recall)."""
-    for c in cands:
-        c.compute_relevance()
+    """``compute_relevance`` of every candidate. For many (decay's, every candidate of a
+    recall), the sums are added in Python floats, ``compute_relevance``'s very expression
+    in a comprehension, and rounded over the array (``round_list``, equal to ``round12``
+    bit for bit; ``tests/test_relevance_arrays.py`` compares both forms) instead of two
+    Python calls a candidate (~1/7 of the decay step); for a few (freshness's changed
+    ones), one call each is cheaper than the array's fixed cost."""
+    if len(cands) < _ARRAY_FROM:
+        for c in cands:
+            c.compute_relevance()
+        return
+    sums = [
+        (c.rrf_norm + c.graph_bonus) * c.decay
+        + c.boost
+        + c.freshness
+        + c.session
+        + c.coverage
+        + c.time_cue
+        for c in cands
+    ]
+    for c, relevance in zip(cands, round_list(sums, 12), strict=True):
+        c.relevance = relevance
+
+
+_ARRAY_FROM = 8  # candidates: from here on the array form costs less than the calls
 
 
 # Fields every step stores as ``round(value, 12)`` (or leaves at an integral default),

@@ -40,16 +40,23 @@ RECORD_TAGS = frozenset({"verbatim", "episode"})
 def _session(c: Candidate) -> str | None:
     """The session whose coverage a candidate shares: a conversation record's only."""
     fields = c.fields  # the memory's, by key (candidates.py)
-    sid = fields["provenance"].session_id
-    return sid if sid is not None and not RECORD_TAGS.isdisjoint(fields["tags"]) else None
+    # the tags first: a C call, where the provenance's session id goes through pydantic's
+    # attribute hook, and most memories are no conversation record
+    if RECORD_TAGS.isdisjoint(fields["tags"]):
+        return None
+    sid: str | None = fields["provenance"].session_id
+    return sid
 
 
 def credits_any(cands: Sequence[Candidate]) -> bool:
     """Whether ``apply_coverage`` can credit anyone: a conversation record with a session
     among ``cands`` (else it reads no term)."""
-    # a loop, not any() over a generator (see has_turns): run every recall
-    for c in cands:  # noqa: SIM110
-        if _session(c) is not None:
+    # ``_session`` inline, in a loop (not any() over a generator, see has_turns): it runs on
+    # every recall, over every candidate when none is a record (plain adds)
+    records = RECORD_TAGS
+    for c in cands:
+        fields = c.fields
+        if not records.isdisjoint(fields["tags"]) and fields["provenance"].session_id is not None:
             return True
     return False
 

@@ -41,6 +41,7 @@ from attestor_arango.errors import ValidationError
 from attestor_arango.models import CutResult, RecallResponse, trusted_maker
 from attestor_arango.retrieval.budget import left_out, pack
 from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.candidates import results as candidate_results
 from attestor_arango.retrieval.completion import cached_vectors
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
@@ -282,7 +283,7 @@ def recall(
             ids=[c.id for c, _ in kept],
         )
 
-    results = tuple(c.result(tokens, view.as_of) for c, tokens in kept)
+    results = tuple(candidate_results(kept, view.as_of))
     if cut is not None:
         cut.extend(
             CutResult(rank=place, result=c.result(tokens, view.as_of))

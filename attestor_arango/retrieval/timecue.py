@@ -37,7 +37,8 @@ import unicodedata
 from collections.abc import Sequence
 
 from attestor_arango.memo import Memo
-from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.candidates import Candidate, update_relevance
+from attestor_arango.retrieval.rounding import round12
 from attestor_arango.text.dates import MONTH_NAMES, WEEKDAYS
 
 _UNIT = r"(?:week|weekend|month|year|night|morning|evening|summer|winter|spring|fall|autumn|time)"
@@ -110,6 +111,8 @@ def _month(name: str) -> int:
 def query_dates(query: str) -> list[DatePattern]:
     """The dates the query names, at the most specific form it uses."""
     q = _norm(query)
+    if _MONTH.search(q) is None:  # every form but a lone year names a month (as a word)
+        return [(int(m.group(1)), None, None) for m in _IN_YEAR.finditer(q)]
     out: list[DatePattern] = [
         (int(m.group(3)), _month(m.group(2)), int(m.group(1))) for m in _DAY_MONTH_YEAR.finditer(q)
     ]
@@ -138,13 +141,25 @@ def apply_time_cue(
     dates = query_dates(query) if date_weight != 0.0 else []
     if not cue and not dates:
         return
+    # the memory's fields by key (candidates.py) and a known row's answer by the memo's own
+    # lookup: a "when" question reads every candidate (~90), and pydantic's attribute hook
+    # and the memo's call were most of that; the relevances of the changed ones at once,
+    # rounded as round(x, 12) is (round12: bit for bit, without the decimal conversion)
+    known, changed = _carries.known, []
     for c in cands:
-        when = c.memory.valid_from
+        fields = c.fields
+        when = fields["valid_from"]
         bonus = 0.0
-        if cue and _carries((c.memory.content, when.year, when.month)):
-            bonus += cue_weight
+        if cue:
+            key = (fields["content"], when.year, when.month)
+            carries = known(key)
+            if carries is None:
+                carries = _carries(key)
+            if carries:
+                bonus += cue_weight
         if dates and any(_falls_in(when.year, when.month, when.day, p) for p in dates):
             bonus += date_weight
         if bonus:
-            c.time_cue = round(bonus, 12)
-            c.compute_relevance()
+            c.time_cue = round12(bonus)
+            changed.append(c)
+    update_relevance(changed)
