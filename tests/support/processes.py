@@ -34,20 +34,33 @@ WORKER = textwrap.dedent(
     DAY_US = 86_400 * 10**6
     clock = ManualClock()
     mem = AgentMemory(config=Config(path=sys.argv[1]), embedder=HashingEmbedder(64), clock=clock)
-    gate = {"stall": None}
-    real_write_temp = indexfile.write_temp
+    gate = {"stall": None, "sections": None}
+    real_write_temp, real_write_section = indexfile.write_temp, indexfile.write_section
 
-    def stalled_write_temp(path, meta, sections):
+    def stalled_write_temp(path, *args, **kwargs):
         # told to: say so, wait for a line on stdin, then write the file and wait to be killed
         if gate["stall"] is not None and gate["stall"] in path.name:
             print(json.dumps({"stalled": path.name}), flush=True)
             sys.stdin.readline()
-            tmp = real_write_temp(path, meta, sections)
-            print(json.dumps({"written": tmp.name}), flush=True)
+            try:
+                written = real_write_temp(path, *args, **kwargs).name
+            except Exception as exc:  # it refused to write the file
+                written = type(exc).__name__
+            print(json.dumps({"written": written}), flush=True)
             threading.Event().wait()
-        return real_write_temp(path, meta, sections)
+        return real_write_temp(path, *args, **kwargs)
 
-    indexfile.write_temp = stalled_write_temp
+    def stalled_write_section(f, a):
+        # told to: after that many sections, say so and wait to be killed mid-file
+        real_write_section(f, a)
+        if gate["sections"] is not None:
+            gate["sections"] -= 1
+            if gate["sections"] == 0:
+                f.flush()
+                print(json.dumps({"writing": f.name}), flush=True)
+                threading.Event().wait()
+
+    indexfile.write_temp, indexfile.write_section = stalled_write_temp, stalled_write_section
 
     def ctx(tenant):
         return AgentContext(agent_id="orch", role="orchestrator", tenant=tenant, namespace="n")
@@ -66,6 +79,16 @@ WORKER = textwrap.dedent(
             view = TemporalView(as_of=clock.now_us() + DAY_US)  # past every tick of today
             hits = store.text_pool(scope, args[1], 10_000, view)
             return sorted(h.content for h in hits)
+        if cmd == "pool":  # the text lane's pool in its order, with ids and scores
+            store, scope = mem.store, mem.runtime.scope(ctx(args[0]))
+            view = TemporalView(as_of=clock.now_us() + DAY_US)
+            return [[h.id, h.content, h.score] for h in store.text_pool(scope, args[1], 50, view)]
+        if cmd == "nearest":  # the vector lane's candidates for a query's embedding
+            store, scope = mem.store, mem.runtime.scope(ctx(args[0]))
+            view = TemporalView(as_of=clock.now_us() + DAY_US)
+            vector = mem.embedder.embed([args[1]])[0]
+            hits = store.vector_candidates(scope, vector, 20, view)
+            return [[h.memory.id, h.score] for h in hits]
         if cmd == "get":
             return mem.get(args[1], context=ctx(args[0])).content
         if cmd == "list":
@@ -83,6 +106,9 @@ WORKER = textwrap.dedent(
             return mem.store.tenant_residue(mem.runtime.scope(ctx(args[0])))
         if cmd == "stall_save":
             gate["stall"] = args[0]
+            return None
+        if cmd == "stall_sections":
+            gate["sections"] = args[0]
             return None
         if cmd == "close":
             mem.close()
@@ -129,6 +155,12 @@ class Worker:
     def send(self, cmd: str, *args: Any) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps([cmd, *args]) + "\n")
+        self.proc.stdin.flush()
+
+    def send_line(self, line: str) -> None:
+        """A raw line on the worker's stdin (what a stalled worker waits for)."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
     def call(self, cmd: str, *args: Any) -> Any:

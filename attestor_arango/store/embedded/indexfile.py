@@ -37,7 +37,7 @@ import struct
 import threading
 import weakref
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,10 @@ BLOCK = 1 << 14  # bytes per checksum block
 
 class IndexFileError(Exception):
     """The file is missing, of another format, or does not match its checksums."""
+
+
+class RowsChanged(Exception):
+    """The rows an index reflects changed before its file was written (``write_temp``)."""
 
 
 def _aligned(offset: int) -> int:
@@ -97,10 +101,18 @@ class Generation:
 
 
 Section = np.ndarray | tuple[np.ndarray, ...]
+Current = Callable[[], bool] | None  # whether the rows still are what a file would reflect
 
 
-def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Section]) -> Path:
+def write_temp(
+    path: Path, meta: Mapping[str, Any], sections: Mapping[str, Section], current: Current = None
+) -> Path:
     """Writes ``meta`` and ``sections`` to a fsynced temporary file beside ``path``.
+
+    ``current``: asked once the empty file exists, before a byte is written; False removes
+    it (``RowsChanged``). An erasure removes its tenant's temporary files once it committed
+    (``remove_temps``), so it finds a file begun before, and one begun after is never
+    written: a writer killed at any point leaves no erased row behind.
 
     A section given as a tuple of arrays (same dtype and row shape) is written as
     their concatenation without building it: saving an index again writes its
@@ -140,6 +152,8 @@ def write_temp(path: Path, meta: Mapping[str, Any], sections: Mapping[str, Secti
     tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
     try:
         with open(tmp, "wb") as f:
+            if current is not None and not current():
+                raise RowsChanged(f"the rows {path.name} would reflect changed meanwhile")
             f.write(_FIXED.pack(MAGIC, len(header), crc32(header)))
             f.write(header)
             for name, pieces in parts.items():

@@ -240,8 +240,12 @@ class PersistedIndexes:
         )
         try:
             indexfile.remove_stale_temps(path.parent)
-            tmp = indexfile.write_temp(path, meta, arrays)
-        except OSError:
+            # written only while the rows still are what it reflects (an erasure of them
+            # committed meanwhile: nothing is written, see ``write_temp``)
+            tmp = indexfile.write_temp(
+                path, meta, arrays, current=lambda: self._generation(tenant) == gen
+            )
+        except (OSError, indexfile.RowsChanged):
             return
         try:
             # installed under the write lock, only while the rows are still what it reflects
