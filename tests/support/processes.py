@@ -89,6 +89,18 @@ WORKER = textwrap.dedent(
             vector = mem.embedder.embed([args[1]])[0]
             hits = store.vector_candidates(scope, vector, 20, view)
             return [[h.memory.id, h.score] for h in hits]
+        if cmd == "churn":  # adds, each with its own word, reading the tenant every few
+            tenant, prefix, n, every = args
+            ids = []
+            for i in range(n):
+                ids.append(mem.add(f"{prefix}w{i} rows together {i % 7}", context=ctx(tenant)).id)
+                if i % every == every - 1:
+                    mem.recall(f"together {prefix}w{i}", context=ctx(tenant))
+            return ids
+        if cmd == "find_each":  # per word, the contents the text lane finds for it alone
+            store, scope = mem.store, mem.runtime.scope(ctx(args[0]))
+            view = TemporalView(as_of=clock.now_us() + DAY_US)
+            return {w: [h.content for h in store.text_pool(scope, w, 5, view)] for w in args[1]}
         if cmd == "get":
             return mem.get(args[1], context=ctx(args[0])).content
         if cmd == "list":
@@ -106,6 +118,10 @@ WORKER = textwrap.dedent(
             return mem.store.tenant_residue(mem.runtime.scope(ctx(args[0])))
         if cmd == "stall_save":
             gate["stall"] = args[0]
+            return None
+        if cmd == "resave_rows":  # files rewritten after this many rows (not 1000)
+            from attestor_arango.store.embedded import persisted
+            persisted._RESAVE_ROWS, persisted._RESAVE_SHARE = args[0], 0.0
             return None
         if cmd == "stall_sections":
             gate["sections"] = args[0]
