@@ -5,7 +5,9 @@ processes on the same store.
    file when another process purges the tenant (which removes the tenant's index files and
    every temporary file being written for them); the first one then writes its file and
    is killed before it can remove it. No file may keep an erased word.
-2. A process killed half-way through writing an index file while another process keeps
+2. A process that removes rows (a compaction) killed right after its COMMIT, before it
+   removed the tenant's index files: no file may keep a removed word.
+3. A process killed half-way through writing an index file while another process keeps
    the store open: the survivor, a fresh opener and a later one answer exactly as a store
    rebuilt from the rows (the copy of the SQLite file alone).
 """
@@ -136,3 +138,39 @@ def test_a_writer_killed_mid_file_while_another_process_serves(
     again = Worker(path)
     assert _answers(again) == truth
     again.close()
+
+
+def test_a_compaction_killed_right_after_its_commit_leaves_no_removed_words(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mem.db"
+    seed = Worker(path)
+    seed.call("adds", "t", ["the keeper likes green tea", "the keeper walks the harbour"])
+    gone = seed.call("add", "t", "Quillerbrand once borrowed the keeper's boat")
+    assert seed.call("texts", "t", "keeper") != []
+    assert seed.call("nearest", "t", "keeper boat") != []
+    seed.close()  # the tenant's index files hold the row
+    assert files_holding(tmp_path / "mem.db.idx", ["Quillerbrand", gone]) != []
+    a = Worker(path)  # serves on, never reading the tenant; the last to close
+    a.call("add", "other", "an unrelated row")
+    b = Worker(path)
+    b.call("forget", "t", gone)
+    b.call("advance", 40)
+    b.call("stall_commit")
+    b.send("compact", "t", "30d")
+    assert b.read() == {"committed": True}
+    b.kill()
+    a.call("add", "other", "another unrelated row")
+    a.close()
+    assert _residue_of(tmp_path, "Quillerbrand", gone) == []
+    d = Worker(path)
+    assert d.call("texts", "t", "Quillerbrand keeper") == [
+        "the keeper likes green tea",
+        "the keeper walks the harbour",
+    ]
+    d.close()
+    assert _residue_of(tmp_path, "Quillerbrand", gone) == []
+
+
+def _residue_of(folder: Path, word: str, memory_id: str) -> list[str]:
+    return files_holding(folder, [word]) + files_holding(folder / "mem.db.idx", [memory_id])

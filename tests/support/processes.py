@@ -123,6 +123,18 @@ WORKER = textwrap.dedent(
             from attestor_arango.store.embedded import persisted
             persisted._RESAVE_ROWS, persisted._RESAVE_SHARE = args[0], 0.0
             return None
+        if cmd == "stall_commit":  # killed right after a COMMIT that drops a tenant's rows
+            from attestor_arango.store.embedded.caches import TenantCaches
+            real_committed = TenantCaches.committed
+
+            def stalled_committed(self, ops, prepared):
+                if any(op == "drop" for op, _ in ops):
+                    print(json.dumps({"committed": True}), flush=True)
+                    threading.Event().wait()
+                return real_committed(self, ops, prepared)
+
+            TenantCaches.committed = stalled_committed
+            return None
         if cmd == "stall_sections":
             gate["sections"] = args[0]
             return None
