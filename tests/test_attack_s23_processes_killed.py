@@ -5,8 +5,9 @@ processes on the same store.
    file when another process purges the tenant (which removes the tenant's index files and
    every temporary file being written for them); the first one then writes its file and
    is killed before it can remove it. No file may keep an erased word.
-2. A process that removes rows (a compaction) killed right after its COMMIT, before it
-   removed the tenant's index files: no file may keep a removed word.
+2. A process that removes rows (a compaction, a retention delete) killed right after its
+   COMMIT, before it removed the tenant's index files, while another process stays open
+   and closes last: no file may keep a removed word.
 3. A process killed half-way through writing an index file while another process keeps
    the store open: the survivor, a fresh opener and a later one answer exactly as a store
    rebuilt from the rows (the copy of the SQLite file alone).
@@ -140,8 +141,9 @@ def test_a_writer_killed_mid_file_while_another_process_serves(
     again.close()
 
 
+@pytest.mark.parametrize("removal", ["compact", "retention"])
 def test_a_compaction_killed_right_after_its_commit_leaves_no_removed_words(
-    tmp_path: Path,
+    tmp_path: Path, removal: str
 ) -> None:
     path = tmp_path / "mem.db"
     seed = Worker(path)
@@ -157,17 +159,15 @@ def test_a_compaction_killed_right_after_its_commit_leaves_no_removed_words(
     b.call("forget", "t", gone)
     b.call("advance", 40)
     b.call("stall_commit")
-    b.send("compact", "t", "30d")
+    b.send(removal, "t", "30d")  # the forgotten row; retention: every row of the tenant
     assert b.read() == {"committed": True}
     b.kill()
     a.call("add", "other", "another unrelated row")
     a.close()
     assert _residue_of(tmp_path, "Quillerbrand", gone) == []
     d = Worker(path)
-    assert d.call("texts", "t", "Quillerbrand keeper") == [
-        "the keeper likes green tea",
-        "the keeper walks the harbour",
-    ]
+    kept = ["the keeper likes green tea", "the keeper walks the harbour"]
+    assert d.call("texts", "t", "Quillerbrand keeper") == (kept if removal == "compact" else [])
     d.close()
     assert _residue_of(tmp_path, "Quillerbrand", gone) == []
 

@@ -111,6 +111,9 @@ WORKER = textwrap.dedent(
             return mem.forget(args[1], reason="gone", context=ctx(args[0])).id
         if cmd == "compact":
             return mem.compact(older_than=args[1], context=ctx(args[0]))["removed"]
+        if cmd == "retention":  # a delete policy over the tenant's rows older than args[1]
+            policy = [{"name": "drop-old", "action": "delete", "older_than": args[1]}]
+            return mem.apply_retention(policy, context=ctx(args[0])).ok
         if cmd == "advance":
             clock.advance(days=args[0])
             return None
