@@ -20,7 +20,7 @@ from attestor_arango.models import CutResult, RecallExplanation, RecallResponse,
 from attestor_arango.retrieval import trace_lookup
 from attestor_arango.retrieval.lanes import expanders_for
 from attestor_arango.retrieval.pipeline import recall as run_recall
-from attestor_arango.retrieval.trace import shared_tracer
+from attestor_arango.retrieval.trace import erase_tenant, shared_tracer
 from attestor_arango.scope import Scope
 from attestor_arango.validation import TimeInput, Window, check_query_size
 
@@ -33,6 +33,23 @@ def _reads_together(store: object) -> AbstractContextManager[None]:
     together: Callable[[], AbstractContextManager[None]] | None
     together = getattr(store, "reads_together", None)
     return contextlib.nullcontext() if together is None else together()
+
+
+def _audit_seq(rt: Runtime, scope: Scope) -> int:
+    head = rt.store.audit_head(scope)
+    return 0 if head is None else head[0]
+
+
+def _erased(rt: Runtime, scope: Scope, began: int) -> None:
+    """After a traced recall: a purge of the tenant that was running or began since the
+    recall did (its ``purge_attempted`` entry at or past ``began``) may have deleted the
+    trace files before the recall wrote its last events, so they are erased again. A purge
+    writes that entry before it deletes the files: either it deletes this recall's events
+    or this finds its entry (a recall in another process left the purged tenant a trace
+    file of its rows' ids)."""
+    last = rt.store.read_audit_actions(scope, ("purge_attempted",), 1)
+    if last and last[0].seq >= began:
+        erase_tenant(rt.config.trace, scope.tenant)
 
 
 def recall(
@@ -58,17 +75,20 @@ def recall(
     check_query_size(query, rt.config.max_content_chars)
     budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
     cfg = rt.retrieval_config
+    scope, tracer = rt.scope(ctx), shared_tracer(rt.config.trace)
+    # traced: where the tenant's audit chain stood before the first event (``_erased``)
+    began = _audit_seq(rt, scope) if tracer is not None else 0
     try:
         with _reads_together(rt.store):
             response = run_recall(
                 rt.store,
                 rt.embedder,
-                rt.scope(ctx),
+                scope,
                 query.strip(),
                 rt.view(as_of, time_window),
                 budget,
                 cfg,
-                tracer=shared_tracer(rt.config.trace),
+                tracer=tracer,
                 expanders=expanders_for(
                     cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
                 ),
@@ -78,6 +98,9 @@ def recall(
         with contextlib.suppress(Exception):
             auditor.record(ctx, "tenant_leak", None, {"operation": op})
         raise
+    finally:
+        if tracer is not None:
+            _erased(rt, scope, began)
     ctx.usage.add_tokens(response.tokens_used)
     return response
 
