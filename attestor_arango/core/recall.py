@@ -13,7 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from attestor_arango.context import AgentContext
-from attestor_arango.core.audit import Auditor
+from attestor_arango.core.audit import Auditor, audit_seq, purge_began_since
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import CutResult, RecallExplanation, RecallResponse, RecordedRecall
@@ -35,20 +35,12 @@ def _reads_together(store: object) -> AbstractContextManager[None]:
     return contextlib.nullcontext() if together is None else together()
 
 
-def _audit_seq(rt: Runtime, scope: Scope) -> int:
-    head = rt.store.audit_head(scope)
-    return 0 if head is None else head[0]
-
-
 def _erased(rt: Runtime, scope: Scope, began: int) -> None:
-    """After a traced recall: a purge of the tenant that was running or began since the
-    recall did (its ``purge_attempted`` entry at or past ``began``) may have deleted the
-    trace files before the recall wrote its last events, so they are erased again. A purge
-    writes that entry before it deletes the files: either it deletes this recall's events
-    or this finds its entry (a recall in another process left the purged tenant a trace
-    file of its rows' ids)."""
-    last = rt.store.read_audit_actions(scope, ("purge_attempted",), 1)
-    if last and last[0].seq >= began:
+    """After a traced recall: a purge of the tenant running or begun since ``began`` may have
+    deleted the trace files before the recall wrote its last events, so they are erased
+    again (``purge_began_since``; a recall in another process left the purged tenant a
+    trace file of its rows' ids)."""
+    if purge_began_since(rt.store, scope, began):
         erase_tenant(rt.config.trace, scope.tenant)
 
 
@@ -77,7 +69,7 @@ def recall(
     cfg = rt.retrieval_config
     scope, tracer = rt.scope(ctx), shared_tracer(rt.config.trace)
     # traced: where the tenant's audit chain stood before the first event (``_erased``)
-    began = _audit_seq(rt, scope) if tracer is not None else 0
+    began = audit_seq(rt.store, scope) if tracer is not None else 0
     try:
         with _reads_together(rt.store):
             response = run_recall(
