@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from attestor_arango.clock import from_us, to_us
 from attestor_arango.models import AuditEntry, Memory, content_digest, keyed_digest
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import Store
+from attestor_arango.store.protocol import AuditStore, Store
 
 if TYPE_CHECKING:
     from attestor_arango.context import AgentContext
@@ -265,6 +265,21 @@ def append(
         entry = AuditEntry(**{**fields, "ts": from_us(now)}, hash=digest, signature=signature)
         store.append_audit(scope, entry)
         return entry
+
+
+def audit_seq(store: AuditStore, scope: Scope) -> int:
+    """Where the tenant's audit chain stands (its head's seq; 0 before its first entry)."""
+    head = store.audit_head(scope)
+    return 0 if head is None else head[0]
+
+
+def purge_began_since(store: AuditStore, scope: Scope, began: int) -> bool:
+    """Whether a purge of the tenant was running at ``began`` (``audit_seq``) or began since:
+    its ``purge_attempted`` entry at or past it. A purge writes that entry before it erases
+    the copies beside the store (trace files, export files), so a writer of such a copy
+    that checks this after writing it either is seen by the purge or sees the purge."""
+    last = store.read_audit_actions(scope, ("purge_attempted",), 1)
+    return bool(last) and last[0].seq >= began
 
 
 class Auditor:

@@ -13,14 +13,14 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from attestor_arango.context import AgentContext
-from attestor_arango.core.audit import Auditor
+from attestor_arango.core.audit import Auditor, audit_seq, purge_began_since
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import CutResult, RecallExplanation, RecallResponse, RecordedRecall
 from attestor_arango.retrieval import trace_lookup
 from attestor_arango.retrieval.lanes import expanders_for
 from attestor_arango.retrieval.pipeline import recall as run_recall
-from attestor_arango.retrieval.trace import shared_tracer
+from attestor_arango.retrieval.trace import erase_tenant, shared_tracer
 from attestor_arango.scope import Scope
 from attestor_arango.validation import TimeInput, Window, check_query_size
 
@@ -33,6 +33,15 @@ def _reads_together(store: object) -> AbstractContextManager[None]:
     together: Callable[[], AbstractContextManager[None]] | None
     together = getattr(store, "reads_together", None)
     return contextlib.nullcontext() if together is None else together()
+
+
+def _erased(rt: Runtime, scope: Scope, began: int) -> None:
+    """After a traced recall: a purge of the tenant running or begun since ``began`` may have
+    deleted the trace files before the recall wrote its last events, so they are erased
+    again (``purge_began_since``; a recall in another process left the purged tenant a
+    trace file of its rows' ids)."""
+    if purge_began_since(rt.store, scope, began):
+        erase_tenant(rt.config.trace, scope.tenant)
 
 
 def recall(
@@ -58,17 +67,20 @@ def recall(
     check_query_size(query, rt.config.max_content_chars)
     budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
     cfg = rt.retrieval_config
+    scope, tracer = rt.scope(ctx), shared_tracer(rt.config.trace)
+    # traced: where the tenant's audit chain stood before the first event (``_erased``)
+    began = audit_seq(rt.store, scope) if tracer is not None else 0
     try:
         with _reads_together(rt.store):
             response = run_recall(
                 rt.store,
                 rt.embedder,
-                rt.scope(ctx),
+                scope,
                 query.strip(),
                 rt.view(as_of, time_window),
                 budget,
                 cfg,
-                tracer=shared_tracer(rt.config.trace),
+                tracer=tracer,
                 expanders=expanders_for(
                     cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
                 ),
@@ -78,6 +90,9 @@ def recall(
         with contextlib.suppress(Exception):
             auditor.record(ctx, "tenant_leak", None, {"operation": op})
         raise
+    finally:
+        if tracer is not None:
+            _erased(rt, scope, began)
     ctx.usage.add_tokens(response.tokens_used)
     return response
 

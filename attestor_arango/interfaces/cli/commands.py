@@ -19,10 +19,12 @@ from rich.console import Console
 
 from attestor_arango.config import load_config, read_document
 from attestor_arango.context import AgentContext
-from attestor_arango.errors import ValidationError
+from attestor_arango.core.audit import audit_seq, purge_began_since
+from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.export_files import ledger_path, record_export
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.parsing import number_arg, time_arg, whole_number
+from attestor_arango.scope import Scope
 from attestor_arango.validation import load_json
 
 if TYPE_CHECKING:
@@ -220,6 +222,7 @@ def _same_file(one: Path, other: Path) -> bool:
 def cmd_export(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     target = _output_file(args.output, mem.config) if args.output else None
     user = args.user or mem.default_context.tenant
+    began = audit_seq(mem.store, Scope(user)) if target is not None else 0
     data = mem.export_user(user)
     if target is not None:
         try:
@@ -229,6 +232,11 @@ def cmd_export(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, in
         except OSError as exc:
             target.unlink(missing_ok=True)  # a copy no purge could find is not left
             raise ValidationError(f"--output {target} cannot be written: {exc}") from None
+        if not args.keep and purge_began_since(mem.store, Scope(user), began):
+            target.unlink(missing_ok=True)  # written after the purge looked for it
+            raise ConflictError(
+                f"tenant {user!r} was purged while the export ran; {target} was removed"
+            )
         counts = {k: len(v) for k, v in data.items() if isinstance(v, list)}
         return {"written": args.output, **counts}, "export", 0
     return data, "export", 0

@@ -109,6 +109,11 @@ class TenantCaches:
             self._data_version = version
 
     def prepare(self, ops: list[Op]) -> dict[str, Generation]:
+        # a tenant's rows removed (an erasure, a compaction): its files go before COMMIT as
+        # well as after it, so a process killed in between leaves none of the rows behind
+        # (under the write lock no file can be installed again before the COMMIT)
+        for tenant in {p for op, p in ops if op == "drop"}:
+            self.persisted.remove_files(tenant)
         loaded = set(self.texts) | set(self.vectors)
         return self.persisted.pending_generations(ops, loaded)
 

@@ -14,7 +14,7 @@ section (uint32, with their own CRC-32 in the header). A file is
 written to a temporary name in the same folder, flushed, fsynced and renamed
 over the old one (then the folder is fsynced), so a reader sees the old file or
 the new one, whole, and a writer killed half-way leaves only a temporary file
-that nothing reads (``remove_stale_temps`` clears those of dead writers).
+that nothing reads (``index_temps`` clears those of dead writers).
 
 Checksums are verified when a file is opened, section by section, by reading
 the file (not through the mapping, so verification adds no resident memory);
@@ -29,7 +29,6 @@ the first recall cost a quarter of it), or the owner keeps checksums of its own
 
 from __future__ import annotations
 
-import glob
 import json
 import mmap
 import os
@@ -38,12 +37,14 @@ import struct
 import threading
 import weakref
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from attestor_arango.store.embedded.index_temps import temp_name
 
 MAGIC = b"ATIDX\x00\x00\x02"  # last byte: the format version (2: block checksums)
 _FIXED = struct.Struct("<8sQI4x")  # magic, header length, header CRC-32
@@ -54,6 +55,10 @@ BLOCK = 1 << 14  # bytes per checksum block
 
 class IndexFileError(Exception):
     """The file is missing, of another format, or does not match its checksums."""
+
+
+class RowsChanged(Exception):
+    """The rows an index reflects changed before its file was written (``write_temp``)."""
 
 
 def _aligned(offset: int) -> int:
@@ -98,17 +103,30 @@ class Generation:
 
 
 Section = np.ndarray | tuple[np.ndarray, ...]
+Current = Callable[[], bool] | None  # whether the rows still are what a file would reflect
 
 
 def write_temp(
-    path: Path, meta: Mapping[str, Any], sections: Mapping[str, Section], mode: int | None = None
+    path: Path,
+    meta: Mapping[str, Any],
+    sections: Mapping[str, Section],
+    mode: int | None = None,
+    current: Current = None,
 ) -> Path:
     """Writes ``meta`` and ``sections`` to a fsynced temporary file beside ``path``, with
     permission bits ``mode`` (None: the umask's; a folder made for it is private when
-    ``mode`` is). A section given as a tuple of arrays (same dtype and row shape) is
-    written as their concatenation without building it (saving an index again writes
-    its mapped rows and its new rows with no copy of them in memory). ``install`` then
-    renames the file over ``path``; the caller unlinks it if it does not."""
+    ``mode`` is).
+
+    ``current``: asked once the empty file exists, before a byte is written; False removes
+    it (``RowsChanged``). An erasure removes its tenant's temporary files once it committed
+    (``index_temps.remove_temps``), so it finds a file begun before, and one begun after is never
+    written: a writer killed at any point leaves no erased row behind.
+
+    A section given as a tuple of arrays (same dtype and row shape) is written as their
+    concatenation without building it (saving an index again writes its mapped rows and
+    its new rows with no copy of them in memory). ``install`` then renames the file over
+    ``path``; the caller unlinks it if it does not.
+    """
     parts = {
         name: tuple(np.ascontiguousarray(p) for p in (a if isinstance(a, tuple) else (a,)))
         for name, a in sections.items()
@@ -139,12 +157,16 @@ def write_temp(
     base = _aligned(_FIXED.size + len(header))
     private = mode is not None and not mode & 0o077
     path.parent.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}.{os.urandom(4).hex()}")
+    tmp = temp_name(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     try:
-        with os.fdopen(os.open(tmp, flags, 0o600 if mode is not None else 0o666), "wb") as f:
+        perm = 0o600 if mode is not None else 0o666
+        # opened by name with those flags (``f.name`` stays the path)
+        with open(tmp, "wb", opener=lambda name, _: os.open(name, flags, perm)) as f:
             if mode is not None:  # never more open than asked, not even while written
                 os.fchmod(f.fileno(), mode)
+            if current is not None and not current():
+                raise RowsChanged(f"the rows {path.name} would reflect changed meanwhile")
             f.write(_FIXED.pack(MAGIC, len(header), crc32(header)))
             f.write(header)
             for name, pieces in parts.items():
@@ -183,38 +205,6 @@ def fsync_dir(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def remove_temps(path: Path) -> None:
-    """Deletes every temporary file written for ``path``, a running writer's too. For an
-    erasure: a writer killed half-way left one holding the rows being erased, and
-    ``remove_stale_temps`` runs only when some index is saved again. A running writer
-    whose file goes fails to install it, as it would anyway: the rows changed."""
-    for tmp in path.parent.glob(f"{glob.escape(path.name)}.tmp.*"):
-        tmp.unlink(missing_ok=True)
-
-
-def remove_stale_temps(folder: Path) -> None:
-    """Deletes temporary files whose writer process no longer runs."""
-    if not folder.is_dir():
-        return
-    for tmp in folder.glob("*.tmp.*.*"):
-        try:
-            pid = int(tmp.name.rsplit(".", 2)[-2])
-        except ValueError:
-            continue
-        if pid != os.getpid() and not _alive(pid):
-            tmp.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - another user's process
-        return True
-    return True
 
 
 class IndexFile:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from attestor_arango.clock import OPEN
-from attestor_arango.store.embedded import indexfile, text_index
+from attestor_arango.store.embedded import index_temps, indexfile, text_index
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess
 from attestor_arango.store.embedded.indexfile import Generation, IndexFile, IndexFileError
@@ -281,9 +281,17 @@ class PersistedIndexes:
             marks=self._marks(tenant, index, gen),
         )
         try:
-            indexfile.remove_stale_temps(path.parent)
-            tmp = indexfile.write_temp(path, meta, arrays, self._file_mode())
-        except OSError:
+            index_temps.remove_stale_temps(path.parent)
+            # written only while the rows still are what it reflects (an erasure of them
+            # committed meanwhile: nothing is written, see ``write_temp``)
+            tmp = indexfile.write_temp(
+                path,
+                meta,
+                arrays,
+                self._file_mode(),
+                current=lambda: self._generation(tenant) == gen,
+            )
+        except (OSError, indexfile.RowsChanged):
             return
         try:
             # installed under the write lock, only while the rows are still what it reflects
@@ -371,7 +379,7 @@ class PersistedIndexes:
             path = self.index_path(tenant, kind)
             if path is not None:
                 path.unlink(missing_ok=True)
-                indexfile.remove_temps(path)
+                index_temps.remove_temps(path)
 
     def pending_generations(
         self, ops: list[tuple[str, Any]], loaded: Container[str]
