@@ -143,3 +143,26 @@ def test_a_free_address_still_serves(
 class _Closable:
     def close(self) -> None:
         pass
+
+
+def test_a_server_that_does_not_start_is_a_typed_error_not_exit_3(
+    keys: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def taken_meanwhile(*_: Any, **__: Any) -> None:  # uvicorn's own failure to start
+        raise SystemExit(3)
+
+    closed: list[bool] = []
+
+    class Store(_Closable):
+        def close(self) -> None:
+            closed.append(True)
+
+    monkeypatch.setattr(uvicorn, "run", taken_meanwhile)
+    monkeypatch.setattr(server, "open_memory", lambda args: Store())
+    import attestor_arango.interfaces.mcp_http as mcp_http
+
+    monkeypatch.setattr(mcp_http, "create_mcp_app", lambda *a, **k: object())
+    argv = ["mcp", "--transport", "http", "--keys", keys, "--port", "0", "--json"]
+    assert main(argv) == 1
+    assert "did not start" in _error(capsys)["message"]
+    assert closed == [True]
