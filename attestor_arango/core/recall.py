@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.linefile import made_like_store
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import CutResult, RecallExplanation, RecallResponse, RecordedRecall
@@ -68,7 +69,10 @@ def recall(
                 rt.view(as_of, time_window),
                 budget,
                 cfg,
-                tracer=shared_tracer(rt.config.trace),
+                tracer=shared_tracer(
+                    rt.config.trace,
+                    made_like_store(rt.config) if rt.config.trace.enabled else None,
+                ),
                 expanders=expanders_for(
                     cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
                 ),
