@@ -10,12 +10,15 @@ processes all land.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from attestor_arango.config import Config
 
 
 def create_like(path: Path, reference: Path) -> None:
@@ -38,14 +41,31 @@ def create_like(path: Path, reference: Path) -> None:
         os.close(fd)
 
 
-def replace_lines(path: Path, lines: Sequence[str]) -> None:
-    """Writes ``lines`` (without their newlines) as ``path``'s whole content, atomically;
-    deletes ``path`` when there are none. Raises ``OSError`` when it cannot be written."""
+def store_file(config: Config) -> Path | None:
+    """The file whose permission bits the files kept beside a store take: the embedded
+    database's (as SQLite's -wal and -shm do); none for ArangoDB."""
+    return config.db_path() if config.backend == "embedded" else None
+
+
+def made_like_store(config: Config) -> Callable[[Path], None] | None:
+    """``create_like`` against ``store_file``: how the recall trace makes its files (they
+    hold the tenant's queries); None for ArangoDB (the umask's bits)."""
+    reference = store_file(config)
+    return None if reference is None else functools.partial(create_like, reference=reference)
+
+
+def replace_lines(path: Path, lines: Sequence[str], like: Path | None = None) -> None:
+    """Writes ``lines`` (without their newlines) as ``path``'s whole content, atomically,
+    with ``like``'s permission bits when given and it exists (``create_like``); deletes
+    ``path`` when there are none. Raises ``OSError`` when it cannot be written."""
     if not lines:
         path.unlink(missing_ok=True)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    if like is not None:
+        tmp.unlink(missing_ok=True)  # a killed writer's copy: made again with like's bits
+        create_like(tmp, like)
     tmp.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     os.replace(tmp, path)
 
@@ -92,12 +112,15 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)  # closing the descriptor lets go of the lock
 
 
-def update_lines(path: Path, change: Callable[[list[str]], Sequence[str]]) -> None:
-    """Replaces the list ``path``'s lines by what ``change`` makes of them, holding its lock
-    (``locked``) from the read to the write; writes nothing when they are unchanged. Raises
-    ``OSError`` when the list cannot be read or written, and what ``change`` raises."""
+def update_lines(
+    path: Path, change: Callable[[list[str]], Sequence[str]], like: Path | None = None
+) -> None:
+    """Replaces the list ``path``'s lines by what ``change`` makes of them (written with
+    ``like``'s permission bits, ``replace_lines``), holding its lock (``locked``) from the
+    read to the write; writes nothing when they are unchanged. Raises ``OSError`` when the
+    list cannot be read or written, and what ``change`` raises."""
     with locked(path):
         lines = read_lines(path)
         changed = list(change(lines))
         if changed != lines:
-            replace_lines(path, changed)
+            replace_lines(path, changed, like)

@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor, audit_seq, purge_began_since
+from attestor_arango.core.linefile import made_like_store
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import CutResult, RecallExplanation, RecallResponse, RecordedRecall
@@ -67,7 +68,9 @@ def recall(
     check_query_size(query, rt.config.max_content_chars)
     budget = ctx.budget_for(token_budget)  # a ceiling: a caller can only ask for less
     cfg = rt.retrieval_config
-    scope, tracer = rt.scope(ctx), shared_tracer(rt.config.trace)
+    scope = rt.scope(ctx)
+    trace = rt.config.trace
+    tracer = shared_tracer(trace, made_like_store(rt.config) if trace.enabled else None)
     # traced: where the tenant's audit chain stood before the first event (``_erased``)
     began = audit_seq(rt.store, scope) if tracer is not None else 0
     try:

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from attestor_arango.config import Config, default_data_dir
-from attestor_arango.core.linefile import update_lines
+from attestor_arango.core.linefile import store_file, update_lines
 
 
 def ledger_path(config: Config) -> Path:
@@ -59,7 +59,7 @@ def record_export(config: Config, tenant: str, path: Path) -> None:
         entries = _entries(lines)
         return _lines(entries if entry in entries else [*entries, entry])
 
-    update_lines(ledger_path(config), add)
+    update_lines(ledger_path(config), add, store_file(config))
 
 
 def _holds_export_of(path: Path, tenant: str) -> bool:
@@ -99,7 +99,7 @@ def erase_exports(config: Config, tenant: str) -> tuple[int, list[str]]:
         return _lines(keep)
 
     try:
-        update_lines(ledger, erase)
+        update_lines(ledger, erase, store_file(config))
     except OSError as exc:
         problems.append(f"{ledger}: {exc}")
     return removed, problems

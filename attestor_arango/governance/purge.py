@@ -45,6 +45,7 @@ from typing import Any
 from attestor_arango import validation
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
+from attestor_arango.core.linefile import made_like_store
 from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
@@ -68,7 +69,7 @@ def check_reason(reason: object) -> str:
 
 def _erase_traces(rt: Runtime, user: str, report: PurgeReport) -> None:
     """The tenant's recall-trace events out of the trace files, or what is left and why."""
-    erased = erase_tenant(rt.config.trace, user)
+    erased = erase_tenant(rt.config.trace, user, made_like_store(rt.config))
     if erased is None:  # tracing is off: nothing was written
         return
     report.removed["trace_events"] = erased.removed

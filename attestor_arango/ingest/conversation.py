@@ -137,10 +137,28 @@ def last_turn(store: MemoryStore, ctx: AgentContext, session_id: str, now_us: in
         TemporalView(as_of=now_us),
         limit=10_000,
     )
-    turns = [m for m in rows if TURN_TAG in m.tags and m.provenance.session_id == session_id]
+    turns = [
+        (m.us("valid_from"), index, m)
+        for m in rows
+        if TURN_TAG in m.tags and m.provenance.session_id == session_id
+        for index in (turn_index(m),)
+        if index is not None
+    ]
     if not turns:
         return None
-    return max(turns, key=lambda m: (m.us("valid_from"), int(m.metadata["turn"]["index"])))
+    return max(turns, key=lambda t: t[:2])[2]
+
+
+def turn_index(memory: Memory) -> int | None:
+    """The memory's place in its session, or None when it is no turn ``add_turns`` stored:
+    the turn tags are plain tags any writer may give (``add``), so a record with them and
+    no index, or one that is not a whole number from 0 to 2**53 (a text, a list, ``true``,
+    a float past 64 bits when incremented), is not taken for the session's last turn;
+    before, it made every later ``add_turns`` of the session raise KeyError/TypeError."""
+    info = memory.metadata.get("turn")
+    index = info.get("index") if isinstance(info, dict) else None
+    ok = isinstance(index, int) and not isinstance(index, bool) and 0 <= index < 2**53
+    return index if ok else None
 
 
 def link_speakers(
@@ -230,7 +248,7 @@ def _store_turn(
         if session not in previous:
             previous[session] = last_turn(store, ctx, session, clock.now_us())
         prev = previous[session]
-        index = 0 if prev is None else int(prev.metadata["turn"]["index"]) + 1
+        index = 0 if prev is None else (turn_index(prev) or 0) + 1
         tags = (*tags, session_tag(session))
     link = {
         "speaker": turn.speaker,

@@ -37,6 +37,7 @@ from typing import Any
 from attestor_arango.config import TRACE_KEEP, TRACE_MAX_BYTES
 from attestor_arango.errors import TenantRequiredError, ValidationError
 from attestor_arango.retrieval.trace_files import (
+    MakeFile,
     TraceErasure,
     delete_all,
     drop_stale_copies,
@@ -92,6 +93,7 @@ class Tracer:
         include_content: bool = False,
         max_bytes: int = TRACE_MAX_BYTES,
         keep: int = TRACE_KEEP,
+        make_file: MakeFile | None = None,
     ) -> None:
         if not str(path):
             raise ValidationError("trace.path is empty; set it to a file path or disable tracing")
@@ -101,6 +103,7 @@ class Tracer:
         self.include_content = include_content
         self.max_bytes = max_bytes
         self.keep = keep
+        self.make_file = make_file  # None: files made by the umask (no store file to copy)
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -120,8 +123,10 @@ class Tracer:
         with self._lock:
             record = {"seq": next(self._seq), **event}
             line = (json.dumps(record, sort_keys=True, default=str) + "\n").encode("utf-8")
-            file.parent.mkdir(parents=True, exist_ok=True)
             self._make_room(file, len(line))
+            if self.make_file is not None and not file.exists():  # new, or rotated away
+                self.make_file(file)  # the store's bits (and folder): the tenant's queries
+            file.parent.mkdir(parents=True, exist_ok=True)
             with file.open("ab") as fh:
                 fh.write(line)
 
@@ -163,7 +168,7 @@ class Tracer:
             for file in generations(self.path):
                 if report.error is not None:
                     break
-                erase_in(file, tenant, report)
+                erase_in(file, tenant, report, self.make_file)
         return report
 
 
@@ -231,8 +236,9 @@ class RecallTrace:
         self.tracer.emit(event)
 
 
-def tracer_from_settings(settings: Any) -> Tracer | None:
-    """Config.trace -> a Tracer, or None when tracing is off (the default)."""
+def tracer_from_settings(settings: Any, make_file: MakeFile | None = None) -> Tracer | None:
+    """Config.trace -> a Tracer making its files with ``make_file``, or None when tracing
+    is off (the default)."""
     if settings is None or not getattr(settings, "enabled", False):
         return None
     path = getattr(settings, "path", None)
@@ -246,6 +252,7 @@ def tracer_from_settings(settings: Any) -> Tracer | None:
         include_content=bool(getattr(settings, "include_content", False)),
         max_bytes=int(getattr(settings, "max_bytes", TRACE_MAX_BYTES)),
         keep=int(getattr(settings, "keep", TRACE_KEEP)),
+        make_file=make_file,
     )
 
 
@@ -253,7 +260,9 @@ _SHARED: dict[tuple[str, bool, int, int], Tracer] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def erase_tenant(settings: Any, tenant: str) -> TraceErasure | None:
+def erase_tenant(
+    settings: Any, tenant: str, make_file: MakeFile | None = None
+) -> TraceErasure | None:
     """``tenant``'s events out of the configured trace (``Tracer.erase_tenant``: its own
     files deleted, the shared file of earlier versions rewritten); None when no such file
     exists.
@@ -262,26 +271,31 @@ def erase_tenant(settings: Any, tenant: str) -> TraceErasure | None:
     still set, else the default one) are erased too when they exist: the events written
     while tracing was on stay there after it is switched off.
     """
-    tracer = shared_tracer(settings)
+    tracer = shared_tracer(settings, make_file)
     if tracer is None:
         written = getattr(settings, "written_path", None)
         path = written() if callable(written) else getattr(settings, "path", None)
         if not path:
             return None
-        tracer = Tracer(path)
+        tracer = Tracer(path, make_file=make_file)
         if not tracer.holds(tenant):
             return None
     return tracer.erase_tenant(tenant)
 
 
-def shared_tracer(settings: Any) -> Tracer | None:
+def shared_tracer(settings: Any, make_file: MakeFile | None = None) -> Tracer | None:
     """Like ``tracer_from_settings`` but one Tracer per (path, include_content, bounds) per
-    process, so ``seq`` stays monotonic across recalls writing to the same file."""
+    process, so ``seq`` stays monotonic across recalls writing to the same file (and one
+    lock guards its rotations). Its files are made by the first ``make_file`` given: the
+    stores of one process tracing to one path share it."""
     if settings is None or not getattr(settings, "enabled", False):
         return None
-    fresh = tracer_from_settings(settings)
+    fresh = tracer_from_settings(settings, make_file)
     if fresh is None:
         return None
     key = (str(fresh.path), fresh.include_content, fresh.max_bytes, fresh.keep)
     with _SHARED_LOCK:
-        return _SHARED.setdefault(key, fresh)
+        tracer = _SHARED.setdefault(key, fresh)
+        if tracer.make_file is None:
+            tracer.make_file = make_file
+        return tracer

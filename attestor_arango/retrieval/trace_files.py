@@ -14,8 +14,13 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+MakeFile = Callable[[Path], None]
+"""Creates a file empty, when missing, with the permission bits the trace's files take
+(core passes ``core.linefile.create_like`` against the store's database file)."""
 
 
 @dataclass
@@ -93,9 +98,12 @@ def _count_events_or_unknown(file: Path) -> int:
         return -1
 
 
-def erase_in(file: Path, tenant: str, report: TraceErasure) -> None:
+def erase_in(
+    file: Path, tenant: str, report: TraceErasure, make_file: MakeFile | None = None
+) -> None:
     """``tenant``'s events out of one trace file, counted into ``report``; a failure is
-    recorded there (``error``, ``left``), never raised."""
+    recorded there (``error``, ``left``), never raised. The rewritten file is made by
+    ``make_file`` when given (the umask's bits otherwise)."""
     try:
         lines = file.read_bytes().splitlines(keepends=True)
     except FileNotFoundError:
@@ -117,7 +125,7 @@ def erase_in(file: Path, tenant: str, report: TraceErasure) -> None:
     if not removed:
         return
     try:
-        _replace(file, kept)
+        _replace(file, kept, make_file)
     except OSError as exc:
         report.error = f"rewriting the trace file {file.name} failed: {exc.strerror or exc}"
         report.left = removed
@@ -187,9 +195,12 @@ def drop_stale_copies(path: Path) -> None:
             stale.unlink(missing_ok=True)
 
 
-def _replace(path: Path, lines: list[bytes]) -> None:
+def _replace(path: Path, lines: list[bytes], make_file: MakeFile | None) -> None:
     tmp = path.with_name(f"{_copy_prefix(path)}{os.getpid()}")
     try:
+        if make_file is not None:
+            tmp.unlink(missing_ok=True)  # a killed rewrite's copy: made again by make_file
+            make_file(tmp)
         with tmp.open("wb") as fh:
             fh.writelines(lines)
             fh.flush()

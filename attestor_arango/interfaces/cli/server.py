@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import importlib
+import socket
 import sys
 from typing import Any
 
@@ -13,7 +15,13 @@ from rich.console import Console
 from rich.table import Table
 
 from attestor_arango.config import load_config
-from attestor_arango.errors import MissingExtraError, ValidationError
+from attestor_arango.errors import (
+    AccessDenied,
+    AttestorError,
+    ConflictError,
+    MissingExtraError,
+    ValidationError,
+)
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.commands import common_options, open_memory
 from attestor_arango.interfaces.cli.parsing import (
@@ -40,6 +48,61 @@ def require_extra(command: str, extra: str, modules: tuple[str, ...]) -> None:
                 extra=extra,
                 module=module,
             ) from None
+
+
+def check_address(host: str, port: int) -> None:
+    """Binds ``host``:``port`` as the server will, and lets it go, before anything is opened.
+
+    Left to uvicorn, an unresolvable host, an address not of this machine or a port in use
+    opened the store, printed uvicorn's ``ERROR:`` line and exited 3 (this CLI's "not
+    found"); an empty host bound every interface. Raises ``ValidationError`` for an empty,
+    unresolvable or foreign host (exit 2), ``ConflictError`` for a port in use (exit 1),
+    ``AccessDenied`` for a port this user may not bind (exit 4), each saying what to pass.
+    """
+    where = "pass 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)"
+    if not host.strip():
+        raise ValidationError(f"--host is empty; {where}")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ValidationError(f"--host {host!r} cannot be resolved ({exc}); {where}") from None
+    for family, kind, proto, _, address in dict.fromkeys(infos):
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as asyncio binds it: IPv6 only
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise ConflictError(
+                        f"port {port} on {host} is in use by another process; stop it or "
+                        "pass another --port"
+                    ) from None
+                if exc.errno == errno.EACCES:
+                    raise AccessDenied(
+                        f"binding port {port} on {host} is not permitted to this user (ports "
+                        "below 1024 need privileges); pass --port 1024 or above"
+                    ) from None
+                raise ValidationError(
+                    f"--host {host!r} cannot be bound ({exc.strerror}): it is not an address "
+                    f"of this machine; {where}"
+                ) from None
+
+
+def run_server(app: Any, **options: Any) -> None:
+    """``uvicorn.run``; a server that did not start (an address taken after
+    ``check_address``, a failed start-up) is an ``AttestorError``, not uvicorn's exit 3."""
+    import uvicorn
+
+    try:
+        uvicorn.run(app, **options)
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        raise AttestorError(
+            f"the server did not start (uvicorn exited {exc.code}; its error is above)"
+        ) from None
 
 
 def settle_heap() -> None:
@@ -105,8 +168,6 @@ def cmd_api(args: argparse.Namespace) -> int:
     if args.new_key:
         return cmd_new_key(args)
     require_extra("api", "server", ("starlette", "uvicorn"))
-    import uvicorn
-
     from attestor_arango.interfaces.api.app import ApiSettings, create_app
     from attestor_arango.interfaces.api.auth import load_keys
 
@@ -119,6 +180,7 @@ def cmd_api(args: argparse.Namespace) -> int:
         )
     if args.no_auth and args.host not in LOOPBACK:
         raise ValidationError("--no-auth only binds a loopback address; use keys to serve further")
+    check_address(args.host, args.port)
     settings = ApiSettings(
         max_body_bytes=args.max_body,
         request_timeout_s=args.timeout,
@@ -133,7 +195,7 @@ def cmd_api(args: argparse.Namespace) -> int:
     settle_heap()
     # uvicorn stops accepting on SIGINT/SIGTERM, lets in-flight requests finish for up to
     # --grace seconds, then runs the lifespan shutdown that closes the store.
-    uvicorn.run(
+    run_server(
         app,
         host=args.host,
         port=args.port,
@@ -163,8 +225,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         run_stdio(memory)
         return out.EXIT_OK
     require_extra("mcp --transport http", "server", ("starlette", "uvicorn"))
-    import uvicorn
-
     from attestor_arango.interfaces.api.auth import load_keys
     from attestor_arango.interfaces.mcp_http import create_mcp_app
 
@@ -176,13 +236,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         )
     if args.no_auth and args.host not in LOOPBACK:
         raise ValidationError("--no-auth only binds a loopback address; use keys to serve further")
+    check_address(args.host, args.port)
     memory = open_memory(args)
     try:
         app = create_mcp_app(
             memory, None if args.no_auth else keys, host=args.host, max_body_bytes=args.max_body
         )
         settle_heap()
-        uvicorn.run(
+        run_server(
             app,
             host=args.host,
             port=args.port,
