@@ -188,9 +188,14 @@ def scored_by_backend(
     got = _ordered_by_backend(store, scope, query, k, view, cache)
     if got is None:
         return None
-    ids, created, scores = got
+    return _rows(*got)
+
+
+def _rows(ids: list[str], created: np.ndarray, scores: np.ndarray) -> list[TextScore]:
+    """An ordered pool's rows as ``TextScore``s; rows tied on score and time sorted by id,
+    as in ``rescore_pool``."""
     out = text_scores(ids, created.tolist(), scores.tolist())
-    if _tied(created, scores):  # equal score and time: the id decides, as in ``rescore_pool``
+    if _tied(created, scores):
         out.sort(key=_best_first)
     return out
 
@@ -210,9 +215,7 @@ def ranked_by_backend(
         return None
     ids, created, scores = got
     if _tied(created, scores):  # rare: the rows made and sorted as ``scored_by_backend``
-        out = text_scores(ids, created.tolist(), scores.tolist())
-        out.sort(key=_best_first)
-        return Ranked.of(out)
+        return Ranked.of(_rows(ids, created, scores))
     return Ranked(ids, scores.tolist())
 
 
