@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 import struct
+import warnings
 
 import numpy as np
 import pytest
@@ -74,3 +75,33 @@ def test_round12_equals_python_round_next_to_the_halves() -> None:
     assert [bits(g) for g in got] == [bits(w) for w in want]
     assert math.isnan(round12(math.nan))
     assert bits(round12(-1e-14)) == bits(-0.0) and bits(round12(-0.0)) == bits(-0.0)
+
+
+@pytest.mark.parametrize("digits", [6, 9, 12])
+def test_arrays_inside_the_window_bit_for_bit_without_warnings(digits: int) -> None:
+    """Arrays whose every value is finite and small (the usual case, which skips numpy's
+    error state): whole and in pipeline-sized pieces, next to the halves included."""
+    values = [v for v in samples(digits) if math.isfinite(v) and abs(v) * 10**digits < 2**40]
+    want = [bits(round(v, digits)) for v in values]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [bits(g) for g in round_array(values, digits).tolist()] == want
+        for start in range(0, len(values), 60):
+            piece = values[start : start + 60]
+            got = round_array(np.asarray(piece), digits).tolist()
+            assert [bits(g) for g in got] == want[start : start + 60]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[1e300, 0.25], [math.inf, 0.5], [-math.inf, math.inf], [1.7e308, -1e-13], [2.0**41, 1.0]],
+)
+def test_large_or_infinite_values_round_as_python_does_and_raise_no_warning(
+    values: list[float],
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = round_array(values, 12).tolist()
+        nan = round_array([math.nan, 1.0], 12).tolist()
+    assert [bits(g) for g in got] == [bits(round(v, 12)) for v in values]
+    assert math.isnan(nan[0]) and nan[1] == 1.0
