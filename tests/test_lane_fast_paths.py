@@ -285,8 +285,9 @@ def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
 @pytest.mark.parametrize("keep", [0, 3, 8, 200])
 def test_the_text_lane_on_columns_equals_the_rows_it_replaced(tmp_path: Path, keep: int) -> None:
     """``rescored_text`` (the pool as ``Ranked`` columns, the kept rows read by
-    ``decoded_ranked``) against the rows ``scored_by_backend`` makes, decoded by ``decoded``,
-    with some memories known beforehand and others read."""
+    ``decoded_ranked``) against the general path's rows (``rescore_pool`` over the store's
+    pool and terms), decoded by ``decoded``, with some memories known beforehand and others
+    read."""
     mem = _filled(tmp_path / "m.db")
     store = mem.store
     assert isinstance(store, SQLiteStore)
@@ -295,8 +296,9 @@ def test_the_text_lane_on_columns_equals_the_rows_it_replaced(tmp_path: Path, ke
     for query in ("violin harbour note", "ember", "quill about the glacier saddle", "zzz"):
         for known in ({}, dict(list(known_all.items())[::2])):
             hits, tail = text_lane.rescored_text(store, SCOPE, query, view, 200, keep, known)
-            rows = text_lane.scored_by_backend(store, SCOPE, query, 200, view)
-            assert rows is not None
+            pool = store.text_pool(SCOPE, query, 200, view)
+            held = store.scoring_terms(SCOPE, [t.id for t in pool])
+            rows = text_lane.rescore_pool(pool, query, held=held)
             want = text_lane.decoded(store, SCOPE, rows[:keep], known)
             assert [(h.memory.id, repr(h.score)) for h in hits] == [
                 (h.memory.id, repr(h.score)) for h in want

@@ -174,32 +174,6 @@ def _tied(created: np.ndarray, scores: np.ndarray) -> bool:
     return bool(((scores[1:] == scores[:-1]) & (created[1:] == created[:-1])).any())
 
 
-def scored_by_backend(
-    store: object,
-    scope: Scope,
-    query: str,
-    k: int,
-    view: TemporalView,
-    cache: dict[str, tuple[str, ...]] | None = None,
-) -> list[TextScore] | None:
-    """What ``rescore_pool`` makes of the ``k``-row pool and its terms, from a backend that
-    scores the pool itself (``ScoresPool``; None: it does not), ordered with numpy. The rows'
-    texts are not read; the terms it read on the way go to ``cache``."""
-    got = _ordered_by_backend(store, scope, query, k, view, cache)
-    if got is None:
-        return None
-    return _rows(*got)
-
-
-def _rows(ids: list[str], created: np.ndarray, scores: np.ndarray) -> list[TextScore]:
-    """An ordered pool's rows as ``TextScore``s; rows tied on score and time sorted by id,
-    as in ``rescore_pool``."""
-    out = text_scores(ids, created.tolist(), scores.tolist())
-    if _tied(created, scores):
-        out.sort(key=_best_first)
-    return out
-
-
 def ranked_by_backend(
     store: object,
     scope: Scope,
@@ -208,14 +182,19 @@ def ranked_by_backend(
     view: TemporalView,
     cache: dict[str, tuple[str, ...]] | None = None,
 ) -> Ranked | None:
-    """``scored_by_backend``'s rows as columns (``Ranked``: ids and scores, in its order),
-    without a ``TextScore`` per row: the lane and lane completion read no row's time."""
+    """What ``rescore_pool`` makes of the ``k``-row pool and its terms, from a backend that
+    scores the pool itself (``ScoresPool``; None: it does not), ordered with numpy, as
+    columns (``Ranked``: ids and scores, best first) without an object per row: the lane
+    and lane completion read no row's time. The rows' texts are not read; the terms it
+    read on the way go to ``cache``."""
     got = _ordered_by_backend(store, scope, query, k, view, cache)
     if got is None:
         return None
     ids, created, scores = got
-    if _tied(created, scores):  # rare: the rows made and sorted as ``scored_by_backend``
-        return Ranked.of(_rows(ids, created, scores))
+    if _tied(created, scores):  # rare: equal score and time, the id decides (``rescore_pool``)
+        rows = text_scores(ids, created.tolist(), scores.tolist())
+        rows.sort(key=_best_first)
+        return Ranked.of(rows)
     return Ranked(ids, scores.tolist())
 
 
