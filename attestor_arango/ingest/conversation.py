@@ -49,6 +49,7 @@ VERBATIM_TAG = "verbatim"
 REPLY_SNIPPET_CHARS = 240  # enough of the previous turn to say what this one answers
 MAX_TURNS_PER_CALL = 10_000
 MAX_TURN_CHARS = 64_000
+LAST_TURN_ROWS = 10_000  # rows of a session ``last_turn`` reads at most
 
 
 class ConversationTurn(BaseModel):
@@ -135,7 +136,7 @@ def last_turn(store: MemoryStore, ctx: AgentContext, session_id: str, now_us: in
         ctx.scope,
         MemoryFilter(tags=(session_tag(session_id),)),
         TemporalView(as_of=now_us),
-        limit=10_000,
+        limit=LAST_TURN_ROWS,
     )
     turns = [
         (m.us("valid_from"), index, m)
