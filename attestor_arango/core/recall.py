@@ -55,7 +55,7 @@ def _erased_after(rt: Runtime, scope: Scope, began: int, error: BaseException) -
     try:
         _erased(rt, scope, began)
     except Exception as failed:
-        why = f"{type(failed).__name__}: {failed}"
+        why = repr(failed)  # a message's control characters escaped, as a log line needs
         log.warning("a traced recall failed and its check for a purge begun meanwhile failed "
                     "too: %s", why)  # fmt: skip
         error.add_note(f"the check for a purge begun during this traced recall failed: {why}")
