@@ -263,8 +263,9 @@ SECRET_ENV = frozenset(
 )
 
 
-# the scope variables: set to nothing they are refused, not read as unset
-_SCOPE_KEYS = frozenset({"tenant", "namespace"})
+# the scope and permission variables: set to nothing they are refused, not read as unset
+# (which means the shared default tenant, or the widest permissions)
+_NOT_BLANK = frozenset({"tenant", "namespace", "role", "read_only"})
 
 
 def identity_settings(
@@ -275,8 +276,10 @@ def identity_settings(
 
     Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not a whole number in
     plain digits, ``ATTESTOR_READ_ONLY`` is not a yes/no word (``flag_from_text``), or
-    ``ATTESTOR_TENANT`` / ``ATTESTOR_NAMESPACE`` is set but empty: a tenant that came out
-    blank (``ATTESTOR_TENANT=$CUSTOMER``) must fail, not use the shared default tenant.
+    ``ATTESTOR_TENANT``, ``_NAMESPACE``, ``_ROLE`` or ``_READ_ONLY`` is set but empty: a
+    tenant that came out blank (``ATTESTOR_TENANT=$CUSTOMER``) must fail, not use the
+    shared default tenant; a blank role or read-only flag must not grant an orchestrator's
+    writes.
     """
     environ = environment(env)
     values: dict[str, Any] = {}
@@ -284,9 +287,9 @@ def identity_settings(
         raw = environ.get(name)
         if key in given:
             continue
-        if raw == "" and key in _SCOPE_KEYS:
+        if raw == "" and key in _NOT_BLANK:
             raise ValidationError(
-                f"{name} is set but empty; name a {key}, or unset it for the default",
+                f"{name} is set but empty; give it a value, or unset it for the default",
                 field=name,
             )
         if not raw:

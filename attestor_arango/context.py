@@ -235,7 +235,8 @@ class AgentContext:
         _READ_ONLY (through ``config.identity_settings``); keyword arguments win.
 
         Raises ``ValidationError`` for a non-integer ``ATTESTOR_TOKEN_BUDGET`` and for an
-        ``ATTESTOR_TENANT`` or ``ATTESTOR_NAMESPACE`` set but empty (none given here).
+        ``ATTESTOR_TENANT``, ``_NAMESPACE``, ``_ROLE`` or ``_READ_ONLY`` set but empty (and
+        not given here).
         """
         # imported here: the HTTP client builds contexts and never needs the config reader
         from attestor_arango.config import identity_settings

@@ -7,7 +7,10 @@ shared default tenant ``local`` (and recalled them back to the others), and
 ``ATTESTOR_TENANT=$SUBJECT attestor-arango purge --yes`` erased ``local``. The flags were
 already refused when blank (``--tenant ''``: "a scripted tenant that came out blank must
 fail"). A blank tenant or namespace variable is now refused, naming it, unless a flag
-gives the value; unset still means the default.
+gives the value; unset still means the default. So are a blank ``ATTESTOR_ROLE`` and
+``ATTESTOR_READ_ONLY``, which fell back to the widest permissions (an orchestrator that
+writes): an MCP stdio server configured for a read-only reviewer whose role variable came
+out blank let its agent add and forget memories.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.cli.main import main
 
 
-@pytest.mark.parametrize("name", ["ATTESTOR_TENANT", "ATTESTOR_NAMESPACE"])
-def test_a_blank_scope_variable_is_refused_naming_it(
+@pytest.mark.parametrize(
+    "name", ["ATTESTOR_TENANT", "ATTESTOR_NAMESPACE", "ATTESTOR_ROLE", "ATTESTOR_READ_ONLY"]
+)
+def test_a_blank_scope_or_permission_variable_is_refused_naming_it(
     monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     monkeypatch.setenv(name, "")
