@@ -263,16 +263,35 @@ SECRET_ENV = frozenset(
 )
 
 
-def identity_settings(env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The AgentContext fields the environment sets (``IDENTITY_ENV``), parsed.
+# the scope and permission variables: set to nothing they are refused, not read as unset
+# (which means the shared default tenant, or the widest permissions)
+_NOT_BLANK = frozenset({"tenant", "namespace", "role", "read_only"})
+
+
+def identity_settings(
+    env: Mapping[str, str] | None = None, given: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The AgentContext fields the environment sets (``IDENTITY_ENV``), parsed; the fields in
+    ``given`` (set by the caller's flags) are not read.
 
     Raises ``ValidationError`` when ``ATTESTOR_TOKEN_BUDGET`` is not a whole number in
-    plain digits or ``ATTESTOR_READ_ONLY`` is not a yes/no word (``flag_from_text``).
+    plain digits, ``ATTESTOR_READ_ONLY`` is not a yes/no word (``flag_from_text``), or
+    ``ATTESTOR_TENANT``, ``_NAMESPACE``, ``_ROLE`` or ``_READ_ONLY`` is set but empty: a
+    tenant that came out blank (``ATTESTOR_TENANT=$CUSTOMER``) must fail, not use the
+    shared default tenant; a blank role or read-only flag must not grant an orchestrator's
+    writes.
     """
     environ = environment(env)
     values: dict[str, Any] = {}
     for key, name in IDENTITY_ENV.items():
         raw = environ.get(name)
+        if key in given:
+            continue
+        if raw == "" and key in _NOT_BLANK:
+            raise ValidationError(
+                f"{name} is set but empty; give it a value, or unset it for the default",
+                field=name,
+            )
         if not raw:
             continue
         if key == "token_budget":

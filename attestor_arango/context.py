@@ -234,12 +234,14 @@ class AgentContext:
         """Reads ATTESTOR_AGENT_ID, _ROLE, _TENANT, _NAMESPACE, _SESSION_ID, _TOKEN_BUDGET,
         _READ_ONLY (through ``config.identity_settings``); keyword arguments win.
 
-        Raises ``ValidationError`` for a non-integer ``ATTESTOR_TOKEN_BUDGET``.
+        Raises ``ValidationError`` for a non-integer ``ATTESTOR_TOKEN_BUDGET`` and for an
+        ``ATTESTOR_TENANT``, ``_NAMESPACE``, ``_ROLE`` or ``_READ_ONLY`` set but empty (and
+        not given here).
         """
         # imported here: the HTTP client builds contexts and never needs the config reader
         from attestor_arango.config import identity_settings
 
-        return cls(**{**identity_settings(), **overrides})
+        return cls(**{**identity_settings(given=frozenset(overrides)), **overrides})
 
 
 def _narrower(ceiling: int, asked: int | None) -> int:

@@ -218,6 +218,12 @@ def _q(text: str) -> Query:
             "RETURN NEW",
             "insert does not force",
         ),
+        (  # a subquery's loop is not guarded by a later loop's filter on the same name
+            "// @params: tenant, s\nLET top = FIRST(FOR m IN memories FILTER m.session_id == "
+            "@s SORT m.valid_from DESC LIMIT 1 RETURN m.valid_from) FOR m IN memories FILTER "
+            "m.tenant == @tenant AND m.valid_from == top RETURN m",
+            "loop over memories lacks the filter m.tenant == @tenant",
+        ),
     ],
 )
 def test_tenant_filter_lint_catches_missing_filters(text: str, fragment: str) -> None:

@@ -41,7 +41,8 @@ SAMPLE: dict[str, Any] = {
     "fragment": "m-", "@collection": "episodes", "items": [{"id": "m-1", "vector": [0.5] * DIM}],
     "doc": {"tenant": "acme", "namespace": "ns1", "id": "m-1"}, "actions": ["forget"],
     "space": f"test/{DIM}", "count": 1, "after": "", "edge": "1", "source": "alice",
-    "target": "bob", "created_by": T0 + 10, "candidates": ["m-1"],
+    "target": "bob", "created_by": T0 + 10, "candidates": ["m-1"], "session_id": "s1",
+    "tag": "turn", "before": OPEN + 1,
 }  # fmt: skip
 
 

@@ -9,6 +9,7 @@ fails whole and is on record; a partial answer is never returned).
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
@@ -24,6 +25,8 @@ from attestor_arango.retrieval.pipeline import recall as run_recall
 from attestor_arango.retrieval.trace import erase_tenant, shared_tracer
 from attestor_arango.scope import Scope
 from attestor_arango.validation import TimeInput, Window, check_query_size
+
+log = logging.getLogger(__name__)
 
 
 def _reads_together(store: object) -> AbstractContextManager[None]:
@@ -43,6 +46,19 @@ def _erased(rt: Runtime, scope: Scope, began: int) -> None:
     trace file of its rows' ids)."""
     if purge_began_since(rt.store, scope, began):
         erase_tenant(rt.config.trace, scope.tenant)
+
+
+def _erased_after(rt: Runtime, scope: Scope, began: int, error: BaseException) -> None:
+    """``_erased`` after the recall raised ``error``: ``error`` is what the caller must see,
+    so a failure of the check (its audit read) is logged and noted on ``error``, never
+    raised in its place."""
+    try:
+        _erased(rt, scope, began)
+    except Exception as failed:
+        why = repr(failed)  # a message's control characters escaped, as a log line needs
+        log.warning("a traced recall failed and its check for a purge begun meanwhile failed "
+                    "too: %s", why)  # fmt: skip
+        error.add_note(f"the check for a purge begun during this traced recall failed: {why}")
 
 
 def recall(
@@ -89,13 +105,15 @@ def recall(
                 ),
                 cut=cut,
             )
-    except TenantLeakError:  # never a partial answer: the call fails, and is on record
-        with contextlib.suppress(Exception):
-            auditor.record(ctx, "tenant_leak", None, {"operation": op})
-        raise
-    finally:
+    except BaseException as error:
+        if isinstance(error, TenantLeakError):  # never a partial answer: the call fails, on record
+            with contextlib.suppress(Exception):
+                auditor.record(ctx, "tenant_leak", None, {"operation": op})
         if tracer is not None:
-            _erased(rt, scope, began)
+            _erased_after(rt, scope, began, error)
+        raise
+    if tracer is not None:
+        _erased(rt, scope, began)
     ctx.usage.add_tokens(response.tokens_used)
     return response
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from attestor_arango.clock import Clock, check_not_ahead, from_us, parse_time, to_us
+from attestor_arango.clock import OPEN, Clock, check_not_ahead, from_us, parse_time, to_us
 from attestor_arango.context import MAX_AGENT_ID, AgentContext
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.writes import Writer
@@ -34,7 +34,7 @@ from attestor_arango.errors import ValidationError
 from attestor_arango.ids import IdSource
 from attestor_arango.models import Memory, Relation
 from attestor_arango.scope import TemporalView
-from attestor_arango.store.protocol import GraphStore, MemoryFilter, MemoryStore
+from attestor_arango.store.protocol import GraphStore, MemoryStore
 from attestor_arango.validation import (
     check_content,
     check_label,
@@ -49,6 +49,7 @@ VERBATIM_TAG = "verbatim"
 REPLY_SNIPPET_CHARS = 240  # enough of the previous turn to say what this one answers
 MAX_TURNS_PER_CALL = 10_000
 MAX_TURN_CHARS = 64_000
+LAST_TURN_ROWS = 1_000  # rows ``last_turn`` asks the store for at a time
 
 
 class ConversationTurn(BaseModel):
@@ -130,23 +131,42 @@ def turn_text(turn: ConversationTurn, at_us: int, previous: Memory | None) -> st
 
 
 def last_turn(store: MemoryStore, ctx: AgentContext, session_id: str, now_us: int) -> Memory | None:
-    """The latest stored turn of a session (by message time), if any."""
-    rows = store.list_memories(
-        ctx.scope,
-        MemoryFilter(tags=(session_tag(session_id),)),
-        TemporalView(as_of=now_us),
-        limit=10_000,
-    )
-    turns = [
-        (m.us("valid_from"), index, m)
-        for m in rows
-        if TURN_TAG in m.tags and m.provenance.session_id == session_id
-        for index in (turn_index(m),)
-        if index is not None
-    ]
-    if not turns:
-        return None
-    return max(turns, key=lambda t: t[:2])[2]
+    """The latest stored turn of a session (by message time, then turn index; on a tie
+    the first in (t_created, id) order), if any.
+
+    The store hands over the session's rows one message time at a time, newest first
+    (``latest_in_session``, read through an index), at most ``LAST_TURN_ROWS`` a read;
+    rows that are no turn of the session (``turn_index``: the turn tags are plain tags
+    any writer may give) are passed over. So the cost is the rows from the latest turn
+    on, whatever the size of the tenant or the session; before, the tenant's rows tagged
+    with the session were listed, oldest first and 10,000 at most, for each new session
+    of a call (a longer session linked its next turn to one of its first 10,000).
+    """
+    view = TemporalView(as_of=now_us)
+    tag = session_tag(session_id)
+    before = OPEN + 1  # every message time is below it
+    while True:
+        best: tuple[int, Memory] | None = None
+        at: int | None = None
+        offset = 0
+        while True:
+            rows = store.latest_in_session(
+                ctx.scope, session_id, tag, view, before, LAST_TURN_ROWS, offset
+            )
+            for m in rows:
+                at = m.us("valid_from")
+                ours = TURN_TAG in m.tags and m.provenance.session_id == session_id
+                index = turn_index(m) if ours else None
+                if index is not None and (best is None or index > best[0]):
+                    best = (index, m)
+            if len(rows) < LAST_TURN_ROWS:
+                break
+            offset += len(rows)
+        if best is not None:
+            return best[1]
+        if at is None:  # no row left below ``before``
+            return None
+        before = at
 
 
 def turn_index(memory: Memory) -> int | None:

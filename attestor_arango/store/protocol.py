@@ -183,6 +183,21 @@ class MemoryStore(Protocol):
         """How many rows ``list_memories`` pages through with the same filters and view."""
         ...
 
+    def latest_in_session(
+        self,
+        scope: Scope,
+        session_id: str,
+        tag: str,
+        view: TemporalView,
+        before: int,
+        limit: int,
+        offset: int = 0,
+    ) -> list[Memory]:
+        """The memories of session ``session_id`` (exact) tagged ``tag`` that ``view`` sees
+        at the latest ``valid_from`` below ``before`` any has, by t_created, id, paged; read
+        through an index, newest first (``add_turns`` finds a session's last turn)."""
+        ...
+
     def count_rows(self, scope: Scope) -> dict[str, int]:
         """Keys: total, active, superseded, archived (memories), episodes, entities,
         relations, audit (the tenant's audit entries written by calls made in the scope's

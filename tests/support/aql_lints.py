@@ -94,6 +94,14 @@ def _depths(code: str) -> list[int]:
     return out
 
 
+def _scope_end(depths: list[int], start: int) -> int:
+    """Where the loop starting at ``start`` stops binding its variable: the closing
+    bracket of the subquery it sits in (the end of the text for a top-level loop). A
+    filter after that bracket belongs to another loop, even one that reuses the name."""
+    level = depths[start]
+    return next((i for i in range(start, len(depths)) if depths[i] < level), len(depths))
+
+
 def _wrapped(text: str) -> bool:
     """``text`` is one parenthesised group, ``( ... )``, and not a call or two groups."""
     if not (text.startswith("(") and text.endswith(")")):
@@ -198,10 +206,11 @@ def lint_tenant_filter(query: Query) -> list[str]:
     if "tenant" not in query.params:
         problems.append(f"{where}: touches a tenant collection but never binds @tenant")
     loops = list(_FOR.finditer(code))
+    depths = _depths(code)
     for loop in loops:
         names = [v.strip() for v in loop.group("vars").split(",")]
         src = loop.group("src")
-        rest = code[loop.start() :]
+        rest = code[loop.start() : _scope_end(depths, loop.start())]
         if _TRAVERSAL.search(src):
             if len(names) < 3:
                 problems.append(f"{where}: traversal must bind a path variable (v, e, p)")

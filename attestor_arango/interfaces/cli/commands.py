@@ -24,7 +24,7 @@ from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.export_files import ledger_path, record_export
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.parsing import number_arg, time_arg, whole_number
-from attestor_arango.scope import Scope
+from attestor_arango.scope import Scope, check_name
 from attestor_arango.validation import load_json
 
 if TYPE_CHECKING:
@@ -219,9 +219,17 @@ def _same_file(one: Path, other: Path) -> bool:
         return False
 
 
+def _user(args: argparse.Namespace, mem: AgentMemory) -> str:
+    """The tenant ``--user`` names, the caller's own when the flag is absent. Given empty it
+    is refused as malformed (``ValidationError``, as ``--tenant ''``), before anything is
+    read: a scripted subject that came out blank must fail, not act on the caller's own
+    tenant."""
+    return mem.default_context.tenant if args.user is None else check_name(args.user, "user")
+
+
 def cmd_export(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     target = _output_file(args.output, mem.config) if args.output else None
-    user = args.user or mem.default_context.tenant
+    user = _user(args, mem)
     began = audit_seq(mem.store, Scope(user)) if target is not None else 0
     data = mem.export_user(user)
     if target is not None:
@@ -250,7 +258,7 @@ def cmd_import(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, in
 
 
 def cmd_purge(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
-    user = args.user or mem.default_context.tenant
+    user = _user(args, mem)
     if not args.yes:
         raise ValidationError(
             f"purge erases every memory, episode, vector and edge of tenant {user!r}; "

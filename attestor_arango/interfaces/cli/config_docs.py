@@ -84,7 +84,9 @@ OTHER_ENV: dict[str, str] = {
     CONFIG_FILE_ENV: "the config file (else the platform config file, see above)",
     HOME_ENV: "directory of the embedded store when `path` is not set",
     ", ".join(_IDENTITY): "the CLI's identity (default: SOLO, "
-    "orchestrator of tenant `local`, namespace `inbox`)",
+    "orchestrator of tenant `local`, namespace `inbox`; `ATTESTOR_TENANT`, "
+    "`ATTESTOR_NAMESPACE`, `ATTESTOR_ROLE` or `ATTESTOR_READ_ONLY` set but empty is "
+    "refused, not read as the default)",
     IDENTITY_ENV["token_budget"]: "default recall token budget of the CLI",
     API_KEYS_ENV: "API key file of `attestor-arango api` / `mcp --transport http` (an "
     "entry's optional `expires_at`, ISO-8601 with a zone, ends the key then: 401; see "

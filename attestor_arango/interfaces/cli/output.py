@@ -12,6 +12,7 @@ Exit codes: 0 ok, 2 usage or invalid input, 3 not found, 4 permission denied,
 from __future__ import annotations
 
 import json
+import re
 import sys
 import unicodedata
 from typing import Any
@@ -68,8 +69,17 @@ def report_error(err: AttestorError, as_json: bool) -> int:
     return exit_code(err)
 
 
+# DEL and the C1 controls: ``json`` writes them as they are when ``ensure_ascii`` is off, and
+# a terminal reading C1 in UTF-8 (xterm) obeys U+009B as CSI, U+009D as OSC
+_RAW_CONTROLS = re.compile("[\x7f-\x9f]")
+
+
 def emit_json(value: Any) -> None:
-    print(json.dumps(jsonable(value), indent=2, ensure_ascii=False))
+    """``value`` as JSON on stdout, text other than ASCII as written; DEL and the C1
+    controls (``_RAW_CONTROLS``: they can only stand inside a string) escaped as ``\\u009b``,
+    the same value, so stored text cannot drive a terminal through ``--json`` either."""
+    text = json.dumps(jsonable(value), indent=2, ensure_ascii=False)
+    print(_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
 
 
 def plain(text: str) -> str:

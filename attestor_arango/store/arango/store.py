@@ -228,6 +228,35 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
         )
         return [memory_from_arango(r) for r in rows]
 
+    def latest_in_session(
+        self,
+        scope: Scope,
+        session_id: str,
+        tag: str,
+        view: TemporalView,
+        before: int,
+        limit: int,
+        offset: int = 0,
+    ) -> list[Memory]:
+        vb = view_binds(view)
+        rows = self._run(
+            "memory_session_latest",
+            scope,
+            {
+                "namespace": scope.namespace,
+                "session_id": session_id,
+                "tag": tag,
+                "before": min(before, OPEN),  # as view_binds' window end: OPEN + 1 is no double
+                "as_of": vb.as_of,
+                "t_expired_after": vb.t_expired_after,
+                "window_start": vb.window_start,
+                "window_end": vb.window_end,
+                "offset": max(0, offset),
+                "limit": max(0, limit),
+            },
+        )
+        return [memory_from_arango(r) for r in rows]
+
     def count_memories(self, scope: Scope, filters: MemoryFilter, view: TemporalView) -> int:
         vb = view_binds(view)
         rows = self._run(

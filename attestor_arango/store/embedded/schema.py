@@ -372,6 +372,18 @@ MIGRATIONS: list[tuple[int, str]] = [
             WHERE source != attestor_entity_key(source) OR target != attestor_entity_key(target);
         """,
     ),
+    (
+        10,
+        # a session's rows, newest message time first: ``add_turns`` finds a session's
+        # latest turn by seeking here (``latest_in_session``) instead of listing the tenant's
+        # rows tagged with the session (one scan of the tenant per new session of a call).
+        # Rows written without a session are left out of the index.
+        """
+        CREATE INDEX memories_tenant_session
+            ON memories (tenant, session_id, valid_from, t_created, id)
+            WHERE session_id IS NOT NULL;
+        """,
+    ),
 ]
 
 LATEST = MIGRATIONS[-1][0]

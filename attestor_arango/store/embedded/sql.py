@@ -418,3 +418,23 @@ REPLACE_VECTOR = """
 UPDATE memories SET embedding = :embedding
 WHERE tenant = :tenant AND id = :id AND embedding IS NOT NULL
 """
+
+# A session's rows at its latest message time below :before (``latest_in_session``, what
+# conversation.last_turn pages through): both steps seek memories_tenant_session, the inner
+# one newest message time first and stopping at the first row the view sees, so a
+# session's latest turn is found without reading the tenant's or the session's other rows.
+_SESSION_WHERE = f"""
+  AND (:namespace IS NULL OR namespace = :namespace) AND {VIEW}
+  AND EXISTS (SELECT 1 FROM json_each(memories.tags) AS t WHERE t.value = :tag)
+"""
+LATEST_IN_SESSION = f"""
+SELECT {MEMORY_COLUMNS} FROM memories INDEXED BY memories_tenant_session
+WHERE tenant = :tenant AND session_id = :session_id AND valid_from = (
+    SELECT valid_from FROM memories INDEXED BY memories_tenant_session
+    WHERE tenant = :tenant AND session_id = :session_id AND valid_from < :before
+    {_SESSION_WHERE}
+    ORDER BY valid_from DESC LIMIT 1)
+{_SESSION_WHERE}
+ORDER BY t_created, id
+LIMIT :limit OFFSET :offset
+"""

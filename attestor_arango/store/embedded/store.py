@@ -35,6 +35,7 @@ from attestor_arango.store.embedded.graph import EmbeddedGraph
 from attestor_arango.store.embedded.health import role_health
 from attestor_arango.store.embedded.memories import EmbeddedMemories
 from attestor_arango.store.embedded.persisted import PersistedIndexes, index_folder
+from attestor_arango.store.embedded.sessions import latest_in_session
 from attestor_arango.store.protocol import (
     BackedRelations,
     EmbeddingSpace,
@@ -188,6 +189,18 @@ class SQLiteStore(ScopeGuarded):
 
     def count_memories(self, scope: Scope, filters: MemoryFilter, view: TemporalView) -> int:
         return self.memories.count_memories(scope, filters, view)
+
+    def latest_in_session(
+        self,
+        scope: Scope,
+        session_id: str,
+        tag: str,
+        view: TemporalView,
+        before: int,
+        limit: int,
+        offset: int = 0,
+    ) -> list[Memory]:
+        return latest_in_session(self.db, scope, session_id, tag, view, before, limit, offset)
 
     def count_rows(self, scope: Scope) -> dict[str, int]:
         return self.memories.count_rows(scope)
