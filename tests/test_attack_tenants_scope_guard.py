@@ -69,6 +69,7 @@ def arguments(name: str) -> list[Any]:
         "get_vectors": [["m1"]],
         "close_memory": ["m1", 1, "superseded", None],
         "find_active": ["ann", "drink", VIEW],
+        "latest_in_session": ["s1", "turn", VIEW, 10, 5],
         "list_memories": [MemoryFilter(), VIEW, 10],
         "count_memories": [MemoryFilter(), VIEW],
         "count_rows": [],
