@@ -22,7 +22,7 @@ from attestor_arango.embeddings.hashing import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import us_of
-from attestor_arango.retrieval import text_lane
+from attestor_arango.retrieval import lane_run, text_lane
 from attestor_arango.retrieval.completion import (
     Ranked,
     complete,
@@ -34,6 +34,7 @@ from attestor_arango.retrieval.completion import (
     stored_matrix,
 )
 from attestor_arango.retrieval.rounding import round_array
+from attestor_arango.retrieval.trace import RecallTrace
 from attestor_arango.scope import Scope
 from attestor_arango.store.codec import row_norms
 from attestor_arango.store.embedded.exact import RowNorms
@@ -310,4 +311,95 @@ def test_the_text_lane_on_columns_equals_the_rows_it_replaced(tmp_path: Path, ke
                 [t.id for t in rows[keep:]],
                 [t.score.hex() for t in rows[keep:]],
             )
+    mem.close()
+
+
+# --- the vector lane's ranking handed over before its rows are read ---------------------------
+
+
+class WithoutRanking:
+    """The store as a backend without ``vector_ranked`` (the Store contract's reads only):
+    the lanes then read ``vector_candidates``; every call is noted."""
+
+    def __init__(self, store: SQLiteStore, hide: bool) -> None:
+        self.store = store
+        self.hide = hide
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if self.hide and name == "vector_ranked":
+            raise AttributeError(name)
+        self.calls.append(name)
+        return getattr(self.store, name)
+
+
+def test_vector_ranked_is_vector_candidates_before_the_rows_are_read(tmp_path: Path) -> None:
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    emb = HashingEmbedder(64)
+    middle = sorted(m.t_created for m in mem.list(context=CTX, limit=100))[20]  # a replay
+    for query in ("violin harbour note", "ember", "nothing like it"):
+        qvec = emb.embed([query])[0]
+        for scope in (SCOPE, Scope("acme", "other"), Scope("else", "n")):
+            for k in (0, 1, 7, 100):
+                for view in (
+                    mem.runtime.view(None, None),
+                    mem.runtime.view(middle, None),
+                ):
+                    hits = store.vector_candidates(scope, qvec, k, view)
+                    pairs = store.vector_ranked(scope, qvec, k, view)
+                    assert [(i, repr(s)) for i, s in pairs] == [
+                        (h.memory.id, repr(h.score)) for h in hits
+                    ]
+    mem.close()
+
+
+@pytest.mark.parametrize("completion", [True, False])
+@pytest.mark.parametrize("bm25", [True, False])
+def test_the_lanes_from_the_ranking_equal_the_lanes_from_vector_candidates(
+    tmp_path: Path, completion: bool, bm25: bool
+) -> None:
+    """``run_lanes`` on the embedded store (``vector_ranked``, the hits made once with their
+    cosines, the rows read the text lane's ``known``) gives the lanes a backend without the
+    ranking gets from ``vector_candidates``: the same memories, scores to the bit, order."""
+    mem = _filled(tmp_path / "m.db")
+    mem.add("violin violin harbour, the note again", context=CTX)
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    view = mem.runtime.view(None, None)
+    config = mem.runtime.retrieval_config.replace(
+        vector_k=9, text_k=6, lane_completion=completion, bm25_enabled=bm25
+    )
+    emb = HashingEmbedder(64)
+    for query in ("violin harbour note", "ember quill", "glacier", "nothing like it"):
+        got = []
+        for hide in (False, True):
+            rec = WithoutRanking(store, hide)
+            errors: dict[str, str] = {}
+            lanes = lane_run.run_lanes(
+                rec,
+                emb,
+                SCOPE,
+                query,
+                view,
+                config,
+                None,
+                errors,  # type: ignore[arg-type]
+                RecallTrace(None, "r", "acme"),
+                {},
+                {},
+            )
+            assert ("vector_candidates" in rec.calls) is hide
+            assert ("vector_ranked" in rec.calls) is not hide
+            got.append(
+                (errors, [(n, [(h.memory, repr(h.score)) for h in hits]) for n, hits in lanes])
+            )
+        assert got[0] == got[1]
+        # a memory the vector lane read is the one the text lane hands on (not read again)
+        lanes_got = dict(got[0][1])
+        vector_read = {m.id: m for m, _ in lanes_got["vector"]}
+        for m, _ in lanes_got.get("bm25", []):
+            assert vector_read.get(m.id, m) is m
+        assert got[0][1][0][0] == "vector" and len(got[0][1][0][1]) >= 9
     mem.close()

@@ -196,16 +196,21 @@ def by_tie_rule(hits: list[Hit]) -> list[Hit]:
 
 def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
     """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
-    places), re-ordered by the tie rule: those without one first, then the others, each
-    in the order given, before the sort (one pass, each hit's id read once)."""
+    places), re-ordered by the tie rule (``rescored_pairs``)."""
+    return rescored_pairs([(h.memory, h.score) for h in hits], scores)
+
+
+def rescored_pairs(found: Sequence[tuple[Memory, float]], scores: Mapping[str, float]) -> list[Hit]:
+    """``rescored`` of hits given as (memory, score) pairs: the lane's hits are made here,
+    once each. Those without a cosine first, then the others, each in the order given,
+    before the sort (one pass, each memory's id read once)."""
     kept: list[Hit] = []
     scored: list[Hit] = []
     get = scores.get
-    for h in hits:
-        memory = h.memory
+    for memory, own in found:
         score = get(memory.id)
         if score is None:
-            kept.append(make_hit(memory, round(float(h.score), 6)))
+            kept.append(make_hit(memory, round(float(own), 6)))
         else:
             scored.append(make_hit(memory, score))
     kept.extend(scored)
