@@ -7,6 +7,7 @@ again, ...); the reference is that plainer read, and floats are compared exactly
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -251,8 +252,11 @@ def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: in
     rng = random.Random(seed)
     pool = [fake_mem(f"m{i:02d}", f"text {i}", day=rng.choice([1, 2, 3])) for i in range(30)]
     # odd seeds: few distinct values (scores tie often, -0.0 and 0.0 among them); even
-    # seeds: distinct scores, the order the scores alone decide
+    # seeds: distinct scores, the order the scores alone decide; every fourth seed also
+    # NaN (a NaN's order depends on the order the hits come in)
     values = [0.5, 0.25, 0.0, -0.0, 0.125, 0.75] if seed % 2 else [rng.random() for _ in range(999)]
+    if seed % 4 == 3:
+        values += [math.nan] * 3
     vector = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 12)]
     text = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 10)]
     extra = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 4)]

@@ -273,34 +273,33 @@ def complete_lanes(
     already).
     """
     tail = text_tail if isinstance(text_tail, Ranked) else Ranked.of(text_tail)
-    # ``lane_union``, ``missing`` and ``complete`` with each lane's ids read once
-    lane_ids = [[h.memory.id for h in hits] for _, hits in lanes]
-    found: dict[str, Memory] = {}
-    for (_, hits), ids in zip(lanes, lane_ids, strict=True):
-        found.update(zip(ids, [h.memory for h in hits], strict=True))
-    union = {i: found[i] for i in sorted(found)}
+    # ``lane_union``, ``missing`` and ``complete`` with each lane's hits read once: each
+    # lane's memories by id, the union of them (a later lane's memory of an id last)
+    held = [{h.memory.id: h.memory for h in hits} for _, hits in lanes]
+    union: dict[str, Memory] = {}
+    for found in held:
+        union.update(found)
     out: list[tuple[str, Sequence[Hit]]] = []
-    for (name, hits), ids in zip(lanes, lane_ids, strict=True):
-        have = set(ids)
+    for (name, hits), have in zip(lanes, held, strict=True):
         if name == "vector" and vector_scores is not None:
             # ``rescored`` of the missing members as hits scored 0.0: each missing member
             # once, in id order, so all of them follow the lane's hits (``complete``)
             unscored: list[Hit] = []
             scored: list[Hit] = []
-            for i, memory in union.items():
-                if i not in have:
-                    score = vector_scores.get(i)
-                    if score is None:
-                        unscored.append(make_hit(memory, 0.0))
-                    else:
-                        scored.append(make_hit(memory, score))
+            for i in sorted(union.keys() - have.keys()):
+                score = vector_scores.get(i)
+                if score is None:
+                    unscored.append(make_hit(union[i], 0.0))
+                else:
+                    scored.append(make_hit(union[i], score))
             unscored.extend(scored)
             out.append((name, [*hits, *by_tie_rule(unscored)]))
         elif name == "bm25":
             done = list(hits)  # ``complete`` over the tail's union members
+            seen = set(have)
             for i, score in zip(tail.ids, tail.scores, strict=True):
-                if i in union and i not in have:
-                    have.add(i)
+                if i in union and i not in seen:
+                    seen.add(i)
                     done.append(make_hit(union[i], score))
             out.append((name, done))
         else:
