@@ -29,7 +29,7 @@ from attestor_arango.models import Memory, us_of
 from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
-from attestor_arango.store.codec import row_norms
+from attestor_arango.store.codec import row_norms, vector_norm
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
 
 T = TypeVar("T")
@@ -162,7 +162,7 @@ def cosines(
     if not have:
         return {}
     q = np.asarray(qvec, dtype=np.float64)
-    q = q / (float(np.linalg.norm(q)) or 1.0)
+    q = q / (vector_norm(q) or 1.0)
     mat = rows.astype(np.float64)  # widened: each float32 exactly
     if norms is None:
         norms = row_norms(rows)
