@@ -23,9 +23,11 @@ from attestor_arango.embeddings.hashing import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import us_of
-from attestor_arango.retrieval import lane_run, text_lane
+from attestor_arango.retrieval import lane_run, pipeline, text_lane
 from attestor_arango.retrieval.completion import (
     Ranked,
+    VectorCache,
+    cached_vectors,
     complete,
     complete_lanes,
     cosines,
@@ -406,4 +408,60 @@ def test_the_lanes_from_the_ranking_equal_the_lanes_from_vector_candidates(
         for m, _ in lanes_got.get("bm25", []):
             assert vector_read.get(m.id, m) is m
         assert got[0][1][0][0] == "vector" and len(got[0][1][0][1]) >= 9
+    mem.close()
+
+
+# --- the union's matrix kept whole until a step reads its rows -----------------------------
+
+
+def test_a_vector_cache_keeps_the_union_whole_and_hands_the_same_rows_later(
+    tmp_path: Path,
+) -> None:
+    """``cosines`` into a ``VectorCache`` splits no rows (the work it spares); a later read
+    through ``cached_vectors`` gets the rows a plain dict was given, without a store read."""
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    ids = _ids(mem)
+    qvec = HashingEmbedder(64).embed(["violin harbour note"])[0]
+    lazy, plain = VectorCache(), {}
+    rec = NormedRecorder(store)
+    got = cosines(rec, SCOPE, qvec, ids[:30], lazy)  # type: ignore[arg-type]
+    assert got == cosines(store, SCOPE, qvec, ids[:30], plain)
+    assert len(lazy) == 0 and len(lazy.pending) == 1  # kept whole
+    assert sorted(plain) == ids[:30]
+    later = cached_vectors(rec, SCOPE, ids[5:20], lazy)  # type: ignore[arg-type]
+    assert rec.calls == ["vector_matrix_normed"]  # from the cache alone
+    assert sorted(later) == ids[5:20]
+    assert all(np.array_equal(later[i], plain[i]) for i in later)
+    assert sorted(lazy) == ids[:30] and not lazy.pending
+    # rows missing from the cache are read, the kept ones are not read again
+    more = cached_vectors(rec, SCOPE, ids[25:], lazy)  # type: ignore[arg-type]
+    assert rec.calls == ["vector_matrix_normed", "get_vectors"]
+    assert sorted(more) == ids[25:]
+    mem.close()
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_recall_with_the_kept_union_equals_recall_with_a_plain_dict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: bool
+) -> None:
+    mem = _filled(tmp_path / "m.db")
+    for i in range(6):  # statements that update earlier ones: freshness compares vectors
+        mem.add(f"the violin note {i} moved to the harbour, not the orchard", context=CTX)
+    queries = ["violin harbour note", "where is the violin now", "ember quill", "glacier"]
+    cfg = mem.runtime.retrieval_config.replace(freshness_enabled=fresh)
+    view = mem.runtime.view(None, None)
+
+    def answers() -> list[str]:
+        return [
+            pipeline.recall(
+                mem.store, mem.runtime.embedder, SCOPE, q, view, 4000, cfg
+            ).model_dump_json()
+            for q in queries
+        ]
+
+    lazy = answers()
+    monkeypatch.setattr(pipeline, "VectorCache", dict)
+    assert answers() == lazy
     mem.close()

@@ -33,6 +33,7 @@ from attestor_arango.store.codec import row_norms, vector_norm
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
 
 T = TypeVar("T")
+C = TypeVar("C", bound=dict[str, np.ndarray] | None)
 
 
 class Ranked(NamedTuple):
@@ -48,6 +49,37 @@ class Ranked(NamedTuple):
     def of(cls, rows: Sequence[TextHit | TextScore]) -> Ranked:
         """The columns of rows in their order."""
         return cls([t.id for t in rows], [t.score for t in rows])
+
+
+class VectorCache(dict[str, np.ndarray]):
+    """One recall's stored vectors by id (``cached_vectors``), with matrices read whole (the
+    lanes' union, ``cosines``) kept as they came and split into rows only when rows are
+    read through this module (``settled``): splitting ~85 rows into arrays cost ~130k
+    instructions a recall, ~1% at 1k, and only freshness, on some recalls, reads them
+    again. A plain dict works as well (every matrix is split at once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[tuple[list[str], np.ndarray]] = []
+
+
+def keep_rows(cache: dict[str, np.ndarray], ids: list[str], rows: np.ndarray) -> None:
+    """``cache.update(zip(ids, rows))``: at once for a plain dict, when next read for a
+    ``VectorCache``."""
+    if isinstance(cache, VectorCache):
+        cache.pending.append((ids, rows))
+    else:
+        cache.update(zip(ids, rows, strict=True))
+
+
+def settled(cache: C) -> C:
+    """``cache`` with every kept matrix split into its rows (in the order kept, as
+    ``keep_rows`` would have added them)."""
+    if isinstance(cache, VectorCache) and cache.pending:
+        for ids, rows in cache.pending:
+            cache.update(zip(ids, rows, strict=True))
+        cache.pending.clear()
+    return cache
 
 
 def read_through(
@@ -68,7 +100,7 @@ def cached_vectors(
     the lanes, lane completion and MMR read each candidate's vector once."""
     if cache is None:
         return store.get_vectors(scope, ids)
-    return read_through(cache, ids, lambda wanted: store.get_vectors(scope, wanted))
+    return read_through(settled(cache), ids, lambda wanted: store.get_vectors(scope, wanted))
 
 
 @runtime_checkable
@@ -96,11 +128,11 @@ def stored_matrix(
     backend that can (``VectorMatrix``) gathers them as one matrix, and the cache gets
     its rows; joining a dict of ~85 rows again cost more than the arithmetic on them.
     """
-    if _has_matrix(store) and not (cache and any(i in cache for i in ids)):
+    if _has_matrix(store) and not ((cache := settled(cache)) and any(i in cache for i in ids)):
         found = store.vector_matrix(scope, ids)
         if found is not None:
             if cache is not None:
-                cache.update(zip(*found, strict=True))
+                keep_rows(cache, *found)
             return found
     vecs = cached_vectors(store, scope, ids, cache)
     have = [i for i in ids if i in vecs]
@@ -131,12 +163,12 @@ def _stored_normed(
     """``stored_matrix``, with the rows' norms when the backend keeps them (``NormedMatrix``,
     read when ``cache`` holds none of ``ids``, as ``stored_matrix`` reads ``VectorMatrix``);
     None: the caller computes them (``row_norms``)."""
-    if _has_norms(store) and not (cache and any(i in cache for i in ids)):
+    if _has_norms(store) and not ((cache := settled(cache)) and any(i in cache for i in ids)):
         found = store.vector_matrix_normed(scope, ids)
         if found is not None:
             have, rows, norms = found
             if cache is not None:
-                cache.update(zip(have, rows, strict=True))
+                keep_rows(cache, have, rows)
             return have, rows, norms
     have, rows = stored_matrix(store, scope, ids, cache)
     return have, rows, None
