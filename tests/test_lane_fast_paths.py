@@ -7,6 +7,7 @@ again, ...); the reference is that plainer read, and floats are compared exactly
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,9 +23,11 @@ from attestor_arango.embeddings.hashing import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import us_of
-from attestor_arango.retrieval import text_lane
+from attestor_arango.retrieval import lane_run, pipeline, text_lane
 from attestor_arango.retrieval.completion import (
     Ranked,
+    VectorCache,
+    cached_vectors,
     complete,
     complete_lanes,
     cosines,
@@ -34,6 +37,7 @@ from attestor_arango.retrieval.completion import (
     stored_matrix,
 )
 from attestor_arango.retrieval.rounding import round_array
+from attestor_arango.retrieval.trace import RecallTrace
 from attestor_arango.scope import Scope
 from attestor_arango.store.codec import row_norms
 from attestor_arango.store.embedded.exact import RowNorms
@@ -250,8 +254,11 @@ def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: in
     rng = random.Random(seed)
     pool = [fake_mem(f"m{i:02d}", f"text {i}", day=rng.choice([1, 2, 3])) for i in range(30)]
     # odd seeds: few distinct values (scores tie often, -0.0 and 0.0 among them); even
-    # seeds: distinct scores, the order the scores alone decide
+    # seeds: distinct scores, the order the scores alone decide; every fourth seed also
+    # NaN (a NaN's order depends on the order the hits come in)
     values = [0.5, 0.25, 0.0, -0.0, 0.125, 0.75] if seed % 2 else [rng.random() for _ in range(999)]
+    if seed % 4 == 3:
+        values += [math.nan] * 3
     vector = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 12)]
     text = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 10)]
     extra = [Hit(m, rng.choice(values)) for m in rng.sample(pool, 4)]
@@ -310,4 +317,151 @@ def test_the_text_lane_on_columns_equals_the_rows_it_replaced(tmp_path: Path, ke
                 [t.id for t in rows[keep:]],
                 [t.score.hex() for t in rows[keep:]],
             )
+    mem.close()
+
+
+# --- the vector lane's ranking handed over before its rows are read ---------------------------
+
+
+class WithoutRanking:
+    """The store as a backend without ``vector_ranked`` (the Store contract's reads only):
+    the lanes then read ``vector_candidates``; every call is noted."""
+
+    def __init__(self, store: SQLiteStore, hide: bool) -> None:
+        self.store = store
+        self.hide = hide
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if self.hide and name == "vector_ranked":
+            raise AttributeError(name)
+        self.calls.append(name)
+        return getattr(self.store, name)
+
+
+def test_vector_ranked_is_vector_candidates_before_the_rows_are_read(tmp_path: Path) -> None:
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    emb = HashingEmbedder(64)
+    middle = sorted(m.t_created for m in mem.list(context=CTX, limit=100))[20]  # a replay
+    for query in ("violin harbour note", "ember", "nothing like it"):
+        qvec = emb.embed([query])[0]
+        for scope in (SCOPE, Scope("acme", "other"), Scope("else", "n")):
+            for k in (0, 1, 7, 100):
+                for view in (
+                    mem.runtime.view(None, None),
+                    mem.runtime.view(middle, None),
+                ):
+                    hits = store.vector_candidates(scope, qvec, k, view)
+                    pairs = store.vector_ranked(scope, qvec, k, view)
+                    assert [(i, repr(s)) for i, s in pairs] == [
+                        (h.memory.id, repr(h.score)) for h in hits
+                    ]
+    mem.close()
+
+
+@pytest.mark.parametrize("completion", [True, False])
+@pytest.mark.parametrize("bm25", [True, False])
+def test_the_lanes_from_the_ranking_equal_the_lanes_from_vector_candidates(
+    tmp_path: Path, completion: bool, bm25: bool
+) -> None:
+    """``run_lanes`` on the embedded store (``vector_ranked``, the hits made once with their
+    cosines, the rows read the text lane's ``known``) gives the lanes a backend without the
+    ranking gets from ``vector_candidates``: the same memories, scores to the bit, order."""
+    mem = _filled(tmp_path / "m.db")
+    mem.add("violin violin harbour, the note again", context=CTX)
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    view = mem.runtime.view(None, None)
+    config = mem.runtime.retrieval_config.replace(
+        vector_k=9, text_k=6, lane_completion=completion, bm25_enabled=bm25
+    )
+    emb = HashingEmbedder(64)
+    for query in ("violin harbour note", "ember quill", "glacier", "nothing like it"):
+        got = []
+        for hide in (False, True):
+            rec = WithoutRanking(store, hide)
+            errors: dict[str, str] = {}
+            lanes = lane_run.run_lanes(
+                rec,
+                emb,
+                SCOPE,
+                query,
+                view,
+                config,
+                None,
+                errors,  # type: ignore[arg-type]
+                RecallTrace(None, "r", "acme"),
+                {},
+                {},
+            )
+            assert ("vector_candidates" in rec.calls) is hide
+            assert ("vector_ranked" in rec.calls) is not hide
+            got.append(
+                (errors, [(n, [(h.memory, repr(h.score)) for h in hits]) for n, hits in lanes])
+            )
+        assert got[0] == got[1]
+        # a memory the vector lane read is the one the text lane hands on (not read again)
+        lanes_got = dict(got[0][1])
+        vector_read = {m.id: m for m, _ in lanes_got["vector"]}
+        for m, _ in lanes_got.get("bm25", []):
+            assert vector_read.get(m.id, m) is m
+        assert got[0][1][0][0] == "vector" and len(got[0][1][0][1]) >= 9
+    mem.close()
+
+
+# --- the union's matrix kept whole until a step reads its rows -----------------------------
+
+
+def test_a_vector_cache_keeps_the_union_whole_and_hands_the_same_rows_later(
+    tmp_path: Path,
+) -> None:
+    """``cosines`` into a ``VectorCache`` splits no rows (the work it spares); a later read
+    through ``cached_vectors`` gets the rows a plain dict was given, without a store read."""
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    ids = _ids(mem)
+    qvec = HashingEmbedder(64).embed(["violin harbour note"])[0]
+    lazy, plain = VectorCache(), {}
+    rec = NormedRecorder(store)
+    got = cosines(rec, SCOPE, qvec, ids[:30], lazy)  # type: ignore[arg-type]
+    assert got == cosines(store, SCOPE, qvec, ids[:30], plain)
+    assert len(lazy) == 0 and len(lazy.pending) == 1  # kept whole
+    assert sorted(plain) == ids[:30]
+    later = cached_vectors(rec, SCOPE, ids[5:20], lazy)  # type: ignore[arg-type]
+    assert rec.calls == ["vector_matrix_normed"]  # from the cache alone
+    assert sorted(later) == ids[5:20]
+    assert all(np.array_equal(later[i], plain[i]) for i in later)
+    assert sorted(lazy) == ids[:30] and not lazy.pending
+    # rows missing from the cache are read, the kept ones are not read again
+    more = cached_vectors(rec, SCOPE, ids[25:], lazy)  # type: ignore[arg-type]
+    assert rec.calls == ["vector_matrix_normed", "get_vectors"]
+    assert sorted(more) == ids[25:]
+    mem.close()
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_recall_with_the_kept_union_equals_recall_with_a_plain_dict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: bool
+) -> None:
+    mem = _filled(tmp_path / "m.db")
+    for i in range(6):  # statements that update earlier ones: freshness compares vectors
+        mem.add(f"the violin note {i} moved to the harbour, not the orchard", context=CTX)
+    queries = ["violin harbour note", "where is the violin now", "ember quill", "glacier"]
+    cfg = mem.runtime.retrieval_config.replace(freshness_enabled=fresh)
+    view = mem.runtime.view(None, None)
+
+    def answers() -> list[str]:
+        return [
+            pipeline.recall(
+                mem.store, mem.runtime.embedder, SCOPE, q, view, 4000, cfg
+            ).model_dump_json()
+            for q in queries
+        ]
+
+    lazy = answers()
+    monkeypatch.setattr(pipeline, "VectorCache", dict)
+    assert answers() == lazy
     mem.close()

@@ -29,10 +29,11 @@ from attestor_arango.models import Memory, us_of
 from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
-from attestor_arango.store.codec import row_norms
+from attestor_arango.store.codec import row_norms, vector_norm
 from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
 
 T = TypeVar("T")
+C = TypeVar("C", bound=dict[str, np.ndarray] | None)
 
 
 class Ranked(NamedTuple):
@@ -48,6 +49,37 @@ class Ranked(NamedTuple):
     def of(cls, rows: Sequence[TextHit | TextScore]) -> Ranked:
         """The columns of rows in their order."""
         return cls([t.id for t in rows], [t.score for t in rows])
+
+
+class VectorCache(dict[str, np.ndarray]):
+    """One recall's stored vectors by id (``cached_vectors``), with matrices read whole (the
+    lanes' union, ``cosines``) kept as they came and split into rows only when rows are
+    read through this module (``settled``): splitting ~85 rows into arrays cost ~130k
+    instructions a recall, ~1% at 1k, and only freshness, on some recalls, reads them
+    again. A plain dict works as well (every matrix is split at once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[tuple[list[str], np.ndarray]] = []
+
+
+def keep_rows(cache: dict[str, np.ndarray], ids: list[str], rows: np.ndarray) -> None:
+    """``cache.update(zip(ids, rows))``: at once for a plain dict, when next read for a
+    ``VectorCache``."""
+    if isinstance(cache, VectorCache):
+        cache.pending.append((ids, rows))
+    else:
+        cache.update(zip(ids, rows, strict=True))
+
+
+def settled(cache: C) -> C:
+    """``cache`` with every kept matrix split into its rows (in the order kept, as
+    ``keep_rows`` would have added them)."""
+    if isinstance(cache, VectorCache) and cache.pending:
+        for ids, rows in cache.pending:
+            cache.update(zip(ids, rows, strict=True))
+        cache.pending.clear()
+    return cache
 
 
 def read_through(
@@ -68,7 +100,7 @@ def cached_vectors(
     the lanes, lane completion and MMR read each candidate's vector once."""
     if cache is None:
         return store.get_vectors(scope, ids)
-    return read_through(cache, ids, lambda wanted: store.get_vectors(scope, wanted))
+    return read_through(settled(cache), ids, lambda wanted: store.get_vectors(scope, wanted))
 
 
 @runtime_checkable
@@ -96,11 +128,11 @@ def stored_matrix(
     backend that can (``VectorMatrix``) gathers them as one matrix, and the cache gets
     its rows; joining a dict of ~85 rows again cost more than the arithmetic on them.
     """
-    if _has_matrix(store) and not (cache and any(i in cache for i in ids)):
+    if _has_matrix(store) and not ((cache := settled(cache)) and any(i in cache for i in ids)):
         found = store.vector_matrix(scope, ids)
         if found is not None:
             if cache is not None:
-                cache.update(zip(*found, strict=True))
+                keep_rows(cache, *found)
             return found
     vecs = cached_vectors(store, scope, ids, cache)
     have = [i for i in ids if i in vecs]
@@ -131,12 +163,12 @@ def _stored_normed(
     """``stored_matrix``, with the rows' norms when the backend keeps them (``NormedMatrix``,
     read when ``cache`` holds none of ``ids``, as ``stored_matrix`` reads ``VectorMatrix``);
     None: the caller computes them (``row_norms``)."""
-    if _has_norms(store) and not (cache and any(i in cache for i in ids)):
+    if _has_norms(store) and not ((cache := settled(cache)) and any(i in cache for i in ids)):
         found = store.vector_matrix_normed(scope, ids)
         if found is not None:
             have, rows, norms = found
             if cache is not None:
-                cache.update(zip(have, rows, strict=True))
+                keep_rows(cache, have, rows)
             return have, rows, norms
     have, rows = stored_matrix(store, scope, ids, cache)
     return have, rows, None
@@ -162,7 +194,7 @@ def cosines(
     if not have:
         return {}
     q = np.asarray(qvec, dtype=np.float64)
-    q = q / (float(np.linalg.norm(q)) or 1.0)
+    q = q / (vector_norm(q) or 1.0)
     mat = rows.astype(np.float64)  # widened: each float32 exactly
     if norms is None:
         norms = row_norms(rows)
@@ -196,16 +228,21 @@ def by_tie_rule(hits: list[Hit]) -> list[Hit]:
 
 def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
     """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
-    places), re-ordered by the tie rule: those without one first, then the others, each
-    in the order given, before the sort (one pass, each hit's id read once)."""
+    places), re-ordered by the tie rule (``rescored_pairs``)."""
+    return rescored_pairs([(h.memory, h.score) for h in hits], scores)
+
+
+def rescored_pairs(found: Sequence[tuple[Memory, float]], scores: Mapping[str, float]) -> list[Hit]:
+    """``rescored`` of hits given as (memory, score) pairs: the lane's hits are made here,
+    once each. Those without a cosine first, then the others, each in the order given,
+    before the sort (one pass, each memory's id read once)."""
     kept: list[Hit] = []
     scored: list[Hit] = []
     get = scores.get
-    for h in hits:
-        memory = h.memory
+    for memory, own in found:
         score = get(memory.id)
         if score is None:
-            kept.append(make_hit(memory, round(float(h.score), 6)))
+            kept.append(make_hit(memory, round(float(own), 6)))
         else:
             scored.append(make_hit(memory, score))
     kept.extend(scored)
@@ -268,34 +305,33 @@ def complete_lanes(
     already).
     """
     tail = text_tail if isinstance(text_tail, Ranked) else Ranked.of(text_tail)
-    # ``lane_union``, ``missing`` and ``complete`` with each lane's ids read once
-    lane_ids = [[h.memory.id for h in hits] for _, hits in lanes]
-    found: dict[str, Memory] = {}
-    for (_, hits), ids in zip(lanes, lane_ids, strict=True):
-        found.update(zip(ids, [h.memory for h in hits], strict=True))
-    union = {i: found[i] for i in sorted(found)}
+    # ``lane_union``, ``missing`` and ``complete`` with each lane's hits read once: each
+    # lane's memories by id, the union of them (a later lane's memory of an id last)
+    held = [{h.memory.id: h.memory for h in hits} for _, hits in lanes]
+    union: dict[str, Memory] = {}
+    for found in held:
+        union.update(found)
     out: list[tuple[str, Sequence[Hit]]] = []
-    for (name, hits), ids in zip(lanes, lane_ids, strict=True):
-        have = set(ids)
+    for (name, hits), have in zip(lanes, held, strict=True):
         if name == "vector" and vector_scores is not None:
             # ``rescored`` of the missing members as hits scored 0.0: each missing member
             # once, in id order, so all of them follow the lane's hits (``complete``)
             unscored: list[Hit] = []
             scored: list[Hit] = []
-            for i, memory in union.items():
-                if i not in have:
-                    score = vector_scores.get(i)
-                    if score is None:
-                        unscored.append(make_hit(memory, 0.0))
-                    else:
-                        scored.append(make_hit(memory, score))
+            for i in sorted(union.keys() - have.keys()):
+                score = vector_scores.get(i)
+                if score is None:
+                    unscored.append(make_hit(union[i], 0.0))
+                else:
+                    scored.append(make_hit(union[i], score))
             unscored.extend(scored)
             out.append((name, [*hits, *by_tie_rule(unscored)]))
         elif name == "bm25":
             done = list(hits)  # ``complete`` over the tail's union members
+            seen = set(have)
             for i, score in zip(tail.ids, tail.scores, strict=True):
-                if i in union and i not in have:
-                    have.add(i)
+                if i in union and i not in seen:
+                    seen.add(i)
                     done.append(make_hit(union[i], score))
             out.append((name, done))
         else:

@@ -10,21 +10,24 @@ complete) and each step's own time (``RecallTrace.lap``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
 from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import TenantLeakError
+from attestor_arango.models import Memory
 from attestor_arango.retrieval.completion import (
     Ranked,
     complete_lanes,
     cosines,
     exact_cosine,
     lane_union,
-    rescored,
+    rescored_pairs,
 )
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.lanes import QueryExpander
+from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.text_lane import text_lane
 from attestor_arango.retrieval.trace import RecallTrace
 from attestor_arango.scope import Scope, TemporalView
@@ -51,6 +54,62 @@ def _prefilter(config: RetrievalConfig) -> dict[str, int]:
     return {"prefilter": config.vector_prefilter, "prefilter_rows": config.vector_prefilter_rows}
 
 
+@runtime_checkable
+class RanksVectors(Protocol):
+    """A backend that hands the vector lane's ranking over before reading its rows (the
+    embedded one): (id, score) of ``vector_candidates``' hits, best first; their rows are
+    then read by ``get_memories`` (which drops those the scope does not return), as
+    ``vector_candidates`` reads them. Not part of the Store contract: the lane makes its
+    hits once, with their exact cosines, and the rows read are the text lane's ``known``.
+    A backend offering it answers recall's vector lane with it (a subclass changing
+    ``vector_candidates`` changes this too)."""
+
+    def vector_ranked(
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        k: int,
+        view: TemporalView,
+        prefilter: int = 0,
+        prefilter_rows: int = 0,
+    ) -> list[tuple[str, float]]: ...
+
+
+def _ranks_vectors(store: object) -> TypeGuard[RanksVectors]:
+    return speaks(store, RanksVectors, ("vector_ranked",))
+
+
+def _ranked(
+    store: object, scope: Scope, qvec: np.ndarray, view: TemporalView, config: RetrievalConfig
+) -> list[tuple[str, float]] | None:
+    """``vector_ranked``'s pairs; None for a backend without it."""
+    if not _ranks_vectors(store):
+        return None
+    return store.vector_ranked(scope, qvec, config.vector_k, view, **_prefilter(config))
+
+
+# the vector lane as the store ranked it: each hit's memory and score, in order
+Found = list[tuple[Memory, float]]
+
+
+def vector_found(
+    store: Store,
+    scope: Scope,
+    qvec: np.ndarray,
+    view: TemporalView,
+    config: RetrievalConfig,
+) -> tuple[Found, dict[str, Memory]]:
+    """``vector_candidates``' hits as (memory, score) pairs, and their memories by id; from
+    ``vector_ranked`` and one ``get_memories`` when the backend ranks first
+    (``RanksVectors``): no ``Hit`` made for scores the lane replaces."""
+    pairs = _ranked(store, scope, qvec, view, config)
+    if pairs is not None:
+        read = store.get_memories(scope, [i for i, _ in pairs])
+        return [(read[i], s) for i, s in pairs if i in read], read
+    hits = store.vector_candidates(scope, qvec, config.vector_k, view, **_prefilter(config))
+    return [(h.memory, h.score) for h in hits], {h.memory.id: h.memory for h in hits}
+
+
 def run_lanes(
     store: Store,
     embedder: Embedder,
@@ -68,7 +127,8 @@ def run_lanes(
     ``tcache`` the scoring terms."""
     lanes: list[tuple[str, Sequence[Hit]]] = []
     qvec: np.ndarray | None = None
-    found: Sequence[Hit] | None = None  # the vector lane as the store ranked it
+    found: Found | None = None  # the vector lane as the store ranked it
+    known: dict[str, Memory] = {}  # its memories by id
     text: Sequence[Hit] | None = None
     text_error: str | None = None
     # the re-scored pool below the lane's cut
@@ -76,9 +136,7 @@ def run_lanes(
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
-            found = store.vector_candidates(
-                scope, qvec, config.vector_k, view, **_prefilter(config)
-            )
+            found, known = vector_found(store, scope, qvec, view, config)
         except Exception as exc:  # a lane failure degrades, it does not abort
             fatal(exc)
             errors["vector_error"] = describe(exc)
@@ -86,7 +144,6 @@ def run_lanes(
     vector_ms = tr.lap()
     if config.bm25_enabled:
         try:
-            known = {h.memory.id: h.memory for h in found or ()}
             text, bm25_tail = text_lane(store, scope, query, view, config, known, tcache)
         except Exception as exc:
             fatal(exc)
@@ -131,7 +188,7 @@ def _vector_lane(
     store: MemoryStore,
     scope: Scope,
     qvec: np.ndarray,
-    found: Sequence[Hit],
+    found: Found,
     text: Sequence[Hit] | None,
     completing: bool,
     errors: dict[str, str],
@@ -143,16 +200,17 @@ def _vector_lane(
     if completing and text is not None:
         try:
             # the union's ids, each once (a row's cosine does not depend on the order asked)
-            union = dict.fromkeys([h.memory.id for h in found])
+            union = dict.fromkeys([m.id for m, _ in found])
             union.update(dict.fromkeys([h.memory.id for h in text]))
             scores = cosines(store, scope, qvec, list(union), vcache)
-            return rescored(found, scores), scores
+            return rescored_pairs(found, scores), scores
         except Exception as exc:  # completion fails; the lane may still be read alone
             fatal(exc)
             errors["completion_error"] = describe(exc)
-    own = sorted({h.memory.id for h in found})
+    own = sorted({m.id for m, _ in found})
     try:
-        return (rescored(found, cosines(store, scope, qvec, own, vcache)) if found else []), None
+        scored = cosines(store, scope, qvec, own, vcache)
+        return (rescored_pairs(found, scored) if found else []), None
     except Exception as exc:
         fatal(exc)
         errors.pop("completion_error", None)  # no lane to complete: the lane failed

@@ -42,7 +42,7 @@ from attestor_arango.models import CutResult, RecallResponse, trusted_maker
 from attestor_arango.retrieval.budget import left_out, pack
 from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.candidates import results as candidate_results
-from attestor_arango.retrieval.completion import cached_vectors
+from attestor_arango.retrieval.completion import VectorCache, cached_vectors
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
 from attestor_arango.retrieval.freshness import apply_freshness, asks_past
@@ -219,7 +219,7 @@ def recall(
         config = replace(config, vector_enabled=False, hyde_enabled=False)
         tr.step("embedding_space", 0, 0, error=errors["embedding_space"])
 
-    vcache: dict[str, np.ndarray] = {}  # stored vectors read by this recall, by id
+    vcache: dict[str, np.ndarray] = VectorCache()  # stored vectors read by this recall, by id
     tcache: dict[str, tuple[str, ...]] = {}  # and the scoring terms
     lanes = run_lanes(
         store, embedder, scope, query, view, config, expanders, errors, tr, vcache, tcache

@@ -162,11 +162,16 @@ def _ordered_by_backend(
         return None
     if cache is not None:
         cache.update(got.terms)
-    positive = (got.scores > 0).nonzero()[0]
-    scores, created = round_array(got.scores[positive], 9), got.t_created[positive]
+    scores, created = got.scores, got.t_created
+    positive = None  # every row (a pool row's BM25 is a sum of positive parts), or these
+    if not (scores > 0).all():
+        positive = (scores > 0).nonzero()[0]
+        scores, created = scores[positive], created[positive]
+    scores = round_array(scores, 9)
     order = np.lexsort((-created, -scores))  # score desc, then t_created desc
     scores, created = scores[order], created[order]
-    return list(map(got.ids.__getitem__, positive[order].tolist())), created, scores
+    rows = order if positive is None else positive[order]
+    return list(map(got.ids.__getitem__, rows.tolist())), created, scores
 
 
 def _tied(created: np.ndarray, scores: np.ndarray) -> bool:

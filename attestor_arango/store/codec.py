@@ -9,6 +9,7 @@ with the same words (``stored_vector``, ``query_vector``, ``replacement_vector``
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -62,6 +63,14 @@ def row_norms(rows: np.ndarray) -> np.ndarray:
     summed: a row's norm does not depend on the other rows beside it), the square root."""
     wide = rows.astype(np.float64)
     return np.sqrt((wide * wide).sum(axis=1))
+
+
+def vector_norm(x: np.ndarray) -> float:
+    """``float(np.linalg.norm(x))`` of a float64 vector, the same float: the square root of
+    ``x.dot(x)``, ``x`` raveled as it ravels it, without its checks (a few calls a recall,
+    each several times the arithmetic)."""
+    flat = x.ravel(order="K")
+    return math.sqrt(flat.dot(flat))
 
 
 def replacement_vector(memory_id: str, vector: Any, space: EmbeddingSpace) -> np.ndarray:

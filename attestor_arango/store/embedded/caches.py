@@ -232,8 +232,11 @@ class TenantCaches:
         The tenant being read is never dropped, however large. Checked on every read,
         so rows written into cached tenants are counted too.
         """
-        self._use.pop(tenant, None)
-        self._use[tenant] = None
+        use = self._use
+        if len(use) == 1 and tenant in use and (tenant in self.vectors or tenant in self.texts):
+            return  # the only tenant held: nothing to reorder, nothing it may drop
+        use.pop(tenant, None)
+        use[tenant] = None
         for caches in (self.vectors, self.texts):
             held = sum(c.n for c in caches.values())
             for other in list(self._use):

@@ -187,6 +187,8 @@ class RowTable:
 
     def take_ids(self, rows: np.ndarray | Sequence[int]) -> list[str]:
         """The ids of some rows, in their order."""
+        if len(rows) == 0:  # (the text pool asks for the rows it decoded: mostly none)
+            return []
         at = np.asarray(rows, dtype=np.intp)
         n0, base = self.n0, self._base
         if base is None or at.size == 0:

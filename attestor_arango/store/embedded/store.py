@@ -217,6 +217,18 @@ class SQLiteStore(ScopeGuarded):
     ) -> list[Hit]:
         return self.memories.vector_candidates(scope, vector, k, view, prefilter, prefilter_rows)
 
+    def vector_ranked(
+        self,
+        scope: Scope,
+        vector: np.ndarray,
+        k: int,
+        view: TemporalView,
+        prefilter: int = 0,
+        prefilter_rows: int = 0,
+    ) -> list[tuple[str, float]]:
+        """See ``EmbeddedMemories.vector_ranked`` (beside the Store contract)."""
+        return self.memories.vector_ranked(scope, vector, k, view, prefilter, prefilter_rows)
+
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         return self.text.text_pool(scope, query, k, view)
 

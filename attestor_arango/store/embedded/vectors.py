@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from attestor_arango.scope import TemporalView
+from attestor_arango.store.codec import vector_norm
 from attestor_arango.store.embedded import prefilter
 from attestor_arango.store.embedded.exact import RowNorms, exact_scores, ranked
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
@@ -268,7 +269,7 @@ class TenantVectors:
         |v.q - s_v s_q (c_v.c_q)| <= err_v |q| + size_v |q - s_q c_q|.
         """
         n = self.n
-        q_norm = float(np.linalg.norm(query.astype(np.float64)))
+        q_norm = vector_norm(query.astype(np.float64))
         if n < _INT8_ROWS:
             return self._float_scan(query), self.rounding[:n] * np.float32(q_norm)
         qc = quantize_query(query)
@@ -291,7 +292,7 @@ class TenantVectors:
         n = self.n
         if n < _INT8_ROWS or not USE_SIMSIMD or self.dimension * 127 * 127 >= 2**24:
             return None
-        q_norm = float(np.linalg.norm(query.astype(np.float64)))
+        q_norm = vector_norm(query.astype(np.float64))
         q_codes, q_scale, q_err = quantize_query(query)
         max_err, max_size = self.max_err, self.max_size
         # the largest float32 slack of a row: two products and a sum, each rounded once
@@ -344,7 +345,7 @@ class TenantVectors:
         q_codes, q_scale, q_err = quantize_query(query)
         bits = self._signs.of(self._code_blocks(), self.rows.capacity, self.dimension)
         cand = prefilter.nearest(bits, q_codes, idx, keep)
-        q_norm = float(np.linalg.norm(query.astype(np.float64)))
+        q_norm = vector_norm(query.astype(np.float64))
         dots = self._int8_dots_of(cand, q_codes)
         lo, hi = self._bounds_of(cand, dots, q_scale, q_err, q_norm)
         floor = float(np.partition(lo, lo.size - take)[lo.size - take])
