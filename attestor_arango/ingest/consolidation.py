@@ -14,7 +14,6 @@ from dataclasses import replace
 from attestor_arango.clock import to_us
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.paging import all_episodes
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.writes import Writer
 from attestor_arango.errors import ValidationError
@@ -34,9 +33,11 @@ from attestor_arango.store.protocol import MemoryFilter
 
 
 def recent_episodes(rt: Runtime, scope: Scope, limit: int) -> list[Episode]:
-    """The ``limit`` most recently stored episodes of the scope, oldest first."""
-    found = list(all_episodes(rt.store, scope))
-    return found[-limit:] if limit else []
+    """The ``limit`` most recently stored episodes of the scope, oldest first: read newest
+    first by the store, so a scope of 100,000 rounds is not loaded to keep the last few."""
+    if not limit:
+        return []
+    return rt.store.list_episodes(scope, limit, newest_first=True)[::-1]
 
 
 def _episode_time(rt: Runtime, scope: Scope, memory: Memory) -> int | None:
