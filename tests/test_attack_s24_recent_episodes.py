@@ -55,8 +55,8 @@ def test_recent_episodes_are_the_newest_oldest_first(mem: AgentMemory) -> None:
     every = mem.store.list_episodes(scope, 100)
     assert len(every) == 10
     for limit in (1, 3, 4, 10, 50):
-        got = recent_episodes(mem.runtime, scope, limit)
-        assert [e.id for e in got] == [e.id for e in every[-limit:]]
+        got, cut = recent_episodes(mem.runtime, scope, limit)
+        assert [e.id for e in got] == [e.id for e in every[-limit:]] and not cut
 
 
 def test_reflect_reads_at_most_its_limit_of_episodes(
