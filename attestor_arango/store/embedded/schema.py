@@ -379,7 +379,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         # rows tagged with the session (one scan of the tenant per new session of a call).
         # Rows written without a session are left out of the index.
         """
-        CREATE INDEX memories_tenant_session
+        CREATE INDEX IF NOT EXISTS memories_tenant_session
             ON memories (tenant, session_id, valid_from, t_created, id)
             WHERE session_id IS NOT NULL;
         """,
