@@ -14,7 +14,6 @@ from dataclasses import replace
 from attestor_arango.clock import to_us
 from attestor_arango.context import AgentContext, Permission
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.paging import all_episodes
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.writes import Writer
 from attestor_arango.errors import ValidationError
@@ -32,11 +31,33 @@ from attestor_arango.reports import ConsolidationReport
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryFilter
 
+# characters of episode text one consolidate or reflect re-reads (rule extraction takes
+# ~8.5 us a character: ~9 s); reflect's 500 rounds of 2,000 characters fit
+EPISODE_TEXT_BUDGET = 1_000_000
+_PAGE = 100  # episodes read at a time, newest first
 
-def recent_episodes(rt: Runtime, scope: Scope, limit: int) -> list[Episode]:
-    """The ``limit`` most recently stored episodes of the scope, oldest first."""
-    found = list(all_episodes(rt.store, scope))
-    return found[-limit:] if limit else []
+
+def recent_episodes(
+    rt: Runtime, scope: Scope, limit: int, *, both_sides: bool = True
+) -> tuple[list[Episode], bool]:
+    """The newest episodes of the scope, oldest first: at most ``limit``, and only while
+    their texts (the user's, and the assistant's with ``both_sides``) total at most
+    ``EPISODE_TEXT_BUDGET`` characters (the newest is always read), and whether the budget
+    left older ones out. Read newest first a page at a time, so a scope of 100,000 rounds
+    is not loaded to keep the last few."""
+    kept: list[Episode] = []
+    total = 0
+    while len(kept) < limit:
+        want = min(_PAGE, limit - len(kept))
+        page = rt.store.list_episodes(scope, want, len(kept), newest_first=True)
+        for episode in page:
+            total += len(episode.user_text) + (len(episode.assistant_text) if both_sides else 0)
+            if kept and total > EPISODE_TEXT_BUDGET:
+                return kept[::-1], True
+            kept.append(episode)
+        if len(page) < want:
+            break
+    return kept[::-1], False
 
 
 def _episode_time(rt: Runtime, scope: Scope, memory: Memory) -> int | None:
@@ -76,10 +97,15 @@ def consolidate(
         raise ValidationError("limit must be an integer between 1 and 10000 episodes")
     chosen = backends or backends_for(rt.config, model_key="consolidation_model")
     scope = ctx.scope
-    episodes = recent_episodes(rt, scope, limit)
+    episodes, cut = recent_episodes(rt, scope, limit)
     counts: dict[str, int] = {}
     ids: list[str] = []
     warnings: list[str] = []
+    if cut:
+        warnings.append(
+            f"older episodes left out: the {len(episodes)} newest fill the "
+            f"{EPISODE_TEXT_BUDGET:,} characters of text one consolidate re-reads"
+        )
     for episode in episodes:
         subject = str(episode.metadata.get("user_name") or "user")
         facts, notes = extract_round(chosen, episode, subject, rt.config.max_content_chars)

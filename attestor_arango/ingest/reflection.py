@@ -149,8 +149,9 @@ def reflect(
     user = None if label is None else check_text(label, "user")
     scope = ctx.scope
     wanted = None if user is None else entity_key(user)
+    newest, _ = recent_episodes(rt, scope, limit, both_sides=False)  # only user texts are read
     episodes = [
-        e for e in recent_episodes(rt, scope, limit)
+        e for e in newest
         if wanted is None or entity_key(str(e.metadata.get("user_name") or "user")) == wanted
     ]  # fmt: skip
     extractor = RuleExtractor()

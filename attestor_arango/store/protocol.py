@@ -193,9 +193,8 @@ class MemoryStore(Protocol):
         limit: int,
         offset: int = 0,
     ) -> list[Memory]:
-        """The memories of session ``session_id`` (exact) tagged ``tag`` that ``view`` sees
-        at the latest ``valid_from`` below ``before`` any has, by t_created, id, paged; read
-        through an index, newest first (``add_turns`` finds a session's last turn)."""
+        """Memories of session ``session_id`` tagged ``tag`` seen by ``view`` at the latest
+        ``valid_from`` below ``before``, newest first, paged, read by index (``add_turns``)."""
         ...
 
     def count_rows(self, scope: Scope) -> dict[str, int]:
@@ -231,8 +230,7 @@ class LaneStore(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class KnownEntities:
-    """A scope's entities with the index of their names (text/entity_names.py): what
-    recall reads to find the entities a query names."""
+    """A scope's entities with their names' index (text/entity_names.py), recall reads."""
 
     entities: tuple[Entity, ...]
     names: EntityNames
@@ -301,7 +299,9 @@ class EpisodeStore(Protocol):
 
     def put_episode(self, scope: Scope, episode: Episode) -> None: ...
     def get_episode(self, scope: Scope, episode_id: str) -> Episode | None: ...
-    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]: ...
+    def list_episodes(
+        self, scope: Scope, limit: int, offset: int = 0, *, newest_first: bool = False
+    ) -> list[Episode]: ...  # by t_created, id (descending newest_first: consolidate, reflect)
 
 
 class AuditStore(Protocol):

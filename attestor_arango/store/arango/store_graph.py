@@ -198,12 +198,22 @@ class GraphAndGovernance(ArangoBase):
         rows = self._run("episode_get", scope, {"namespace": scope.namespace, "id": episode_id})
         return episode_from_arango(rows[0]) if rows else None
 
-    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
-        rows = self._run(
-            "episode_list",
-            scope,
-            {"namespace": scope.namespace, "offset": max(0, offset), "limit": max(0, limit)},
-        )
+    def list_episodes(
+        self, scope: Scope, limit: int, offset: int = 0, *, newest_first: bool = False
+    ) -> list[Episode]:
+        offset, limit = max(0, offset), max(0, limit)
+        if newest_first:
+            rows = self._run(
+                "episode_list_newest",
+                scope,
+                {"namespace": scope.namespace, "offset": offset, "limit": limit},
+            )
+        else:
+            rows = self._run(
+                "episode_list",
+                scope,
+                {"namespace": scope.namespace, "offset": offset, "limit": limit},
+            )
         return [episode_from_arango(r) for r in rows]
 
     # audit (append-only; never purged) -----------------------------------------------------

@@ -181,9 +181,12 @@ class EmbeddedGraph:
         check_tenant(scope, out)
         return out[0] if out else None
 
-    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
+    def list_episodes(
+        self, scope: Scope, limit: int, offset: int = 0, *, newest_first: bool = False
+    ) -> list[Episode]:
         params = {**scope_params(scope), "limit": limit, "offset": offset}
-        out = [episode_from_doc(decode_row(r)) for r in self._db.read(q.LIST_EPISODES, params)]
+        sql = q.LIST_EPISODES_NEWEST if newest_first else q.LIST_EPISODES
+        out = [episode_from_doc(decode_row(r)) for r in self._db.read(sql, params)]
         check_tenant(scope, out)
         return out
 

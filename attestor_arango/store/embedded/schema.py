@@ -379,9 +379,20 @@ MIGRATIONS: list[tuple[int, str]] = [
         # rows tagged with the session (one scan of the tenant per new session of a call).
         # Rows written without a session are left out of the index.
         """
-        CREATE INDEX memories_tenant_session
+        CREATE INDEX IF NOT EXISTS memories_tenant_session
             ON memories (tenant, session_id, valid_from, t_created, id)
             WHERE session_id IS NOT NULL;
+        """,
+    ),
+    (
+        11,
+        # the same words' rows, open ones sought: a write asks for the oldest row with its
+        # content hash the view sees (t_expired past now); with (tenant, content_hash) only,
+        # every closed version of "ok" was read on the next "ok" (10,000 "ok" turns in one
+        # call: 32.8 s)
+        """
+        DROP INDEX IF EXISTS memories_tenant_hash;
+        CREATE INDEX memories_tenant_hash ON memories (tenant, content_hash, t_expired);
         """,
     ),
 ]

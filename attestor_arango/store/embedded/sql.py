@@ -298,6 +298,10 @@ LIST_EPISODES = (
     f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {SCOPE} "
     "ORDER BY t_created, id LIMIT :limit OFFSET :offset"
 )
+LIST_EPISODES_NEWEST = (
+    f"SELECT {EPISODE_COLUMNS} FROM episodes WHERE {SCOPE} "
+    "ORDER BY t_created DESC, id DESC LIMIT :limit OFFSET :offset"
+)
 
 AUDIT_COLUMNS = (
     "tenant, seq, id, ts, agent_id, role, action, target, details, prev_hash, hash, signature"

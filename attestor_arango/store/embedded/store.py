@@ -291,8 +291,10 @@ class SQLiteStore(ScopeGuarded):
     def get_episode(self, scope: Scope, episode_id: str) -> Episode | None:
         return self.graph.get_episode(scope, episode_id)
 
-    def list_episodes(self, scope: Scope, limit: int, offset: int = 0) -> list[Episode]:
-        return self.graph.list_episodes(scope, limit, offset)
+    def list_episodes(
+        self, scope: Scope, limit: int, offset: int = 0, *, newest_first: bool = False
+    ) -> list[Episode]:
+        return self.graph.list_episodes(scope, limit, offset, newest_first=newest_first)
 
     # audit, quotas, erasure (governance.py) ---------------------------------------------
     def replace_vectors(
