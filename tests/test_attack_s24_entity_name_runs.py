@@ -84,7 +84,21 @@ def test_a_query_naming_nothing_reads_no_run(counted: type[CountingWords]) -> No
     assert counted.runs == 0
 
 
-def test_find_answers_as_the_pass_over_every_run() -> None:
+@pytest.fixture(params=["hashed", "direct"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways ``find`` reads a text: hashing every run first (a long text) or reading
+    each run (a short one, below ``_DIRECT_READS``); forced here for texts of any size."""
+    monkeypatch.setattr(entity_names, "_DIRECT_READS", -1 if request.param == "hashed" else 10**9)
+    return str(request.param)
+
+
+def test_a_short_query_is_read_run_by_run(counted: type[CountingWords]) -> None:
+    names = EntityNames([("nyc", ["New York City"]), ("paris", ["Paris"])])
+    assert names.find("from New York City to Paris") == ["nyc", "paris"]
+    assert counted.runs == 6 + 4  # every run of one word and of three: no hashing
+
+
+def test_find_answers_as_the_pass_over_every_run(path: str) -> None:
     rng = random.Random(24)
     vocab = ["a", "b", "ab", "Paris", "new", "york", "city", "é", "x1"]
     for _ in range(300):
@@ -96,7 +110,7 @@ def test_find_answers_as_the_pass_over_every_run() -> None:
         assert EntityNames(named).find(text) == reference_find(named, text), (named, text)
 
 
-def test_shared_names_and_overlaps_keep_the_tie_rule() -> None:
+def test_shared_names_and_overlaps_keep_the_tie_rule(path: str) -> None:
     named = [("york", ["York"]), ("nyc", ["New York City"]), ("ny", ["New York"]),
              ("twin", ["New York"]), ("aa", ["a a"])]  # fmt: skip
     for text in ["New York City and York", "new york new york city", "a a a", "a a a a",
