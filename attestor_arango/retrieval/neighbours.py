@@ -120,7 +120,11 @@ def ends_asking(text: str) -> bool:
 def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     """Takes ``weight`` off the neighbour support (``Candidate.session``) of each
     conversation turn that ends by asking, unless the query asks what was asked."""
-    if weight == 0 or _ASKS_WHAT_WAS_ASKED.search(query.lower()):
+    if weight == 0:
+        return
+    q = query.lower()
+    # every word the pattern looks for holds "ask" or "question": the search only then
+    if ("ask" in q or "question" in q) and _ASKS_WHAT_WAS_ASKED.search(q):
         return
     for c in cands:
         link = c.memory.metadata.get("turn")
