@@ -19,7 +19,7 @@ from retrieval_fakes import mem as fake_mem
 
 from attestor_arango.memo import Memo
 from attestor_arango.memory import AgentMemory
-from attestor_arango.retrieval import pipeline
+from attestor_arango.retrieval import coverage, pipeline
 from attestor_arango.retrieval.candidates import (
     ROUNDED,
     Candidate,
@@ -28,7 +28,8 @@ from attestor_arango.retrieval.candidates import (
     round12,
     tie_key,
 )
-from attestor_arango.retrieval.coverage import apply_coverage
+from attestor_arango.retrieval.coverage import apply_coverage, credits_any
+from attestor_arango.retrieval.neighbours import has_turns
 from attestor_arango.retrieval.text_lane import raw_scores, rescore_pool, stored_terms, terms
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import TextHit
@@ -283,3 +284,46 @@ def test_candidate_fields_are_its_memorys_own_values() -> None:
         assert c.fields is m.__dict__
         for name in type(m).model_fields:
             assert c.fields[name] is getattr(m, name), name
+
+
+# -- the scans every recall makes for a turn and for a conversation record ------------------
+
+
+def _turn_cases() -> list[Candidate]:
+    """Candidates of every kind the two scans tell apart: plain, a turn with its link, a
+    "turn" that is no link, a synthetic turn, tagged records with and without a session."""
+    out = []
+    metas: list[dict[str, object]] = [
+        {}, {"turn": {"replies_to": "m0"}}, {"turn": "m0"}, {"turn": None}, {"other": 1},
+    ]  # fmt: skip
+    tag_sets: list[tuple[str, ...]] = [(), ("verbatim",), ("episode", "x"), ("x",)]
+    for i, (meta, tags, session, synthetic) in enumerate(
+        (m, t, s, y) for m in metas for t in tag_sets for s in (None, "S1") for y in (False, True)
+    ):
+        c = Candidate(memory=fake_mem(f"m{i:03d}", "text", session=session), synthetic=synthetic)
+        c.memory.metadata.update(meta)
+        object.__setattr__(c.memory, "tags", tags)  # frozen: set as a decoded row would hold it
+        out.append(c)
+    return out
+
+
+def test_has_turns_and_credits_any_answer_as_the_plain_tests_of_each_candidate() -> None:
+    """Each scan, over every sub-list of the cases (each kind alone, with the others before
+    and after it), answers as ``any()`` of the plain per-candidate test."""
+    cases = _turn_cases()
+    assert cases[0].fields["tags"] == () and cases[-1].fields["tags"] == ("x",)
+
+    def turn(c: Candidate) -> bool:
+        return not c.synthetic and isinstance(c.memory.metadata.get("turn"), dict)
+
+    def record(c: Candidate) -> bool:
+        return not coverage.RECORD_TAGS.isdisjoint(c.memory.tags) and (
+            c.memory.provenance.session_id is not None
+        )
+
+    plain = [c for c in cases if not turn(c) and not record(c)]
+    assert any(turn(c) for c in cases) and any(record(c) for c in cases) and plain
+    for c in cases:
+        for group in ([c], [*plain, c], [c, *plain], plain):
+            assert has_turns(group) is any(turn(x) for x in group)
+            assert credits_any(group) is any(record(x) for x in group)

@@ -263,7 +263,8 @@ def test_a_stored_row_decodes_by_position_as_through_its_document(tmp_path: Any)
 def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_candidate() -> None:
     """``candidates.results`` builds a recall's results and breakdowns in one loop (no call
     per model): each is the validated model with the values stated here, for a fused
-    candidate, one whose scores a step changed after fusion (ints among them), three
+    candidate, one whose scores a step changed after fusion (ints among the fields not in
+    ``ROUNDED``), three
     lanes out of name order, a synthetic one, and a row closed after ``as_of`` (masked:
     active, no successor) next to one closed before it (kept as stored)."""
     from attestor_arango.retrieval.candidates import fused_candidate, results
@@ -279,7 +280,10 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     changed = Candidate(memory=later, lane_ranks={"vector": 2, "mq_1": 1, "bm25": 3})
     changed.lane_scores = {"vector": 0.5, "bm25": 3}
     changed.rrf, changed.rrf_norm, changed.graph_hops, changed.graph_bonus = 1 / 61, 0.2, 1, 0
-    changed.decay, changed.boost, changed.freshness, changed.session = 0.95, 0.01, -0.15, 1
+    # the ROUNDED fields hold floats (every step stores them so: see
+    # test_every_field_order_and_breakdown_take_as_rounded_is_stored_rounded); the others
+    # may be ints, which the breakdown converts as validation does
+    changed.decay, changed.boost, changed.freshness, changed.session = 0.95, 0.01, -0.15, 1.0
     changed.coverage, changed.time_cue = 0.125, 0.1
     changed.compute_relevance()
     changed.final = changed.relevance

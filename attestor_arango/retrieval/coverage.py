@@ -53,10 +53,12 @@ def credits_any(cands: Sequence[Candidate]) -> bool:
     among ``cands`` (else it reads no term)."""
     # ``_session`` inline, in a loop (not any() over a generator, see has_turns): it runs on
     # every recall, over every candidate when none is a record (plain adds)
+    # (an untagged memory, most of them, is told apart by its empty tags without a call)
     records = RECORD_TAGS
     for c in cands:
         fields = c.fields
-        if not records.isdisjoint(fields["tags"]) and fields["provenance"].session_id is not None:
+        tags = fields["tags"]
+        if tags and not records.isdisjoint(tags) and fields["provenance"].session_id is not None:
             return True
     return False
 

@@ -80,6 +80,11 @@ _ASKS_PAST = re.compile(
     r"\b(?:did|didn't|was|wasn't|were|weren't|had|used to|ago|originally|previously|"
     r"formerly|at first)\b"
 )
+# a word each form of _ASKS_PAST holds: without one of them, it cannot match
+_PAST_WORDS = (
+    "did", "was", "were", "had", "used to", "ago", "originally", "previously", "formerly",
+    "at first",
+)  # fmt: skip
 
 
 # the perfect asks which events happened up to now ("What books has Melanie read?", "Which
@@ -98,8 +103,12 @@ def asks_past(query: str) -> bool:
     """Whether a query asks about the past (an event, an earlier state, the events up to
     now), not what holds now."""
     text = query.lower().replace("\u2019", "'")
-    if _ASKS_PAST.search(text) is not None:
+    # each search only when the text holds a word it looks for (a search that cannot match
+    # scans every place of the question)
+    if any(map(text.__contains__, _PAST_WORDS)) and _ASKS_PAST.search(text) is not None:
         return True
+    if "has" not in text and "hav" not in text:  # every form of _PERFECT holds one
+        return False
     return any(CHANGE_CUES.isdisjoint(terms(m.group(1))) for m in _PERFECT.finditer(text))
 
 

@@ -37,9 +37,11 @@ def has_turns(cands: Sequence[Candidate]) -> bool:
     """Whether a (non-synthetic) candidate is a conversation turn, with its link: every
     step of this module reads only those, so without one none of them has anything to do."""
     # a loop, not any() over a generator: a resumed generator frame per candidate was most of
-    # this test's cost, and it runs on every recall
+    # this test's cost, and it runs on every recall, over every candidate when none is a turn
+    # (plain adds): so first the key test, no call (~1,000 instructions a candidate less)
     for c in cands:
-        if not c.synthetic and isinstance(c.fields["metadata"].get("turn"), dict):
+        meta = c.fields["metadata"]
+        if "turn" in meta and not c.synthetic and isinstance(meta["turn"], dict):
             return True
     return False
 
@@ -120,7 +122,11 @@ def ends_asking(text: str) -> bool:
 def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     """Takes ``weight`` off the neighbour support (``Candidate.session``) of each
     conversation turn that ends by asking, unless the query asks what was asked."""
-    if weight == 0 or _ASKS_WHAT_WAS_ASKED.search(query.lower()):
+    if weight == 0:
+        return
+    q = query.lower()
+    # every word the pattern looks for holds "ask" or "question": the search only then
+    if ("ask" in q or "question" in q) and _ASKS_WHAT_WAS_ASKED.search(q):
         return
     for c in cands:
         link = c.memory.metadata.get("turn")

@@ -16,11 +16,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
-
 from attestor_arango.retrieval.candidates import Candidate, update_relevance
 from attestor_arango.retrieval.config import RetrievalConfig
-from attestor_arango.retrieval.rounding import round_array, round_list
+from attestor_arango.retrieval.rounding import round_list
 
 US_PER_DAY = 86_400_000_000
 
@@ -34,26 +32,36 @@ def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalC
 
     Per candidate, in Python floats as always: the age, ``0.5 ** (age / half_life)`` and
     ``exp(-age / tau)`` (numpy's transcendental kernels may differ from libm in the
-    last bit); the arithmetic around them and the rounding to 12 places run over
-    arrays, the same IEEE operations in the same order (``round_array`` equals
-    ``round(x, 12)``; ``tests/test_relevance_arrays.py`` compares both paths).
+    last bit) and the arithmetic around them; the rounding to 12 places runs over one
+    array of the decays and boosts (``round_array`` equals ``round(x, 12)``;
+    ``tests/test_relevance_arrays.py`` compares both paths). A list turned into an array
+    costs ~300 instructions a value, so only what is rounded is converted.
     """
     if not cands:
         return
     # age_days, inline, and its max(0, gap) as a test (the builtin's call parses keywords:
     # ~700 instructions a candidate); a gap of 0 or less is the int 0 either way
-    ages = [(gap if gap > 0 else 0) / US_PER_DAY for gap in [as_of - c.valid_from for c in cands]]
-    if config.decay_enabled:
+    ages = [(gap if (gap := as_of - c.valid_from) > 0 else 0) / US_PER_DAY for c in cands]
+    decay_on, boost_on = config.decay_enabled, config.boost_enabled
+    raw: list[float] = []
+    if decay_on:
+        # floor + (1 - floor) * confidence * fade in Python floats: the IEEE operations an
+        # array would do, in its order, without its two conversions from lists
         half_life, floor = config.decay_half_life_days, config.decay_floor
-        fades = np.array([0.5 ** (age / half_life) for age in ages], dtype=np.float64)
-        confidence = np.array([c.fields["confidence"] for c in cands], dtype=np.float64)
-        # rounded as the array it is (round_list would take it back from a list)
-        decays = round_array(floor + (1.0 - floor) * confidence * fades, 12).tolist()
-        for c, decay in zip(cands, decays, strict=True):
-            c.decay = decay
-    if config.boost_enabled:
+        keep = 1.0 - floor
+        raw = [
+            floor + keep * c.fields["confidence"] * 0.5 ** (age / half_life)
+            for c, age in zip(cands, ages, strict=True)
+        ]
+    if boost_on:
         tau, boost = config.recency_tau_days, config.recency_boost
-        raw = [boost * math.exp(-age / tau) for age in ages]
-        for c, value in zip(cands, round_list(raw, 12), strict=True):
+        raw += [boost * math.exp(-age / tau) for age in ages]
+    # decays then boosts, rounded as one array (one array's fixed cost, not two)
+    rounded = round_list(raw, 12)
+    if decay_on:
+        for c, decay in zip(cands, rounded, strict=False):
+            c.decay = decay
+    if boost_on:
+        for c, value in zip(cands, rounded[len(cands) :] if decay_on else rounded, strict=True):
             c.boost = value
     update_relevance(cands)
