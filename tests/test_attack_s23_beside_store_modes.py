@@ -95,3 +95,38 @@ def test_the_export_ledger_takes_the_database_files_permissions_not_the_export(
     assert ledger.is_file() and str(out.resolve()) in ledger.read_text(encoding="utf-8")
     assert _mode(ledger) == 0o600
     assert _mode(out) == 0o644  # the user's chosen place: the umask, as any file they write
+
+
+@pytest.mark.parametrize("db_mode", [0o600, 0o640])
+def test_the_reembed_staging_list_takes_the_database_files_permissions(
+    tmp_path: Path, db_mode: int
+) -> None:
+    """The ``.reembed.paths`` list (where an unfinished run's staging files are, so that a
+    purge finds them) was made by the umask, 0644, beside a private store; it now takes the
+    database file's bits as the staging files do, when made and when rewritten."""
+    db, clock = tmp_path / "mem.db", ManualClock()
+    with AgentMemory(db, embedder=HashingEmbedder(64), clock=clock) as mem:
+        for n in range(5):
+            mem.add(f"Ann likes tea number {n}", context=A)
+            clock.advance(seconds=1)
+    os.chmod(db, db_mode)
+    listed = tmp_path / "mem.db.reembed.paths"
+    first, second = tmp_path / "a" / "s.sqlite", tmp_path / "b" / "s.sqlite"
+
+    def stop(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with AgentMemory(db, embedder=HashingEmbedder(32), clock=clock) as mem:
+        for path in (first, second):
+            with pytest.raises(KeyboardInterrupt):
+                mem.reembed(batch_size=2, progress=stop, staging_path=path, context=A)
+        assert listed.read_text(encoding="utf-8").split() == [
+            str(first.resolve()),
+            str(second.resolve()),
+        ]
+        assert _mode(listed) == db_mode
+        assert _mode(first) == db_mode  # the premise: the staging files already did
+        mem.reembed(staging_path=first, context=A)  # finished: forgotten, the list rewritten
+    assert listed.read_text(encoding="utf-8").split() == [str(second.resolve())]
+    assert _mode(listed) == db_mode

@@ -51,3 +51,39 @@ def test_doctor_counts_the_pre_salt_digests_of_the_cli_tenant(
     monkeypatch.setenv("ATTESTOR_TENANT", "someone-else")  # a tenant of salted rows only
     quiet = _check(config)
     assert quiet["ok"] is True and "no pre-salt digests" in str(quiet["detail"])
+
+
+@pytest.mark.parametrize("value", ["", "   ", "two words"])
+def test_an_empty_cli_tenant_is_reported_with_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """``ATTESTOR_TENANT=`` (a tenant variable that came out blank) makes the memory commands
+    refuse; doctor reported the refusal under this check with the chain's fix text, which
+    says nothing of what to do. Its fix now says: unset it, or give the tenant (a blank or
+    malformed one too)."""
+    config = Config(path=str(tmp_path / "mem.db"))
+    AgentMemory(config=config, embedder=HashingEmbedder(64)).close()
+    monkeypatch.setenv("ATTESTOR_TENANT", value)
+    check = _check(config)
+    assert check["ok"] is False and check["warning"] is True
+    refusal = "ATTESTOR_TENANT is set but empty" if not value else f"malformed tenant {value!r}"
+    assert refusal in str(check["detail"]), check
+    fix = str(check["fix"])
+    assert "unset ATTESTOR_TENANT" in fix and "tenant name" in fix, fix
+    assert "erasure" not in fix and "chain" not in fix, fix
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("ATTESTOR_ROLE", ""), ("ATTESTOR_NAMESPACE", ""), ("ATTESTOR_TOKEN_BUDGET", "many")],
+)
+def test_another_refused_identity_variable_is_named_in_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    config = Config(path=str(tmp_path / "mem.db"))
+    AgentMemory(config=config, embedder=HashingEmbedder(64)).close()
+    monkeypatch.setenv(name, value)
+    check = _check(config)
+    assert check["ok"] is False and check["warning"] is True
+    assert name in str(check["detail"]) and name in str(check["fix"]), check
+    assert "erasure" not in str(check["fix"])

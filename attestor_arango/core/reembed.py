@@ -45,7 +45,7 @@ import numpy as np
 from attestor_arango.config import Config, default_data_dir
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor
-from attestor_arango.core.linefile import create_like, read_lines, update_lines
+from attestor_arango.core.linefile import create_like, read_lines, store_file, update_lines
 from attestor_arango.core.paging import memory_pages
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
@@ -132,7 +132,7 @@ def register_staging(config: Config, path: Path) -> None:
         paths = [Path(line) for line in lines]
         return lines if path in paths else _lines([*paths, path])
 
-    update_lines(_registry(config), add)
+    update_lines(_registry(config), add, store_file(config))
 
 
 def drop_staged_everywhere(
@@ -167,7 +167,7 @@ def drop_staged_everywhere(
         return _lines(keep)
 
     try:
-        update_lines(registry, drop)
+        update_lines(registry, drop, store_file(config))
     except OSError as exc:
         problems.append(f"{registry}: {exc}")
     return problems
@@ -179,7 +179,9 @@ def unregister_staging(config: Config, path: Path) -> None:
     if gone not in _registered(config):
         return
     update_lines(
-        _registry(config), lambda lines: _lines([p for p in map(Path, lines) if p != gone])
+        _registry(config),
+        lambda lines: _lines([p for p in map(Path, lines) if p != gone]),
+        store_file(config),
     )
 
 

@@ -7,6 +7,7 @@ clock and an embedder, and never reaches back into ``AgentMemory``.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, NoReturn, Protocol, TypeVar, overload
@@ -119,6 +120,60 @@ def check_store_path(path: object) -> str | None:
     )
 
 
+# each replaceable part: the protocol it must follow, and what its message says is accepted
+PARTS: dict[str, tuple[type, str]] = {
+    "store": (Store, "a Store instance (SQLiteStore, ArangoStore; a file or folder goes in path)"),
+    "embedder": (
+        Embedder,
+        "an Embedder instance (HashingEmbedder(), ...; a provider by name goes in config.embedder)",
+    ),
+    "clock": (Clock, "a Clock instance (an object with now_us(), e.g. ManualClock())"),
+    "ids": (IdSource, "an IdSource instance (an object with new_id(now_us), e.g. UUID7Source())"),
+}
+
+
+def check_part(name: str, value: object) -> None:
+    """Raises ``ValidationError`` when ``value``, given for the part ``name``, is neither None
+    nor an instance with every attribute of the part's protocol (``PARTS``). Attributes are
+    looked up without being read (an embedder's ``dimension`` may ask a server, a lazy one
+    would load its model); an object forwarding attributes by ``__getattr__`` is trusted.
+    ``part or default`` used to take a falsy wrong value ({}, 0, False) as the default: the
+    configured store opened, the default model loaded."""
+    if value is None:
+        return
+    protocol, accepted = PARTS[name]
+    if isinstance(value, type) or not all(_offers(value, m) for m in _members(protocol)):
+        raise ValidationError(
+            f"{name} must be {accepted}, or None for the configured one; got {_kind(value)}"
+        )
+
+
+def _members(protocol: type) -> tuple[str, ...]:
+    """The public attributes a protocol and the protocols it extends declare (not cached:
+    a functools cache is out of an erasure's reach, tests/test_erasure_residue.py)."""
+    names: set[str] = set()
+    for base in protocol.__mro__:
+        if getattr(base, "_is_protocol", False) and base.__module__ != "typing":
+            names.update(vars(base), getattr(base, "__annotations__", {}))
+    return tuple(sorted(n for n in names if not n.startswith("_")))
+
+
+def _offers(value: object, member: str) -> bool:
+    if hasattr(type(value), "__getattr__"):
+        return True
+    try:
+        inspect.getattr_static(value, member)
+    except AttributeError:
+        return False
+    return True
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, type):
+        return f"the class {value.__name__} (pass an instance of it)"
+    return f"a {type(value).__name__}"
+
+
 def open_runtime(
     path: str | Path | None = None,
     *,
@@ -134,7 +189,12 @@ def open_runtime(
     signer of ``config.signing``)."""
     text = check_store_path(path)
     if config is not None and not isinstance(config, Config):
-        raise ValidationError("config must be a Config (see config.load_config) or None")
+        raise ValidationError(
+            "config must be a Config (see config.load_config), or None to load the configured "
+            f"one; got {_kind(config)}"
+        )
+    for name, value in (("store", store), ("embedder", embedder), ("clock", clock), ("ids", ids)):
+        check_part(name, value)
     if config is None:
         config = load_config(path=text)
     elif text is not None:
@@ -144,10 +204,10 @@ def open_runtime(
     )
     return Runtime(
         config=config,
-        store=store or open_store(config),
-        embedder=embedder or _default_embedder(config),
-        clock=TickClock(clock or SystemClock()),
-        ids=ids or UUID7Source(),
+        store=open_store(config) if store is None else store,
+        embedder=_default_embedder(config) if embedder is None else embedder,
+        clock=TickClock(SystemClock() if clock is None else clock),
+        ids=UUID7Source() if ids is None else ids,
         signer=signer,
         retrieval_config=RetrievalConfig.from_dict(config.retrieval),
     )

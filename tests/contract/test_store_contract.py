@@ -552,3 +552,16 @@ def test_memory_ids_matching_starts_ends_and_created_by(store: Store) -> None:
     assert store.memory_ids_matching(A, "aaaa", 10, T0 + 9) == ids[:1]
     assert store.memory_ids_matching(A, "ffff", 10, T0 + 20) == [ids[0], ids[2]]
     assert store.memory_ids_matching(A, "bbbb", 10, T0 + 19) == []
+
+
+def test_memory_ids_matching_finds_ids_stored_in_any_case(store: Store) -> None:
+    """An imported id may be an uppercase UUID; ``get`` lower-cases a short id, and a UUID's
+    text is read case-insensitively: its start or end is found whatever its case."""
+    setup(store, A)
+    ids = ["AAAA-0001-FFFF", "aaaa-0002-eeee", "AaAa-0003-FfFf"]
+    for i, mid in enumerate(ids):
+        store.insert_memory(A, mem(A, mid, f"fact {i}", t=T0 + i * 10), vec(1, i))
+    assert sorted(store.memory_ids_matching(A, "aaaa", 10)) == sorted(ids)
+    assert sorted(store.memory_ids_matching(A, "ffff", 10)) == [ids[0], ids[2]]
+    assert store.memory_ids_matching(A, "0001-ffff", 10) == [ids[0]]
+    assert store.memory_ids_matching(A, "aaaa-0003", 10, T0 + 19) == []

@@ -170,8 +170,8 @@ def tenant_conjunct(code: str, pattern: str) -> bool:
 KNOWN_FUNCTIONS = frozenset(
     {
         "ANALYZER", "APPEND", "APPROX_NEAR_COSINE", "BM25", "CONCAT", "COSINE_SIMILARITY",
-        "COUNT", "FIRST", "HAS", "INTERSECTION", "IS_NULL", "KEEP", "LAST", "LENGTH", "MAX",
-        "MERGE", "MIN", "NOT_NULL", "PHRASE", "POSITION", "REGEX_TEST", "RIGHT", "SORTED",
+        "COUNT", "FIRST", "HAS", "INTERSECTION", "IS_NULL", "KEEP", "LAST", "LENGTH", "LOWER",
+        "MAX", "MERGE", "MIN", "NOT_NULL", "PHRASE", "POSITION", "REGEX_TEST", "RIGHT", "SORTED",
         "SORTED_UNIQUE",
         "SHARD_ID", "STARTS_WITH",
         "SUM", "TOKENS", "UNION", "UNION_DISTINCT", "UNIQUE", "UNSET",

@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from attestor_arango.config import Config
+from attestor_arango.config import IDENTITY_ENV, Config
 from attestor_arango.context import SOLO_TENANT, AgentContext, AgentRole
 from attestor_arango.embeddings.base import fallback_reason
+from attestor_arango.errors import ValidationError
 from attestor_arango.governance.audit_chain import chain_exposure
 from attestor_arango.retrieval.space import REEMBED_HINT
 from attestor_arango.retrieval.trace_files import tenant_folder
@@ -124,6 +125,10 @@ def _legacy_digests_check(store: Any) -> Check:
     )
     try:
         tenant = AgentContext.from_env().tenant
+    except ValidationError as exc:  # the memory commands refuse this identity as well
+        detail = f"the CLI's identity is refused, so no tenant's chain was scanned: {exc}"
+        return Check("audit.legacy_digests", False, detail, identity_fix(exc), True)
+    try:
         held = chain_exposure(store, tenant).legacy_digest_entries
     except Exception as exc:
         return Check("audit.legacy_digests", False, f"{type(exc).__name__}: {exc}", fix, True)
@@ -134,6 +139,25 @@ def _legacy_digests_check(store: Any) -> Check:
         "written before salts (schema 8); they outlive any erasure of those rows"
     )
     return Check("audit.legacy_digests", False, detail, fix, warning=True)
+
+
+def identity_fix(exc: ValidationError) -> str:
+    """What to do about an identity variable ``AgentContext.from_env`` refused: the one its
+    error names (an empty ``ATTESTOR_TENANT``: unset it for the default tenant, or name the
+    tenant), else the identity variables as a whole."""
+    field = exc.details.get("field")  # a context field ("tenant") or a variable's name
+    named = IDENTITY_ENV.get(field, field) if isinstance(field, str) else None
+    if named not in IDENTITY_ENV.values():
+        named = next((name for name in IDENTITY_ENV.values() if name in exc.message), None)
+    tenant = IDENTITY_ENV["tenant"]
+    if named == tenant:
+        return (
+            f"unset {tenant} to act as the default tenant, or set it to a tenant name "
+            "(until then the CLI's memory commands refuse to run)"
+        )
+    if named:
+        return f"unset {named} for its default, or give it a valid value"
+    return f"correct or unset the identity variables ({', '.join(IDENTITY_ENV.values())})"
 
 
 def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
