@@ -279,3 +279,15 @@ def test_update_relevance_over_many_equals_compute_relevance_bit_for_bit() -> No
         assert [c.relevance.hex() for c in few] == [r.relevance.hex() for r in refs]
         assert all(type(c.relevance) is float for c in few)
     assert cands[1].relevance.hex() == "-0x0.0p+0"
+
+
+def test_fusion_keeps_lane_scores_as_given_and_the_breakdown_has_floats() -> None:
+    # fusion stores a hit's score as the lane gave it (no float() a hit); the breakdown
+    # converts the two it reports, as validation would
+    m, n = fake_mem("m1", day=1.0), fake_mem("m2", day=2.0)
+    lanes = [("bm25", [Hit(m, 2), Hit(n, np.float64(0.25))]), ("vector", [Hit(n, 1)])]
+    by_id = {c.id: c for c in fuse(lanes, 60)}
+    for mid, vector, bm25 in [("m1", None, 2.0), ("m2", 1.0, 0.25)]:
+        b = by_id[mid].breakdown()
+        assert (b.vector_score, b.bm25_score) == (vector, bm25)
+        assert {type(b.vector_score), type(b.bm25_score)} <= {float, type(None)}

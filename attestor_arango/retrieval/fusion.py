@@ -51,14 +51,14 @@ def fuse(
                 rank += 1
                 # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
                 share = 0.0 + w / (rrf_k + rank)
-                by_id[mid] = make(memory, lane, rank, float(hit.score), share, values)
+                by_id[mid] = make(memory, lane, rank, hit.score, share, values)
                 continue
             ranks = cand.lane_ranks
             if lane in ranks:  # a lane names each memory once
                 continue
             rank += 1
             ranks[lane] = rank
-            cand.lane_scores[lane] = float(hit.score)
+            cand.lane_scores[lane] = hit.score  # as given: ``results`` converts it
             cand.rrf += w / (rrf_k + rank)
     best = total / (rrf_k + 1) if total > 0 else 1.0
     cands = list(by_id.values())
