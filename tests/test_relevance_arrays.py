@@ -104,7 +104,9 @@ def test_fusion_relevance_and_rounded_rrf_equal_compute_relevance(seed: int) -> 
     weights = {"vector": rng.uniform(0.5, 1), "bm25": rng.uniform(1, 1.5), "mq_1": rng.random()}
     cands = fuse(_lanes(seed), 60, weights=weights)
     assert len(cands) > 1_000
+    best = sum(weights.values()) / 61
     for c in cands:
+        assert c.rrf_norm.hex() == (c.rrf / best).hex()
         ref = copy.copy(c)
         assert c.relevance.hex() == ref.compute_relevance().hex()
         b = c.breakdown()
@@ -114,6 +116,19 @@ def test_fusion_relevance_and_rounded_rrf_equal_compute_relevance(seed: int) -> 
     c = cands[0]
     c.rrf = c.rrf + 1e-7
     assert c.breakdown().rrf == round(c.rrf, 12)
+
+
+def test_fusion_rounds_a_negative_zero_norm_as_compute_relevance() -> None:
+    # a tiny negative weight's share divided by a huge best underflows to -0.0: rrf_norm
+    # keeps the sign, the relevance is round(rrf_norm + 0.0, 12), a positive zero
+    m, n = fake_mem("m1", day=1.0), fake_mem("m2", day=2.0)
+    lanes = [("bm25", [Hit(m, 1.0)]), ("vector", [Hit(n, 1.0)])]
+    cands = fuse(lanes, 60, weights={"bm25": -1e-310, "vector": 1e300})
+    (neg,) = [c for c in cands if c.id == "m1"]
+    assert neg.rrf < 0.0 and neg.rrf_norm.hex() == "-0x0.0p+0"
+    for c in cands:
+        assert c.relevance.hex() == copy.copy(c).compute_relevance().hex()
+        assert c.breakdown().rrf_norm.hex() == float(round(c.rrf_norm + 0.0, 12)).hex()
 
 
 class _Vectors:
@@ -264,3 +279,15 @@ def test_update_relevance_over_many_equals_compute_relevance_bit_for_bit() -> No
         assert [c.relevance.hex() for c in few] == [r.relevance.hex() for r in refs]
         assert all(type(c.relevance) is float for c in few)
     assert cands[1].relevance.hex() == "-0x0.0p+0"
+
+
+def test_fusion_keeps_lane_scores_as_given_and_the_breakdown_has_floats() -> None:
+    # fusion stores a hit's score as the lane gave it (no float() a hit); the breakdown
+    # converts the two it reports, as validation would
+    m, n = fake_mem("m1", day=1.0), fake_mem("m2", day=2.0)
+    lanes = [("bm25", [Hit(m, 2), Hit(n, np.float64(0.25))]), ("vector", [Hit(n, 1)])]
+    by_id = {c.id: c for c in fuse(lanes, 60)}
+    for mid, vector, bm25 in [("m1", None, 2.0), ("m2", 1.0, 0.25)]:
+        b = by_id[mid].breakdown()
+        assert (b.vector_score, b.bm25_score) == (vector, bm25)
+        assert {type(b.vector_score), type(b.bm25_score)} <= {float, type(None)}
