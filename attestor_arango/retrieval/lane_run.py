@@ -61,8 +61,8 @@ class RanksVectors(Protocol):
     then read by ``get_memories`` (which drops those the scope does not return), as
     ``vector_candidates`` reads them. Not part of the Store contract: the lane makes its
     hits once, with their exact cosines, and the rows read are the text lane's ``known``.
-    A backend offering it answers recall's vector lane with it (a subclass changing
-    ``vector_candidates`` changes this too)."""
+    A backend offering it answers recall's vector lane with it, so a subclass that changes
+    ``vector_candidates`` must change ``vector_ranked`` too: recall never calls the other."""
 
     def vector_ranked(
         self,
