@@ -125,6 +125,15 @@ def test_call_site_lint_accepts_a_correct_call() -> None:
     assert _calls(GOOD_CALL) == []
 
 
+def test_call_site_lint_counts_the_keys_of_a_view_binds_spread() -> None:
+    find = '"memory_find_active", scope, {"namespace": n, "entity": e, "category": c, %s}'
+    assert _calls(f"self._run({find % '**view_binds(view)'})") == []
+    missing = _calls(f"self._run({find % '**{}'})")
+    assert missing and "dict literal" in missing[0], missing
+    extra = _calls('self._run("memory_get", scope, {"namespace": n, "id": m, **view_binds(v)})')
+    assert extra and "window_end" in extra[0], extra
+
+
 @pytest.mark.parametrize(
     "src, fragment",
     [

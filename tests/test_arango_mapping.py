@@ -158,9 +158,9 @@ def test_retry_and_fallback_rules() -> None:
 
 def test_view_binds_clamp_the_open_window_end_to_open() -> None:
     vb = planning.view_binds(TemporalView(as_of=T0))
-    assert (vb.as_of, vb.t_expired_after, vb.window_start, vb.window_end) == (T0, T0, -1, OPEN)
+    assert vb == {"as_of": T0, "t_expired_after": T0, "window_start": -1, "window_end": OPEN}
     closed = planning.view_binds(TemporalView(as_of=T0, include_closed=True, window=(1, 2)))
-    assert (closed.t_expired_after, closed.window_start, closed.window_end) == (-1, 1, 2)
+    assert closed == {"as_of": T0, "t_expired_after": -1, "window_start": 1, "window_end": 2}
 
 
 # schema data ---------------------------------------------------------------------------------

@@ -38,8 +38,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from attestor_arango.errors import StoreError
+from attestor_arango.scope import TemporalView
 from attestor_arango.store.arango.base import COLLECTIONS
 from attestor_arango.store.arango.docs import VECTOR_ATTRIBUTES
+from attestor_arango.store.arango.planning import view_binds
 from attestor_arango.store.arango.registry import (
     Query,
     Registry,
@@ -341,6 +343,18 @@ def _enclosing_functions(tree: ast.AST) -> dict[int, str]:
     return owner
 
 
+VIEW_BIND_KEYS = frozenset(view_binds(TemporalView(as_of=0)))
+
+
+def _is_view_binds(node: ast.expr) -> bool:
+    """``view_binds(...)``: the one spread a call site may use, its keys known."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "view_binds"
+    )
+
+
 def lint_call_sites_in_source(
     source: str, filename: str, registry: Registry, used: set[str] | None = None
 ) -> list[str]:
@@ -381,11 +395,18 @@ def lint_call_sites_in_source(
             if kw.arg == "params":
                 arg = kw.value
         if not isinstance(arg, ast.Dict) or any(
-            not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in arg.keys
+            not (isinstance(k, ast.Constant) and isinstance(k.value, str))
+            and not (k is None and _is_view_binds(v))
+            for k, v in zip(arg.keys, arg.values, strict=True)
         ):
-            problems.append(f"{where}: {name!r} params must be a dict literal with literal keys")
+            problems.append(
+                f"{where}: {name!r} params must be a dict literal with literal keys "
+                "(or a spread of view_binds(...))"
+            )
             continue
         passed = {str(k.value) for k in arg.keys if isinstance(k, ast.Constant)}
+        if None in arg.keys:
+            passed |= VIEW_BIND_KEYS
         expected = set(query.params) - ({"tenant"} if not query.admin else set())
         if "tenant" in passed and not query.admin:
             problems.append(f"{where}: {name!r} passes 'tenant'; it comes from the Scope")

@@ -153,21 +153,15 @@ def reembed_batch_rows(dimension: int, *, max_rows: int, max_bytes: int) -> int:
     return max(1, min(max_rows, max_bytes // per_row))
 
 
-@dataclass(frozen=True, slots=True)
-class ViewBinds:
-    as_of: int
-    t_expired_after: int
-    window_start: int
-    window_end: int
+def view_binds(view: TemporalView) -> dict[str, int]:
+    """The four bind values every temporal query takes, ready to spread into its binds.
 
-
-def view_binds(view: TemporalView) -> ViewBinds:
-    """Bind values of a view. The open-ended window end (OPEN + 1) is not a double, so it
-    becomes OPEN: ``valid_from < OPEN`` holds for every stored row exactly as ``< OPEN + 1``.
+    The open-ended window end (OPEN + 1) is not a double, so it becomes OPEN:
+    ``valid_from < OPEN`` holds for every stored row exactly as ``< OPEN + 1``.
     """
-    return ViewBinds(
-        as_of=view.as_of,
-        t_expired_after=view.t_expired_after,
-        window_start=view.window_start,
-        window_end=min(view.window_end, OPEN),
-    )
+    return {
+        "as_of": view.as_of,
+        "t_expired_after": view.t_expired_after,
+        "window_start": view.window_start,
+        "window_end": min(view.window_end, OPEN),
+    }

@@ -188,7 +188,6 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
     def find_active(
         self, scope: Scope, entity: str, category: str, view: TemporalView
     ) -> list[Memory]:
-        vb = view_binds(view)
         rows = self._run(
             "memory_find_active",
             scope,
@@ -196,10 +195,7 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
                 "namespace": scope.namespace,
                 "entity": entity,
                 "category": category,
-                "as_of": vb.as_of,
-                "t_expired_after": vb.t_expired_after,
-                "window_start": vb.window_start,
-                "window_end": vb.window_end,
+                **view_binds(view),
             },
         )
         return [memory_from_arango(r) for r in rows]
@@ -207,7 +203,6 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
     def list_memories(
         self, scope: Scope, filters: MemoryFilter, view: TemporalView, limit: int, offset: int = 0
     ) -> list[Memory]:
-        vb = view_binds(view)
         rows = self._run(
             "memory_list",
             scope,
@@ -218,10 +213,7 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
                 "tags": list(filters.tags) if filters.tags else None,
                 "status": filters.status,
                 "content_hash": filters.content_hash,
-                "as_of": vb.as_of,
-                "t_expired_after": vb.t_expired_after,
-                "window_start": vb.window_start,
-                "window_end": vb.window_end,
+                **view_binds(view),
                 "offset": max(0, offset),
                 "limit": max(0, limit),
             },
@@ -238,7 +230,6 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
         limit: int,
         offset: int = 0,
     ) -> list[Memory]:
-        vb = view_binds(view)
         rows = self._run(
             "memory_session_latest",
             scope,
@@ -247,10 +238,7 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
                 "session_id": session_id,
                 "tag": tag,
                 "before": min(before, OPEN),  # as view_binds' window end: OPEN + 1 is no double
-                "as_of": vb.as_of,
-                "t_expired_after": vb.t_expired_after,
-                "window_start": vb.window_start,
-                "window_end": vb.window_end,
+                **view_binds(view),
                 "offset": max(0, offset),
                 "limit": max(0, limit),
             },
@@ -258,7 +246,6 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
         return [memory_from_arango(r) for r in rows]
 
     def count_memories(self, scope: Scope, filters: MemoryFilter, view: TemporalView) -> int:
-        vb = view_binds(view)
         rows = self._run(
             "memory_count_listed",
             scope,
@@ -269,10 +256,7 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
                 "tags": list(filters.tags) if filters.tags else None,
                 "status": filters.status,
                 "content_hash": filters.content_hash,
-                "as_of": vb.as_of,
-                "t_expired_after": vb.t_expired_after,
-                "window_start": vb.window_start,
-                "window_end": vb.window_end,
+                **view_binds(view),
             },
         )
         return int(rows[0]["n"]) if rows else 0
@@ -318,7 +302,6 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
         if k <= 0:
             return []
         qv = vector_to_list(query)
-        vb = view_binds(view)
         index = self.vector_index()
         plan = plan_vector_search(
             index=index,
@@ -338,10 +321,7 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
                         "namespace": scope.namespace,
                         "query_vector": qv,
                         "n_probe": probes_for(self.n_probe, index),
-                        "as_of": vb.as_of,
-                        "t_expired_after": vb.t_expired_after,
-                        "window_start": vb.window_start,
-                        "window_end": vb.window_end,
+                        **view_binds(view),
                         "k": k,
                     },
                 )
@@ -360,10 +340,7 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
             {
                 "namespace": scope.namespace,
                 "query_vector": qv,
-                "as_of": vb.as_of,
-                "t_expired_after": vb.t_expired_after,
-                "window_start": vb.window_start,
-                "window_end": vb.window_end,
+                **view_binds(view),
                 "k": k,
             },
         )
@@ -393,7 +370,6 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
         """The BM25 query itself (ArangoSearch ``text_en``), as decoded hits."""
         if k <= 0 or not _WORD.search(query):
             return []  # no word characters: text_en yields no tokens, nothing can match
-        vb = view_binds(view)
         if self.search_wait_for_sync and not self.in_transaction:
             rows = self._run(
                 "text_bm25_wait",
@@ -401,10 +377,7 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
                 {
                     "namespace": scope.namespace,
                     "query": query,
-                    "as_of": vb.as_of,
-                    "t_expired_after": vb.t_expired_after,
-                    "window_start": vb.window_start,
-                    "window_end": vb.window_end,
+                    **view_binds(view),
                     "k": k,
                 },
             )
@@ -415,10 +388,7 @@ class ArangoStore(VectorMoves, EntityKeyFolding):
                 {
                     "namespace": scope.namespace,
                     "query": query,
-                    "as_of": vb.as_of,
-                    "t_expired_after": vb.t_expired_after,
-                    "window_start": vb.window_start,
-                    "window_end": vb.window_end,
+                    **view_binds(view),
                     "k": k,
                 },
             )
