@@ -21,7 +21,7 @@ from attestor_arango.ingest.lexicon import MY_KEYS
 from attestor_arango.ingest.model import Fact, Speaker
 from attestor_arango.ingest.text import content_stems, expand, names, sentences, value_key
 from attestor_arango.ingest.timeexpr import TimeSpan, find_time
-from attestor_arango.llm import LLMError, LLMProvider, render
+from attestor_arango.llm import LLMError, LLMProvider, json_object_text, render
 
 _QUESTION_START = re.compile(
     r"^(?:can|could|would|will|should|shall|do|does|did|is|are|was|were|what|how|why|when|"
@@ -427,12 +427,11 @@ class LLMExtractor:
 
 def _parse_facts(raw: str) -> list[dict[str, Any]]:
     """The ``facts`` list of a JSON answer, tolerating a code fence around it."""
-    text = raw.strip()
-    fence = re.search(r"\{.*\}", text, re.S)
-    if fence is None:
+    found = json_object_text(raw)
+    if found is None:
         raise ValueError(f"no JSON object in the extraction answer: {raw[:80]!r}")
     try:
-        data = json.loads(fence.group(0))
+        data = json.loads(found)
     except RecursionError:  # an answer nested too deeply is as unusable as one not JSON
         raise ValueError("the extraction answer nests too deeply to read") from None
     facts = data.get("facts") if isinstance(data, dict) else None

@@ -21,7 +21,7 @@ from attestor_arango.ingest.extract import relays_change
 from attestor_arango.ingest.frames import read_clause
 from attestor_arango.ingest.model import Action, Decision, Fact
 from attestor_arango.ingest.text import content_stems, expand, normalise, value_key, words
-from attestor_arango.llm import LLMError, LLMProvider, render
+from attestor_arango.llm import LLMError, LLMProvider, json_object_text, render
 from attestor_arango.models import Memory
 from attestor_arango.validation import check_text, entity_key
 
@@ -271,11 +271,11 @@ def parse_decision(raw: str, fact: Fact, episode_id: str, allowed: set[str]) -> 
         return Decision(Action.ADD, fact, episode_id, None, f"unparseable decision: {why}",
                         "fallback")  # fmt: skip
 
-    found = re.search(r"\{.*\}", raw or "", re.S)
+    found = json_object_text(raw or "")
     if found is None:
         return add(f"no JSON object in {raw[:60]!r}")
     try:
-        data = json.loads(found.group(0))
+        data = json.loads(found)
     except (ValueError, RecursionError) as exc:  # not JSON, or nested too deeply to read
         return add(str(exc))
     if not isinstance(data, dict):

@@ -9,6 +9,7 @@ of a recalling process walked (~40 % of them), and ~0.35 s of a cold start.
 from typing import TYPE_CHECKING
 
 from attestor_arango.lazy import lazy_exports
+from attestor_arango.llm.answers import json_object_text
 from attestor_arango.llm.base import (
     LLMError,
     LLMProvider,
@@ -40,6 +41,7 @@ __all__ = [
     "OllamaProvider",
     "OpenAICompatProvider",
     "RetryPolicy",
+    "json_object_text",
     "provider_from_settings",
     "render",
     "with_retries",
