@@ -28,7 +28,21 @@ is a bug. The REST layer adds its own subclasses for transport cases
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# the user part of a URL (``scheme://user:password@host``, or a token as the user name):
+# an endpoint configured with its credentials must not hand them to whoever reads an error
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@")
+
+
+def without_credentials(text: str) -> str:
+    """``text`` with the user part of every URL in it replaced by ``***``."""
+    return _URL_USERINFO.sub(r"\1***@", text) if "@" in text else text
+
+
+def _shown(value: Any) -> Any:
+    return without_credentials(value) if isinstance(value, str) else value
 
 
 class AttestorError(Exception):
@@ -38,9 +52,11 @@ class AttestorError(Exception):
     http_status: int = 500
 
     def __init__(self, message: str, **details: Any) -> None:
+        # errors reach callers (REST, MCP, a recall's ``errors``), never a URL's password
+        message = without_credentials(message) if isinstance(message, str) else message
         super().__init__(message)
         self.message = message
-        self.details = details
+        self.details = {name: _shown(value) for name, value in details.items()}
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": self.details}
