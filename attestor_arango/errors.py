@@ -33,7 +33,7 @@ from typing import Any
 
 # the user part of a URL (``scheme://user:password@host``, or a token as the user name):
 # an endpoint configured with its credentials must not hand them to whoever reads an error
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")  # to the last @
 
 
 def without_credentials(text: str) -> str:

@@ -94,6 +94,12 @@ def test_in_process_errors_name_the_endpoint_without_its_user_part(tmp_path: Pat
     mem.close()
 
 
+def test_a_password_holding_an_at_sign_is_hidden_whole() -> None:
+    """A client takes the last @ of the authority as its end: so does the redaction."""
+    err = AttestorError(f"cannot reach http://svc:{SECRET}@x@127.0.0.1:9/v1 now")
+    assert err.message == "cannot reach http://***@127.0.0.1:9/v1 now"
+
+
 def test_an_error_message_keeps_urls_without_credentials_as_they_are() -> None:
     plain = "cannot reach http://127.0.0.1:9/v1/embeddings; see https://example.org/a@b"
     assert AttestorError(plain, url="http://127.0.0.1:9/v1").to_dict() == {
