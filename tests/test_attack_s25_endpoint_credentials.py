@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 
+import pytest
 from attack_support import AUTH, acme_ring
 from mcp.server.mcpserver.exceptions import ToolError
 from starlette.testclient import TestClient
 
 from attestor_arango import AgentContext
 from attestor_arango.config import Config
+from attestor_arango.embeddings.chain import make_embedder
 from attestor_arango.errors import AttestorError, EmbedderUnavailable
 from attestor_arango.interfaces.api.app import create_app
 from attestor_arango.interfaces.mcp import build_server
@@ -107,3 +110,21 @@ def test_an_error_message_keeps_urls_without_credentials_as_they_are() -> None:
         "message": plain,
         "details": {"url": "http://127.0.0.1:9/v1"},
     }
+
+
+def test_the_server_log_names_the_chosen_endpoint_without_its_password(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``auto`` logs which endpoint it chose; a log is shipped and read far from the server."""
+    config = Config(
+        path=str(tmp_path / "m.db"),
+        embedder="auto",
+        skip_ollama_probe=True,
+        openai_base_url=f"http://svc:{SECRET}@127.0.0.1:9/v1",
+        embedder_dimension=64,
+    )
+    with caplog.at_level(logging.DEBUG, logger="attestor_arango"):
+        make_embedder(config)
+
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    _clean(logged)
