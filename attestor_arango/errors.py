@@ -33,12 +33,29 @@ from typing import Any
 
 # the user part of a URL (``scheme://user:password@host``, or a token as the user name):
 # an endpoint configured with its credentials must not hand them to whoever reads an error
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")  # to the last @
+_AUTHORITY = re.compile(r"[^/?#\s]*")  # one greedy class, nothing after it: no backtracking
 
 
 def without_credentials(text: str) -> str:
-    """``text`` with the user part of every URL in it replaced by ``***``."""
-    return _URL_USERINFO.sub(r"\1***@", text) if "@" in text else text
+    """``text`` with the user part of every URL in it (after ``://``, up to the last ``@``
+    before the path, as clients read it) replaced by ``***``. One pass over the text: an
+    error may quote what a caller sent, so no input may make this cost more."""
+    if "@" not in text or "://" not in text:
+        return text
+    out: list[str] = []
+    done = 0
+    at = text.find("://")
+    while at != -1:
+        start = at + 3
+        end = _AUTHORITY.match(text, start).end()  # type: ignore[union-attr]  # always matches
+        user_end = text.rfind("@", start, end)
+        if user_end != -1:
+            out.append(text[done:start])
+            out.append("***")
+            done = user_end
+        at = text.find("://", max(end - 2, at + 1))  # "b://c@d" may follow at once
+    out.append(text[done:])
+    return "".join(out)
 
 
 def _shown(value: Any) -> Any:

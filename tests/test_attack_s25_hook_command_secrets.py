@@ -8,7 +8,9 @@ them. A command often carries a credential: a package index with its token in th
 assignment named like one (``--build-arg NPM_TOKEN=...``, ``-var db_password=...``), a
 flag followed by one (``--token ...``). Each was stored verbatim and recalled into every
 later session. The note now keeps the command with those values replaced by ``***``
-(before it is cut to 300 characters, so a cut cannot leave a secret's start behind).
+(before it is cut to 300 characters, so a cut cannot leave a secret's start behind), in
+one pass over at most ``SCRUB_LIMIT`` characters of it (a first version's patterns took
+25 s on a 32,000-character command of "a.a.a...").
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from attestor_arango.interfaces.cli import hooks
 from attestor_arango.interfaces.cli.hooks import run_hook
 from attestor_arango.memory import AgentMemory
 
@@ -89,3 +92,23 @@ def test_a_command_without_secrets_is_noted_as_it_ran(mem: AgentMemory) -> None:
     note = mem.get(answer["memory_id"])
     assert note.metadata["command"] == command
     assert note.content == f"Ran `{command}` in project app (exit 0)"
+
+
+def test_the_scrubber_reads_a_bounded_part_of_a_long_command(
+    mem: AgentMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command of a million characters (the event may hold 64 MB) costs the scrubber no
+    more than its first ``SCRUB_LIMIT``: the note keeps 300 of them anyway."""
+    seen: list[int] = []
+    real = hooks.without_credentials
+
+    def counted(text: str) -> str:
+        seen.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(hooks, "without_credentials", counted)
+    answer = _post_tool_use(mem, "pytest " + "a" * 1_000_000 + " -k x")
+
+    assert answer["captured"] is True
+    assert seen and max(seen) <= hooks.SCRUB_LIMIT
+    assert len(mem.get(answer["memory_id"]).metadata["command"]) == 300

@@ -51,17 +51,42 @@ _USEFUL_COMMAND = re.compile(
 # what a command line may carry that a note must not keep (the notes are recalled into
 # every later session and read by every agent of the tenant): a value assigned to a name
 # like a secret's (NPM_TOKEN=..., db_password=...), and the value after such a flag
-_SECRET_NAME = r"[\w.-]*(?:token|passw(?:or)?d|secret|api[_-]?key|credential)[\w.-]*"
-_SECRET_ASSIGNED = re.compile(rf"(?i)\b({_SECRET_NAME}=)(\S+)")
-_SECRET_FLAG = re.compile(rf"(?i)((?:^|\s)--?{_SECRET_NAME}\s+)(?!-)(\S+)")
+_SECRET_WORDS = ("token", "passw", "secret", "apikey", "api_key", "api-key", "credential")
+SCRUB_LIMIT = 4096  # characters of a command scrubbed: a note keeps its first 300
+
+
+def _names_secret(name: str) -> bool:
+    low = name.lower()
+    return any(word in low for word in _SECRET_WORDS)
+
+
+def _assigned_at(word: str) -> int | None:
+    """Where the value of the first ``name=value`` in ``word`` naming a secret starts."""
+    start = 0
+    while (eq := word.find("=", start)) != -1:
+        if eq + 1 < len(word) and _names_secret(word[start:eq]):
+            return eq + 1
+        start = eq + 1
+    return None
 
 
 def scrub_command(command: str) -> str:
-    """``command`` without the secrets it names: URL credentials, values of names and flags
-    that look like a secret's, each replaced by ``***``."""
-    command = without_credentials(command)
-    command = _SECRET_ASSIGNED.sub(r"\1***", command)
-    return _SECRET_FLAG.sub(r"\1***", command)
+    """``command`` (words one space apart) without the secrets it names: URL credentials,
+    values of names and flags that look like a secret's, each replaced by ``***``. One
+    pass over its words, whatever they hold."""
+    words = without_credentials(command).split(" ")
+    hide_next = False
+    for i, word in enumerate(words):
+        if hide_next and word and not word.startswith("-"):
+            words[i], hide_next = "***", False
+            continue
+        hide_next = False
+        at = _assigned_at(word)
+        if at is not None:
+            words[i] = word[:at] + "***"
+        elif word.startswith("-") and _names_secret(word):
+            hide_next = True
+    return " ".join(words)
 
 
 _TEXT_FIELDS = ("session_id", "cwd", "tool_name", "transcript_path")
@@ -209,7 +234,8 @@ def post_tool_use(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
         )
         return {"captured": True, "memory_id": m.id}
     if tool == "Bash":
-        command = scrub_command(" ".join(str(data.get("command") or "").split()))[:300]
+        words = " ".join(str(data.get("command") or "").split())
+        command = scrub_command(words[:SCRUB_LIMIT])[:300]
         if not command or not _USEFUL_COMMAND.match(command):
             return {"captured": False, "reason": "not a build, test or install command"}
         check_plain_field(command, "tool_input.command")
