@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from attestor_arango.config import ArangoSettings, Config
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.interfaces.cli.doctor import run_doctor
@@ -40,3 +42,25 @@ def test_the_arango_doctor_names_the_url_without_its_password(tmp_path: Path) ->
 
     assert SECRET not in report, report
     assert "127.0.0.1:9" in report
+
+
+def test_a_driver_error_naming_the_url_is_reported_without_its_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A driver's own exception (not a StoreError) may quote the URL it was given."""
+    from attestor_arango.store.arango import doctor
+
+    class Database:
+        def version(self) -> str:
+            raise ConnectionError(f"Max retries exceeded with url: {URL}/_api/version")
+
+    class Client:
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(doctor, "make_client", lambda settings: Client())
+    monkeypatch.setattr(doctor, "_connect", lambda settings, client, create: (Database(), None))
+    report = json.dumps(arango_doctor(_config(tmp_path)), default=str)
+
+    assert "Max retries" in report
+    assert SECRET not in report, report

@@ -196,7 +196,7 @@ def arango_doctor(config: Config) -> dict[str, Any]:
         report["ok"] = all(c["ok"] or c["warning"] for c in checks)
     except Exception as exc:  # the doctor reports, it does not raise
         # a StoreError already says what failed and what to do; other types keep their name
-        report["error"] = (
+        report["error"] = without_credentials(  # a driver's error may name the URL
             str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
         )
         checks.append(
