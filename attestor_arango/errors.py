@@ -28,7 +28,38 @@ is a bug. The REST layer adds its own subclasses for transport cases
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# the user part of a URL (``scheme://user:password@host``, or a token as the user name):
+# an endpoint configured with its credentials must not hand them to whoever reads an error
+_AUTHORITY = re.compile(r"[^/?#\s]*")  # one greedy class, nothing after it: no backtracking
+
+
+def without_credentials(text: str) -> str:
+    """``text`` with the user part of every URL in it (after ``://``, up to the last ``@``
+    before the path, as clients read it) replaced by ``***``. One pass over the text: an
+    error may quote what a caller sent, so no input may make this cost more."""
+    if "@" not in text or "://" not in text:
+        return text
+    out: list[str] = []
+    done = 0
+    at = text.find("://")
+    while at != -1:
+        start = at + 3
+        end = _AUTHORITY.match(text, start).end()  # type: ignore[union-attr]  # always matches
+        user_end = text.rfind("@", start, end)
+        if user_end != -1:
+            out.append(text[done:start])
+            out.append("***")
+            done = user_end
+        at = text.find("://", max(end - 2, at + 1))  # "b://c@d" may follow at once
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _shown(value: Any) -> Any:
+    return without_credentials(value) if isinstance(value, str) else value
 
 
 class AttestorError(Exception):
@@ -38,9 +69,11 @@ class AttestorError(Exception):
     http_status: int = 500
 
     def __init__(self, message: str, **details: Any) -> None:
+        # errors reach callers (REST, MCP, a recall's ``errors``), never a URL's password
+        message = without_credentials(message) if isinstance(message, str) else message
         super().__init__(message)
         self.message = message
-        self.details = details
+        self.details = {name: _shown(value) for name, value in details.items()}
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "details": self.details}

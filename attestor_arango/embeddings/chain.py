@@ -24,7 +24,7 @@ from attestor_arango.embeddings.hashing import HashingEmbedder
 from attestor_arango.embeddings.local import LocalMiniLMEmbedder
 from attestor_arango.embeddings.ollama import DEFAULT_OLLAMA_MODEL, OllamaEmbedder
 from attestor_arango.embeddings.openai import DEFAULT_OPENAI_MODEL, OpenAICompatEmbedder
-from attestor_arango.errors import EmbedderUnavailable
+from attestor_arango.errors import EmbedderUnavailable, without_credentials
 
 log = logging.getLogger(__name__)
 
@@ -132,12 +132,14 @@ def _auto(config: Config) -> Embedder:
         model = config.embedder_model or DEFAULT_OLLAMA_MODEL
         state = ollama_has_model(config.ollama_url, model)
         if state:
-            log.info("embedder auto: Ollama %s at %s", model, config.ollama_url)
+            shown = without_credentials(config.ollama_url)
+            log.info("embedder auto: Ollama %s at %s", model, shown)
             return _ollama(config)
         if state is False:
             log.info("embedder auto: Ollama answers but lacks %s; trying the next provider", model)
     if config.openai_base_url:
-        log.info("embedder auto: OpenAI-compatible endpoint %s", config.openai_base_url)
+        shown = without_credentials(config.openai_base_url)  # a log travels far from here
+        log.info("embedder auto: OpenAI-compatible endpoint %s", shown)
         return _openai(config)
     try:
         return _local(config)

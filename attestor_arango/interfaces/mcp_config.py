@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from attestor_arango.config import ENV_NAMES, SECRET_ENV, environment
+from attestor_arango.errors import without_credentials
 
 SERVER_NAME = "attestor-arango"
 KEY_VARIABLE = "ATTESTOR_MCP_KEY"  # expanded by the agent host, never read by this package
@@ -48,8 +49,9 @@ def launcher() -> tuple[str, list[str]]:
 
 
 def carried_env(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
-    """Store and identity settings now in effect, without any secret."""
-    env = {name: environ[name] for name in _CARRIED if name in environ}
+    """Store and identity settings now in effect, without any secret (a URL's credentials
+    included: the entry is pasted into config files, a project's ``.mcp.json`` among them)."""
+    env = {name: without_credentials(environ[name]) for name in _CARRIED if name in environ}
     for flag, name in _FLAGS.items():
         value = getattr(args, flag, None)
         if value:

@@ -153,6 +153,7 @@ class KeyRing:
     def context(self, key: ApiKey, headers: Mapping[str, str]) -> AgentContext:
         """The caller's context: the key's grant, narrowed by request headers."""
         refuse_repeated(headers)
+        headers = _as_utf8(headers)
         tenant = headers.get(spec.H_TENANT) or key.tenant
         if tenant != key.tenant:
             raise AccessDenied(
@@ -232,6 +233,23 @@ class KeyRing:
 
 NARROWING = (spec.H_TENANT, spec.H_ROLE, spec.H_AGENT, spec.H_NAMESPACE, spec.H_SESSION,
              spec.H_READ_ONLY, spec.H_TRAIL, spec.H_BUDGET)  # fmt: skip
+
+
+def _as_utf8(headers: Mapping[str, str]) -> dict[str, str]:
+    """The narrowing headers read as UTF-8 text. The server hands header bytes over decoded
+    as Latin-1, so an agent host's UTF-8 ``José`` arrives as ``JosÃ©``: re-read, it is the
+    name the key file and every JSON body spell. Bytes that are not UTF-8 (and values
+    already past Latin-1) keep the reading they came with."""
+    out: dict[str, str] = {}
+    for name in NARROWING:
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            out[name] = value.encode("latin-1").decode("utf-8") if not value.isascii() else value
+        except UnicodeError:
+            out[name] = value
+    return out
 
 
 def refuse_repeated(headers: Mapping[str, str]) -> None:

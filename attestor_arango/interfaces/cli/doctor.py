@@ -22,7 +22,7 @@ import numpy as np
 from attestor_arango.config import IDENTITY_ENV, Config
 from attestor_arango.context import SOLO_TENANT, AgentContext, AgentRole
 from attestor_arango.embeddings.base import fallback_reason
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import ValidationError, without_credentials
 from attestor_arango.governance.audit_chain import chain_exposure
 from attestor_arango.retrieval.space import REEMBED_HINT
 from attestor_arango.retrieval.trace_files import tenant_folder
@@ -91,12 +91,13 @@ def _arango_checks(config: Config) -> list[Check]:
     try:
         result = probe(config)
     except Exception as exc:
+        shown_url = without_credentials(config.arango.url)
         return [
             Check(
                 "arangodb",
                 False,
-                f"{type(exc).__name__}: {exc}",
-                f"check that ArangoDB answers at {config.arango.url} and the credentials",
+                without_credentials(f"{type(exc).__name__}: {exc}"),
+                f"check that ArangoDB answers at {shown_url} and the credentials",
             )
         ]
     items = result.get("checks", []) if isinstance(result, dict) else list(result or [])
@@ -168,7 +169,8 @@ def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
 
     report = DoctorReport(backend=config.backend)
     checks = report.checks
-    where = str(config.db_path()) if config.backend == "embedded" else config.arango.url
+    shown_url = without_credentials(config.arango.url)  # the report is shown and pasted
+    where = str(config.db_path()) if config.backend == "embedded" else shown_url
     checks.append(
         Check("config", True, f"backend {config.backend} at {where}, embedder {config.embedder}")
     )
@@ -184,7 +186,7 @@ def run_doctor(config: Config, *, embedder: Any = None) -> DoctorReport:
     fix_store = (
         f"check that {where} is writable (or run `attestor-arango init`)"
         if config.backend == "embedded"
-        else f"start ArangoDB at {config.arango.url} or fix ARANGO_URL/ARANGO_USER/ARANGO_PASSWORD"
+        else f"start ArangoDB at {shown_url} or fix ARANGO_URL/ARANGO_USER/ARANGO_PASSWORD"
     )
     if _attempt(checks, "store", fix_store, open_it):
         store = holder["store"]

@@ -7,7 +7,8 @@ but any harness can call them: ``attestor-arango hook session-start < event.json
 - session start: recall what is known about the working directory's project and
   hand it back as ``additionalContext``;
 - post tool use: keep a short, content-free note of useful artefacts (files
-  written or edited, build/test/install commands run), one current note per file;
+  written or edited, build/test/install commands run, without the secrets a command
+  line names: ``scrub_command``), one current note per file;
 - stop: write a session summary, and ingest the last exchange of the transcript
   through ``ingest_round`` (speaker-locked, so nothing the agent said is stored as
   the user's); both are stored or, when either is refused, neither.
@@ -29,7 +30,7 @@ from pathlib import Path, PureWindowsPath
 from typing import IO, TYPE_CHECKING, Any
 
 from attestor_arango.context import AgentContext, Permission
-from attestor_arango.errors import AttestorError, ValidationError
+from attestor_arango.errors import AttestorError, ValidationError, without_credentials
 from attestor_arango.governance.access import require
 from attestor_arango.ingest.model import Turn
 from attestor_arango.validation import MAX_LABEL, check_plain, label_form, load_json
@@ -46,6 +47,46 @@ _USEFUL_COMMAND = re.compile(
     r"install|ci)|pnpm|yarn|pip install|uv (?:pip|sync|add)|poetry|git (?:commit|tag|merge)|"
     r"docker (?:build|compose)|terraform (?:apply|plan)|alembic|\.venv/bin/\w+)",
 )
+
+# what a command line may carry that a note must not keep (the notes are recalled into
+# every later session and read by every agent of the tenant): a value assigned to a name
+# like a secret's (NPM_TOKEN=..., db_password=...), and the value after such a flag
+_SECRET_WORDS = ("token", "passw", "secret", "apikey", "api_key", "api-key", "credential")
+SCRUB_LIMIT = 4096  # characters of a command scrubbed: a note keeps its first 300
+
+
+def _names_secret(name: str) -> bool:
+    low = name.lower()
+    return any(word in low for word in _SECRET_WORDS)
+
+
+def _assigned_at(word: str) -> int | None:
+    """Where the value of the first ``name=value`` in ``word`` naming a secret starts."""
+    start = 0
+    while (eq := word.find("=", start)) != -1:
+        if eq + 1 < len(word) and _names_secret(word[start:eq]):
+            return eq + 1
+        start = eq + 1
+    return None
+
+
+def scrub_command(command: str) -> str:
+    """``command`` (words one space apart) without the secrets it names: URL credentials,
+    values of names and flags that look like a secret's, each replaced by ``***``. One
+    pass over its words, whatever they hold."""
+    words = without_credentials(command).split(" ")
+    hide_next = False
+    for i, word in enumerate(words):
+        if hide_next and word and not word.startswith("-"):
+            words[i], hide_next = "***", False
+            continue
+        hide_next = False
+        at = _assigned_at(word)
+        if at is not None:
+            words[i] = word[:at] + "***"
+        elif word.startswith("-") and _names_secret(word):
+            hide_next = True
+    return " ".join(words)
 
 
 _TEXT_FIELDS = ("session_id", "cwd", "tool_name", "transcript_path")
@@ -193,7 +234,8 @@ def post_tool_use(mem: AgentMemory, payload: dict[str, Any]) -> dict[str, Any]:
         )
         return {"captured": True, "memory_id": m.id}
     if tool == "Bash":
-        command = " ".join(str(data.get("command") or "").split())[:300]
+        words = " ".join(str(data.get("command") or "").split())
+        command = scrub_command(words[:SCRUB_LIMIT])[:300]
         if not command or not _USEFUL_COMMAND.match(command):
             return {"captured": False, "reason": "not a build, test or install command"}
         check_plain_field(command, "tool_input.command")

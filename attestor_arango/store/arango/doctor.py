@@ -16,7 +16,7 @@ from typing import Any
 from arango.exceptions import ArangoError
 
 from attestor_arango.config import Config
-from attestor_arango.errors import StoreError
+from attestor_arango.errors import StoreError, without_credentials
 from attestor_arango.store.arango.connect import (
     MIN_SERVER_VERSION,
     PINNED_IMAGE,
@@ -113,7 +113,8 @@ def reembed_check(stats: dict[str, Any]) -> dict[str, Any]:
 
 def arango_doctor(config: Config) -> dict[str, Any]:
     settings = config.arango
-    report: dict[str, Any] = {"backend": "arangodb", "url": settings.url, "ok": False}
+    shown_url = without_credentials(settings.url)  # the report is shown and pasted
+    report: dict[str, Any] = {"backend": "arangodb", "url": shown_url, "ok": False}
     checks: list[dict[str, Any]] = []
     report["checks"] = checks
     try:
@@ -195,7 +196,7 @@ def arango_doctor(config: Config) -> dict[str, Any]:
         report["ok"] = all(c["ok"] or c["warning"] for c in checks)
     except Exception as exc:  # the doctor reports, it does not raise
         # a StoreError already says what failed and what to do; other types keep their name
-        report["error"] = (
+        report["error"] = without_credentials(  # a driver's error may name the URL
             str(exc) if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
         )
         checks.append(
@@ -203,7 +204,7 @@ def arango_doctor(config: Config) -> dict[str, Any]:
                 "connect",
                 False,
                 report["error"],
-                f"start ArangoDB at {settings.url} or fix ARANGO_URL/ARANGO_USER/ARANGO_PASSWORD",
+                f"start ArangoDB at {shown_url} or fix ARANGO_URL/ARANGO_USER/ARANGO_PASSWORD",
             )
         )
     finally:
