@@ -13,6 +13,7 @@ from typing import Any
 
 from attestor_arango.clock import DECIMAL_TEXT, parse_time
 from attestor_arango.errors import ValidationError
+from attestor_arango.text.blank import invisible
 
 MAX_LABEL = 256
 MAX_REASON = 2000  # a reason kept in the audit chain (forget, purge)
@@ -28,8 +29,7 @@ TagsInput = list[str] | tuple[str, ...] | None  # a tags argument as callers pas
 def check_content(content: object, max_chars: int) -> str:
     if not isinstance(content, str):
         raise ValidationError("content must be a string")
-    text = content.strip()
-    if not text:
+    if all(map(invisible, text := content.strip())):  # blank, or nothing a reader sees
         raise ValidationError("content is empty; pass the fact to remember as text")
     if len(text) > max_chars:
         raise ValidationError(
