@@ -88,7 +88,7 @@ def check_label(value: object, what: str) -> str | None:
     and which a terminal showing the name would obey."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or all(map(invisible, value)):  # blank to a reader too
         raise ValidationError(f"{what} must be a non-empty string or None")
     text = label_form(value)
     if len(text) > MAX_LABEL:
@@ -162,7 +162,7 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     out: list[str] = []
     seen: set[str] = set()  # not ``in out``: a 1 MB body of tags made that quadratic
     for tag in tags:
-        if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:
+        if not isinstance(tag, str) or all(map(invisible, tag)) or len(tag) > MAX_LABEL:
             raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
         check_plain(tag, "a tag")
         tag = unicodedata.normalize("NFC", tag.strip())  # one tag, however it was composed

@@ -46,3 +46,19 @@ def test_visible_text_beside_invisible_characters_is_kept(tmp_path: Path) -> Non
     mem, _, _ = seeded(tmp_path / "m.db")
     for content in ("tea\u200b", "\ufeffcoffee", "👍\ufe0f", "한\u3164글"):
         assert mem.add(content, context=CTX).content == content
+
+
+@pytest.mark.parametrize(
+    "field", [{"entity": "\u200b"}, {"category": "\ufeff\u2060"}, {"tags": ["ok", "\u200b"]}]
+)
+def test_invisible_names_and_tags_are_refused_as_blank(tmp_path: Path, field: dict) -> None:
+    """A blank entity, category or tag is refused; one made of zero-width characters was
+    stored: a name shown as nothing, that no one could type to find the fact again."""
+    mem, _, _ = seeded(tmp_path / "m.db")
+    before = stored(mem)
+    with pytest.raises(ValidationError, match="non-empty string"):
+        mem.add("Ann likes tea", context=CTX, **field)
+    client = TestClient(create_app(mem, acme_ring()))
+    r = client.post("/v1/memories", json={"content": "Ann likes tea", **field}, headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert stored(mem) == before
