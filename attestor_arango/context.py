@@ -64,9 +64,16 @@ def check_agent_text(value: object, what: str, *, optional: bool = False) -> Non
         return
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{what} must be a non-empty string")
-    if len(value) > MAX_AGENT_ID or not value.isprintable():
+    if len(value) > MAX_AGENT_ID:
         raise ValidationError(
-            f"{what} must be at most {MAX_AGENT_ID} printable characters; use a short id",
+            f"{what} has {len(value)} characters, over the limit of {MAX_AGENT_ID}; use a short id",
+            field=what,
+        )
+    if not value.isprintable():
+        char = next(c for c in value if not c.isprintable())
+        raise ValidationError(
+            f"{what} holds the character U+{ord(char):04X}, which is not printable; "
+            "use letters, digits, punctuation and spaces",
             field=what,
         )
 
@@ -128,7 +135,6 @@ class AgentContext:
         set_(self, "role", AgentRole.parse(self.role))
         check_agent_text(self.agent_id, "agent_id")
         check_agent_text(self.session_id, "session_id", optional=True)
-        check_agent_text(self.parent_agent_id, "parent_agent_id", optional=True)
         check_name(self.tenant, "tenant")
         refuse_empty_namespace(self.namespace)  # the CLI's --namespace '' among others
         check_name(self.namespace, "namespace")
@@ -148,6 +154,8 @@ class AgentContext:
             raise ValidationError("agent_trail is longer than 64 hand-offs")
         for name in trail:
             check_agent_text(name, "agent_trail entry")
+        # after the trail: over HTTP the parent is the trail's last entry, sent as such
+        check_agent_text(self.parent_agent_id, "parent_agent_id", optional=True)
         if not trail or trail[-1] != self.agent_id:
             trail = (*trail, self.agent_id)
         set_(self, "agent_trail", trail)

@@ -13,6 +13,7 @@ from typing import Any
 
 from attestor_arango.clock import DECIMAL_TEXT, parse_time
 from attestor_arango.errors import ValidationError
+from attestor_arango.text.blank import invisible
 
 MAX_LABEL = 256
 MAX_REASON = 2000  # a reason kept in the audit chain (forget, purge)
@@ -28,8 +29,7 @@ TagsInput = list[str] | tuple[str, ...] | None  # a tags argument as callers pas
 def check_content(content: object, max_chars: int) -> str:
     if not isinstance(content, str):
         raise ValidationError("content must be a string")
-    text = content.strip()
-    if not text:
+    if all(map(invisible, text := content.strip())):  # blank, or nothing a reader sees
         raise ValidationError("content is empty; pass the fact to remember as text")
     if len(text) > max_chars:
         raise ValidationError(
@@ -88,7 +88,7 @@ def check_label(value: object, what: str) -> str | None:
     and which a terminal showing the name would obey."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or all(map(invisible, value)):  # blank to a reader too
         raise ValidationError(f"{what} must be a non-empty string or None")
     text = label_form(value)
     if len(text) > MAX_LABEL:
@@ -162,7 +162,7 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     out: list[str] = []
     seen: set[str] = set()  # not ``in out``: a 1 MB body of tags made that quadratic
     for tag in tags:
-        if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_LABEL:
+        if not isinstance(tag, str) or all(map(invisible, tag)) or len(tag) > MAX_LABEL:
             raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
         check_plain(tag, "a tag")
         tag = unicodedata.normalize("NFC", tag.strip())  # one tag, however it was composed

@@ -52,14 +52,17 @@ EDITS: dict[str, tuple[Edit, str]] = {
     "escape in a kind": (_entity(kind="\x1b[31mperson"), "kind holds the control"),
     "escape in a relation": (_relation(relation="lives\x1bin"), "relation holds the control"),
     "long relation target": (_relation(target="t" * 10_000), "target is longer than 256"),
-    "escape in a memory's agent": (_provenance(agent_id="x\x1by"), "agent_id must be at most"),
+    "escape in a memory's agent": (
+        _provenance(agent_id="x\x1by"),
+        "agent_id holds the character U+001B",
+    ),
     "escape in a trail entry": (
         _provenance(agent_trail=["orch", "b\x1bot"]),
-        "agent_trail entry must be",
+        "agent_trail entry holds the character U+001B",
     ),
-    "long session id": (_provenance(session_id="s" * 500), "session_id must be at most"),
-    "escape in an episode's agent": (_episode(agent_id="a\x1bb"), "agent_id must be at most"),
-    "NUL in an episode id": (_episode(id="ep\x00"), "id must be at most"),
+    "long session id": (_provenance(session_id="s" * 500), "session_id has 500 characters"),
+    "escape in an episode's agent": (_episode(agent_id="a\x1bb"), "agent_id holds the character"),
+    "NUL in an episode id": (_episode(id="ep\x00"), "id holds the character U+0000"),
 }
 
 

@@ -26,9 +26,8 @@ def create_like(path: Path, reference: Path) -> None:
     file, as SQLite gives them to its -wal and -shm): a staging file beside a private
     store holds its tenant's vectors, and was created 0644 by the umask. Nothing when
     ``reference`` does not exist (an ArangoDB store). Raises ``OSError``."""
-    try:
-        mode = stat.S_IMODE(os.stat(reference).st_mode) & 0o666
-    except FileNotFoundError:
+    mode = _bits_of(reference)
+    if mode is None:
         return
     path.parent.mkdir(mode=0o777 if mode & 0o077 else 0o700, parents=True, exist_ok=True)
     try:
@@ -39,6 +38,14 @@ def create_like(path: Path, reference: Path) -> None:
         os.fchmod(fd, mode)
     finally:
         os.close(fd)
+
+
+def _bits_of(reference: Path) -> int | None:
+    """``reference``'s read and write permission bits; None when it does not exist."""
+    try:
+        return stat.S_IMODE(os.stat(reference).st_mode) & 0o666
+    except FileNotFoundError:
+        return None
 
 
 def store_file(config: Config) -> Path | None:
@@ -56,17 +63,22 @@ def made_like_store(config: Config) -> Callable[[Path], None] | None:
 
 def replace_lines(path: Path, lines: Sequence[str], like: Path | None = None) -> None:
     """Writes ``lines`` (without their newlines) as ``path``'s whole content, atomically,
-    with ``like``'s permission bits when given and it exists (``create_like``); deletes
+    with ``like``'s permission bits when given and it exists (as ``create_like``); deletes
     ``path`` when there are none. Raises ``OSError`` when it cannot be written."""
     if not lines:
         path.unlink(missing_ok=True)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    if like is not None:
-        tmp.unlink(missing_ok=True)  # a killed writer's copy: made again with like's bits
-        create_like(tmp, like)
-    tmp.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    mode = None if like is None else _bits_of(like)
+    # a killed writer's copy, or a symlink planted at this foreseeable name, goes; the copy
+    # is made anew (O_EXCL: never through a link) with like's bits, else the umask's
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        fh.write("".join(f"{line}\n" for line in lines))
     os.replace(tmp, path)
 
 

@@ -173,9 +173,10 @@ class KeyRing:
         agent_id = named.strip() if named else key.agent_ids[0]
         if not agent_id:
             raise ValidationError(f"{spec.H_AGENT} is blank; send an agent id or omit it")
-        if agent_id == ANY:
-            raise ValidationError(f"send an agent id in {spec.H_AGENT}; '*' is not an agent id")
         trail = tuple(a for a in (headers.get(spec.H_TRAIL) or "").split(",") if a.strip())
+        for name, header in ((agent_id, spec.H_AGENT), *((a, spec.H_TRAIL) for a in trail)):
+            if name.strip() == ANY:  # "any agent" in a key file, no agent's name
+                raise ValidationError(f"send an agent id in {header}; '*' is not an agent id")
         for name in (agent_id, *trail):
             if ANY not in key.agent_ids and name.strip() not in key.agent_ids:
                 raise AccessDenied(

@@ -44,8 +44,9 @@ def common_options() -> argparse.ArgumentParser:
     return parent
 
 
-def open_memory(args: argparse.Namespace) -> AgentMemory:
-    """The memory a CLI command (or the server it starts) works on.
+def open_memory(args: argparse.Namespace, *, read_only: bool = False) -> AgentMemory:
+    """The memory a CLI command (or the server it starts) works on; ``read_only`` makes
+    its identity read-only whatever the environment says (the local board's).
 
     The CLI is a process of its own, so it sets the BLAS thread count here (see
     ``core/blas.py``); the library never does that to a host program. The embedder is
@@ -63,7 +64,7 @@ def open_memory(args: argparse.Namespace) -> AgentMemory:
         key: getattr(args, key)
         for key in ("agent_id", "role", "tenant", "namespace")
         if getattr(args, key, None) is not None
-    }
+    } | ({"read_only": True} if read_only else {})
     return AgentMemory(
         config=config,
         embedder=LazyEmbedder(lambda: _make_embedder(config)),

@@ -38,7 +38,9 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from attestor_arango.interfaces.api.logs import configure
 
     configure("text", args.log_level)
-    app = create_app(open_memory(args), None, close_on_shutdown=True)
+    # no key: the configured identity, read-only, so the API beside the board (same port,
+    # reachable by every program on the machine) cannot write, forget or purge either
+    app = create_app(open_memory(args, read_only=True), None, close_on_shutdown=True)
     url = board_url(args.host, args.port)
     # the package's access line (path and status) replaces uvicorn's, which prints the
     # query string: the board's pages carry the words looked up there

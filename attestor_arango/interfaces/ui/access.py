@@ -19,13 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from attestor_arango.context import AgentContext
 from attestor_arango.interfaces.api import spec
-from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, authorize, refuse_repeated
+from attestor_arango.interfaces.api.auth import ANY, ApiKey, KeyRing, authorize, refuse_repeated
 from attestor_arango.interfaces.api.errors import AuthenticationError
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
 
 REALM = 'Basic realm="attestor-arango Evidence Board", charset="UTF-8"'
+# who reads when a key grants any agent ("*") and the browser names none (it cannot send
+# X-Agent-Id, and "*" is no agent's name)
+BOARD_AGENT = "evidence-board"
 
 
 def presented_key(headers: Mapping[str, str]) -> str | None:
@@ -88,5 +91,7 @@ class Gate:
         narrowed = {name.lower(): value for name, value in headers.items()}
         if namespace:
             narrowed[spec.H_NAMESPACE] = namespace
+        if key.agent_ids[0] == ANY and spec.H_AGENT not in narrowed:
+            narrowed[spec.H_AGENT] = BOARD_AGENT
         narrowed[spec.H_READ_ONLY] = "1"  # the board never writes, whatever the key grants
         return Reader(self.memory, key, self.ring.context(key, narrowed))
