@@ -116,40 +116,26 @@ def _when(c: Candidate) -> tuple[int, int]:
     return (c.valid_from, c.t_created)
 
 
-def _later_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
-    """Which rows of ``whens`` ((valid_from, t_created) per row) come after ``t``, as
-    tuples compare: a later valid_from, or the same one created later."""
-    vf, tc = whens[:, 0], whens[:, 1]
-    return (vf > t[0]) | ((vf == t[0]) & (tc > t[1]))
+def _first_places(items: Sequence[Candidate], before: Sequence[float], places: int) -> list[int]:
+    """``heapq.nsmallest(places, range(n), key=tie key)`` of the candidates (relevance desc,
+    t_created desc, id asc), the same rows in the same order: when every relevance is
+    finite, only the rows at or above the ``places``-th highest relevance can be among
+    them, so only those few are sorted by the whole key (a Python key per row was ~190k
+    instructions a run at ~85 candidates). A NaN (no order) takes heapq's own way."""
 
+    def key(k: int) -> tuple[float, int, str]:
+        return (-before[k], -items[k].t_created, items[k].id)
 
-def _earlier_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
-    vf, tc = whens[:, 0], whens[:, 1]
-    return (vf < t[0]) | ((vf == t[0]) & (tc < t[1]))
-
-
-def _best(values: np.ndarray, mask: np.ndarray) -> int:
-    """The row of the highest value among ``mask`` (the first such row on a tie), as
-    ``max(rows, key=lambda k: (values[k], -k))`` would pick it; ``mask`` is not empty."""
-    return int(np.argmax(np.where(mask, values, -np.inf)))
-
-
-def session_codes(items: Sequence[Candidate]) -> np.ndarray:
-    """Each candidate's session as an integer (-1: none), equal codes for equal ids, so
-    ``_same_conversation`` compares arrays instead of strings."""
-    codes: dict[str, int] = {}
-    out = []
-    for c in items:
-        sid = c.fields["provenance"].session_id
-        out.append(-1 if sid is None else codes.setdefault(sid, len(codes)))
-    return np.array(out, dtype=np.int64)
+    if places >= len(items) or (total := sum(before)) - total != 0:  # a NaN or an infinity
+        return heapq.nsmallest(places, range(len(items)), key=key)
+    floor = sorted(before, reverse=True)[places - 1]
+    return sorted([k for k, r in enumerate(before) if r >= floor], key=key)[:places]
 
 
 class AskedWords:
     """Which of the query's scoring terms each candidate holds, read only for the rows asked
-    about (a candidate's words are tokenised at most once, and only when a memory without a
-    session said the same day as a tested statement needs them), as one integer per row,
-    a bit a term, so that rows compare as sets with ``==``.
+    about (a candidate's words are tokenised at most once, and only when a search reaches
+    it), as one integer per row, a bit a term, so that rows compare as sets with ``==``.
     """
 
     def __init__(self, items: Sequence[Candidate], asked: Sequence[str]) -> None:
@@ -157,7 +143,7 @@ class AskedWords:
         # later terms are not compared
         self._bit = {t: 1 << k for k, t in enumerate(dict.fromkeys(asked)) if k < 62}
         self._items = items
-        self._bits = np.full(len(items), -1, dtype=np.int64)  # -1: not read yet
+        self._bits = [-1] * len(items)  # -1: not read yet
 
     def holds_all(self, k: int, j: int) -> bool:
         """Whether row ``j`` holds every query term row ``k`` holds."""
@@ -165,36 +151,13 @@ class AskedWords:
 
     def row(self, k: int) -> int:
         """The query-term set of row ``k``, read when first asked."""
-        v = int(self._bits[k])
+        v = self._bits[k]
         if v < 0:
             v, bit = 0, self._bit  # the query terms it holds: a set intersection
             for t in bit.keys() & set(self._items[k].content_terms()):
                 v |= bit[t]
             self._bits[k] = v
         return v
-
-
-def _same_conversation(
-    sessions: np.ndarray, j: int, whens: np.ndarray, asked: AskedWords | None = None
-) -> np.ndarray:
-    """Which candidates were said in ``j``'s conversation: its session when both name one,
-    else (a memory without a session) within a day of it. ``sessions``: ``session_codes``.
-
-    With ``asked`` (the query's terms), two memories without sessions written within a day
-    of each other as they were said (``valid_from`` equal to ``t_created``: what ``add``
-    without a valid_from stores) are not one conversation: a script or an agent writes an
-    update seconds after the fact it updates ("My bike is a road bike", then "My bike is a
-    gravel bike"), so whether they state one subject is left to their words, as for any
-    other pair (``_one_subject``, read only for the rows a search reaches: ``_nearest``).
-    A dated record of a chat, imported turn by turn with its message times, stays one
-    conversation a day.
-    """
-    near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
-    if sessions[j] < 0 and asked is not None and whens[j, 0] == whens[j, 1]:
-        near &= ~((sessions < 0) & (whens[:, 0] == whens[:, 1]))
-    if sessions[j] < 0:
-        return near
-    return np.where(sessions >= 0, sessions == sessions[j], near)
 
 
 def _one_subject(older: int, newer: int) -> bool:
@@ -211,65 +174,99 @@ def _one_subject(older: int, newer: int) -> bool:
     return older == newer or (newer == 0 and older != 0)
 
 
-def _nearest(
-    values: np.ndarray,
-    mask: np.ndarray,
-    anchor: int,
-    asked: AskedWords | None,
-    later: bool = True,
-) -> int | None:
-    """The row of the highest value among ``mask`` (the first on a tie), passing over the
-    rows that cannot be about ``anchor``'s subject (``_one_subject`` of the two rows' query
-    words, the rows searched being ``later`` than the anchor or earlier) when ``asked``
-    is given; None when no row is left. The words of a row are read only when it is the
-    best one left."""
-    if asked is None:
-        return _best(values, mask) if mask.any() else None
-    rows = mask.nonzero()[0]
-    found = values[rows]
-    if np.isnan(found).any():  # argmax ranks NaN first, a sort last: keep argmax's order
-        return _nearest_stepwise(values, mask, anchor, asked, later)
-    # the rows by value desc, first row first on a tie: the order _best takes them in
-    rows = rows[(-found).argsort(kind="stable")]
-    mine = asked.row(anchor)
-    for k in rows.tolist():
-        if _one_subject(*_in_time(mine, asked.row(k), later)):
-            return int(k)
-    return None
+def _desc(values: list[float]) -> list[int]:
+    """The rows by value, highest first, the first row first on a tie, and every NaN before
+    them in row order: the order in which ``np.argmax`` over the rows left takes them (it
+    ranks a NaN highest; a sort alone would misplace it)."""
+    rows = range(len(values))
+    if (total := sum(values)) == total:  # no NaN (nor infinities of both signs)
+        return sorted(rows, key=values.__getitem__, reverse=True)  # stable: ties keep order
+    nan = [k for k in rows if values[k] != values[k]]
+    rest = [k for k in rows if values[k] == values[k]]
+    return nan + sorted(rest, key=values.__getitem__, reverse=True)
 
 
-def _in_time(anchor: int, row: int, later: bool) -> tuple[int, int]:
-    """(older, newer) of the anchor's and a searched row's words, the row being ``later``."""
-    return (anchor, row) if later else (row, anchor)
+class _Rows:
+    """The candidates' times, sessions and query words as a search reads them: a row at a
+    time, in Python (a search visits a few rows in value order and stops, where masks over
+    every row were ~20 numpy calls on small arrays a search), each row's session read from
+    its memory when first needed."""
 
+    def __init__(self, items: Sequence[Candidate], words: AskedWords | None) -> None:
+        self.items = items
+        self.vf = [c.valid_from for c in items]
+        self.tc = [c.t_created for c in items]
+        self.words = words
+        self._sessions: dict[int, str | None] = {}
 
-def _nearest_stepwise(
-    values: np.ndarray,
-    mask: np.ndarray,
-    anchor: int,
-    asked: AskedWords,
-    later: bool = True,
-) -> int | None:
-    """``_nearest`` one ``_best`` at a time (the order argmax gives NaN values)."""
-    mask = mask.copy()
-    mine = asked.row(anchor)
-    while mask.any():
-        k = _best(values, mask)
-        if _one_subject(*_in_time(mine, asked.row(k), later)):
+    def session(self, k: int) -> str | None:
+        sessions = self._sessions
+        if k in sessions:
+            return sessions[k]
+        s: str | None = self.items[k].fields["provenance"].session_id
+        sessions[k] = s
+        return s
+
+    def same_conversation(self, j: int, r: int) -> bool:
+        """Whether row ``r`` was said in ``j``'s conversation: its session when both name one,
+        else (a memory without a session) within a day of it.
+
+        With the query's words (``words``), two memories without sessions written within a
+        day of each other as they were said (``valid_from`` equal to ``t_created``: what
+        ``add`` without a valid_from stores) are not one conversation: a script or an agent
+        writes an update seconds after the fact it updates ("My bike is a road bike", then
+        "My bike is a gravel bike"), so whether they state one subject is left to their
+        words, as for any other pair (``_one_subject``, read only for the rows a search
+        reaches). A dated record of a chat, imported turn by turn with its message times,
+        stays one conversation a day.
+        """
+        s_j = self.session(j)
+        if s_j is not None and (s_r := self.session(r)) is not None:
+            return s_r == s_j
+        vf, tc = self.vf, self.tc
+        if not abs(vf[r] - vf[j]) < US_PER_DAY:
+            return False
+        return not (
+            s_j is None
+            and self.words is not None
+            and vf[j] == tc[j]
+            and vf[r] == tc[r]
+            and self.session(r) is None
+        )
+
+    def nearest(self, values: list[float], anchor: int, later: bool = True) -> int | None:
+        """The row of the highest value (the first on a tie; a NaN before all, as argmax
+        takes it) said ``later`` than ``anchor`` (or earlier), in another conversation
+        (``same_conversation``), and, with the query's words, able to be about ``anchor``'s
+        subject (``_one_subject``); None when no row is. The words of a row are read only
+        when it is the best one left."""
+        vf, tc, words = self.vf, self.tc, self.words
+        t0, t1 = vf[anchor], tc[anchor]
+        mine = -1 if words is None else words.row(anchor)
+        for k in _desc(values):
+            v = vf[k]
+            if later:  # (valid_from, t_created) after the anchor's, as tuples compare
+                if v < t0 or (v == t0 and tc[k] <= t1):
+                    continue
+            elif v > t0 or (v == t0 and tc[k] >= t1):
+                continue
+            if self.same_conversation(anchor, k):
+                continue
+            if words is not None:
+                theirs = words.row(k)
+                if not (_one_subject(mine, theirs) if later else _one_subject(theirs, mine)):
+                    continue
             return k
-        mask[k] = False
-    return None
+        return None
 
 
 def _mutual_nearest_later(
     i: int,
-    sims: np.ndarray,
+    sims: list[float],
     unit: np.ndarray,
-    sessions: np.ndarray,
-    whens: np.ndarray,
+    rows: _Rows,
     floor: float,
     wanted: Container[int] | None = None,
-    asked: AskedWords | None = None,
     kin: Container[int] = (),
 ) -> int | None:
     """The later candidate that is ``i``'s nearest, when ``i`` (or one of ``kin``, the rows
@@ -284,31 +281,27 @@ def _mutual_nearest_later(
     going on, not an update; so both searches look only at the other conversations'
     statements (a statement's twin in its own session, such as an ingest round's
     verbatim record beside the fact read from it, must not hide the update). Among two
-    candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
-    candidate's (valid_from, t_created), ``sessions`` its ``session_codes``. With
+    candidates "nearest" says nothing: at least three are needed. ``sims`` holds each
+    candidate's cosine to ``i`` (rounded to 9 places), ``unit`` the unit rows. With
     ``wanted``, a nearest later candidate outside it is not tested further (None): a
-    caller that can use only those answers saves the search back. With ``asked`` (the
-    candidates' query terms), a statement whose query words say another subject is never
-    a nearest (``_one_subject``), and two statements without sessions written the same day
-    as they were said are not one conversation (``_same_conversation``). ``kin``
+    caller that can use only those answers saves the search back. With the query's words
+    (``rows.words``), a statement whose query words say another subject is never a
+    nearest (``_one_subject``), and two statements without sessions written the same day
+    as they were said are not one conversation (``_Rows.same_conversation``). ``kin``
     carries a chain: "My phone case is red", "... green", "... black" written in turn, the
     black one may be nearest to the red one, which the green one already updated; it then
     updates the green one too.
     """
-    if len(sessions) < 3:
+    if len(sims) < 3:
         return None
-    t_i = (int(whens[i, 0]), int(whens[i, 1]))
-    conv = _same_conversation(sessions, i, whens, asked)
-    j = _nearest(sims, _later_mask(whens, t_i) & ~conv, i, asked)
+    j = rows.nearest(sims, i)
     if j is None or sims[j] < floor or (wanted is not None and j not in wanted):
         return None
-    back = (unit @ unit[j]).round(9)
-    t_j = (int(whens[j, 0]), int(whens[j, 1]))
     # j's nearest earlier statement among those it could update: one said in j's own
     # session (or, without sessions, on j's day) is the same conversation, often the same
     # words twice (a round's verbatim record beside the fact read from it), not a rival
-    conv = _same_conversation(sessions, j, whens, asked)
-    nearest = _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, asked, later=False)
+    back: list[float] = (unit @ unit[j]).round(9).tolist()
+    nearest = rows.nearest(back, j, later=False)
     return j if nearest is not None and (nearest == i or nearest in kin) else None
 
 
@@ -332,9 +325,15 @@ def apply_freshness(
     ``asked``: the query's scoring terms. With them, a later statement whose query words say
     another subject (``_one_subject``) is not found nearest, and two statements without
     sessions written within a day of each other as they were said (``valid_from`` =
-    ``t_created``) can be an update and the fact it updates (``_same_conversation``; only
-    the words of the rows a search reaches are read); without them (None) such statements
-    are one conversation, never an update of each other, and words decide nothing.
+    ``t_created``) can be an update and the fact it updates (``_Rows.same_conversation``;
+    only the words of the rows a search reaches are read); without them (None) such
+    statements are one conversation, never an update of each other, and words decide
+    nothing.
+
+    The cosines are numpy's (the unit rows times one row, rounded to 9 places); the
+    searches and tests over them run in Python floats, the same comparisons on the same
+    values (``tests/test_freshness_few.py`` compares the step with the numpy masks it
+    replaced, bit for bit).
     """
     exempt = set(config.freshness_exempt_tags)
     items = [
@@ -347,10 +346,10 @@ def apply_freshness(
     before = [c.relevance for c in items]
     # tie_key of each candidate's relevance (stored rounded to 12 places: candidates.ROUNDED),
     # and only the first places: the top_n that may yield, the update_rank that may update
-    keys = [(-r, -c.t_created, c.id) for r, c in zip(before, items, strict=True)]
-    places = max(config.freshness_top_n, config.freshness_update_rank)
-    top = heapq.nsmallest(places, range(len(items)), key=keys.__getitem__)
+    top = _first_places(items, before, max(config.freshness_top_n, config.freshness_update_rank))
     able = top[: config.freshness_update_rank]  # the candidates that may be an update
+    words = None if asked is None else AskedWords(items, asked)
+    rows = _Rows(items, words)
     # what may update each candidate that may yield: the inner tests of an update that read
     # no vector (same entity, not its own conversation's session, said later), among the
     # update_rank most relevant; a candidate with none yields to nothing, and without any
@@ -359,12 +358,12 @@ def apply_freshness(
     for i in top[: config.freshness_top_n]:
         older = items[i]
         t_old = _when(older)
-        entity, s_old = older.memory.entity, older.memory.provenance.session_id
+        entity, s_old = older.fields["entity"], rows.session(i)
         newer_ones = [
             j
             for j in able
-            if items[j].memory.entity == entity
-            and (s_old is None or s_old != items[j].memory.provenance.session_id)
+            if items[j].fields["entity"] == entity
+            and (s_old is None or s_old != rows.session(j))
             and _when(items[j]) > t_old
         ]
         if newer_ones:
@@ -372,48 +371,32 @@ def apply_freshness(
     if not pairs:
         return
     cues = CHANGE_CUES  # announces_change of each, inline
-    cued = np.zeros(len(items), dtype=bool)
-    for k in able:
-        cued[k] = not cues.isdisjoint(items[k].content_terms())
+    cued = {k: not cues.isdisjoint(items[k].content_terms()) for k in able}
     unit = unit_rows(items, vectors)
-    # once: the nearest-update test compares them for every candidate
-    whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64).reshape(-1, 2)
-    sessions = session_codes(items)
-    words = None if asked is None else AskedWords(items, asked)
     changed: set[int] = set()
-    twin = config.freshness_similarity
+    twin, cue_floor = config.freshness_similarity, config.freshness_cue_similarity
     # the rows found to state one subject, each row's chain a set shared by its members
     kin: dict[int, set[int]] = {}
     stale: set[int] = set()  # rows a later one updates
     tops: dict[int, float] = {}  # an update's highest relevance in its chain before it
     # oldest first, so that a chain's links are known when its later rows are tested
     for i, newer_ones in sorted(pairs, key=lambda p: (_when(items[p[0]]), items[p[0]].id)):
-        # close[j]: j may restate i; a change-announcing j needs less similarity
-        sims = (unit @ unit[i]).round(9)
-        close = (sims >= config.freshness_similarity) | (
-            (sims >= config.freshness_cue_similarity) & cued
-        )
-        mate = _mutual_nearest_later(
-            i,
-            sims,
-            unit,
-            sessions,
-            whens,
-            config.freshness_cue_similarity,
-            newer_ones,
-            words,
-            kin.get(i, ()),
-        )
-        if mate is not None:
-            close[mate] = True
-        updates = [j for j in newer_ones if close[j]]
+        sims: list[float] = (unit @ unit[i]).round(9).tolist()
+        mate = _mutual_nearest_later(i, sims, unit, rows, cue_floor, newer_ones, kin.get(i, ()))
+        # j may restate i: the mutual nearest, or close enough (a change-announcing j needs
+        # less similarity)
+        updates = [
+            j
+            for j in newer_ones
+            if j == mate or sims[j] >= twin or (sims[j] >= cue_floor and cued[j])
+        ]
         if words is not None:  # a near twin must keep the asked-about subject
             updates = [j for j in updates if cued[j] or sims[j] < twin or words.holds_all(i, j)]
         if not updates:
             continue
         # the most relevant update takes over the rank of the fact it updates, and of every
         # statement of the chain before it
-        best = min(updates, key=keys.__getitem__)
+        best = min(updates, key=lambda k: (-before[k], -items[k].t_created, items[k].id))
         chain = kin.get(i, {i}) | kin.get(best, {best})
         for k in chain:
             kin[k] = chain
