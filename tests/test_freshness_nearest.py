@@ -74,7 +74,7 @@ def test_the_row_walk_picks_the_row_the_masks_picked(seed: int) -> None:
         conv = same_conversation(sessions, anchor, whens, words)  # type: ignore[arg-type]
         mask = (later_mask if later else earlier_mask)(whens, t) & ~conv
         want = nearest(np.array(values), mask, anchor, words, later)  # type: ignore[arg-type]
-        got = _Rows(items, words).nearest(values, anchor, later)  # type: ignore[arg-type]
+        got = _Rows(items, words).nearest(np.array(values), anchor, later)  # type: ignore[arg-type]
         assert got == want
 
 
@@ -86,7 +86,7 @@ def test_the_cases_reach_every_outcome() -> None:
         items = _items(rng, 12)
         rows = _Rows(items, None)
         for anchor in range(12):
-            got = rows.nearest(_values(rng, 12, nan=False), anchor)
+            got = rows.nearest(np.array(_values(rng, 12, nan=False)), anchor)
             found += got is not None
             none += got is None
     assert found > 50 and none > 50
@@ -105,7 +105,7 @@ def test_desc_is_the_order_argmax_takes_the_rows_in(seed: int) -> None:
         k = int(np.argmax(np.where(mask, left, -np.inf)))
         want.append(k)
         mask[k] = False
-    assert _desc(values) == want
+    assert _desc(left) == want
 
 
 @pytest.mark.parametrize("seed", range(60))
