@@ -5,7 +5,7 @@ row (said later or earlier than the anchor, not in its conversation) and takes t
 row left (``np.argmax``, first row on a tie), passed over while its query words say
 another subject than the anchor's. Random times with many ties, sessions, values with
 many ties (and NaN values, which argmax ranks first and a sort last) and word sets must
-give the same row or the same None. The first places of the candidates (``_first_places``)
+give the same row or the same None. The first places of the candidates (``first_places``)
 must be ``heapq.nsmallest``'s, ties, NaN and infinities included.
 """
 
@@ -21,7 +21,7 @@ from freshness_masks import earlier_mask, later_mask, nearest, same_conversation
 from retrieval_fakes import mem
 
 from attestor_arango.retrieval.candidates import Candidate
-from attestor_arango.retrieval.freshness import _desc, _first_places, _Rows
+from attestor_arango.retrieval.freshness_search import Rows, desc_order, first_places
 
 
 class Words:
@@ -74,7 +74,7 @@ def test_the_row_walk_picks_the_row_the_masks_picked(seed: int) -> None:
         conv = same_conversation(sessions, anchor, whens, words)  # type: ignore[arg-type]
         mask = (later_mask if later else earlier_mask)(whens, t) & ~conv
         want = nearest(np.array(values), mask, anchor, words, later)  # type: ignore[arg-type]
-        got = _Rows(items, words).nearest(np.array(values), anchor, later)  # type: ignore[arg-type]
+        got = Rows(items, words).nearest(np.array(values), anchor, later)  # type: ignore[arg-type]
         assert got == want
 
 
@@ -84,7 +84,7 @@ def test_the_cases_reach_every_outcome() -> None:
     for seed in range(60):
         rng = random.Random(seed)
         items = _items(rng, 12)
-        rows = _Rows(items, None)
+        rows = Rows(items, None)
         for anchor in range(12):
             got = rows.nearest(np.array(_values(rng, 12, nan=False)), anchor)
             found += got is not None
@@ -105,7 +105,7 @@ def test_desc_is_the_order_argmax_takes_the_rows_in(seed: int) -> None:
         k = int(np.argmax(np.where(mask, left, -np.inf)))
         want.append(k)
         mask[k] = False
-    assert _desc(left) == want
+    assert desc_order(left) == want
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -125,4 +125,4 @@ def test_first_places_are_heapq_nsmallest(seed: int) -> None:
     places = rng.randint(1, 12)
     keys = [(-r, -c.t_created, c.id) for r, c in zip(before, items, strict=True)]
     want = heapq.nsmallest(places, range(n), key=keys.__getitem__)
-    assert _first_places(items, before, places) == want
+    assert first_places(items, before, places) == want
