@@ -6,7 +6,9 @@ asks the pipeline for their stored terms only. The reference below is the step a
 was before: every candidate's words read, every candidate tested; the two must give
 the same freshness and relevance, bit for bit. With the query's words (``asked``), the
 reference reads every candidate's query words up front, where the step reads only those
-of the memories without a session said the same day as a tested statement.
+of the memories without a session said the same day as a tested statement. The reference
+searches with numpy masks over every row (``freshness_masks``: the step until session 25),
+where the step walks the rows in Python, one at a time.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pytest
+from freshness_masks import AskedWords, mutual_nearest_later, session_codes
 from retrieval_fakes import FakeStore, mem, view_at
 
 from attestor_arango.retrieval import RetrievalConfig, recall
@@ -23,11 +26,8 @@ from attestor_arango.retrieval.candidates import Candidate, update_relevance
 from attestor_arango.retrieval.freshness import (
     CHANGE_CUES,
     FRESH_EPSILON,
-    AskedWords,
-    _mutual_nearest_later,
     _when,
     apply_freshness,
-    session_codes,
     unit_rows,
 )
 from attestor_arango.retrieval.rounding import round_list
@@ -74,7 +74,7 @@ def freshness_reference(
             (sims >= config.freshness_cue_similarity) & cued
         )
         close[i] = False
-        mate = _mutual_nearest_later(
+        mate = mutual_nearest_later(
             i,
             sims,
             unit,

@@ -1,24 +1,31 @@
-"""``_nearest`` walks the rows once in value order; it must pick what the argmax loop did.
+"""Freshness's searches walk the rows in Python; they must pick what the numpy masks picked.
 
-The reference is the search as it was: the best row left (``np.argmax``, first row on a
-tie), passed over while its query words say another subject than the anchor's (not the
-same set, unless the later of the two holds none of the query's words). Random values
-with many ties, masks and word sets (and NaN values, which argmax ranks first and a sort
-last) must give the same row or the same None.
+The reference (``freshness_masks``, the step until session 25) builds a mask over every
+row (said later or earlier than the anchor, not in its conversation) and takes the best
+row left (``np.argmax``, first row on a tie), passed over while its query words say
+another subject than the anchor's. Random times with many ties, sessions, values with
+many ties (and NaN values, which argmax ranks first and a sort last) and word sets must
+give the same row or the same None. The first places of the candidates (``first_places``)
+must be ``heapq.nsmallest``'s, ties, NaN and infinities included.
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 import random
 
 import numpy as np
 import pytest
+from freshness_masks import earlier_mask, later_mask, nearest, same_conversation, session_codes
+from retrieval_fakes import mem
 
-from attestor_arango.retrieval.freshness import _nearest
+from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.freshness_search import Rows, desc_order, first_places
 
 
 class Words:
-    """The part of ``AskedWords`` that ``_nearest`` reads: a row's query-term set."""
+    """The part of ``AskedWords`` the searches read: a row's query-term set."""
 
     def __init__(self, bits: list[int]) -> None:
         self.bits = bits
@@ -27,44 +34,95 @@ class Words:
         return self.bits[k]
 
 
-def argmax_reference(
-    values: np.ndarray,
-    mask: np.ndarray,
-    anchor: int,
-    words: Words,
-    later: bool,
-) -> int | None:
-    mask = mask.copy()
-    while mask.any():
-        k = int(np.argmax(np.where(mask, values, -np.inf)))
-        mine, theirs = words.row(anchor), words.row(k)
-        newer, older = (theirs, mine) if later else (mine, theirs)
-        if mine == theirs or (newer == 0 and older != 0):
-            return k
-        mask[k] = False
-    return None
+def _items(rng: random.Random, n: int) -> list[Candidate]:
+    """Candidates on few days (ties of valid_from and t_created are common), some written
+    as they were said (valid_from = t_created), some with a session."""
+    days = [rng.choice([0.0, 0.5, 1.0, 1.2, 3.0]) for _ in range(n)]
+    return [
+        Candidate(
+            memory=mem(
+                f"m{k:03d}",
+                day=day,
+                created_day=rng.choice([day, day, 4.0, 5.0]),
+                session=rng.choice([None, None, "s1", "s2"]),
+            )
+        )
+        for k, day in enumerate(days)
+    ]
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_nearest_picks_the_row_the_argmax_loop_picked(seed: int) -> None:
-    rng = random.Random(seed)
-    n = rng.randint(1, 60)
-    # few distinct values, so ties are common; sometimes a NaN among them
+def _values(rng: random.Random, n: int, nan: bool) -> list[float]:
     levels = [round(rng.uniform(-1, 1), 2) for _ in range(rng.randint(1, 6))]
-    values = np.array([rng.choice(levels) for _ in range(n)], dtype=np.float64)
-    if seed % 5 == 0:
-        values[rng.randrange(n)] = np.nan
+    values = [rng.choice(levels) for _ in range(n)]
+    if nan:
+        values[rng.randrange(n)] = math.nan
+    return values
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_row_walk_picks_the_row_the_masks_picked(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(1, 40)
+    items = _items(rng, n)
+    whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64)
+    sessions = session_codes(items)
     for _ in range(20):
-        mask = np.array([rng.random() < 0.7 for _ in range(n)])
-        words = Words([rng.randint(0, 2) for _ in range(n)])
-        anchor = rng.randrange(n)
-        later = rng.random() < 0.5
-        want = argmax_reference(values, mask, anchor, words, later)
-        got = _nearest(values, mask, anchor, words, later)  # type: ignore[arg-type]
+        values = _values(rng, n, nan=seed % 5 == 0)
+        words = rng.choice([None, Words([rng.randint(0, 2) for _ in range(n)])])
+        anchor, later = rng.randrange(n), rng.random() < 0.5
+        t = (int(whens[anchor, 0]), int(whens[anchor, 1]))
+        conv = same_conversation(sessions, anchor, whens, words)  # type: ignore[arg-type]
+        mask = (later_mask if later else earlier_mask)(whens, t) & ~conv
+        want = nearest(np.array(values), mask, anchor, words, later)  # type: ignore[arg-type]
+        got = Rows(items, words).nearest(np.array(values), anchor, later)  # type: ignore[arg-type]
         assert got == want
 
 
-def test_without_words_it_is_the_best_row_or_none() -> None:
-    values = np.array([0.2, 0.9, 0.9, 0.1])
-    assert _nearest(values, np.array([True, True, True, True]), 0, None) == 1
-    assert _nearest(values, np.zeros(4, dtype=bool), 0, None) is None
+def test_the_cases_reach_every_outcome() -> None:
+    # not vacuous: the walk finds a row, finds none, and tells conversations apart
+    found = none = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        items = _items(rng, 12)
+        rows = Rows(items, None)
+        for anchor in range(12):
+            got = rows.nearest(np.array(_values(rng, 12, nan=False)), anchor)
+            found += got is not None
+            none += got is None
+    assert found > 50 and none > 50
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_desc_is_the_order_argmax_takes_the_rows_in(seed: int) -> None:
+    rng = random.Random(seed)
+    values = _values(rng, rng.randint(1, 30), nan=seed % 3 == 0)
+    if seed % 4 == 0:
+        values[0] = math.inf
+    left = np.array(values)
+    mask = np.ones(len(values), dtype=bool)
+    want = []
+    while mask.any():
+        k = int(np.argmax(np.where(mask, left, -np.inf)))
+        want.append(k)
+        mask[k] = False
+    assert desc_order(left) == want
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_first_places_are_heapq_nsmallest(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(1, 40)
+    items = [
+        Candidate(memory=mem(f"m{rng.randrange(1000):03d}{k}", day=rng.choice([0.0, 1.0])))
+        for k in range(n)
+    ]
+    levels = [rng.random() for _ in range(rng.randint(1, 5))]
+    before = [rng.choice(levels) for _ in range(n)]
+    if seed % 6 == 1:
+        before[rng.randrange(n)] = math.nan
+    if seed % 6 == 2:
+        before[rng.randrange(n)] = rng.choice([math.inf, -math.inf])
+    places = rng.randint(1, 12)
+    keys = [(-r, -c.t_created, c.id) for r, c in zip(before, items, strict=True)]
+    want = heapq.nsmallest(places, range(n), key=keys.__getitem__)
+    assert first_places(items, before, places) == want

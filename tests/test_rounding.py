@@ -56,6 +56,22 @@ def test_nan_stays_nan_and_empty_is_empty() -> None:
     assert round_list([], 12) == []
 
 
+def test_round_list_reads_every_kind_of_number_as_an_array_would() -> None:
+    # round_list packs its values as doubles (struct) where round_array reads the list
+    # (np.asarray): ints, bools, numpy scalars, signed zeros, NaN and infinities must reach
+    # numpy as the same float64, so both give the same floats, bit for bit
+    rng = random.Random(5)
+    values: list[float] = [rng.random() * rng.choice([1e-9, 1.0, 1e6]) for _ in range(300)]
+    values += [0, 7, -3, True, False, 2**52 + 1, np.float32(0.1), np.float64(1 / 3), np.int64(9)]  # type: ignore[list-item]
+    values += [-0.0, math.inf, -math.inf, 1e300, 5e-324, 0.5e-12, 2.5e-12]
+    got = round_list(values, 12)
+    want = round_array(np.asarray(values, dtype=np.float64), 12).tolist()
+    assert [bits(g) for g in got] == [bits(w) for w in want]
+    assert all(type(g) is float for g in got)
+    nan = round_list([0.25, math.nan], 12)
+    assert nan[0] == 0.25 and math.isnan(nan[1])
+
+
 def test_the_fallback_is_what_keeps_it_exact() -> None:
     """Without the Python fallback (a plain rint of x * 10**12), values next to a half
     round differently: the comparison above can fail."""

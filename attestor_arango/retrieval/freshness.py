@@ -14,7 +14,7 @@ not an update, unless it announces a change. A newer statement that announces a 
 conversation going on, not an update. A statement found nearest to another only by
 cosine must keep the query's words the older one holds, or hold none of them (a
 paraphrase): "My brother lives in Glasgow", said a month after "My sister lives in
-Leeds", is not news about the sister (``_one_subject``). Only the ``freshness_top_n`` most relevant
+Leeds", is not news about the sister (``one_subject``). Only the ``freshness_top_n`` most relevant
 candidates can yield, each to one newer candidate that is itself among the
 ``freshness_update_rank`` most relevant: freshness decides between answers, it does not
 promote a restatement from deep in the list (in a chat stored turn by turn, some later
@@ -27,23 +27,50 @@ statement does not replace, so such a query skips freshness (``asks_past``).
 
 from __future__ import annotations
 
-import heapq
 import re
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from attestor_arango.retrieval.candidates import Candidate, update_relevance
 from attestor_arango.retrieval.config import RetrievalConfig
-from attestor_arango.retrieval.temporal import US_PER_DAY
+from attestor_arango.retrieval.freshness_search import AskedWords, Rows, first_places
 from attestor_arango.retrieval.text_lane import terms
 
 FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates
 
 
+class StoredRows(Mapping[str, np.ndarray]):
+    """Stored vectors by id as the rows of one float32 matrix (the lanes' union, as one
+    recall's ``VectorCache`` kept it): ``unit_rows`` takes the rows it needs in one
+    gather, where joining ~85 arrays, each split from that matrix first, cost ~300k
+    instructions a run. ``place``: each id's row."""
+
+    def __init__(self, ids: Sequence[str], matrix: np.ndarray) -> None:
+        self.place = dict(zip(ids, range(len(ids)), strict=True))
+        self.matrix = matrix
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        row: np.ndarray = self.matrix[self.place[key]]
+        return row
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.place
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.place)
+
+    def __len__(self) -> int:
+        return len(self.place)
+
+
 def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> np.ndarray:
     """The candidates' vectors as unit-length float64 rows (zeros where a vector is missing)."""
     n = len(cands)
+    if isinstance(vectors, StoredRows) and n:
+        place = vectors.place
+        if all(c.id in place for c in cands):  # gathered at once: the very float32 rows
+            return _unit(vectors.matrix[[place[c.id] for c in cands]].astype(np.float64))
     dim = next((len(v) for v in vectors.values()), 0)
     if n == 0 or not dim:
         return np.zeros((n, 1), dtype=np.float64)
@@ -51,7 +78,11 @@ def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> 
     rows = [vectors.get(c.id, zero) for c in cands]
     # joined flat, then widened: the same float64 values as np.array(rows, float64), ~1.4x
     # faster at the ~90 rows of a recall
-    mat = np.concatenate(rows).reshape(n, dim).astype(np.float64)
+    return _unit(np.concatenate(rows).reshape(n, dim).astype(np.float64))
+
+
+def _unit(mat: np.ndarray) -> np.ndarray:
+    """``mat``'s rows divided by their norms (a zero row stays zero), in place."""
     norms = np.sqrt((mat * mat).sum(axis=1))
     norms[norms == 0] = 1.0
     mat /= norms[:, np.newaxis]
@@ -116,160 +147,13 @@ def _when(c: Candidate) -> tuple[int, int]:
     return (c.valid_from, c.t_created)
 
 
-def _later_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
-    """Which rows of ``whens`` ((valid_from, t_created) per row) come after ``t``, as
-    tuples compare: a later valid_from, or the same one created later."""
-    vf, tc = whens[:, 0], whens[:, 1]
-    return (vf > t[0]) | ((vf == t[0]) & (tc > t[1]))
-
-
-def _earlier_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
-    vf, tc = whens[:, 0], whens[:, 1]
-    return (vf < t[0]) | ((vf == t[0]) & (tc < t[1]))
-
-
-def _best(values: np.ndarray, mask: np.ndarray) -> int:
-    """The row of the highest value among ``mask`` (the first such row on a tie), as
-    ``max(rows, key=lambda k: (values[k], -k))`` would pick it; ``mask`` is not empty."""
-    return int(np.argmax(np.where(mask, values, -np.inf)))
-
-
-def session_codes(items: Sequence[Candidate]) -> np.ndarray:
-    """Each candidate's session as an integer (-1: none), equal codes for equal ids, so
-    ``_same_conversation`` compares arrays instead of strings."""
-    codes: dict[str, int] = {}
-    out = []
-    for c in items:
-        sid = c.fields["provenance"].session_id
-        out.append(-1 if sid is None else codes.setdefault(sid, len(codes)))
-    return np.array(out, dtype=np.int64)
-
-
-class AskedWords:
-    """Which of the query's scoring terms each candidate holds, read only for the rows asked
-    about (a candidate's words are tokenised at most once, and only when a memory without a
-    session said the same day as a tested statement needs them), as one integer per row,
-    a bit a term, so that rows compare as sets with ``==``.
-    """
-
-    def __init__(self, items: Sequence[Candidate], asked: Sequence[str]) -> None:
-        # at most 62 distinct terms, so that every set fits an int64; a longer query's
-        # later terms are not compared
-        self._bit = {t: 1 << k for k, t in enumerate(dict.fromkeys(asked)) if k < 62}
-        self._items = items
-        self._bits = np.full(len(items), -1, dtype=np.int64)  # -1: not read yet
-
-    def holds_all(self, k: int, j: int) -> bool:
-        """Whether row ``j`` holds every query term row ``k`` holds."""
-        return not self.row(k) & ~self.row(j)
-
-    def row(self, k: int) -> int:
-        """The query-term set of row ``k``, read when first asked."""
-        v = int(self._bits[k])
-        if v < 0:
-            v, bit = 0, self._bit  # the query terms it holds: a set intersection
-            for t in bit.keys() & set(self._items[k].content_terms()):
-                v |= bit[t]
-            self._bits[k] = v
-        return v
-
-
-def _same_conversation(
-    sessions: np.ndarray, j: int, whens: np.ndarray, asked: AskedWords | None = None
-) -> np.ndarray:
-    """Which candidates were said in ``j``'s conversation: its session when both name one,
-    else (a memory without a session) within a day of it. ``sessions``: ``session_codes``.
-
-    With ``asked`` (the query's terms), two memories without sessions written within a day
-    of each other as they were said (``valid_from`` equal to ``t_created``: what ``add``
-    without a valid_from stores) are not one conversation: a script or an agent writes an
-    update seconds after the fact it updates ("My bike is a road bike", then "My bike is a
-    gravel bike"), so whether they state one subject is left to their words, as for any
-    other pair (``_one_subject``, read only for the rows a search reaches: ``_nearest``).
-    A dated record of a chat, imported turn by turn with its message times, stays one
-    conversation a day.
-    """
-    near = np.abs(whens[:, 0] - whens[j, 0]) < US_PER_DAY
-    if sessions[j] < 0 and asked is not None and whens[j, 0] == whens[j, 1]:
-        near &= ~((sessions < 0) & (whens[:, 0] == whens[:, 1]))
-    if sessions[j] < 0:
-        return near
-    return np.where(sessions >= 0, sessions == sessions[j], near)
-
-
-def _one_subject(older: int, newer: int) -> bool:
-    """Whether two statements, holding the ``older`` and ``newer`` sets of the query's words
-    (``AskedWords.row``), may be about one subject (so the newer may update the older): the
-    same set, or a newer one that holds none of the query's words while the older holds
-    some. Seconds apart or sessions apart alike: a month later, "My brother lives in
-    Glasgow" is still not news about the sister the query asks about. A paraphrased
-    update often names its subject in other words
-    ("My car is a Nissan Leaf", then "These days I get around in a Hyundai Ioniq", asked
-    "What car do I have?"); a newer statement that keeps some of the query's words but not
-    the older one's ("My sister lives in Leeds", then "My brother lives in Glasgow", asked
-    "Where does my sister live?") or adds one is about another subject."""
-    return older == newer or (newer == 0 and older != 0)
-
-
-def _nearest(
-    values: np.ndarray,
-    mask: np.ndarray,
-    anchor: int,
-    asked: AskedWords | None,
-    later: bool = True,
-) -> int | None:
-    """The row of the highest value among ``mask`` (the first on a tie), passing over the
-    rows that cannot be about ``anchor``'s subject (``_one_subject`` of the two rows' query
-    words, the rows searched being ``later`` than the anchor or earlier) when ``asked``
-    is given; None when no row is left. The words of a row are read only when it is the
-    best one left."""
-    if asked is None:
-        return _best(values, mask) if mask.any() else None
-    rows = mask.nonzero()[0]
-    found = values[rows]
-    if np.isnan(found).any():  # argmax ranks NaN first, a sort last: keep argmax's order
-        return _nearest_stepwise(values, mask, anchor, asked, later)
-    # the rows by value desc, first row first on a tie: the order _best takes them in
-    rows = rows[(-found).argsort(kind="stable")]
-    mine = asked.row(anchor)
-    for k in rows.tolist():
-        if _one_subject(*_in_time(mine, asked.row(k), later)):
-            return int(k)
-    return None
-
-
-def _in_time(anchor: int, row: int, later: bool) -> tuple[int, int]:
-    """(older, newer) of the anchor's and a searched row's words, the row being ``later``."""
-    return (anchor, row) if later else (row, anchor)
-
-
-def _nearest_stepwise(
-    values: np.ndarray,
-    mask: np.ndarray,
-    anchor: int,
-    asked: AskedWords,
-    later: bool = True,
-) -> int | None:
-    """``_nearest`` one ``_best`` at a time (the order argmax gives NaN values)."""
-    mask = mask.copy()
-    mine = asked.row(anchor)
-    while mask.any():
-        k = _best(values, mask)
-        if _one_subject(*_in_time(mine, asked.row(k), later)):
-            return k
-        mask[k] = False
-    return None
-
-
 def _mutual_nearest_later(
     i: int,
     sims: np.ndarray,
     unit: np.ndarray,
-    sessions: np.ndarray,
-    whens: np.ndarray,
+    rows: Rows,
     floor: float,
     wanted: Container[int] | None = None,
-    asked: AskedWords | None = None,
     kin: Container[int] = (),
 ) -> int | None:
     """The later candidate that is ``i``'s nearest, when ``i`` (or one of ``kin``, the rows
@@ -284,31 +168,26 @@ def _mutual_nearest_later(
     going on, not an update; so both searches look only at the other conversations'
     statements (a statement's twin in its own session, such as an ingest round's
     verbatim record beside the fact read from it, must not hide the update). Among two
-    candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
-    candidate's (valid_from, t_created), ``sessions`` its ``session_codes``. With
+    candidates "nearest" says nothing: at least three are needed. ``sims`` holds each
+    candidate's cosine to ``i`` (rounded to 9 places), ``unit`` the unit rows. With
     ``wanted``, a nearest later candidate outside it is not tested further (None): a
-    caller that can use only those answers saves the search back. With ``asked`` (the
-    candidates' query terms), a statement whose query words say another subject is never
-    a nearest (``_one_subject``), and two statements without sessions written the same day
-    as they were said are not one conversation (``_same_conversation``). ``kin``
+    caller that can use only those answers saves the search back. With the query's words
+    (``rows.words``), a statement whose query words say another subject is never a
+    nearest (``one_subject``), and two statements without sessions written the same day
+    as they were said are not one conversation (``Rows.same_conversation``). ``kin``
     carries a chain: "My phone case is red", "... green", "... black" written in turn, the
     black one may be nearest to the red one, which the green one already updated; it then
     updates the green one too.
     """
-    if len(sessions) < 3:
+    if len(sims) < 3:
         return None
-    t_i = (int(whens[i, 0]), int(whens[i, 1]))
-    conv = _same_conversation(sessions, i, whens, asked)
-    j = _nearest(sims, _later_mask(whens, t_i) & ~conv, i, asked)
+    j = rows.nearest(sims, i)
     if j is None or sims[j] < floor or (wanted is not None and j not in wanted):
         return None
-    back = (unit @ unit[j]).round(9)
-    t_j = (int(whens[j, 0]), int(whens[j, 1]))
     # j's nearest earlier statement among those it could update: one said in j's own
     # session (or, without sessions, on j's day) is the same conversation, often the same
     # words twice (a round's verbatim record beside the fact read from it), not a rival
-    conv = _same_conversation(sessions, j, whens, asked)
-    nearest = _nearest(back, _earlier_mask(whens, t_j) & ~conv, j, asked, later=False)
+    nearest = rows.nearest((unit @ unit[j]).round(9), j, later=False)
     return j if nearest is not None and (nearest == i or nearest in kin) else None
 
 
@@ -330,27 +209,32 @@ def apply_freshness(
     only they are tested as one.
 
     ``asked``: the query's scoring terms. With them, a later statement whose query words say
-    another subject (``_one_subject``) is not found nearest, and two statements without
+    another subject (``one_subject``) is not found nearest, and two statements without
     sessions written within a day of each other as they were said (``valid_from`` =
-    ``t_created``) can be an update and the fact it updates (``_same_conversation``; only
-    the words of the rows a search reaches are read); without them (None) such statements
-    are one conversation, never an update of each other, and words decide nothing.
+    ``t_created``) can be an update and the fact it updates (``Rows.same_conversation``;
+    only the words of the rows a search reaches are read); without them (None) such
+    statements are one conversation, never an update of each other, and words decide
+    nothing.
+
+    The cosines are numpy's (the unit rows times one row, rounded to 9 places); the
+    searches and tests over them run in Python floats, the same comparisons on the same
+    values (``tests/test_freshness_few.py`` compares the step with the numpy masks it
+    replaced, bit for bit).
     """
     exempt = set(config.freshness_exempt_tags)
+    held = vectors.place if isinstance(vectors, StoredRows) else vectors  # ``in``, from C
     items = [
-        c
-        for c in cands
-        if not c.synthetic and c.id in vectors and exempt.isdisjoint(c.fields["tags"])
+        c for c in cands if not c.synthetic and c.id in held and exempt.isdisjoint(c.fields["tags"])
     ]
     if len(items) < 2:
         return
     before = [c.relevance for c in items]
     # tie_key of each candidate's relevance (stored rounded to 12 places: candidates.ROUNDED),
     # and only the first places: the top_n that may yield, the update_rank that may update
-    keys = [(-r, -c.t_created, c.id) for r, c in zip(before, items, strict=True)]
-    places = max(config.freshness_top_n, config.freshness_update_rank)
-    top = heapq.nsmallest(places, range(len(items)), key=keys.__getitem__)
+    top = first_places(items, before, max(config.freshness_top_n, config.freshness_update_rank))
     able = top[: config.freshness_update_rank]  # the candidates that may be an update
+    words = None if asked is None else AskedWords(items, asked)
+    rows = Rows(items, words)
     # what may update each candidate that may yield: the inner tests of an update that read
     # no vector (same entity, not its own conversation's session, said later), among the
     # update_rank most relevant; a candidate with none yields to nothing, and without any
@@ -359,12 +243,12 @@ def apply_freshness(
     for i in top[: config.freshness_top_n]:
         older = items[i]
         t_old = _when(older)
-        entity, s_old = older.memory.entity, older.memory.provenance.session_id
+        entity, s_old = older.fields["entity"], rows.session(i)
         newer_ones = [
             j
             for j in able
-            if items[j].memory.entity == entity
-            and (s_old is None or s_old != items[j].memory.provenance.session_id)
+            if items[j].fields["entity"] == entity
+            and (s_old is None or s_old != rows.session(j))
             and _when(items[j]) > t_old
         ]
         if newer_ones:
@@ -372,48 +256,33 @@ def apply_freshness(
     if not pairs:
         return
     cues = CHANGE_CUES  # announces_change of each, inline
-    cued = np.zeros(len(items), dtype=bool)
-    for k in able:
-        cued[k] = not cues.isdisjoint(items[k].content_terms())
+    cued = {k: not cues.isdisjoint(items[k].content_terms()) for k in able}
     unit = unit_rows(items, vectors)
-    # once: the nearest-update test compares them for every candidate
-    whens = np.array([(c.valid_from, c.t_created) for c in items], dtype=np.int64).reshape(-1, 2)
-    sessions = session_codes(items)
-    words = None if asked is None else AskedWords(items, asked)
     changed: set[int] = set()
-    twin = config.freshness_similarity
+    twin, cue_floor = config.freshness_similarity, config.freshness_cue_similarity
     # the rows found to state one subject, each row's chain a set shared by its members
     kin: dict[int, set[int]] = {}
     stale: set[int] = set()  # rows a later one updates
     tops: dict[int, float] = {}  # an update's highest relevance in its chain before it
     # oldest first, so that a chain's links are known when its later rows are tested
     for i, newer_ones in sorted(pairs, key=lambda p: (_when(items[p[0]]), items[p[0]].id)):
-        # close[j]: j may restate i; a change-announcing j needs less similarity
-        sims = (unit @ unit[i]).round(9)
-        close = (sims >= config.freshness_similarity) | (
-            (sims >= config.freshness_cue_similarity) & cued
-        )
-        mate = _mutual_nearest_later(
-            i,
-            sims,
-            unit,
-            sessions,
-            whens,
-            config.freshness_cue_similarity,
-            newer_ones,
-            words,
-            kin.get(i, ()),
-        )
-        if mate is not None:
-            close[mate] = True
-        updates = [j for j in newer_ones if close[j]]
+        cosines = (unit @ unit[i]).round(9)
+        mate = _mutual_nearest_later(i, cosines, unit, rows, cue_floor, newer_ones, kin.get(i, ()))
+        sims: list[float] = cosines.tolist()
+        # j may restate i: the mutual nearest, or close enough (a change-announcing j needs
+        # less similarity)
+        updates = [
+            j
+            for j in newer_ones
+            if j == mate or sims[j] >= twin or (sims[j] >= cue_floor and cued[j])
+        ]
         if words is not None:  # a near twin must keep the asked-about subject
             updates = [j for j in updates if cued[j] or sims[j] < twin or words.holds_all(i, j)]
         if not updates:
             continue
         # the most relevant update takes over the rank of the fact it updates, and of every
         # statement of the chain before it
-        best = min(updates, key=keys.__getitem__)
+        best = min(updates, key=lambda k: (-before[k], -items[k].t_created, items[k].id))
         chain = kin.get(i, {i}) | kin.get(best, {best})
         for k in chain:
             kin[k] = chain

