@@ -98,6 +98,16 @@ class Usage:
         with self._lock:
             self.writes += 1
 
+    def claim_write(self, limit: int | None) -> bool:
+        """Counts one write when fewer than ``limit`` are counted (any number when None);
+        False, counting nothing, when not. Check and count are one step, so two threads
+        sharing this usage cannot both take its last write."""
+        with self._lock:
+            if limit is not None and self.writes >= limit:
+                return False
+            self.writes += 1
+            return True
+
     def take_back(self, writes: int) -> None:
         """Un-counts ``writes`` that rolled back (``Writer.together``): they stored nothing."""
         with self._lock:

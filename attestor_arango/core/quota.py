@@ -30,19 +30,36 @@ def next_reset_us(now_us: int) -> int:
     return to_us(midnight)
 
 
-def check_quota(rt: Runtime, ctx: AgentContext, scope: Scope, now: int) -> str:
+def check_quota(
+    rt: Runtime, ctx: AgentContext, scope: Scope, now: int, *, claim: bool = False
+) -> str:
     """The agent's write budget, then the tenant's daily quota; returns the UTC day counted.
 
     Called inside the write transaction, so two writers cannot both pass a full quota.
-    Raises QuotaExceededError (with the limit, and for the tenant's quota the day and
-    when it resets) when either is used up.
+    With ``claim`` (the write path) the agent's write is counted by the check itself
+    (``Usage.claim_write``): threads sharing the agent's usage (one key's requests) cannot
+    both pass its last write, as they could when it was counted after the transaction;
+    it is given back here when the tenant's quota refuses, by the caller when the write
+    then fails. Raises QuotaExceededError (with the limit, and for the tenant's quota the
+    day and when it resets) when either is used up.
     """
-    if ctx.max_writes_per_agent is not None and ctx.writes_made >= ctx.max_writes_per_agent:
+    limit = ctx.max_writes_per_agent
+    passed = ctx.usage.claim_write(limit) if claim else limit is None or ctx.writes_made < limit
+    if not passed:
         raise QuotaExceededError(
             f"agent {ctx.agent_id} has used its {ctx.max_writes_per_agent} writes; "
             "start a new context or raise max_writes_per_agent",
             limit=ctx.max_writes_per_agent,
         )
+    try:
+        return _check_tenant_quota(rt, scope, now)
+    except BaseException:
+        if claim:
+            ctx.usage.take_back(1)
+        raise
+
+
+def _check_tenant_quota(rt: Runtime, scope: Scope, now: int) -> str:
     day = from_us(now).date().isoformat()
     quota = rt.store.get_quota(scope)
     if quota is not None and rt.store.count_writes(scope, day) >= quota:

@@ -142,6 +142,19 @@ def said_otherwise_since(
     return False
 
 
+@contextmanager
+def _given_back_on_failure(ctx: AgentContext) -> Iterator[list[bool]]:
+    """A flag the write sets once its quota check has counted it (``check_quota`` with
+    ``claim``); that count is given back when the block then raises (nothing stored)."""
+    claimed = [False]
+    try:
+        yield claimed
+    except BaseException:
+        if claimed[0]:
+            ctx.usage.take_back(1)
+        raise
+
+
 class Writer:
     """The one write path of a memory; built once from the runtime and its auditor."""
 
@@ -207,7 +220,9 @@ class Writer:
         vectors, space, first = embed(rt, scope, [content])
         vector = vectors[0]
         digest = hash_content(content)
-        with rt.store.transaction():
+        # the agent's write is counted by the quota check (atomic for the process) and
+        # given back when anything after it, the commit included, fails
+        with _given_back_on_failure(ctx) as claimed, rt.store.transaction():
             now = rt.clock.now_us()
             view = TemporalView(as_of=now)
             start = now if valid_from_us is None else valid_from_us
@@ -250,7 +265,8 @@ class Writer:
                     return same[0]
                 if same:
                     supersedes_id = same[0].id
-            day = check_quota(rt, ctx, scope, now)
+            day = check_quota(rt, ctx, scope, now, claim=True)
+            claimed[0] = True
             to_close: list[Memory] = []
             if supersedes_id is not None:
                 old = rt.store.get_memory(scope, supersedes_id)
@@ -320,7 +336,6 @@ class Writer:
                     ),
                 )
             rt.store.add_writes(scope, day, 1)
-        ctx.usage.add_write()
         batch: list[int] | None = getattr(self._batch, "made", None)
         if batch is not None:
             batch[0] += 1

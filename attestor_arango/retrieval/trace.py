@@ -21,6 +21,12 @@ first rotates it (``<file>`` to ``<file>.1``, ``.1`` to ``.2`` ... up to ``keep`
 the oldest dropped), so a tenant holds at most ``(keep + 1) * max_bytes`` bytes of traces
 (an event larger than the bound alone gets a file of its own) and a service at most that
 much per tenant that recalled. ``erase_tenant`` deletes every file of the tenant.
+
+A tenant's file holds its queries, so it is never written through a link: the folder and
+the file are opened without following one (``open_folder``, ``open_append``), the file
+made exclusively with the store's permission bits; a link, FIFO or another user's file
+at its name is replaced by a new file (a logged warning), an existing file of ours gets
+the store's bits. A file that cannot be written fails the recall, as it always has.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
+import stat
 import threading
 import time
 from collections.abc import Sequence
@@ -39,10 +47,13 @@ from attestor_arango.errors import TenantRequiredError, ValidationError
 from attestor_arango.retrieval.trace_files import (
     MakeFile,
     TraceErasure,
+    append,
     delete_all,
     drop_stale_copies,
     erase_in,
     generations,
+    open_append,
+    open_folder,
     rotate,
     tenant_file,
 )
@@ -106,6 +117,8 @@ class Tracer:
         self.make_file = make_file  # None: files made by the umask (no store file to copy)
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
+        self._made_bits: int | None = None  # ``_bits``, learnt on the first event
+        self._bits_known = False
 
     def file_of(self, tenant: str) -> Path:
         """The file ``tenant``'s events are appended to (``tenant_file``)."""
@@ -123,22 +136,42 @@ class Tracer:
         with self._lock:
             record = {"seq": next(self._seq), **event}
             line = (json.dumps(record, sort_keys=True, default=str) + "\n").encode("utf-8")
-            self._make_room(file, len(line))
-            if self.make_file is not None and not file.exists():  # new, or rotated away
-                self.make_file(file)  # the store's bits (and folder): the tenant's queries
-            file.parent.mkdir(parents=True, exist_ok=True)
-            with file.open("ab") as fh:
-                fh.write(line)
+            bits = self._bits()
+            # never through a link: the folder and the file opened without following one
+            # (anything else at their names replaced, logged), made with the store's bits
+            folder = open_folder(file.parent, private=bits is not None and not bits & 0o077)
+            try:
+                fd, size = open_append(folder, file, bits)
+                try:
+                    if size and size + len(line) > self.max_bytes:  # rotated first
+                        os.close(fd)
+                        fd = -1
+                        rotate(file, self.keep)
+                        fd, _ = open_append(folder, file, bits)
+                    append(fd, line)
+                finally:
+                    if fd >= 0:
+                        os.close(fd)
+            finally:
+                os.close(folder)
 
-    def _make_room(self, file: Path, adding: int) -> None:
-        """Rotates ``file`` (``rotate``) when ``adding`` bytes would take it, non-empty,
-        past ``max_bytes``. Called under the lock."""
-        try:
-            size = file.stat().st_size
-        except FileNotFoundError:
-            return
-        if size and size + adding > self.max_bytes:
-            rotate(file, self.keep)
+    def _bits(self) -> int | None:
+        """The permission bits ``make_file`` gives a file (the store's), learnt once by
+        making one beside the trace; None: the umask's (no ``make_file``, or no store file
+        to copy). Called under the lock."""
+        if not self._bits_known:
+            self._bits_known = True
+            if self.make_file is not None:
+                probe = self.path.with_name(f".{self.path.name}.bits-{os.getpid()}")
+                probe.unlink(missing_ok=True)
+                try:
+                    self.make_file(probe)  # O_EXCL: never through a link
+                    self._made_bits = stat.S_IMODE(probe.lstat().st_mode)
+                except FileNotFoundError:  # nothing made: no store file to copy bits from
+                    pass
+                finally:
+                    probe.unlink(missing_ok=True)
+        return self._made_bits
 
     def holds(self, tenant: str) -> bool:
         """Whether any file an erasure of ``tenant`` would clean exists: a generation of the
@@ -296,6 +329,8 @@ def shared_tracer(settings: Any, make_file: MakeFile | None = None) -> Tracer | 
     key = (str(fresh.path), fresh.include_content, fresh.max_bytes, fresh.keep)
     with _SHARED_LOCK:
         tracer = _SHARED.setdefault(key, fresh)
-        if tracer.make_file is None:
-            tracer.make_file = make_file
+        if tracer.make_file is None and make_file is not None:
+            with tracer._lock:
+                tracer.make_file = make_file
+                tracer._bits_known = False  # learnt again, from this one
         return tracer

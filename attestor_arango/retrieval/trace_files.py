@@ -9,14 +9,20 @@ events) but no longer written.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import glob
 import hashlib
 import json
+import logging
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger("attestor_arango.retrieval.trace")
 
 MakeFile = Callable[[Path], None]
 """Creates a file empty, when missing, with the permission bits the trace's files take
@@ -168,6 +174,101 @@ def rotate(path: Path, keep: int) -> None:
         path.unlink(missing_ok=True)
 
 
+_FOLLOW_NONE = os.O_NOFOLLOW | os.O_CLOEXEC
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | _FOLLOW_NONE  # NONBLOCK: a FIFO
+_NOT_A_FILE = (errno.ELOOP, errno.ENXIO, errno.EMLINK)  # a link (EMLINK: BSDs), a FIFO
+
+
+def open_folder(folder: Path, private: bool) -> int:
+    """A descriptor of ``folder``, made when missing (0700 when ``private``): a link or
+    other non-folder at its name is removed (logged) and the folder made in its place;
+    one owned by another user is refused. Raises ``OSError``."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | _FOLLOW_NONE
+    for _ in range(3):
+        try:
+            fd = os.open(folder, flags)
+        except FileNotFoundError:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            _make_folder(folder, private)
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            log.warning("trace folder %s is not a folder (a link?): replaced", folder)
+            folder.unlink()
+            continue
+        if os.fstat(fd).st_uid != os.geteuid():
+            os.close(fd)
+            raise PermissionError(
+                errno.EACCES, "the trace folder belongs to another user; remove it", str(folder)
+            )
+        return fd
+    raise OSError(errno.EAGAIN, "the trace folder keeps changing", str(folder))
+
+
+def _make_folder(folder: Path, private: bool) -> None:
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700 if private else 0o777)
+
+
+def open_append(folder: int, file: Path, bits: int | None) -> tuple[int, int]:
+    """A descriptor appending to the regular file ``file``, in the folder open as
+    ``folder``, owned by us with ``bits`` (the umask's when None), opened without
+    following a link. Made anew (``O_EXCL``) when missing; anything else at the name (a
+    link, FIFO, another user's file, a second link to a file) is removed with a logged
+    warning and the file made anew; a file of ours with other bits is given ``bits``.
+    Returns the descriptor and the file's size. Raises ``OSError`` (a folder at the name:
+    ``IsADirectoryError``)."""
+    for _ in range(3):
+        try:
+            fd = os.open(file.name, _APPEND, dir_fd=folder)
+        except FileNotFoundError:
+            fd = _create(folder, file.name, bits)
+            if fd < 0:
+                continue  # made by another writer meanwhile: open that one
+            return fd, 0
+        except OSError as exc:
+            if exc.errno not in _NOT_A_FILE:  # named by its whole path, as open() does
+                raise OSError(exc.errno, exc.strerror, str(file)) from exc
+            _remove(folder, file, "is not a regular file (a link?)")
+            continue
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1:
+            os.close(fd)
+            _remove(folder, file, "is not a regular file of ours with one name")
+            continue
+        if bits is not None and stat.S_IMODE(info.st_mode) != bits:
+            os.fchmod(fd, bits)  # made beforehand with other bits: the store's now
+        return fd, info.st_size
+    raise OSError(errno.EAGAIN, "the trace file keeps changing", str(file))
+
+
+def _create(folder: int, name: str, bits: int | None) -> int:
+    """``name`` made (``O_EXCL``) with ``bits``; -1 when something is already there."""
+    try:
+        fd = os.open(
+            name, _APPEND | os.O_CREAT | os.O_EXCL, 0o666 if bits is None else 0o600, dir_fd=folder
+        )
+    except FileExistsError:
+        return -1
+    if bits is not None:
+        os.fchmod(fd, bits)
+    return fd
+
+
+def _remove(folder: int, file: Path, why: str) -> None:
+    log.warning("trace file %s %s: replaced by a new file, nothing written to it", file, why)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(file.name, dir_fd=folder)
+
+
+def append(fd: int, data: bytes) -> None:
+    """All of ``data`` written to ``fd``. Raises ``OSError``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def _tenant_of(line: bytes) -> str | None:
     try:
         event = json.loads(line)
@@ -198,10 +299,17 @@ def drop_stale_copies(path: Path) -> None:
 def _replace(path: Path, lines: list[bytes], make_file: MakeFile | None) -> None:
     tmp = path.with_name(f"{_copy_prefix(path)}{os.getpid()}")
     try:
+        # a killed rewrite's copy, or a link planted at this foreseeable name, goes; the
+        # copy is made anew, never opened through a link
+        tmp.unlink(missing_ok=True)
         if make_file is not None:
-            tmp.unlink(missing_ok=True)  # a killed rewrite's copy: made again by make_file
             make_file(tmp)
-        with tmp.open("wb") as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _FOLLOW_NONE, 0o666)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            os.close(fd)  # planted between the unlink and the open: not ours to fill
+            raise OSError(errno.EEXIST, "the rewrite's copy was made by someone else", str(tmp))
+        with os.fdopen(fd, "wb") as fh:
             fh.writelines(lines)
             fh.flush()
             os.fsync(fh.fileno())
