@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
@@ -131,3 +133,33 @@ def test_a_persisted_row_handed_out_once_is_not_decoded_again(
     monkeypatch.setattr(rowtable, "_SEEN", 2)  # past the bound: forgotten, still right
     assert persisted.take_ids(np.array([5, 6, 7])) == ["m005", "m006", "m007"]
     assert persisted.take_ids(np.array([5, 13])) == ["m005", "m013"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ids_and_rows_found_lately_or_searched_agree_with_the_table_they_came_from(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A persisted table answers ``rows_of`` and ``take_ids`` from the ids and rows it handed
+    out lately when every one asked was (one dict read each), else by the search and the
+    decode: in any mix of remembered, new, unknown and repeated ids, before and after a row
+    is appended and after the memory of them is dropped, every answer is the one the table
+    it was written from gives."""
+    rng = random.Random(seed)
+    table = RowTable()
+    for i in range(200):
+        table.append(f"m{i:03d}", "a", (i, OPEN, 0, OPEN))
+    persisted = RowTable.from_sections(
+        {f"r.{k}": v for k, v in table.sections()[0].items()}, "r.", ["a"]
+    )
+    monkeypatch.setattr(rowtable, "_SEEN", 120)  # forgotten now and then
+    for step in range(60):
+        if step == 40:  # a row appended: the table no longer only persisted rows
+            table.append("late", "a", (400, OPEN, 0, OPEN))
+            persisted.append("late", "a", (400, OPEN, 0, OPEN))
+        rows = rng.sample(range(table.n), rng.choice([1, 5, 30]))
+        rows += rng.choices(rows, k=rng.choice([0, 2]))  # a row asked twice
+        assert persisted.take_ids(np.array(rows)) == table.take_ids(np.array(rows))
+        ids = [f"m{r:03d}" for r in rng.sample(range(200), rng.choice([1, 5, 30]))]
+        ids += rng.sample(["nope", "m999", "late", ids[0]], rng.choice([0, 1, 2]))
+        assert persisted.rows_of(ids) == table.rows_of(ids)
+        assert persisted.rows_of(ids) == table.rows_of(ids)  # again: now all remembered

@@ -465,3 +465,59 @@ def test_recall_with_the_kept_union_equals_recall_with_a_plain_dict(
     monkeypatch.setattr(pipeline, "VectorCache", dict)
     assert answers() == lazy
     mem.close()
+
+
+# --- the lanes' ids handed on, no memory's id read again ------------------------------------
+
+
+@pytest.mark.parametrize("completion", [True, False])
+def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, completion: bool
+) -> None:
+    """``run_lanes`` hands ``rescored_pairs`` the vector lane's ids and ``complete_lanes``
+    each lane's memories by id (from the ranking and the text lane's reads); each call's
+    answer equals the answer with those read from the memories (the general path): the
+    same memories (by identity), ids, scores to the bit and order."""
+    mem = _filled(tmp_path / "m.db")
+    mem.add("violin violin harbour, the note again", context=CTX)
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    view = mem.runtime.view(None, None)
+    config = mem.runtime.retrieval_config.replace(vector_k=9, text_k=6, lane_completion=completion)
+    emb = HashingEmbedder(64)
+    plain_rescored, plain_complete = lane_run.rescored_pairs, lane_run.complete_lanes
+    calls: list[str] = []
+
+    # (an exception inside a lane step degrades the lanes: the checks are noted, not raised)
+    def rescored_both(found: Any, scores: Any, ids: Any = None) -> list[Hit]:
+        got = plain_rescored(found, scores, ids)
+        same = _shape([("v", got)]) == _shape([("v", plain_rescored(found, scores))])
+        calls.append(f"rescored {ids is not None} {same}")
+        return got
+
+    def complete_both(lanes: Any, tail: Any, scores: Any, held: Any = None) -> Any:
+        got = plain_complete(lanes, tail, scores, held)
+        same = _shape(got) == _shape(plain_complete(lanes, tail, scores))
+        calls.append(f"complete {held is not None and None not in held} {same}")
+        return got
+
+    monkeypatch.setattr(lane_run, "rescored_pairs", rescored_both)
+    monkeypatch.setattr(lane_run, "complete_lanes", complete_both)
+    for query in ("violin harbour note", "ember quill", "glacier", "nothing like it"):
+        errors: dict[str, str] = {}
+        lanes = lane_run.run_lanes(
+            store,
+            emb,
+            SCOPE,
+            query,
+            view,
+            config,
+            None,
+            errors,
+            RecallTrace(None, "r", "a"),
+            {},
+            {},
+        )
+        assert not errors and [n for n, _ in lanes] == ["vector", "bm25"]
+    assert calls == ["rescored True True", *(["complete True True"] if completion else [])] * 4
+    mem.close()

@@ -139,3 +139,31 @@ def test_rows_near_the_skipped_terms_bounds_still_reach_the_pool(
     fast = [index.search(q, k, None, view) for k in range(1, 40)]
     monkeypatch.setattr(text_prune, "candidates", lambda *a: None)
     assert fast == [index.search(q, k, None, view) for k in range(1, 40)]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_every_terms_parts_in_one_pass_are_each_terms_parts(seed: int) -> None:
+    """``score_all`` scores the hits of every term joined: each row's score is the sum, in
+    query order from 0.0, of the parts ``parts`` makes term by term (the match before),
+    to the last bit, whichever rows the terms share."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    lengths = rng.integers(1, 60, size=n)
+    avgdl = float(lengths.mean()) * float(rng.uniform(0.5, 1.5))
+
+    def norm_of(rows: np.ndarray) -> np.ndarray:
+        return bm25.length_norm(lengths[rows], avgdl)
+
+    terms = []
+    for _ in range(int(rng.integers(1, 7))):
+        rows = np.sort(rng.choice(n, size=int(rng.integers(1, n + 1)), replace=False))
+        tf = rng.integers(1, 9, size=rows.size).astype(np.int32)
+        terms.append(text_prune.TermHits(rows.astype(np.int32), tf, float(rng.uniform(0.1, 5))))
+    got_rows, got = text_prune.score_all(terms, norm_of, n)
+    want: dict[int, float] = {}
+    for term in terms:  # query order: each row's parts added as the terms come
+        parts = text_prune.parts(term, term.rows, term.tf, norm_of).tolist()
+        for row, part in zip(term.rows.tolist(), parts, strict=True):
+            want[row] = want.get(row, 0.0) + part
+    assert got_rows.tolist() == sorted(want)
+    assert [s.hex() for s in got.tolist()] == [want[r].hex() for r in sorted(want)]

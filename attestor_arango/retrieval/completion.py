@@ -232,15 +232,23 @@ def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
     return rescored_pairs([(h.memory, h.score) for h in hits], scores)
 
 
-def rescored_pairs(found: Sequence[tuple[Memory, float]], scores: Mapping[str, float]) -> list[Hit]:
+def rescored_pairs(
+    found: Sequence[tuple[Memory, float]],
+    scores: Mapping[str, float],
+    ids: Sequence[str] | None = None,
+) -> list[Hit]:
     """``rescored`` of hits given as (memory, score) pairs: the lane's hits are made here,
     once each. Those without a cosine first, then the others, each in the order given,
-    before the sort (one pass, each memory's id read once)."""
+    before the sort (one pass). ``ids``: the memories' ids in the order of ``found``, when
+    the caller has them (a model's attribute read costs ~450 instructions: pydantic's
+    ``__getattr__`` keeps CPython's fast path off); else each memory's id is read once."""
     kept: list[Hit] = []
     scored: list[Hit] = []
     get = scores.get
-    for memory, own in found:
-        score = get(memory.id)
+    if ids is None:
+        ids = [memory.id for memory, _ in found]
+    for (memory, own), memory_id in zip(found, ids, strict=True):
+        score = get(memory_id)
         if score is None:
             kept.append(make_hit(memory, round(float(own), 6)))
         else:
@@ -295,6 +303,7 @@ def complete_lanes(
     lanes: Sequence[tuple[str, Sequence[Hit]]],
     text_tail: Sequence[TextHit | TextScore] | Ranked,
     vector_scores: Mapping[str, float] | None,
+    held: Sequence[Mapping[str, Memory] | None] | None = None,
 ) -> list[tuple[str, Sequence[Hit]]]:
     """The vector and text lanes ranked over their union; other lanes as they came.
 
@@ -303,16 +312,24 @@ def complete_lanes(
     the text lane's come from ``text_tail``, the re-scored pool below its cut
     (light rows, or their columns (``Ranked``): every union member is a decoded memory
     already).
+
+    ``held``: per lane, its hits' memories by id (``{h.memory.id: h.memory for h in hits}``,
+    in any order) where the caller has them (None: read from the hits), so no memory's id
+    is read again (see ``rescored_pairs``).
     """
     tail = text_tail if isinstance(text_tail, Ranked) else Ranked.of(text_tail)
     # ``lane_union``, ``missing`` and ``complete`` with each lane's hits read once: each
     # lane's memories by id, the union of them (a later lane's memory of an id last)
-    held = [{h.memory.id: h.memory for h in hits} for _, hits in lanes]
+    given = held if held is not None else [None] * len(lanes)
+    lane_held = [
+        {h.memory.id: h.memory for h in hits} if have is None else have
+        for (_, hits), have in zip(lanes, given, strict=True)
+    ]
     union: dict[str, Memory] = {}
-    for found in held:
+    for found in lane_held:
         union.update(found)
     out: list[tuple[str, Sequence[Hit]]] = []
-    for (name, hits), have in zip(lanes, held, strict=True):
+    for (name, hits), have in zip(lanes, lane_held, strict=True):
         if name == "vector" and vector_scores is not None:
             # ``rescored`` of the missing members as hits scored 0.0: each missing member
             # once, in id order, so all of them follow the lane's hits (``complete``)

@@ -98,16 +98,20 @@ def vector_found(
     qvec: np.ndarray,
     view: TemporalView,
     config: RetrievalConfig,
-) -> tuple[Found, dict[str, Memory]]:
-    """``vector_candidates``' hits as (memory, score) pairs, and their memories by id; from
-    ``vector_ranked`` and one ``get_memories`` when the backend ranks first
-    (``RanksVectors``): no ``Hit`` made for scores the lane replaces."""
+) -> tuple[Found, dict[str, Memory], list[str]]:
+    """``vector_candidates``' hits as (memory, score) pairs, their memories by id, and their
+    ids in order; from ``vector_ranked`` and one ``get_memories`` when the backend ranks
+    first (``RanksVectors``): no ``Hit`` made for scores the lane replaces, and no memory's
+    id read (its ranking gave them: see ``completion.rescored_pairs``)."""
     pairs = _ranked(store, scope, qvec, view, config)
     if pairs is not None:
         read = store.get_memories(scope, [i for i, _ in pairs])
-        return [(read[i], s) for i, s in pairs if i in read], read
+        ids = [i for i, _ in pairs if i in read]
+        return [(read[i], s) for i, s in pairs if i in read], read, ids
     hits = store.vector_candidates(scope, qvec, config.vector_k, view, **_prefilter(config))
-    return [(h.memory, h.score) for h in hits], {h.memory.id: h.memory for h in hits}
+    ids = [h.memory.id for h in hits]
+    memories = [h.memory for h in hits]
+    return [(h.memory, h.score) for h in hits], dict(zip(ids, memories, strict=True)), ids
 
 
 def run_lanes(
@@ -129,6 +133,8 @@ def run_lanes(
     qvec: np.ndarray | None = None
     found: Found | None = None  # the vector lane as the store ranked it
     known: dict[str, Memory] = {}  # its memories by id
+    found_ids: list[str] = []  # their ids, in the order of ``found``
+    text_held: dict[str, Memory] = {}  # the text lane's memories by id (``text_lane``)
     text: Sequence[Hit] | None = None
     text_error: str | None = None
     # the re-scored pool below the lane's cut
@@ -136,7 +142,7 @@ def run_lanes(
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
-            found, known = vector_found(store, scope, qvec, view, config)
+            found, known, found_ids = vector_found(store, scope, qvec, view, config)
         except Exception as exc:  # a lane failure degrades, it does not abort
             fatal(exc)
             errors["vector_error"] = describe(exc)
@@ -144,15 +150,19 @@ def run_lanes(
     vector_ms = tr.lap()
     if config.bm25_enabled:
         try:
-            text, bm25_tail = text_lane(store, scope, query, view, config, known, tcache)
+            text, bm25_tail = text_lane(store, scope, query, view, config, known, tcache, text_held)
         except Exception as exc:
             fatal(exc)
             text_error = errors["bm25_error"] = describe(exc)
     text_ms = tr.lap()
+    if text is not None and len(text_held) != len(text):  # not filled (or an id twice)
+        text_held = {h.memory.id: h.memory for h in text}
     scores: dict[str, float] | None = None  # the union's cosines, when completion runs
     if found is not None and qvec is not None:
         completing = config.lane_completion and text is not None
-        hits, scores = _vector_lane(store, scope, qvec, found, text, completing, errors, vcache)
+        hits, scores = _vector_lane(
+            store, scope, qvec, (found, found_ids), text_held, completing, errors, vcache
+        )
         vector_ms = round(vector_ms + tr.lap(), 3)  # the lane's time includes its scoring
         if hits is not None:
             lanes.append(("vector", hits))
@@ -165,7 +175,9 @@ def run_lanes(
     elif text_error is not None:
         tr.step("bm25", 0, 0, ms=text_ms, error=text_error)
     if config.lane_completion and len(lanes) > 1:  # one lane has nothing to complete
-        lanes = _complete(lanes, bm25_tail, scores, errors, tr)
+        # each lane's memories by id: the vector lane's hits are the memories it read
+        held = {"vector": known, "bm25": text_held}
+        lanes = _complete(lanes, bm25_tail, scores, errors, tr, held)
     if expanders and (config.hyde_enabled or config.multi_query_enabled):
         _llm_lanes(
             store,
@@ -188,29 +200,32 @@ def _vector_lane(
     store: MemoryStore,
     scope: Scope,
     qvec: np.ndarray,
-    found: Found,
-    text: Sequence[Hit] | None,
+    lane: tuple[Found, list[str]],
+    text: Mapping[str, Memory],
     completing: bool,
     errors: dict[str, str],
     vcache: dict[str, np.ndarray],
 ) -> tuple[list[Hit] | None, dict[str, float] | None]:
-    """The lane re-scored by exact cosine (None if that failed: ``vector_error``), and the
-    cosines of the lanes' whole union when ``completing`` (one read for both; if reading
-    the union fails, the lane's own rows are read and ``completion_error`` says why)."""
-    if completing and text is not None:
+    """The lane (its (memory, score) pairs and their ids) re-scored by exact cosine (None if
+    that failed: ``vector_error``), and the cosines of the lanes' whole union (with the
+    text lane's memories by id, ``text``) when ``completing`` (one read for both; if
+    reading the union fails, the lane's own rows are read and ``completion_error`` says
+    why)."""
+    found, ids = lane
+    if completing:
         try:
             # the union's ids, each once (a row's cosine does not depend on the order asked)
-            union = dict.fromkeys([m.id for m, _ in found])
-            union.update(dict.fromkeys([h.memory.id for h in text]))
+            union = dict.fromkeys(ids)
+            union.update(dict.fromkeys(text))
             scores = cosines(store, scope, qvec, list(union), vcache)
-            return rescored_pairs(found, scores), scores
+            return rescored_pairs(found, scores, ids), scores
         except Exception as exc:  # completion fails; the lane may still be read alone
             fatal(exc)
             errors["completion_error"] = describe(exc)
-    own = sorted({m.id for m, _ in found})
+    own = sorted(set(ids))
     try:
         scored = cosines(store, scope, qvec, own, vcache)
-        return (rescored_pairs(found, scored) if found else []), None
+        return (rescored_pairs(found, scored, ids) if found else []), None
     except Exception as exc:
         fatal(exc)
         errors.pop("completion_error", None)  # no lane to complete: the lane failed
@@ -224,12 +239,14 @@ def _complete(
     scores: dict[str, float] | None,
     errors: dict[str, str],
     tr: RecallTrace,
+    held: Mapping[str, Mapping[str, Memory]],
 ) -> list[tuple[str, Sequence[Hit]]]:
-    """Lane completion (completion.py); if it fails, the lanes as they came still rank."""
+    """Lane completion (completion.py); if it fails, the lanes as they came still rank.
+    ``held``: a lane's memories by id, by lane name (``complete_lanes``)."""
     failed = errors.get("completion_error")  # set when the union's vectors could not be read
     if failed is None:
         try:
-            out = complete_lanes(lanes, bm25_tail, scores)
+            out = complete_lanes(lanes, bm25_tail, scores, [held.get(n) for n, _ in lanes])
             n_in = len(lane_union(lanes)) if tr.on else 0  # counted for the trace only
             tr.step("complete", n_in, sum(len(h) for _, h in out))
             return out

@@ -268,18 +268,21 @@ def text_lane(
     config: RetrievalConfig,
     known: Mapping[str, Memory],
     terms_cache: dict[str, tuple[str, ...]] | None = None,
+    held: dict[str, Memory] | None = None,
 ) -> tuple[list[Hit], Sequence[TextHit | TextScore] | Ranked]:
     """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
 
     ``known`` holds memories another lane already read, so they are not read twice;
     ``terms_cache`` is the recall's scoring terms read so far (``stored_terms``).
     Also returns the re-scored pool below the cut (light rows, for lane completion).
+    ``held``: gets the hits' memories by id, in hit order, on the re-scored path (left
+    empty otherwise): lane completion then reads no memory's id.
     """
     if not config.bm25_rescore:
         return decoded(store, scope, store.text_pool(scope, query, config.text_k, view), known), []
     fetch = max(config.text_k, config.text_fetch_k)
     return rescored_text(
-        store, scope, query, view, fetch, config.text_k, known, terms_cache=terms_cache
+        store, scope, query, view, fetch, config.text_k, known, terms_cache=terms_cache, held=held
     )
 
 
@@ -293,15 +296,16 @@ def rescored_text(
     known: Mapping[str, Memory],
     *,
     terms_cache: dict[str, tuple[str, ...]] | None = None,
+    held: dict[str, Memory] | None = None,
 ) -> tuple[list[Hit], Ranked]:
     """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest (as
-    columns: ``Ranked``)."""
+    columns: ``Ranked``); ``held`` as ``decoded_ranked``'s."""
     ranked = ranked_by_backend(store, scope, query, fetch, view, terms_cache)
     if ranked is None:
-        pool, held = pool_and_terms(store, scope, query, fetch, view, terms_cache)
-        ranked = Ranked.of(rescore_pool(pool, query, held=held))
+        pool, pool_terms = pool_and_terms(store, scope, query, fetch, view, terms_cache)
+        ranked = Ranked.of(rescore_pool(pool, query, held=pool_terms))
     ids, scores = ranked
-    kept = decoded_ranked(store, scope, ids[:keep], scores[:keep], known)
+    kept = decoded_ranked(store, scope, ids[:keep], scores[:keep], known, held)
     return kept, Ranked(ids[keep:], scores[keep:])
 
 
@@ -323,8 +327,11 @@ def decoded_ranked(
     ids: Sequence[str],
     scores: Sequence[float],
     known: Mapping[str, Memory],
+    held: dict[str, Memory] | None = None,
 ) -> list[Hit]:
-    """``decoded`` of rows given as columns (``ids[j]`` scored ``scores[j]``)."""
+    """``decoded`` of rows given as columns (``ids[j]`` scored ``scores[j]``); ``held``, when
+    given, gets each hit's memory by id, in hit order (``{h.memory.id: h.memory}`` of the
+    hits, without reading a memory's id)."""
     missing = [i for i in ids if i not in known]
     read = store.get_memories(scope, missing) if missing else {}
     out: list[Hit] = []
@@ -335,4 +342,6 @@ def decoded_ranked(
             if memory is None:
                 continue
         out.append(make_hit(memory, score))
+        if held is not None:
+            held[i] = memory
     return out

@@ -159,6 +159,10 @@ class RowTable:
             found = [pos.get(i, -1) for i in ids]
         else:
             seen = self._seen
+            try:  # every id a persisted one found lately (no id is both: ids are unique)
+                return list(zip(ids, map(seen.__getitem__, ids), strict=True))
+            except KeyError:
+                pass
             found = [pos.get(i, seen.get(i, -1)) for i in ids]
             rest = [j for j, r in enumerate(found) if r < 0]
             if rest:
@@ -195,6 +199,10 @@ class RowTable:
             return self._ids.take(at - n0)
         if int(at.max()) < n0:
             rows = at.tolist()
+            try:  # every row handed out lately (the usual case: no scan for a miss)
+                return list(map(self._named.__getitem__, rows))
+            except KeyError:
+                pass
             named: list[str | None] = list(map(self._named.get, rows))
             if None in named:  # rows not handed out lately: decoded, and remembered
                 missing = [j for j, i in enumerate(named) if i is None]

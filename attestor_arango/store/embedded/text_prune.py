@@ -59,10 +59,14 @@ def parts(term: TermHits, rows: np.ndarray, tf: np.ndarray, norm_of: NormOf) -> 
 
 
 def score_all(terms: Sequence[TermHits], norm_of: NormOf, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every row holding a term, ascending, with its score (the full match)."""
+    """Every row holding a term, ascending, with its score (the full match). Every term's
+    parts in one pass over their hits joined: each part is ``parts``' float (the same
+    elementwise arithmetic, a term's weight repeated for its hits), for ~6 numpy calls in
+    all instead of ~6 a term (a call on a small array costs several thousand instructions)."""
     hits = np.concatenate([t.rows for t in terms])
-    found = np.concatenate([parts(t, t.rows, t.tf, norm_of) for t in terms])
-    return text_rank.sum_per_row(hits, found, n)
+    tf = np.concatenate([t.tf for t in terms], dtype=np.float64)
+    weights = np.repeat([t.weight for t in terms], [t.rows.size for t in terms])
+    return text_rank.sum_per_row(hits, bm25.term_score(weights, tf, norm_of(hits)), n)
 
 
 def score_rows(
