@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+import pytest
+from pydantic import BaseModel, ConfigDict
+from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango import AgentContext
 from attestor_arango.clock import ManualClock, from_us
@@ -21,10 +23,12 @@ from attestor_arango.models import (
     Memory,
     MemoryStatus,
     Provenance,
+    RecallResponse,
     RecallResult,
     ScoreBreakdown,
     content_hash,
     trusted,
+    trusted_parts,
 )
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.store.codec import memory_from_doc, memory_to_doc
@@ -38,6 +42,9 @@ def same(a: BaseModel, b: BaseModel) -> None:
     assert a.model_dump_json() == b.model_dump_json()
     assert repr(a) == repr(b)
     assert a.model_fields_set == b.model_fields_set
+    # read without a default (``==`` on models reads the private slot with one): unset fails
+    assert a.__pydantic_extra__ == b.__pydantic_extra__
+    assert a.__pydantic_private__ == b.__pydantic_private__
     assert list(a.__dict__) == list(b.__dict__)
     assert [type(v) for v in a.__dict__.values()] == [type(v) for v in b.__dict__.values()]
 
@@ -168,6 +175,49 @@ def test_a_model_that_is_not_frozen_gets_its_own_field_set() -> None:
     first.a = 5  # assignment on an open model adds to its own set only
     assert first.model_fields_set is not second.model_fields_set
     assert second.model_fields_set == {"a", "b"} and second.a == 3
+
+
+def test_a_trusted_model_is_an_instance_of_its_class_with_its_slots_set() -> None:
+    """Trusted models are made as a blank model and then given their class
+    (models._Blank): what comes out must be the class's own instance, behaving as the
+    class does (frozen, its hash), with every slot the four setters set before."""
+    plain = a_memory(tags=("x",))
+    values = {"memory": plain, "score": 0.5, "tokens": 3, "breakdown": ScoreBreakdown()}
+    samples: list[tuple[type[BaseModel], dict[str, Any]]] = [
+        (Memory, dict(plain)),
+        (Provenance, dict(plain.provenance)),
+        (ScoreBreakdown, dict(ScoreBreakdown(rrf=0.25, lanes={"bm25": 1}))),
+        (RecallResult, values),
+        (
+            RecallResponse,
+            RecallResponse(
+                query="q",
+                as_of=from_us(T0),
+                results=(RecallResult(**values),),
+                tokens_used=3,
+                token_budget=10,
+            ).__dict__,  # not dict(): a response iterates over its results
+        ),
+    ]
+    for cls, fields in samples:
+        made, validated = trusted(cls, dict(fields)), cls(**fields)
+        same(made, validated)
+        assert made.__pydantic_extra__ is None and made.__pydantic_private__ is None
+        with pytest.raises(PydanticValidationError):  # frozen, as the class is
+            made.__setattr__(next(iter(fields)), None)
+    assert hash(trusted(Provenance, dict(plain.provenance))) == hash(plain.provenance)
+
+
+def test_a_model_of_another_layout_is_refused_rather_than_built_wrong() -> None:
+    class Slotted(BaseModel):  # a slot of its own: not the blank model's layout
+        model_config = ConfigDict(frozen=True)
+        __slots__ = ("cache",)
+        a: int = 0
+
+    with pytest.raises(TypeError, match="Slotted"):
+        trusted(Slotted, {"a": 1})
+    with pytest.raises(TypeError, match="Slotted"):
+        trusted_parts(Slotted)
 
 
 def test_decoded_rows_share_their_immutable_parts_and_stay_the_validated_ones() -> None:

@@ -122,8 +122,7 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     (``fused_rrf``...). Fields the steps may set from the configuration (graph bonus,
     freshness) are converted as validation would (an int becomes a float).
     """
-    new, set_dict, set_fields = _new, _set_dict, _set_fields
-    set_extra, set_private = _set_extra, _set_private
+    new, blank = _new, _BLANK
     breakdown_cls, breakdown_fields = ScoreBreakdown, _BREAKDOWN_FIELDS
     result_cls, result_fields, template = RecallResult, _RESULT_FIELDS, _FIELDS
     out: list[RecallResult] = []
@@ -163,20 +162,22 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
         values["relevance"] = c.relevance
         values["synthetic"] = bool(c.synthetic)
         final = values["final"] = c.final
-        b = new(breakdown_cls)
-        set_dict(b, values)
-        set_fields(b, breakdown_fields)
-        set_extra(b, None)
-        set_private(b, None)
+        b: Any = new(blank)  # made as the blank model, then given its class (models._Blank)
+        b.__dict__ = values
+        b.__pydantic_fields_set__ = breakdown_fields
+        b.__pydantic_extra__ = None
+        b.__pydantic_private__ = None
+        b.__class__ = breakdown_cls
         memory = c.memory
         if c.fields["t_expired"] is not None:  # ``at`` masks a close after as_of
             memory = memory.at(as_of)
         # the relevance as score: rounded to 12 places already
-        r = new(result_cls)
-        set_dict(r, {"memory": memory, "score": final, "tokens": int(tokens), "breakdown": b})
-        set_fields(r, result_fields)
-        set_extra(r, None)
-        set_private(r, None)
+        r: Any = new(blank)
+        r.__dict__ = {"memory": memory, "score": final, "tokens": int(tokens), "breakdown": b}
+        r.__pydantic_fields_set__ = result_fields
+        r.__pydantic_extra__ = None
+        r.__pydantic_private__ = None
+        r.__class__ = result_cls
         out.append(r)
     return out
 
@@ -233,11 +234,9 @@ def fused_candidate(
     return c
 
 
-# object.__new__ (``_new`` above), the models' slot setters and ScoreBreakdown's field set
-_, _set_dict, _set_fields, _set_extra, _set_private, _BREAKDOWN_FIELDS = trusted_parts(
-    ScoreBreakdown
-)
-_RESULT_FIELDS = trusted_parts(RecallResult)[5]
+# the blank model both are made as (``models.trusted_parts``) and their field sets
+_BLANK, _BREAKDOWN_FIELDS = trusted_parts(ScoreBreakdown)
+_RESULT_FIELDS = trusted_parts(RecallResult)[1]
 # ScoreBreakdown's fields in their order: ``results`` copies it and sets every one
 _FIELDS: dict[str, object] = dict.fromkeys(ScoreBreakdown.model_fields)
 
