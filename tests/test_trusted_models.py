@@ -166,6 +166,40 @@ def test_a_copy_with_changes_leaves_the_shared_field_set_of_the_others_alone() -
     same(memory_from_doc(memory_to_doc(plain)), validated)
 
 
+def test_a_breakdown_takes_a_default_from_its_copy_only_for_the_very_default_object() -> None:
+    """``results`` leaves graph, freshness, session, coverage and time cue at the copy's
+    defaults when the candidate holds that very object (``candidates._ZERO``, which every
+    0.0 default of the module is); any other value, a -0.0, another 0.0 object, an int,
+    is set and converted as validation would."""
+    from attestor_arango.retrieval import candidates
+
+    names = ("graph_bonus", "freshness", "session", "coverage", "time_cue")
+    made = candidates.fused_candidate(a_memory(), "vector", 1, 0.5, 1 / 61)
+    for c in (made, Candidate(memory=a_memory())):
+        assert all(getattr(c, name) is candidates._ZERO for name in names)
+    zero_again = float("0.0")
+    assert zero_again is not candidates._ZERO
+    cases = ((-0.0, -0.0), (zero_again, 0), (0.25, 1), (candidates._ZERO, candidates._ZERO))
+    for (value, config_value), hops in zip(cases, (None, 0, 2, None), strict=True):
+        # graph bonus and freshness may come from the configuration: ints there
+        c = Candidate(memory=a_memory(), graph_hops=hops, synthetic=value == 0.25)
+        for name in names:
+            setattr(c, name, value)
+        c.graph_bonus = c.freshness = config_value
+        c.compute_relevance()
+        c.final = c.relevance
+        got = c.breakdown()
+        want = ScoreBreakdown(
+            **ScoreBreakdown().model_dump()  # every field given, as results gives them
+            | {name: getattr(c, name) for name in names}
+            | {"graph_hops": c.graph_hops, "synthetic": c.synthetic, "final": c.final}
+            | {"relevance": c.relevance}
+        )
+        same(got, want)
+        signs = [str(getattr(got, name)) for name in ("session", "coverage", "time_cue")]
+        assert signs == [str(value)] * 3  # "-0.0" kept
+
+
 def test_a_model_that_is_not_frozen_gets_its_own_field_set() -> None:
     class Open(BaseModel):
         a: int = 0

@@ -124,12 +124,11 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     """
     new, blank = _new, _BLANK
     breakdown_cls, breakdown_fields = ScoreBreakdown, _BREAKDOWN_FIELDS
-    result_cls, result_fields, template = RecallResult, _RESULT_FIELDS, _FIELDS
+    result_cls, result_fields, template, zero = RecallResult, _RESULT_FIELDS, _FIELDS, _ZERO
     out: list[RecallResult] = []
     for c, tokens in kept:
         ranks, scores = c.lane_ranks, c.lane_scores
         vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
-        fresh = float(c.freshness)  # round12, inline: usually 0.0
         if c.fused_rrf is c.rrf and c.fused_norm is c.rrf_norm:
             rrf, rrf_norm = c.fused_rrf_12, c.fused_norm_12
         else:
@@ -141,8 +140,8 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
             lanes = ranks if first < second else {second: ranks[second], first: ranks[first]}
         else:
             lanes = ranks if len(ranks) < 2 else dict(sorted(ranks.items()))
-        # every field set in a copy of the fields in their order (a copy clones the keys:
-        # ~1,100 instructions a breakdown less than the 18-key literal building them anew)
+        # the fields set in a copy of them in their order (a copy clones the keys: ~1,100
+        # instructions a breakdown less than the 18-key literal building them anew)
         values = template.copy()
         values["vector_rank"] = ranks.get("vector")
         values["vector_score"] = None if vector_score is None else float(vector_score)
@@ -151,17 +150,30 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
         values["lanes"] = lanes
         values["rrf"] = rrf
         values["rrf_norm"] = rrf_norm
-        values["graph_hops"] = c.graph_hops
-        values["graph_bonus"] = float(c.graph_bonus)
         values["decay"] = c.decay  # the ROUNDED fields: floats already, as they are
         values["boost"] = c.boost
-        values["freshness"] = fresh if fresh.is_integer() else round(fresh, 12)
-        values["session"] = c.session
-        values["coverage"] = c.coverage
-        values["time_cue"] = c.time_cue
         values["relevance"] = c.relevance
-        values["synthetic"] = bool(c.synthetic)
         final = values["final"] = c.final
+        # the fields a recall mostly leaves at their defaults (graph, freshness, session,
+        # coverage, time cue: ~97-100% of LoCoMo's results) keep the copy's value unless
+        # the candidate holds another object than that very default: an identity test, so
+        # a -0.0 or an int 0 a step stored is still set (converted) as before
+        if c.graph_hops is not None:
+            values["graph_hops"] = c.graph_hops
+        if c.graph_bonus is not zero:
+            values["graph_bonus"] = float(c.graph_bonus)
+        fresh = c.freshness
+        if fresh is not zero:
+            fresh = float(fresh)  # round12, inline
+            values["freshness"] = fresh if fresh.is_integer() else round(fresh, 12)
+        if c.session is not zero:
+            values["session"] = c.session
+        if c.coverage is not zero:
+            values["coverage"] = c.coverage
+        if c.time_cue is not zero:
+            values["time_cue"] = c.time_cue
+        if c.synthetic:  # bool(c.synthetic): False is the copy's
+            values["synthetic"] = True
         b: Any = new(blank)  # made as the blank model, then given its class (models._Blank)
         b.__dict__ = values
         b.__pydantic_fields_set__ = breakdown_fields
@@ -237,8 +249,15 @@ def fused_candidate(
 # the blank model both are made as (``models.trusted_parts``) and their field sets
 _BLANK, _BREAKDOWN_FIELDS = trusted_parts(ScoreBreakdown)
 _RESULT_FIELDS = trusted_parts(RecallResult)[1]
-# ScoreBreakdown's fields in their order: ``results`` copies it and sets every one
+# the 0.0 of this module: one float object, as Python makes one constant of every equal
+# literal a module holds, so it is every 0.0 default of ``Candidate`` and of
+# ``fused_candidate`` (``results`` tests the fields a recall leaves alone by identity)
+_ZERO = 0.0
+# ScoreBreakdown's fields in their order: ``results`` copies it and sets every one but those
+# it leaves at these defaults when the candidate holds the very same object
 _FIELDS: dict[str, object] = dict.fromkeys(ScoreBreakdown.model_fields)
+_FIELDS.update(graph_bonus=_ZERO, freshness=_ZERO, session=_ZERO, coverage=_ZERO, time_cue=_ZERO)
+_FIELDS["synthetic"] = False
 
 
 def update_relevance(cands: Sequence[Candidate]) -> None:
