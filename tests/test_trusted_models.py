@@ -31,7 +31,9 @@ from attestor_arango.models import (
     trusted_parts,
 )
 from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.store.codec import memory_from_doc, memory_to_doc
+from attestor_arango.store.protocol import Hit
 
 T0 = 1_767_225_600_000_000
 
@@ -168,18 +170,18 @@ def test_a_copy_with_changes_leaves_the_shared_field_set_of_the_others_alone() -
 
 def test_a_breakdown_takes_a_default_from_its_copy_only_for_the_very_default_object() -> None:
     """``results`` leaves graph, freshness, session, coverage and time cue at the copy's
-    defaults when the candidate holds that very object (``candidates._ZERO``, which every
-    0.0 default of the module is); any other value, a -0.0, another 0.0 object, an int,
-    is set and converted as validation would."""
+    defaults when the candidate holds that very object (``candidates.ZERO``, which every
+    0.0 default of the module is, and fusion's); any other value, a -0.0, another 0.0
+    object, an int, is set and converted as validation would."""
     from attestor_arango.retrieval import candidates
 
     names = ("graph_bonus", "freshness", "session", "coverage", "time_cue")
-    made = candidates.fused_candidate(a_memory(), "vector", 1, 0.5, 1 / 61)
+    made = fuse([("vector", [Hit(a_memory(), 0.5)])], 60)[0]
     for c in (made, Candidate(memory=a_memory())):
-        assert all(getattr(c, name) is candidates._ZERO for name in names)
+        assert all(getattr(c, name) is candidates.ZERO for name in names)
     zero_again = float("0.0")
-    assert zero_again is not candidates._ZERO
-    cases = ((-0.0, -0.0), (zero_again, 0), (0.25, 1), (candidates._ZERO, candidates._ZERO))
+    assert zero_again is not candidates.ZERO
+    cases = ((-0.0, -0.0), (zero_again, 0), (0.25, 1), (candidates.ZERO, candidates.ZERO))
     for (value, config_value), hops in zip(cases, (None, 0, 2, None), strict=True):
         # graph bonus and freshness may come from the configuration: ints there
         c = Candidate(memory=a_memory(), graph_hops=hops, synthetic=value == 0.25)
@@ -351,10 +353,10 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     ``ROUNDED``), three
     lanes out of name order, a synthetic one, and a row closed after ``as_of`` (masked:
     active, no successor) next to one closed before it (kept as stored)."""
-    from attestor_arango.retrieval.candidates import fused_candidate, results
+    from attestor_arango.retrieval.candidates import results
 
     as_of = T0 + 100
-    fused = fused_candidate(a_memory(), "bm25", 2, 3.5, 1 / 62)
+    fused = Candidate(a_memory(), {"bm25": 2}, {"bm25": 3.5}, 1 / 62)  # as fusion makes it
     fused.lane_ranks["vector"], fused.lane_scores["vector"] = 1, 0.25
     fused.rrf += 1 / 61
     fused.rrf_norm = fused.relevance = fused.final = 0.5

@@ -124,7 +124,7 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     """
     new, blank = _new, _BLANK
     breakdown_cls, breakdown_fields = ScoreBreakdown, _BREAKDOWN_FIELDS
-    result_cls, result_fields, template, zero = RecallResult, _RESULT_FIELDS, _FIELDS, _ZERO
+    result_cls, result_fields, template, zero = RecallResult, _RESULT_FIELDS, _FIELDS, ZERO
     out: list[RecallResult] = []
     for c, tokens in kept:
         ranks, scores = c.lane_ranks, c.lane_scores
@@ -194,69 +194,20 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     return out
 
 
-_new = object.__new__  # Candidate defines no __new__
-
-
-def fused_candidate(
-    memory: Memory,
-    lane: str,
-    rank: int,
-    score: float,
-    rrf: float,
-    fields: dict[str, Any] | None = None,
-) -> Candidate:
-    """``Candidate(memory, {lane: rank}, {lane: score}, rrf)``, field for field, without the
-    dataclass ``__init__``: fusion makes one per memory its lanes name (~85 a recall), and
-    the class call, the keyword defaults and the ``__post_init__`` call were ~70% of the
-    ~1.4 us each took. Every slot is set here: a field added to ``Candidate`` without a
-    line below fails ``tests/test_recall_fast_paths.py`` (the two are compared slot by
-    slot). The memory's times are read through its ``__dict__`` (one attribute lookup, not
-    three through pydantic's ``__getattr__`` hook), or given as ``fields`` by a caller that
-    read it already."""
-    c = _new(Candidate)
-    c.memory = memory
-    c.lane_ranks = {lane: rank}
-    c.lane_scores = {lane: score}
-    c.rrf = rrf
-    c.rrf_norm = 0.0
-    c.graph_hops = None
-    c.graph_bonus = 0.0
-    c.decay = 1.0
-    c.boost = 0.0
-    c.freshness = 0.0
-    c.session = 0.0
-    c.coverage = 0.0
-    c.time_cue = 0.0
-    c.relevance = 0.0
-    c.final = 0.0
-    c.synthetic = False
-    c.terms = None
-    c.fused_rrf = None
-    c.fused_rrf_12 = 0.0
-    c.fused_norm = None
-    c.fused_norm_12 = 0.0
-    values = memory.__dict__ if fields is None else fields
-    c.fields = values
-    c.id = values["id"]
-    created, valid_from = values["t_created"], values["valid_from"]
-    us = known_us(created)  # as __post_init__ reads them
-    c.t_created = us_of(created) if us is None else us
-    us = known_us(valid_from)
-    c.valid_from = us_of(valid_from) if us is None else us
-    return c
+_new = object.__new__  # no model defines __new__
 
 
 # the blank model both are made as (``models.trusted_parts``) and their field sets
 _BLANK, _BREAKDOWN_FIELDS = trusted_parts(ScoreBreakdown)
 _RESULT_FIELDS = trusted_parts(RecallResult)[1]
 # the 0.0 of this module: one float object, as Python makes one constant of every equal
-# literal a module holds, so it is every 0.0 default of ``Candidate`` and of
-# ``fused_candidate`` (``results`` tests the fields a recall leaves alone by identity)
-_ZERO = 0.0
+# literal a module holds, so it is every 0.0 default of ``Candidate``; fusion gives its
+# candidates this very object (``results`` tests the fields a recall leaves alone by identity)
+ZERO = 0.0
 # ScoreBreakdown's fields in their order: ``results`` copies it and sets every one but those
 # it leaves at these defaults when the candidate holds the very same object
 _FIELDS: dict[str, object] = dict.fromkeys(ScoreBreakdown.model_fields)
-_FIELDS.update(graph_bonus=_ZERO, freshness=_ZERO, session=_ZERO, coverage=_ZERO, time_cue=_ZERO)
+_FIELDS.update(graph_bonus=ZERO, freshness=ZERO, session=ZERO, coverage=ZERO, time_cue=ZERO)
 _FIELDS["synthetic"] = False
 
 
