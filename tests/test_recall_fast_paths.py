@@ -245,7 +245,7 @@ def test_fusions_candidates_are_the_dataclass_candidates_slot_for_slot() -> None
     m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
     other = fake_mem("m0", "Bob stayed", day=1.0)
     made = next(c for c in fuse([("bm25", [Hit(other, 9.0), Hit(m, 7.25)])], 60) if c.id == "m1")
-    built = Candidate(m, {"bm25": 2}, {"bm25": 7.25}, 0.0 + 1.0 / 62)
+    built = Candidate(m, {"bm25": 2}, None, 7.25, 0.0 + 1.0 / 62)
     best = 1.0 / 61
     built.rrf_norm = built.rrf / best
     built.relevance = built.fused_norm_12 = round(built.rrf_norm + 0.0, 12)

@@ -101,7 +101,7 @@ def test_a_decoded_memory_is_the_validated_one() -> None:
 def test_a_breakdown_is_the_validated_one_with_int_inputs() -> None:
     c = Candidate(memory=a_memory())
     c.lane_ranks = {"vector": 2, "bm25": 1, "mq_1": 3}
-    c.lane_scores = {"vector": 0.5, "bm25": 3}  # an int score: validation gives 3.0
+    c.vector_score, c.bm25_score = 0.5, 3  # an int score: validation gives 3.0
     c.rrf, c.rrf_norm, c.graph_hops, c.graph_bonus = 1 / 61 + 1 / 62, 0.75, 1, 0
     c.decay, c.boost, c.freshness, c.final = 0.95, 0.01, -0.15, 0.3
     c.compute_relevance()
@@ -117,7 +117,7 @@ def test_a_breakdown_sets_every_field_it_copies_in_field_order() -> None:
     off its default (a negative zero, an int, a synthetic row), the validated model's
     values, types and order; a field left out of the copy's filling stays None and fails."""
     c = Candidate(memory=a_memory(), synthetic=True, graph_hops=2)
-    c.lane_ranks, c.lane_scores = {"vector": 3}, {"vector": -0.0}
+    c.lane_ranks, c.vector_score = {"vector": 3}, -0.0
     c.rrf, c.rrf_norm, c.graph_bonus = 1 / 63, -0.0, 1
     c.decay, c.boost, c.freshness, c.session = 0.5, 0.25, -0.15, -0.0
     c.coverage, c.time_cue = 0.125, 0.2
@@ -285,7 +285,7 @@ def test_a_breakdown_lists_its_lanes_by_name_whatever_order_they_were_ranked_in(
     for ranks in ({"vector": 2, "bm25": 1}, {"bm25": 1, "vector": 2}, {"vector": 4}):
         c = Candidate(memory=a_memory())
         c.lane_ranks = dict(ranks)
-        c.lane_scores = {lane: 0.5 for lane in ranks}
+        c.vector_score = c.bm25_score = 0.5
         got = c.breakdown()
         assert list(got.lanes) == sorted(ranks) and got.lanes == ranks
         same(got, ScoreBreakdown(**got.model_dump()))
@@ -356,15 +356,15 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     from attestor_arango.retrieval.candidates import results
 
     as_of = T0 + 100
-    fused = Candidate(a_memory(), {"bm25": 2}, {"bm25": 3.5}, 1 / 62)  # as fusion makes it
-    fused.lane_ranks["vector"], fused.lane_scores["vector"] = 1, 0.25
+    fused = Candidate(a_memory(), {"bm25": 2}, None, 3.5, 1 / 62)  # as fusion makes it
+    fused.lane_ranks["vector"], fused.vector_score = 1, 0.25
     fused.rrf += 1 / 61
     fused.rrf_norm = fused.relevance = fused.final = 0.5
     fused.fused_rrf, fused.fused_rrf_12 = fused.rrf, round(fused.rrf, 12)
     fused.fused_norm, fused.fused_norm_12 = fused.rrf_norm, 0.5
     later = a_memory(id="m2", t_expired=from_us(T0 + 500), superseded_by="m3")
     changed = Candidate(memory=later, lane_ranks={"vector": 2, "mq_1": 1, "bm25": 3})
-    changed.lane_scores = {"vector": 0.5, "bm25": 3}
+    changed.vector_score, changed.bm25_score = 0.5, 3
     changed.rrf, changed.rrf_norm, changed.graph_hops, changed.graph_bonus = 1 / 61, 0.2, 1, 0
     # the ROUNDED fields hold floats (every step stores them so: see
     # test_every_field_order_and_breakdown_take_as_rounded_is_stored_rounded); the others

@@ -28,7 +28,10 @@ from attestor_arango.text.stemming import scoring_terms
 class Candidate:
     memory: Memory  # set at creation: ``id``, the times and ``fields`` are read from it then
     lane_ranks: dict[str, int] = field(default_factory=dict)
-    lane_scores: dict[str, float] = field(default_factory=dict)
+    # the two lane scores a breakdown reports, as the lanes gave them (``results`` converts
+    # them): slots, not a dict of every lane's, so a candidate is one container fewer
+    vector_score: float | None = None
+    bm25_score: float | None = None
     rrf: float = 0.0  # raw sum of 1 / (k + rank) over the lanes
     rrf_norm: float = 0.0  # rrf divided by its best possible value (or rrf itself)
     graph_hops: int | None = None
@@ -127,8 +130,7 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     result_cls, result_fields, template, zero = RecallResult, _RESULT_FIELDS, _FIELDS, ZERO
     out: list[RecallResult] = []
     for c, tokens in kept:
-        ranks, scores = c.lane_ranks, c.lane_scores
-        vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
+        ranks, vector_score, bm25_score = c.lane_ranks, c.vector_score, c.bm25_score
         if c.fused_rrf is c.rrf and c.fused_norm is c.rrf_norm:
             rrf, rrf_norm = c.fused_rrf_12, c.fused_norm_12
         else:

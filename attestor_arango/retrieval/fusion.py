@@ -43,6 +43,7 @@ def fuse(
         w = float(weights.get(lane, 1.0))
         total += w
         rank = 0
+        vector, bm25 = lane == "vector", lane == "bm25"  # the scores a candidate keeps
         for hit in hits:
             memory = hit.memory
             values = memory.__dict__  # its fields by key: the candidate keeps them
@@ -50,7 +51,7 @@ def fuse(
             cand = get(mid)
             if cand is None:  # first named here: a new candidate, with its ranks and rrf
                 rank += 1
-                # ``Candidate(memory, {lane: rank}, {lane: score}, rrf)`` slot by slot, with
+                # ``Candidate(memory, {lane: rank}, the lane's score, rrf=...)`` slot by slot, with
                 # no dataclass ``__init__`` (its keyword defaults and ``__post_init__`` call
                 # were ~70% of making one) and no call at all: every slot but the six the
                 # loop after this one sets (rrf_norm, relevance, fused_*). A field added to
@@ -58,7 +59,8 @@ def fuse(
                 c = new(cls)
                 c.memory = memory
                 c.lane_ranks = {lane: rank}
-                c.lane_scores = {lane: hit.score}
+                c.vector_score = hit.score if vector else None  # as given: ``results``
+                c.bm25_score = hit.score if bm25 else None  # converts them
                 # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
                 c.rrf = 0.0 + w / (rrf_k + rank)
                 c.graph_hops = None
@@ -86,7 +88,10 @@ def fuse(
                 continue
             rank += 1
             ranks[lane] = rank
-            cand.lane_scores[lane] = hit.score  # as given: ``results`` converts it
+            if vector:
+                cand.vector_score = hit.score
+            elif bm25:
+                cand.bm25_score = hit.score
             cand.rrf += w / (rrf_k + rank)
     best = total / (rrf_k + 1) if total > 0 else 1.0
     cands = list(by_id.values())
