@@ -125,7 +125,7 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     (``fused_rrf``...). Fields the steps may set from the configuration (graph bonus,
     freshness) are converted as validation would (an int becomes a float).
     """
-    new, blank = _new, _BLANK
+    blank = _BLANK
     breakdown_cls, breakdown_fields = ScoreBreakdown, _BREAKDOWN_FIELDS
     result_cls, result_fields, template, zero = RecallResult, _RESULT_FIELDS, _FIELDS, ZERO
     out: list[RecallResult] = []
@@ -176,7 +176,7 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
             values["time_cue"] = c.time_cue
         if c.synthetic:  # bool(c.synthetic): False is the copy's
             values["synthetic"] = True
-        b: Any = new(blank)  # made as the blank model, then given its class (models._Blank)
+        b: Any = blank()  # made as the blank model, then given its class (models._Blank)
         b.__dict__ = values
         b.__pydantic_fields_set__ = breakdown_fields
         b.__pydantic_extra__ = None
@@ -186,7 +186,7 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
         if c.fields["t_expired"] is not None:  # ``at`` masks a close after as_of
             memory = memory.at(as_of)
         # the relevance as score: rounded to 12 places already
-        r: Any = new(blank)
+        r: Any = blank()
         r.__dict__ = {"memory": memory, "score": final, "tokens": int(tokens), "breakdown": b}
         r.__pydantic_fields_set__ = result_fields
         r.__pydantic_extra__ = None
@@ -194,9 +194,6 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
         r.__class__ = result_cls
         out.append(r)
     return out
-
-
-_new = object.__new__  # no model defines __new__
 
 
 # the blank model both are made as (``models.trusted_parts``) and their field sets
