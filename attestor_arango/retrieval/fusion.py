@@ -51,11 +51,12 @@ def fuse(
             cand = get(mid)
             if cand is None:  # first named here: a new candidate, with its ranks and rrf
                 rank += 1
-                # ``Candidate(memory, {lane: rank}, the lane's score, rrf=...)`` slot by slot, with
-                # no dataclass ``__init__`` (its keyword defaults and ``__post_init__`` call
-                # were ~70% of making one) and no call at all: every slot but the six the
-                # loop after this one sets (rrf_norm, relevance, fused_*). A field added to
-                # ``Candidate`` without a line here fails tests/test_recall_fast_paths.py.
+                # a new ``Candidate`` (this lane's rank, score and share of rrf) made slot by
+                # slot, with no dataclass ``__init__`` (its keyword defaults and the
+                # ``__post_init__`` call were ~70% of making one) and no call at all: every
+                # slot but the six the loop after this one sets (rrf_norm, relevance,
+                # fused_*). A field added to ``Candidate`` without a line here fails
+                # tests/test_recall_fast_paths.py.
                 c = new(cls)
                 c.memory = memory
                 c.lane_ranks = {lane: rank}
