@@ -21,7 +21,6 @@ from attestor_arango.clock import OPEN, from_us, to_us
 from attestor_arango.memo import Memo
 
 _M = TypeVar("_M", bound=BaseModel)
-_setattr = object.__setattr__  # frozen models refuse plain attribute assignment
 
 
 def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
@@ -46,7 +45,7 @@ def trusted(cls: type[_M], values: dict[str, Any]) -> _M:
 def trusted_maker(cls: type[_M]) -> Callable[[dict[str, Any]], _M]:
     """``trusted(cls, values)`` as a function of ``values`` alone, with the class's lookups
     done once: a recall builds two models per returned result (its breakdown and the
-    result), ~170 calls, so the per-call class lookup is worth leaving out.
+    result), ~170 calls, and the row cache one memory per candidate.
 
     The set of fields given (``model_fields_set``) is, for a frozen model, one set shared
     by every trusted instance of the class: nothing in pydantic changes it in place for a
@@ -54,38 +53,61 @@ def trusted_maker(cls: type[_M]) -> Callable[[dict[str, Any]], _M]:
     refused), and a copy each was ~0.3 us and one more object for every young-generation
     collection to walk. A model that is not frozen gets its own copy.
     """
-    fields = set(cls.model_fields)
+    blank, fields = _blank_for(cls)
     shared = bool(cls.model_config.get("frozen"))
-    new, set_dict, set_fields = _new, _set_dict, _set_fields
-    set_extra, set_private = _set_extra, _set_private
 
     def make(values: dict[str, Any]) -> _M:
-        m = new(cls)
-        set_dict(m, values)
-        set_fields(m, fields if shared else set(fields))
-        set_extra(m, None)
-        set_private(m, None)
+        m: Any = blank()
+        m.__dict__ = values
+        m.__pydantic_fields_set__ = fields if shared else set(fields)
+        m.__pydantic_extra__ = None
+        m.__pydantic_private__ = None
+        m.__class__ = cls
         return m
 
     return make
 
 
-_new = object.__new__  # no model here defines __new__
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+class _Blank(BaseModel):
+    """What a trusted model is built as before it becomes one: a model of no fields whose
+    attribute stores are ``object``'s own (``BaseModel``'s ``__setattr__`` is Python and
+    refuses a frozen model's). Its four slots (``__dict__``, the set of fields given, the
+    extra and private values) are then stored by the interpreter's specialised path, and
+    ``__class__`` assignment makes the instance one of its real class: CPython allows it
+    between classes of one layout, here every ``BaseModel`` subclass that adds no
+    ``__slots__`` (``_blank_for`` checks it). The instance is then exactly what the four
+    slot setters made of ``object.__new__(cls)``, for ~40% of their cost: each setter was
+    a call through a method wrapper with an argument tuple (~700 instructions), and a
+    recall builds a few hundred models (``tests/test_trusted_models.py``)."""
+
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+    # ``_Blank()`` is then ``object.__new__(_Blank)`` and nothing more, without the argument
+    # tuples calling ``object.__new__`` itself makes (~400 instructions a model less)
+    __init__ = object.__init__
 
 
-def trusted_parts(cls: type[BaseModel]) -> tuple[Any, Any, Any, Any, Any, set[str]]:
-    """What ``trusted_maker(cls)``'s function calls, for a loop that builds many models
-    without a Python call each: ``new, set_dict, set_fields, set_extra, set_private,
-    fields``. ``m = new(cls); set_dict(m, values); set_fields(m, fields);
-    set_extra(m, None); set_private(m, None)`` is ``trusted(cls, values)`` for a frozen
-    ``cls`` (its one shared field set, as ``trusted_maker`` explains)."""
+def _blank_for(cls: type[BaseModel]) -> tuple[type[BaseModel], set[str]]:
+    """``(_Blank, cls's field names)``, once ``cls`` is known to take ``_Blank``'s layout;
+    a class that does not (its own ``__slots__``, another base layout) raises TypeError."""
+    probe: Any = _Blank()
+    try:
+        probe.__class__ = cls
+    except TypeError as exc:
+        raise TypeError(f"{cls.__name__} cannot be built as a trusted model: {exc}") from None
+    return _Blank, set(cls.model_fields)
+
+
+def trusted_parts(cls: type[BaseModel]) -> tuple[type[BaseModel], set[str]]:
+    """What ``trusted_maker(cls)``'s function does, for a loop that builds many models
+    without a Python call each: ``(blank, fields)``, and then ``m = blank()``,
+    ``m.__dict__ = values``, ``m.__pydantic_fields_set__ = fields``,
+    ``m.__pydantic_extra__ = None``, ``m.__pydantic_private__ = None``, ``m.__class__ = cls``
+    is ``trusted(cls, values)`` for a frozen ``cls`` (its one shared field set, as
+    ``trusted_maker`` explains)."""
     if not cls.model_config.get("frozen"):
         raise TypeError(f"{cls.__name__} is not frozen: build it with trusted_maker")
-    return _new, _set_dict, _set_fields, _set_extra, _set_private, set(cls.model_fields)
+    return _blank_for(cls)
 
 
 _MAKERS: dict[type, Callable[[dict[str, Any]], Any]] = {}  # trusted_maker by class

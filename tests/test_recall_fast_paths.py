@@ -22,17 +22,18 @@ from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import coverage, pipeline
 from attestor_arango.retrieval.candidates import (
     ROUNDED,
+    ZERO,
     Candidate,
-    fused_candidate,
     order,
     round12,
     tie_key,
 )
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
+from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.neighbours import has_turns
 from attestor_arango.retrieval.text_lane import raw_scores, rescore_pool, stored_terms, terms
 from attestor_arango.scope import Scope
-from attestor_arango.store.protocol import TextHit
+from attestor_arango.store.protocol import Hit, TextHit
 from attestor_arango.text import bm25
 
 
@@ -235,18 +236,29 @@ def test_coverage_without_a_conversation_record_reads_no_terms() -> None:
 # -- candidates: fusion's maker is the dataclass constructor, slot for slot -------------
 
 
-def test_fused_candidate_is_the_dataclass_candidate_slot_for_slot() -> None:
-    """``fused_candidate`` sets every slot ``Candidate(...)`` sets (its fields and the ones
-    ``__post_init__`` reads from the memory), to the same values of the same types: a field
-    added to ``Candidate`` and not to the maker leaves a slot unset, and this fails."""
+def test_fusions_candidates_are_the_dataclass_candidates_slot_for_slot() -> None:
+    """fusion makes its candidates slot by slot, with no ``Candidate(...)`` call: it must set
+    every slot the dataclass sets (its fields and the ones ``__post_init__`` reads from the
+    memory) to the same values of the same types, and its 0.0s are ``candidates.ZERO``;
+    a field added to ``Candidate`` and not to fusion leaves a slot unset, and this fails.
+    The six fields fusion sets after making them are those of its normalised rrf."""
     m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
-    made = fused_candidate(m, "bm25", 3, 7.25, 0.0 + 1.0 / 63)
-    built = Candidate(m, {"bm25": 3}, {"bm25": 7.25}, 0.0 + 1.0 / 63)
+    other = fake_mem("m0", "Bob stayed", day=1.0)
+    made = next(c for c in fuse([("bm25", [Hit(other, 9.0), Hit(m, 7.25)])], 60) if c.id == "m1")
+    built = Candidate(m, {"bm25": 2}, None, 7.25, 0.0 + 1.0 / 62)
+    best = 1.0 / 61
+    built.rrf_norm = built.rrf / best
+    built.relevance = built.fused_norm_12 = round(built.rrf_norm + 0.0, 12)
+    built.fused_rrf, built.fused_rrf_12 = built.rrf, round(built.rrf, 12)
+    built.fused_norm = built.rrf_norm
     names = [f.name for f in dataclasses.fields(Candidate)]
     assert set(Candidate.__slots__) == set(names)  # every slot is a field
     for name in names:
         a, b = getattr(made, name), getattr(built, name)
         assert type(a) is type(b) and a == b, name
+        assert a is not ZERO or b is ZERO, name  # the 0.0s ``results`` leaves at defaults
+    defaults = ("graph_bonus", "boost", "freshness", "session", "coverage", "time_cue")
+    assert all(getattr(made, name) is ZERO for name in defaults)
     assert made.lane_ranks is not built.lane_ranks  # dicts of its own
     assert made.breakdown() == built.breakdown()
 
@@ -276,11 +288,7 @@ def test_candidate_fields_are_its_memorys_own_values() -> None:
     """What the steps read by key (``Candidate.fields``) is what ``memory.x`` reads, for
     a fused candidate and a constructed one."""
     m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
-    made = (
-        fused_candidate(m, "bm25", 1, 1.0, 0.5),
-        fused_candidate(m, "bm25", 1, 1.0, 0.5, m.__dict__),
-    )
-    for c in (*made, Candidate(m)):
+    for c in (fuse([("bm25", [Hit(m, 1.0)])], 60)[0], Candidate(m)):
         assert c.fields is m.__dict__
         for name in type(m).model_fields:
             assert c.fields[name] is getattr(m, name), name

@@ -281,6 +281,28 @@ def test_update_relevance_over_many_equals_compute_relevance_bit_for_bit() -> No
     assert cands[1].relevance.hex() == "-0x0.0p+0"
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_fusion_keeps_the_vector_and_bm25_scores_of_each_memory(seed: int) -> None:
+    # a candidate keeps only the two scores a breakdown reports (slots, not a dict of every
+    # lane's): each must be that lane's score of the memory, its first if the lane names it
+    # twice, whatever other lanes (an LLM lane) scored it and in whatever order lanes come
+    rng = random.Random(seed)
+    lanes = _lanes(seed)
+    name, hits = lanes[0]
+    lanes[0] = (name, [*hits, *rng.sample(hits, 50)])  # repeats, with other scores
+    rng.shuffle(lanes)
+    want: dict[str, dict[str, float]] = {}
+    for name, hits in lanes:
+        for hit in hits:
+            want.setdefault(hit.memory.id, {}).setdefault(name, hit.score)
+    cands = fuse(lanes, 60)
+    assert len(cands) == len(want)
+    for c in cands:
+        assert (c.vector_score, c.bm25_score) == (want[c.id].get("vector"), want[c.id].get("bm25"))
+    assert {c.vector_score is None for c in cands} == {c.bm25_score is None for c in cands}
+    assert {True, False} == {c.vector_score is None for c in cands}
+
+
 def test_fusion_keeps_lane_scores_as_given_and_the_breakdown_has_floats() -> None:
     # fusion stores a hit's score as the lane gave it (no float() a hit); the breakdown
     # converts the two it reports, as validation would

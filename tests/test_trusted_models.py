@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+import pytest
+from pydantic import BaseModel, ConfigDict
+from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango import AgentContext
 from attestor_arango.clock import ManualClock, from_us
@@ -21,13 +23,17 @@ from attestor_arango.models import (
     Memory,
     MemoryStatus,
     Provenance,
+    RecallResponse,
     RecallResult,
     ScoreBreakdown,
     content_hash,
     trusted,
+    trusted_parts,
 )
 from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.store.codec import memory_from_doc, memory_to_doc
+from attestor_arango.store.protocol import Hit
 
 T0 = 1_767_225_600_000_000
 
@@ -38,6 +44,9 @@ def same(a: BaseModel, b: BaseModel) -> None:
     assert a.model_dump_json() == b.model_dump_json()
     assert repr(a) == repr(b)
     assert a.model_fields_set == b.model_fields_set
+    # read without a default (``==`` on models reads the private slot with one): unset fails
+    assert a.__pydantic_extra__ == b.__pydantic_extra__
+    assert a.__pydantic_private__ == b.__pydantic_private__
     assert list(a.__dict__) == list(b.__dict__)
     assert [type(v) for v in a.__dict__.values()] == [type(v) for v in b.__dict__.values()]
 
@@ -92,7 +101,7 @@ def test_a_decoded_memory_is_the_validated_one() -> None:
 def test_a_breakdown_is_the_validated_one_with_int_inputs() -> None:
     c = Candidate(memory=a_memory())
     c.lane_ranks = {"vector": 2, "bm25": 1, "mq_1": 3}
-    c.lane_scores = {"vector": 0.5, "bm25": 3}  # an int score: validation gives 3.0
+    c.vector_score, c.bm25_score = 0.5, 3  # an int score: validation gives 3.0
     c.rrf, c.rrf_norm, c.graph_hops, c.graph_bonus = 1 / 61 + 1 / 62, 0.75, 1, 0
     c.decay, c.boost, c.freshness, c.final = 0.95, 0.01, -0.15, 0.3
     c.compute_relevance()
@@ -108,7 +117,7 @@ def test_a_breakdown_sets_every_field_it_copies_in_field_order() -> None:
     off its default (a negative zero, an int, a synthetic row), the validated model's
     values, types and order; a field left out of the copy's filling stays None and fails."""
     c = Candidate(memory=a_memory(), synthetic=True, graph_hops=2)
-    c.lane_ranks, c.lane_scores = {"vector": 3}, {"vector": -0.0}
+    c.lane_ranks, c.vector_score = {"vector": 3}, -0.0
     c.rrf, c.rrf_norm, c.graph_bonus = 1 / 63, -0.0, 1
     c.decay, c.boost, c.freshness, c.session = 0.5, 0.25, -0.15, -0.0
     c.coverage, c.time_cue = 0.125, 0.2
@@ -159,6 +168,40 @@ def test_a_copy_with_changes_leaves_the_shared_field_set_of_the_others_alone() -
     same(memory_from_doc(memory_to_doc(plain)), validated)
 
 
+def test_a_breakdown_takes_a_default_from_its_copy_only_for_the_very_default_object() -> None:
+    """``results`` leaves graph, freshness, session, coverage and time cue at the copy's
+    defaults when the candidate holds that very object (``candidates.ZERO``, which every
+    0.0 default of the module is, and fusion's); any other value, a -0.0, another 0.0
+    object, an int, is set and converted as validation would."""
+    from attestor_arango.retrieval import candidates
+
+    names = ("graph_bonus", "freshness", "session", "coverage", "time_cue")
+    made = fuse([("vector", [Hit(a_memory(), 0.5)])], 60)[0]
+    for c in (made, Candidate(memory=a_memory())):
+        assert all(getattr(c, name) is candidates.ZERO for name in names)
+    zero_again = float("0.0")
+    assert zero_again is not candidates.ZERO
+    cases = ((-0.0, -0.0), (zero_again, 0), (0.25, 1), (candidates.ZERO, candidates.ZERO))
+    for (value, config_value), hops in zip(cases, (None, 0, 2, None), strict=True):
+        # graph bonus and freshness may come from the configuration: ints there
+        c = Candidate(memory=a_memory(), graph_hops=hops, synthetic=value == 0.25)
+        for name in names:
+            setattr(c, name, value)
+        c.graph_bonus = c.freshness = config_value
+        c.compute_relevance()
+        c.final = c.relevance
+        got = c.breakdown()
+        want = ScoreBreakdown(
+            **ScoreBreakdown().model_dump()  # every field given, as results gives them
+            | {name: getattr(c, name) for name in names}
+            | {"graph_hops": c.graph_hops, "synthetic": c.synthetic, "final": c.final}
+            | {"relevance": c.relevance}
+        )
+        same(got, want)
+        signs = [str(getattr(got, name)) for name in ("session", "coverage", "time_cue")]
+        assert signs == [str(value)] * 3  # "-0.0" kept
+
+
 def test_a_model_that_is_not_frozen_gets_its_own_field_set() -> None:
     class Open(BaseModel):
         a: int = 0
@@ -168,6 +211,49 @@ def test_a_model_that_is_not_frozen_gets_its_own_field_set() -> None:
     first.a = 5  # assignment on an open model adds to its own set only
     assert first.model_fields_set is not second.model_fields_set
     assert second.model_fields_set == {"a", "b"} and second.a == 3
+
+
+def test_a_trusted_model_is_an_instance_of_its_class_with_its_slots_set() -> None:
+    """Trusted models are made as a blank model and then given their class
+    (models._Blank): what comes out must be the class's own instance, behaving as the
+    class does (frozen, its hash), with every slot the four setters set before."""
+    plain = a_memory(tags=("x",))
+    values = {"memory": plain, "score": 0.5, "tokens": 3, "breakdown": ScoreBreakdown()}
+    samples: list[tuple[type[BaseModel], dict[str, Any]]] = [
+        (Memory, dict(plain)),
+        (Provenance, dict(plain.provenance)),
+        (ScoreBreakdown, dict(ScoreBreakdown(rrf=0.25, lanes={"bm25": 1}))),
+        (RecallResult, values),
+        (
+            RecallResponse,
+            RecallResponse(
+                query="q",
+                as_of=from_us(T0),
+                results=(RecallResult(**values),),
+                tokens_used=3,
+                token_budget=10,
+            ).__dict__,  # not dict(): a response iterates over its results
+        ),
+    ]
+    for cls, fields in samples:
+        made, validated = trusted(cls, dict(fields)), cls(**fields)
+        same(made, validated)
+        assert made.__pydantic_extra__ is None and made.__pydantic_private__ is None
+        with pytest.raises(PydanticValidationError):  # frozen, as the class is
+            made.__setattr__(next(iter(fields)), None)
+    assert hash(trusted(Provenance, dict(plain.provenance))) == hash(plain.provenance)
+
+
+def test_a_model_of_another_layout_is_refused_rather_than_built_wrong() -> None:
+    class Slotted(BaseModel):  # a slot of its own: not the blank model's layout
+        model_config = ConfigDict(frozen=True)
+        __slots__ = ("cache",)
+        a: int = 0
+
+    with pytest.raises(TypeError, match="Slotted"):
+        trusted(Slotted, {"a": 1})
+    with pytest.raises(TypeError, match="Slotted"):
+        trusted_parts(Slotted)
 
 
 def test_decoded_rows_share_their_immutable_parts_and_stay_the_validated_ones() -> None:
@@ -199,7 +285,7 @@ def test_a_breakdown_lists_its_lanes_by_name_whatever_order_they_were_ranked_in(
     for ranks in ({"vector": 2, "bm25": 1}, {"bm25": 1, "vector": 2}, {"vector": 4}):
         c = Candidate(memory=a_memory())
         c.lane_ranks = dict(ranks)
-        c.lane_scores = {lane: 0.5 for lane in ranks}
+        c.vector_score = c.bm25_score = 0.5
         got = c.breakdown()
         assert list(got.lanes) == sorted(ranks) and got.lanes == ranks
         same(got, ScoreBreakdown(**got.model_dump()))
@@ -267,18 +353,18 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     ``ROUNDED``), three
     lanes out of name order, a synthetic one, and a row closed after ``as_of`` (masked:
     active, no successor) next to one closed before it (kept as stored)."""
-    from attestor_arango.retrieval.candidates import fused_candidate, results
+    from attestor_arango.retrieval.candidates import results
 
     as_of = T0 + 100
-    fused = fused_candidate(a_memory(), "bm25", 2, 3.5, 1 / 62)
-    fused.lane_ranks["vector"], fused.lane_scores["vector"] = 1, 0.25
+    fused = Candidate(a_memory(), {"bm25": 2}, None, 3.5, 1 / 62)  # as fusion makes it
+    fused.lane_ranks["vector"], fused.vector_score = 1, 0.25
     fused.rrf += 1 / 61
     fused.rrf_norm = fused.relevance = fused.final = 0.5
     fused.fused_rrf, fused.fused_rrf_12 = fused.rrf, round(fused.rrf, 12)
     fused.fused_norm, fused.fused_norm_12 = fused.rrf_norm, 0.5
     later = a_memory(id="m2", t_expired=from_us(T0 + 500), superseded_by="m3")
     changed = Candidate(memory=later, lane_ranks={"vector": 2, "mq_1": 1, "bm25": 3})
-    changed.lane_scores = {"vector": 0.5, "bm25": 3}
+    changed.vector_score, changed.bm25_score = 0.5, 3
     changed.rrf, changed.rrf_norm, changed.graph_hops, changed.graph_bonus = 1 / 61, 0.2, 1, 0
     # the ROUNDED fields hold floats (every step stores them so: see
     # test_every_field_order_and_breakdown_take_as_rounded_is_stored_rounded); the others

@@ -28,7 +28,10 @@ from attestor_arango.text.stemming import scoring_terms
 class Candidate:
     memory: Memory  # set at creation: ``id``, the times and ``fields`` are read from it then
     lane_ranks: dict[str, int] = field(default_factory=dict)
-    lane_scores: dict[str, float] = field(default_factory=dict)
+    # the two lane scores a breakdown reports, as the lanes gave them (``results`` converts
+    # them): slots, not a dict of every lane's, so a candidate is one container fewer
+    vector_score: float | None = None
+    bm25_score: float | None = None
     rrf: float = 0.0  # raw sum of 1 / (k + rank) over the lanes
     rrf_norm: float = 0.0  # rrf divided by its best possible value (or rrf itself)
     graph_hops: int | None = None
@@ -122,15 +125,12 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     (``fused_rrf``...). Fields the steps may set from the configuration (graph bonus,
     freshness) are converted as validation would (an int becomes a float).
     """
-    new, set_dict, set_fields = _new, _set_dict, _set_fields
-    set_extra, set_private = _set_extra, _set_private
+    blank = _BLANK
     breakdown_cls, breakdown_fields = ScoreBreakdown, _BREAKDOWN_FIELDS
-    result_cls, result_fields, template = RecallResult, _RESULT_FIELDS, _FIELDS
+    result_cls, result_fields, template, zero = RecallResult, _RESULT_FIELDS, _FIELDS, ZERO
     out: list[RecallResult] = []
     for c, tokens in kept:
-        ranks, scores = c.lane_ranks, c.lane_scores
-        vector_score, bm25_score = scores.get("vector"), scores.get("bm25")
-        fresh = float(c.freshness)  # round12, inline: usually 0.0
+        ranks, vector_score, bm25_score = c.lane_ranks, c.vector_score, c.bm25_score
         if c.fused_rrf is c.rrf and c.fused_norm is c.rrf_norm:
             rrf, rrf_norm = c.fused_rrf_12, c.fused_norm_12
         else:
@@ -142,8 +142,8 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
             lanes = ranks if first < second else {second: ranks[second], first: ranks[first]}
         else:
             lanes = ranks if len(ranks) < 2 else dict(sorted(ranks.items()))
-        # every field set in a copy of the fields in their order (a copy clones the keys:
-        # ~1,100 instructions a breakdown less than the 18-key literal building them anew)
+        # the fields set in a copy of them in their order (a copy clones the keys: ~1,100
+        # instructions a breakdown less than the 18-key literal building them anew)
         values = template.copy()
         values["vector_rank"] = ranks.get("vector")
         values["vector_score"] = None if vector_score is None else float(vector_score)
@@ -152,94 +152,62 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
         values["lanes"] = lanes
         values["rrf"] = rrf
         values["rrf_norm"] = rrf_norm
-        values["graph_hops"] = c.graph_hops
-        values["graph_bonus"] = float(c.graph_bonus)
         values["decay"] = c.decay  # the ROUNDED fields: floats already, as they are
         values["boost"] = c.boost
-        values["freshness"] = fresh if fresh.is_integer() else round(fresh, 12)
-        values["session"] = c.session
-        values["coverage"] = c.coverage
-        values["time_cue"] = c.time_cue
         values["relevance"] = c.relevance
-        values["synthetic"] = bool(c.synthetic)
         final = values["final"] = c.final
-        b = new(breakdown_cls)
-        set_dict(b, values)
-        set_fields(b, breakdown_fields)
-        set_extra(b, None)
-        set_private(b, None)
+        # the fields a recall mostly leaves at their defaults (graph, freshness, session,
+        # coverage, time cue: ~97-100% of LoCoMo's results) keep the copy's value unless
+        # the candidate holds another object than that very default: an identity test, so
+        # a -0.0 or an int 0 a step stored is still set (converted) as before
+        if c.graph_hops is not None:
+            values["graph_hops"] = c.graph_hops
+        if c.graph_bonus is not zero:
+            values["graph_bonus"] = float(c.graph_bonus)
+        fresh = c.freshness
+        if fresh is not zero:
+            fresh = float(fresh)  # round12, inline
+            values["freshness"] = fresh if fresh.is_integer() else round(fresh, 12)
+        if c.session is not zero:
+            values["session"] = c.session
+        if c.coverage is not zero:
+            values["coverage"] = c.coverage
+        if c.time_cue is not zero:
+            values["time_cue"] = c.time_cue
+        if c.synthetic:  # bool(c.synthetic): False is the copy's
+            values["synthetic"] = True
+        b: Any = blank()  # made as the blank model, then given its class (models._Blank)
+        b.__dict__ = values
+        b.__pydantic_fields_set__ = breakdown_fields
+        b.__pydantic_extra__ = None
+        b.__pydantic_private__ = None
+        b.__class__ = breakdown_cls
         memory = c.memory
         if c.fields["t_expired"] is not None:  # ``at`` masks a close after as_of
             memory = memory.at(as_of)
         # the relevance as score: rounded to 12 places already
-        r = new(result_cls)
-        set_dict(r, {"memory": memory, "score": final, "tokens": int(tokens), "breakdown": b})
-        set_fields(r, result_fields)
-        set_extra(r, None)
-        set_private(r, None)
+        r: Any = blank()
+        r.__dict__ = {"memory": memory, "score": final, "tokens": int(tokens), "breakdown": b}
+        r.__pydantic_fields_set__ = result_fields
+        r.__pydantic_extra__ = None
+        r.__pydantic_private__ = None
+        r.__class__ = result_cls
         out.append(r)
     return out
 
 
-_new = object.__new__  # Candidate defines no __new__
-
-
-def fused_candidate(
-    memory: Memory,
-    lane: str,
-    rank: int,
-    score: float,
-    rrf: float,
-    fields: dict[str, Any] | None = None,
-) -> Candidate:
-    """``Candidate(memory, {lane: rank}, {lane: score}, rrf)``, field for field, without the
-    dataclass ``__init__``: fusion makes one per memory its lanes name (~85 a recall), and
-    the class call, the keyword defaults and the ``__post_init__`` call were ~70% of the
-    ~1.4 us each took. Every slot is set here: a field added to ``Candidate`` without a
-    line below fails ``tests/test_recall_fast_paths.py`` (the two are compared slot by
-    slot). The memory's times are read through its ``__dict__`` (one attribute lookup, not
-    three through pydantic's ``__getattr__`` hook), or given as ``fields`` by a caller that
-    read it already."""
-    c = _new(Candidate)
-    c.memory = memory
-    c.lane_ranks = {lane: rank}
-    c.lane_scores = {lane: score}
-    c.rrf = rrf
-    c.rrf_norm = 0.0
-    c.graph_hops = None
-    c.graph_bonus = 0.0
-    c.decay = 1.0
-    c.boost = 0.0
-    c.freshness = 0.0
-    c.session = 0.0
-    c.coverage = 0.0
-    c.time_cue = 0.0
-    c.relevance = 0.0
-    c.final = 0.0
-    c.synthetic = False
-    c.terms = None
-    c.fused_rrf = None
-    c.fused_rrf_12 = 0.0
-    c.fused_norm = None
-    c.fused_norm_12 = 0.0
-    values = memory.__dict__ if fields is None else fields
-    c.fields = values
-    c.id = values["id"]
-    created, valid_from = values["t_created"], values["valid_from"]
-    us = known_us(created)  # as __post_init__ reads them
-    c.t_created = us_of(created) if us is None else us
-    us = known_us(valid_from)
-    c.valid_from = us_of(valid_from) if us is None else us
-    return c
-
-
-# object.__new__ (``_new`` above), the models' slot setters and ScoreBreakdown's field set
-_, _set_dict, _set_fields, _set_extra, _set_private, _BREAKDOWN_FIELDS = trusted_parts(
-    ScoreBreakdown
-)
-_RESULT_FIELDS = trusted_parts(RecallResult)[5]
-# ScoreBreakdown's fields in their order: ``results`` copies it and sets every one
+# the blank model both are made as (``models.trusted_parts``) and their field sets
+_BLANK, _BREAKDOWN_FIELDS = trusted_parts(ScoreBreakdown)
+_RESULT_FIELDS = trusted_parts(RecallResult)[1]
+# the 0.0 of this module: one float object, as Python makes one constant of every equal
+# literal a module holds, so it is every 0.0 default of ``Candidate``; fusion gives its
+# candidates this very object (``results`` tests the fields a recall leaves alone by identity)
+ZERO = 0.0
+# ScoreBreakdown's fields in their order: ``results`` copies it and sets every one but those
+# it leaves at these defaults when the candidate holds the very same object
 _FIELDS: dict[str, object] = dict.fromkeys(ScoreBreakdown.model_fields)
+_FIELDS.update(graph_bonus=ZERO, freshness=ZERO, session=ZERO, coverage=ZERO, time_cue=ZERO)
+_FIELDS["synthetic"] = False
 
 
 def update_relevance(cands: Sequence[Candidate]) -> None:

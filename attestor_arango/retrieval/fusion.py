@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from attestor_arango.retrieval.candidates import Candidate, fused_candidate, order
+from attestor_arango.models import known_us, us_of
+from attestor_arango.retrieval.candidates import ZERO, Candidate, order
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.store.protocol import Hit
 
@@ -36,12 +37,13 @@ def fuse(
         # in either order. Three or more keep theirs: their sum depends on the order.
         lanes = [lanes[1], lanes[0]]
     by_id: dict[str, Candidate] = {}
-    get, make = by_id.get, fused_candidate
+    get, new, cls, zero = by_id.get, object.__new__, Candidate, ZERO
     total = 0.0
     for lane, hits in lanes:
         w = float(weights.get(lane, 1.0))
         total += w
         rank = 0
+        vector, bm25 = lane == "vector", lane == "bm25"  # the scores a candidate keeps
         for hit in hits:
             memory = hit.memory
             values = memory.__dict__  # its fields by key: the candidate keeps them
@@ -49,16 +51,48 @@ def fuse(
             cand = get(mid)
             if cand is None:  # first named here: a new candidate, with its ranks and rrf
                 rank += 1
+                # a new ``Candidate`` (this lane's rank, score and share of rrf) made slot by
+                # slot, with no dataclass ``__init__`` (its keyword defaults and the
+                # ``__post_init__`` call were ~70% of making one) and no call at all: every
+                # slot but the six the loop after this one sets (rrf_norm, relevance,
+                # fused_*). A field added to ``Candidate`` without a line here fails
+                # tests/test_recall_fast_paths.py.
+                c = new(cls)
+                c.memory = memory
+                c.lane_ranks = {lane: rank}
+                c.vector_score = hit.score if vector else None  # as given: ``results``
+                c.bm25_score = hit.score if bm25 else None  # converts them
                 # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
-                share = 0.0 + w / (rrf_k + rank)
-                by_id[mid] = make(memory, lane, rank, hit.score, share, values)
+                c.rrf = 0.0 + w / (rrf_k + rank)
+                c.graph_hops = None
+                c.graph_bonus = zero  # candidates.ZERO: the 0.0 ``results`` knows as default
+                c.decay = 1.0
+                c.boost = zero
+                c.freshness = zero
+                c.session = zero
+                c.coverage = zero
+                c.time_cue = zero
+                c.final = zero
+                c.synthetic = False
+                c.terms = None
+                c.fields = values  # the memory's fields, as ``__post_init__`` reads them
+                c.id = mid
+                created, valid_from = values["t_created"], values["valid_from"]
+                us = known_us(created)
+                c.t_created = us_of(created) if us is None else us
+                us = known_us(valid_from)
+                c.valid_from = us_of(valid_from) if us is None else us
+                by_id[mid] = c
                 continue
             ranks = cand.lane_ranks
             if lane in ranks:  # a lane names each memory once
                 continue
             rank += 1
             ranks[lane] = rank
-            cand.lane_scores[lane] = hit.score  # as given: ``results`` converts it
+            if vector:
+                cand.vector_score = hit.score
+            elif bm25:
+                cand.bm25_score = hit.score
             cand.rrf += w / (rrf_k + rank)
     best = total / (rrf_k + 1) if total > 0 else 1.0
     cands = list(by_id.values())
