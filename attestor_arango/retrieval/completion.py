@@ -61,6 +61,9 @@ class VectorCache(dict[str, np.ndarray]):
     def __init__(self) -> None:
         super().__init__()
         self.pending: list[tuple[list[str], np.ndarray]] = []
+        # ``cosines``' float64 widening of a kept matrix and its rows' norms, (matrix, wide,
+        # norms): freshness divides these instead of widening and norming the rows again
+        self.wide: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def keep_rows(cache: dict[str, np.ndarray], ids: list[str], rows: np.ndarray) -> None:
@@ -201,6 +204,8 @@ def cosines(
     # row by row, elementwise then summed: a row's cosine does not depend on the
     # other rows in the batch (a BLAS kernel's summation order may vary with shape)
     dots = (mat * q).sum(axis=1)
+    if isinstance(cache, VectorCache):  # the same floats freshness would compute (unit_rows)
+        cache.wide = (rows, mat, norms)
     # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
     # the array at once (IEEE division as Python's; round_array is round, bit for bit)
     values = round_array(dots / np.where(norms == 0.0, 1.0, norms), 9).tolist()

@@ -44,11 +44,19 @@ class StoredRows(Mapping[str, np.ndarray]):
     """Stored vectors by id as the rows of one float32 matrix (the lanes' union, as one
     recall's ``VectorCache`` kept it): ``unit_rows`` takes the rows it needs in one
     gather, where joining ~85 arrays, each split from that matrix first, cost ~300k
-    instructions a run. ``place``: each id's row."""
+    instructions a run. ``place``: each id's row. ``wide``: when given, the matrix widened
+    to float64 and each row's norm (``codec.row_norms``'s floats), as lane completion
+    computed them, so ``unit_rows`` only divides."""
 
-    def __init__(self, ids: Sequence[str], matrix: np.ndarray) -> None:
+    def __init__(
+        self,
+        ids: Sequence[str],
+        matrix: np.ndarray,
+        wide: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         self.place = dict(zip(ids, range(len(ids)), strict=True))
         self.matrix = matrix
+        self.wide = wide
 
     def __getitem__(self, key: str) -> np.ndarray:
         row: np.ndarray = self.matrix[self.place[key]]
@@ -70,7 +78,11 @@ def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> 
     if isinstance(vectors, StoredRows) and n:
         place = vectors.place
         if all(c.id in place for c in cands):  # gathered at once: the very float32 rows
-            return _unit(vectors.matrix[[place[c.id] for c in cands]].astype(np.float64))
+            at = [place[c.id] for c in cands]
+            if vectors.wide is None:
+                return _unit(vectors.matrix[at].astype(np.float64))
+            wide, norms = vectors.wide  # the same floats as widening and norming them here
+            return _divided(wide[at], norms[at])
     dim = next((len(v) for v in vectors.values()), 0)
     if n == 0 or not dim:
         return np.zeros((n, 1), dtype=np.float64)
@@ -83,7 +95,11 @@ def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> 
 
 def _unit(mat: np.ndarray) -> np.ndarray:
     """``mat``'s rows divided by their norms (a zero row stays zero), in place."""
-    norms = np.sqrt((mat * mat).sum(axis=1))
+    return _divided(mat, np.sqrt((mat * mat).sum(axis=1)))
+
+
+def _divided(mat: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """``mat``'s rows divided by ``norms`` (a zero norm as 1.0), both in place."""
     norms[norms == 0] = 1.0
     mat /= norms[:, np.newaxis]
     return mat

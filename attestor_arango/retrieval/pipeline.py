@@ -169,7 +169,8 @@ def _kept_matrix(vcache: dict[str, np.ndarray] | None, ids: Sequence[str]) -> St
     kept_ids, matrix = pending[0]
     if len(kept_ids) != len(matrix):
         return None
-    rows = StoredRows(kept_ids, matrix)
+    wide = getattr(vcache, "wide", None)  # lane completion's float64 rows and norms of it
+    rows = StoredRows(kept_ids, matrix, wide[1:] if wide and wide[0] is matrix else None)
     place = rows.place
     return rows if all(i in place for i in ids) else None
 
