@@ -94,10 +94,6 @@ class Usage:
         self.tokens = 0
         self._lock = threading.Lock()
 
-    def add_write(self) -> None:
-        with self._lock:
-            self.writes += 1
-
     def claim_write(self, limit: int | None) -> bool:
         """Counts one write when fewer than ``limit`` are counted (any number when None);
         False, counting nothing, when not. Check and count are one step, so two threads
