@@ -9,6 +9,7 @@ from collections.abc import Container, Sequence
 import numpy as np
 
 from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.freshness_search import one_subject  # unchanged: shared
 from attestor_arango.retrieval.temporal import US_PER_DAY
 
 
@@ -39,20 +40,6 @@ class AskedWords:
                 v |= bit[t]
             self._bits[k] = v
         return v
-
-
-def one_subject(older: int, newer: int) -> bool:
-    """Whether two statements, holding the ``older`` and ``newer`` sets of the query's words
-    (``AskedWords.row``), may be about one subject (so the newer may update the older): the
-    same set, or a newer one that holds none of the query's words while the older holds
-    some. Seconds apart or sessions apart alike: a month later, "My brother lives in
-    Glasgow" is still not news about the sister the query asks about. A paraphrased
-    update often names its subject in other words
-    ("My car is a Nissan Leaf", then "These days I get around in a Hyundai Ioniq", asked
-    "What car do I have?"); a newer statement that keeps some of the query's words but not
-    the older one's ("My sister lives in Leeds", then "My brother lives in Glasgow", asked
-    "Where does my sister live?") or adds one is about another subject."""
-    return older == newer or (newer == 0 and older != 0)
 
 
 def later_mask(whens: np.ndarray, t: tuple[int, int]) -> np.ndarray:
@@ -168,29 +155,9 @@ def mutual_nearest_later(
     asked: AskedWords | None = None,
     kin: Container[int] = (),
 ) -> int | None:
-    """The later candidate that is ``i``'s nearest, when ``i`` (or one of ``kin``, the rows
-    already found to state ``i``'s subject) is also its nearest earlier one.
-
-    Two statements that are each other's closest match among the candidates, said
-    at different times, are about the same subject even when no word is shared
-    ("My car is a Nissan Leaf" ... "These days I get around in a Hyundai Ioniq"):
-    the later one is an update. Scale-free (ranks of cosines, not a threshold of
-    one embedder), with ``floor`` as the least similarity that counts. Said in the
-    same session, or (without sessions) on the same day, they are one conversation
-    going on, not an update; so both searches look only at the other conversations'
-    statements (a statement's twin in its own session, such as an ingest round's
-    verbatim record beside the fact read from it, must not hide the update). Among two
-    candidates "nearest" says nothing: at least three are needed. ``whens`` holds each
-    candidate's (valid_from, t_created), ``sessions`` its ``session_codes``. With
-    ``wanted``, a nearest later candidate outside it is not tested further (None): a
-    caller that can use only those answers saves the search back. With ``asked`` (the
-    candidates' query terms), a statement whose query words say another subject is never
-    a nearest (``one_subject``), and two statements without sessions written the same day
-    as they were said are not one conversation (``same_conversation``). ``kin``
-    carries a chain: "My phone case is red", "... green", "... black" written in turn, the
-    black one may be nearest to the red one, which the green one already updated; it then
-    updates the green one too.
-    """
+    """``freshness._mutual_nearest_later`` as it ran until f97eae4 (see its docstring for what
+    it decides), over ``whens`` (each candidate's (valid_from, t_created)) and ``sessions``
+    (``session_codes``) as masks over every row."""
     if len(sessions) < 3:
         return None
     t_i = (int(whens[i, 0]), int(whens[i, 1]))
