@@ -272,6 +272,8 @@ def cmd_purge(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int
 def cmd_audit(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     if args.verify:
         report = mem.verify_audit_chain(args.user, anchor=args.anchor)
+        if report.signature_note:
+            print(f"warning: {report.signature_note}", file=sys.stderr)
         return report.to_dict(), "audit chain", 0 if report.ok else 1
     if args.deletions:
         return mem.deletion_audit_log(args.limit), "deletions", 0
