@@ -28,7 +28,7 @@ from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
-from attestor_arango.governance.rekey import rekey
+from attestor_arango.governance.rekey import rekey, source_tenant
 from attestor_arango.governance.row_check import import_rows
 from attestor_arango.ingest.model import MAX_TURN_CHARS
 from attestor_arango.models import Entity, Episode, Memory, MemoryStatus, Relation, content_hash
@@ -192,7 +192,7 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
     audit = _rows(data, "audit")
     last = audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None
     parsed["source"] = {  # kept in the import's audit entry: short text only
-        "tenant": _source_text(data.get("tenant"), "tenant"),
+        "tenant": _source_text(source_tenant(data), "tenant"),
         "exported_at": _source_text(data.get("exported_at"), "exported_at"),
         "audit_entries": len(audit),
         "audit_last_hash": _source_text(last, "the last audit entry's hash"),

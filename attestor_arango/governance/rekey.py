@@ -18,10 +18,35 @@ from __future__ import annotations
 from typing import Any
 
 from attestor_arango.clock import to_us
+from attestor_arango.errors import ValidationError
 from attestor_arango.ids import IdSource
 from attestor_arango.models import Episode, Memory, Relation
 
 ORIGIN_KEY = "imported_from"
+TENANT_ROWS = ("memories", "episodes", "entities", "relations", "audit")
+
+
+def source_tenant(data: dict[str, Any]) -> str:
+    """The tenant an export is of: its ``tenant`` header, which every row and audit entry
+    naming a tenant must name too. Whether the import keeps ids and signatures depends on
+    it, so an export without one, or whose rows say another tenant (an edited header would
+    pass tenant A's signed rows off as B's own), is refused: ``ValidationError``."""
+    claimed = data.get("tenant")
+    if not isinstance(claimed, str) or not claimed.strip():
+        raise ValidationError(
+            "the export names no tenant (its 'tenant' field); every export names the tenant "
+            "it was taken from, which decides whether the import keeps its ids"
+        )
+    for key in TENANT_ROWS:
+        rows = data.get(key)
+        for row in rows if isinstance(rows, list) else ():
+            if isinstance(row, dict) and "tenant" in row and row["tenant"] != claimed:
+                found = str(row["tenant"])[:64]
+                raise ValidationError(
+                    f"the export is of tenant {claimed[:64]!r} but one of its {key} belongs "
+                    f"to tenant {found!r}: an export holds one tenant's data, as exported"
+                )
+    return claimed
 
 
 def _origin(tenant: str, old_id: str, signature: str | None = None) -> dict[str, Any]:
