@@ -6,7 +6,7 @@ service handed it out and a copy is never mistaken for its source. Every referen
 between its rows (supersession links, the episode a memory came from, the memory a
 relation was derived from) follows the new ids, and each row keeps where it came from in
 ``metadata["imported_from"]`` (source tenant and id, and the source signature: a
-signature covers the id, so the copy is unsigned and the original verifies with the
+signature covers the id and tenant, so the copy is unsigned and the original verifies with the
 export's public key). Transaction and event times, content, agents and sessions are kept
 as they were, and so is each row's salt (``Memory.salt``): the original's signed message
 is made with it, and the copy holds the words themselves, so the salt tells a reader of
