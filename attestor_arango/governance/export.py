@@ -22,7 +22,7 @@ import numpy as np
 
 from attestor_arango.clock import OPEN, check_not_ahead, iso, to_us
 from attestor_arango.context import AgentContext, check_agent_text
-from attestor_arango.core.audit import Auditor
+from attestor_arango.core.audit import Auditor, token
 from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
@@ -244,8 +244,12 @@ def check_memories(memories: list[Memory], max_chars: int) -> list[Memory]:
     checked: list[Memory] = []
     for m in memories:
         try:
-            if not 0 < len(m.id) <= MAX_ID or not m.id.isprintable() or " " in m.id:
-                raise ValidationError(f"its id must be 1-{MAX_ID} printable characters")
+            for row_id, what in ((m.id, "id"), (m.superseded_by, "superseded_by")):
+                if row_id is not None and (not row_id or token(row_id) != row_id):
+                    raise ValidationError(  # the import entry records both as they are
+                        f"its {what} must be 1-{MAX_ID} characters of letters, digits and "
+                        "_.:@+/=-, starting with a letter or digit (as the audit chain keeps ids)"
+                    )
             if check_content(m.content, max_chars) != m.content:
                 raise ValidationError("content has surrounding whitespace add would strip")
             for label, what in ((m.entity, "entity"), (m.category, "category")):
