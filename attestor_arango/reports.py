@@ -36,10 +36,23 @@ class ChainReport:
     last_hash: str | None = None
     head: tuple[int, str] | None = None
     problems: list[ChainProblem] = field(default_factory=list)
+    # signed entries whose signature was not checked: the verifier has no signing key
+    unchecked_signatures: int = 0
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def signature_note(self) -> str | None:
+        """What a reader must know when signatures went unchecked, or None."""
+        if not self.unchecked_signatures:
+            return None
+        return (
+            f"{self.unchecked_signatures} signed entries were not checked: signing is off "
+            "where this ran (set ATTESTOR_SIGNING=1, and ATTESTOR_SIGNING_KEY to the store's "
+            "key if it is not the default one, to check them)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +63,7 @@ class ChainReport:
             "last_hash": self.last_hash,
             "head": list(self.head) if self.head else None,
             "problems": [p.to_dict() for p in self.problems],
+            "unchecked_signatures": self.unchecked_signatures,
         }
 
 

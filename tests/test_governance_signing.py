@@ -81,12 +81,17 @@ def test_every_write_is_signed_over_id_agent_time_and_content(
     assert a.signature and b.signature and a.signature != b.signature
     msg = signed_message(a).decode()
     assert msg.split("|") == [
+        "attestor-memory-v2",
+        a.tenant,
+        a.namespace,
         a.id,
         "orch",
         str(int(a.t_created.timestamp() * 1_000_000)),
         content_digest("Alice leads design", a.salt),  # keyed by the row's salt
     ]
-    assert a.salt is not None and msg.split("|")[3].startswith("hmac1:")
+    assert a.salt is not None and msg.split("|")[6].startswith("hmac1:")
+    # a signature made before v2 was over the last four fields alone
+    assert signed_message(a, version=1).decode().split("|") == msg.split("|")[3:]
     assert content_hash("Alice leads design") not in msg
     assert mem.verify_memory(a.id, context=ORCH) and mem.verify_memory(b.id, context=ORCH)
     report = mem.verify_all(context=ORCH.as_agent("mon", AgentRole.MONITOR))

@@ -41,8 +41,13 @@ def _fill(mem: AgentMemory) -> None:
 
 
 def _as_tenant(export: dict[str, Any], tenant: str) -> dict[str, Any]:
-    """The export claims to come from ``tenant`` itself, so every id is kept on import."""
-    return {**export, "tenant": tenant, "audit": []}
+    """The export claims to come from ``tenant`` itself, so every id is kept on import (its
+    rows too: an export whose rows name another tenant than its header is refused)."""
+    rows = {
+        key: [{**row, "tenant": tenant} for row in export[key]]
+        for key in ("memories", "episodes", "entities", "relations")
+    }
+    return {**export, **rows, "tenant": tenant, "audit": []}
 
 
 def _ids(export: dict[str, Any]) -> set[str]:

@@ -1,7 +1,11 @@
 """Ed25519 provenance signatures over what a memory asserts.
 
-The signed message is ``id | agent_id | t_created | digest(content)``, with the
-digest recomputed from the content on every sign and verify (never read from the
+The signed message is ``attestor-memory-v2 | tenant | namespace | id | agent_id |
+t_created | digest(content)`` (stored as ``ed25519v2:<base64>``), so a signed row moved
+to another tenant or namespace, in the file or by an export rewritten to name another
+tenant, no longer verifies. A signature made before (``ed25519:``) is over
+``id | agent_id | t_created | digest(content)`` and still verifies over that. The
+digest is recomputed from the content on every sign and verify (never read from the
 stored ``content_hash`` column): a content edit made after signing, even one
 that also rewrote the stored hash, fails verification. The digest is keyed by the
 row's salt (``models.content_digest``: ``hmac1:<hex>``), so a signature that outlives
@@ -39,7 +43,8 @@ from attestor_arango.config import SigningSettings, default_data_dir
 from attestor_arango.errors import ValidationError
 from attestor_arango.models import AuditEntry, Memory, content_digest
 
-PREFIX = "ed25519:"
+PREFIX = "ed25519:"  # audit entries, and memories signed before v2
+PREFIX_V2 = "ed25519v2:"  # memories: the message names tenant and namespace
 KEY_FILENAME = "signing_key.pem"
 
 
@@ -49,10 +54,13 @@ class KeyFileError(ValidationError):
     code = "signing_key_invalid"
 
 
-def signed_message(memory: Memory) -> bytes:
-    """The exact bytes signed for a memory; content hashed here, not taken from the row."""
+def signed_message(memory: Memory, *, version: int = 2) -> bytes:
+    """The exact bytes signed for a memory; content hashed here, not taken from the row.
+    ``version=1``: the message of a signature made before v2 (no tenant, no namespace)."""
     digest = content_digest(memory.content, memory.salt)
     text = f"{memory.id}|{memory.provenance.agent_id}|{to_us(memory.t_created)}|{digest}"
+    if version == 2:
+        text = f"attestor-memory-v2|{memory.tenant}|{memory.namespace}|{text}"
     return text.encode("utf-8")
 
 
@@ -87,7 +95,8 @@ class Signer:
         ).decode("ascii")
 
     def sign(self, memory: Memory) -> str:
-        return PREFIX + base64.b64encode(self._key.sign(signed_message(memory))).decode("ascii")
+        raw = self._key.sign(signed_message(memory))
+        return PREFIX_V2 + base64.b64encode(raw).decode("ascii")
 
     def verify(self, memory: Memory) -> bool:
         """True only for a signature made by this key over the memory as it is now."""
@@ -166,11 +175,14 @@ class Signer:
 
 def _verify(public_key: Ed25519PublicKey, memory: Memory) -> bool:
     sig = memory.signature
-    if not sig or not sig.startswith(PREFIX):
+    if not sig:
+        return False
+    version, prefix = (2, PREFIX_V2) if sig.startswith(PREFIX_V2) else (1, PREFIX)
+    if not sig.startswith(prefix):
         return False
     try:
-        raw = base64.b64decode(sig[len(PREFIX) :], validate=True)
-        public_key.verify(raw, signed_message(memory))
+        raw = base64.b64decode(sig[len(prefix) :], validate=True)
+        public_key.verify(raw, signed_message(memory, version=version))
     except (InvalidSignature, ValueError):
         return False
     return True

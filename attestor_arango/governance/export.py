@@ -22,13 +22,13 @@ import numpy as np
 
 from attestor_arango.clock import OPEN, check_not_ahead, iso, to_us
 from attestor_arango.context import AgentContext, check_agent_text
-from attestor_arango.core.audit import Auditor
+from attestor_arango.core.audit import Auditor, token
 from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
-from attestor_arango.governance.rekey import rekey
+from attestor_arango.governance.rekey import rekey, source_tenant
 from attestor_arango.governance.row_check import import_rows
 from attestor_arango.ingest.model import MAX_TURN_CHARS
 from attestor_arango.models import Entity, Episode, Memory, MemoryStatus, Relation, content_hash
@@ -192,7 +192,7 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
     audit = _rows(data, "audit")
     last = audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None
     parsed["source"] = {  # kept in the import's audit entry: short text only
-        "tenant": _source_text(data.get("tenant"), "tenant"),
+        "tenant": _source_text(source_tenant(data), "tenant"),
         "exported_at": _source_text(data.get("exported_at"), "exported_at"),
         "audit_entries": len(audit),
         "audit_last_hash": _source_text(last, "the last audit entry's hash"),
@@ -244,8 +244,12 @@ def check_memories(memories: list[Memory], max_chars: int) -> list[Memory]:
     checked: list[Memory] = []
     for m in memories:
         try:
-            if not 0 < len(m.id) <= MAX_ID or not m.id.isprintable() or " " in m.id:
-                raise ValidationError(f"its id must be 1-{MAX_ID} printable characters")
+            for row_id, what in ((m.id, "id"), (m.superseded_by, "superseded_by")):
+                if row_id is not None and (not row_id or token(row_id) != row_id):
+                    raise ValidationError(  # the import entry records both as they are
+                        f"its {what} must be 1-{MAX_ID} characters of letters, digits and "
+                        "_.:@+/=-, starting with a letter or digit (as the audit chain keeps ids)"
+                    )
             if check_content(m.content, max_chars) != m.content:
                 raise ValidationError("content has surrounding whitespace add would strip")
             for label, what in ((m.entity, "entity"), (m.category, "category")):

@@ -6,7 +6,7 @@ service handed it out and a copy is never mistaken for its source. Every referen
 between its rows (supersession links, the episode a memory came from, the memory a
 relation was derived from) follows the new ids, and each row keeps where it came from in
 ``metadata["imported_from"]`` (source tenant and id, and the source signature: a
-signature covers the id, so the copy is unsigned and the original verifies with the
+signature covers the id and tenant, so the copy is unsigned and the original verifies with the
 export's public key). Transaction and event times, content, agents and sessions are kept
 as they were, and so is each row's salt (``Memory.salt``): the original's signed message
 is made with it, and the copy holds the words themselves, so the salt tells a reader of
@@ -18,10 +18,35 @@ from __future__ import annotations
 from typing import Any
 
 from attestor_arango.clock import to_us
+from attestor_arango.errors import ValidationError
 from attestor_arango.ids import IdSource
 from attestor_arango.models import Episode, Memory, Relation
 
 ORIGIN_KEY = "imported_from"
+TENANT_ROWS = ("memories", "episodes", "entities", "relations", "audit")
+
+
+def source_tenant(data: dict[str, Any]) -> str:
+    """The tenant an export is of: its ``tenant`` header, which every row and audit entry
+    naming a tenant must name too. Whether the import keeps ids and signatures depends on
+    it, so an export without one, or whose rows say another tenant (an edited header would
+    pass tenant A's signed rows off as B's own), is refused: ``ValidationError``."""
+    claimed = data.get("tenant")
+    if not isinstance(claimed, str) or not claimed.strip():
+        raise ValidationError(
+            "the export names no tenant (its 'tenant' field); every export names the tenant "
+            "it was taken from, which decides whether the import keeps its ids"
+        )
+    for key in TENANT_ROWS:
+        rows = data.get(key)
+        for row in rows if isinstance(rows, list) else ():
+            if isinstance(row, dict) and "tenant" in row and row["tenant"] != claimed:
+                found = str(row["tenant"])[:64]
+                raise ValidationError(
+                    f"the export is of tenant {claimed[:64]!r} but one of its {key} belongs "
+                    f"to tenant {found!r}: an export holds one tenant's data, as exported"
+                )
+    return claimed
 
 
 def _origin(tenant: str, old_id: str, signature: str | None = None) -> dict[str, Any]:

@@ -54,16 +54,22 @@ def sentences(text: str) -> list[str]:
     """Sentence split on end punctuation followed by a capital, and on line breaks.
 
     A full stop after a title or common abbreviation ("Dr. Kim") does not end a sentence.
+    Only the last piece is searched for the title: a title holds no space and the pieces
+    are joined by one, so that is the same test as on the whole sentence so far, and each
+    character is read once ("Mr. " repeated 31,000 characters took 20 s searched whole).
     """
     out: list[str] = []
+    parts: list[str] = []  # the pieces of the sentence being built
     for piece in _SENTENCE.split(text or ""):
         piece = piece.strip() if piece else ""
         if not piece:
             continue
-        if out and _ABBREVIATION.search(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"
-        else:
-            out.append(piece)
+        if parts and not _ABBREVIATION.search(parts[-1]):
+            out.append(" ".join(parts))
+            parts = []
+        parts.append(piece)
+    if parts:
+        out.append(" ".join(parts))
     return out
 
 

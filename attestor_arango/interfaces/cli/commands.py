@@ -23,7 +23,7 @@ from attestor_arango.core.audit import audit_seq, purge_began_since
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.export_files import ledger_path, record_export
 from attestor_arango.interfaces.cli import output as out
-from attestor_arango.interfaces.cli.parsing import number_arg, time_arg, whole_number
+from attestor_arango.interfaces.cli.parsing import anchor_arg, number_arg, time_arg, whole_number
 from attestor_arango.scope import Scope, check_name
 from attestor_arango.validation import load_json
 
@@ -271,7 +271,9 @@ def cmd_purge(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int
 
 def cmd_audit(args: argparse.Namespace, mem: AgentMemory) -> tuple[Any, str, int]:
     if args.verify:
-        report = mem.verify_audit_chain(args.user)
+        report = mem.verify_audit_chain(args.user, anchor=args.anchor)
+        if report.signature_note:
+            print(f"warning: {report.signature_note}", file=sys.stderr)
         return report.to_dict(), "audit chain", 0 if report.ok else 1
     if args.deletions:
         return mem.deletion_audit_log(args.limit), "deletions", 0
@@ -394,6 +396,13 @@ def register(sub: Any) -> None:
     group.add_argument("--verify", action="store_true", help="verify the hash chain")
     group.add_argument("--deletions", action="store_true", help="deletion entries only")
     p.add_argument("--user", help="tenant to verify (default: your tenant)")
+    p.add_argument(
+        "--anchor",
+        type=anchor_arg,
+        metavar="SEQ:HASH",
+        help="with --verify: last_seq:last_hash of an earlier report, kept outside the store "
+        "(catches newest entries removed with the head record rewound)",
+    )
     p.add_argument("--limit", type=whole_number, default=100, help="most entries")
     p.add_argument("--after", type=whole_number, default=0, help="entries after this seq")
 

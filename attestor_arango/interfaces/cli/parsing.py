@@ -69,6 +69,18 @@ def time_arg(text: str) -> str | int | float:
     return time_from_text(text)
 
 
+def anchor_arg(text: str) -> tuple[int, str]:
+    """``SEQ:HASH``, the last_seq and last_hash of an earlier ``audit --verify`` report."""
+    seq, _, digest = text.partition(":")
+    hex_digest = len(digest) == 64 and not digest.strip("0123456789abcdef")
+    if seq.isascii() and seq.isdigit() and int(seq) >= 1 and hex_digest:
+        return int(seq), digest
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not an anchor; use SEQ:HASH, the last_seq and last_hash of an earlier "
+        "`audit --verify` report (a seq of at least 1, a hash of 64 lowercase hex digits)"
+    )
+
+
 # the levels uvicorn (and Python's logging) know; argparse refuses any other word
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 
