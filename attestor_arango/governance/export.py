@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from attestor_arango.clock import OPEN, check_not_ahead, iso, to_us
-from attestor_arango.context import AgentContext, check_agent_text
+from attestor_arango.context import AgentContext, AgentRole, check_agent_text
 from attestor_arango.core.audit import Auditor, token
 from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
@@ -290,6 +290,9 @@ def check_rows(parsed: dict[str, Any]) -> None:
         agents = [(p.agent_id, "agent_id"), *((a, "agent_trail entry") for a in p.agent_trail)]
         _agents("memory", m.id, agents, [(p.session_id, "session_id"),
                                          (p.parent_agent_id, "parent_agent_id")])  # fmt: skip
+        if p.role not in (roles := [r.value for r in AgentRole]):  # as writes store it
+            why = f"its role {p.role[:32]!r} is not one of {', '.join(roles)}"
+            raise ValidationError(f"the export's memory {_shown(m.id)} cannot be imported: {why}")
     for e in parsed["episodes"]:
         _agents("episode", e.id, [(e.id, "id"), (e.agent_id, "agent_id")],
                 [(e.session_id, "session_id")])  # fmt: skip
