@@ -32,6 +32,7 @@ from attestor_arango.clock import ManualClock
 from attestor_arango.config import Config, SigningSettings, TraceSettings
 from attestor_arango.core.audit import digest_text, extra_digest, row_digest
 from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.errors import ValidationError
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import Episode, Memory, content_hash
@@ -234,7 +235,9 @@ def test_an_export_carries_the_salts_so_its_import_verifies(
     for m in stripped["memories"]:
         m["salt"] = None
     assert mem.purge_user("subject", "restore test 2", context=SUBJECT).ok
-    mem.import_user(stripped, context=SUBJECT)
+    with pytest.raises(ValidationError, match="does not match its own audit chain"):
+        mem.import_user(stripped, context=SUBJECT)  # its rows no longer match its chain
+    mem.import_user({**stripped, "audit": []}, context=SUBJECT)  # restored as it is
     assert mem.verify_all(context=SUBJECT)["valid"] == 0
     mem.close()
 

@@ -67,6 +67,7 @@ def test_an_id_the_chain_records_verifies_after_the_import(
 ) -> None:
     data = copy.deepcopy(exported)
     data["memories"][0]["id"] = row_id
+    data["audit"] = []  # an edited export: without its chain, restored as it is
     mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
     mem.import_user(data, context=A)
     report = mem.verify_audit_chain(context=A)

@@ -15,10 +15,13 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from attestor_arango.clock import to_us
 from attestor_arango.context import AgentContext
 from attestor_arango.core.signing import Signer, signed_message
 from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.errors import ValidationError
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import content_digest
 
@@ -54,7 +57,11 @@ def test_an_export_rewritten_to_another_tenant_does_not_verify_there(tmp_path: P
     mem.add("Ann likes tea", context=A)
     text = json.dumps(mem.export_user("acme", context=A))
     forged = json.loads(text.replace('"tenant": "acme"', '"tenant": "beta"'))
-    assert mem.import_user(forged, context=B)["rekeyed"] == 0  # consistent: taken as beta's own
+    # its chain's hashes cover the tenant: the import refuses it (import_source.py); without
+    # the chain it is taken as beta's own, and the signatures still tell
+    with pytest.raises(ValidationError, match="does not match its own audit chain"):
+        mem.import_user(forged, context=B)
+    assert mem.import_user({**forged, "audit": []}, context=B)["rekeyed"] == 0
     report = mem.verify_all(context=B)
     assert not report["ok"] and len(report["invalid"]) == 2, report
     mem.close()

@@ -21,12 +21,13 @@ from typing import Any
 import numpy as np
 
 from attestor_arango.clock import OPEN, check_not_ahead, iso, to_us
-from attestor_arango.context import AgentContext, check_agent_text
+from attestor_arango.context import AgentContext, AgentRole, check_agent_text
 from attestor_arango.core.audit import Auditor, token
 from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.governance.import_source import check_source
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey, source_tenant
 from attestor_arango.governance.row_check import import_rows
@@ -189,7 +190,7 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
         parsed["quota"] = check_daily_writes((quota_doc or {}).get("daily_writes"))
     except ValidationError as exc:
         raise ValidationError(f"the export's quota: {exc.message}") from None
-    audit = _rows(data, "audit")
+    audit = parsed["audit"] = _rows(data, "audit")  # import_source checks the rows against it
     last = audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None
     parsed["source"] = {  # kept in the import's audit entry: short text only
         "tenant": _source_text(source_tenant(data), "tenant"),
@@ -289,6 +290,9 @@ def check_rows(parsed: dict[str, Any]) -> None:
         agents = [(p.agent_id, "agent_id"), *((a, "agent_trail entry") for a in p.agent_trail)]
         _agents("memory", m.id, agents, [(p.session_id, "session_id"),
                                          (p.parent_agent_id, "parent_agent_id")])  # fmt: skip
+        if p.role not in (roles := [r.value for r in AgentRole]):  # as writes store it
+            why = f"its role {p.role[:32]!r} is not one of {', '.join(roles)}"
+            raise ValidationError(f"the export's memory {_shown(m.id)} cannot be imported: {why}")
     for e in parsed["episodes"]:
         _agents("episode", e.id, [(e.id, "id"), (e.agent_id, "agent_id")],
                 [(e.session_id, "session_id")])  # fmt: skip
@@ -375,7 +379,8 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     check_rows(parsed)
     fold_keys(parsed)
     source = parsed["source"]["tenant"]
-    rekeyed = isinstance(source, str) and source != tenant
+    rekeyed = source != tenant
+    source_rows, source_audit = parsed["memories"], parsed["audit"]  # as exported
     if rekeyed:
         parsed = rekey(parsed, source, rt.ids)
     store = rt.store
@@ -389,6 +394,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
         )
     memories: list[Memory] = parsed["memories"]
     check_times(parsed, rt.clock.now_us())
+    check_source(source_audit, source_rows, source)
     vectors: list[np.ndarray] = []
     for start in range(0, len(memories), EMBED_BATCH):
         chunk = memories[start : start + EMBED_BATCH]

@@ -107,8 +107,12 @@ def _all_rows(store: MemoryStore, tenant: str) -> list[Memory]:
 
 def check_rows(store: MemoryStore, tenant: str, ledger: RowLedger) -> list[tuple[str, str]]:
     """(kind, message) for every row that disagrees with the chain."""
+    return compare_rows({m.id: m for m in _all_rows(store, tenant)}, ledger)
+
+
+def compare_rows(held: dict[str, Memory], ledger: RowLedger) -> list[tuple[str, str]]:
+    """(kind, message) for every row of ``held`` (by id) that disagrees with the chain."""
     problems: list[tuple[str, str]] = []
-    held = {m.id: m for m in _all_rows(store, tenant)}
     for rid, m in held.items():
         want = ledger.rows.get(rid)
         if want is None:
