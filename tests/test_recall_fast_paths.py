@@ -187,6 +187,44 @@ def test_every_field_order_and_breakdown_take_as_rounded_is_stored_rounded(
     assert order(list(seen)) == sorted(seen, key=lambda c: tie_key(c.relevance, c))
 
 
+# -- order: relevance compared as floats, runs of equal relevance by the whole tie rule ----
+
+
+def _tie_cases(rng: random.Random, n: int, share: float) -> list[Candidate]:
+    """Candidates with ties: about ``share`` of the relevances from a handful of values (0.0
+    next to -0.0, both infinities, an int), equal t_created among them, so runs of equal
+    relevance are long and the tie rule's later keys decide; the ids are unique, as a
+    recall's are."""
+    values: list[float] = [0.0, -0.0, 0.25, 0.5, 1 / 3, float("inf"), float("-inf"), 1]
+    out = []
+    for i in range(n):
+        c = Candidate(fake_mem(f"m{rng.randrange(10**6):06d}-{i}", day=rng.choice([0, 1, 2.5])))
+        c.relevance = rng.choice(values) if rng.random() < share else round12(rng.uniform(-1, 1))
+        out.append(c)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_order_by_relevance_is_the_tuple_keys_order(seed: int) -> None:
+    """``order`` sorts by relevance as floats and then each run of equal relevances by the
+    tie rule; it must give the tuple keys' order exactly (``tie_key`` of a relevance stored
+    rounded), whatever the ties, signed zeros and infinities, and with a NaN among them (no
+    float order places it: the tuple keys are used). Fails without the runs' sort, with the
+    runs sorted by another key, or without the NaN fallback."""
+    rng = random.Random(seed)
+    cands = _tie_cases(rng, rng.choice([0, 1, 2, 3, 10, 85, 200]), rng.choice([0.0, 0.1, 0.7]))
+    if seed % 4 == 3 and cands:  # a NaN or two, anywhere
+        for c in rng.sample(cands, min(len(cands), rng.choice([1, 2]))):
+            c.relevance = float("nan")
+    given = list(cands)
+    got = order(cands)
+    want = sorted(given, key=lambda c: (-c.relevance, -c.t_created, c.id))
+    assert [c.id for c in got] == [c.id for c in want]
+    assert cands == given and got is not cands  # a new list; the one given is left as it was
+    if seed % 4 != 3:  # without a NaN: the tie rule itself, rounding included
+        assert got == sorted(given, key=lambda c: tie_key(c.relevance, c))
+
+
 # -- scoring terms: one recall asks the backend for each row's terms once ---------------
 
 
