@@ -28,7 +28,7 @@ from attestor_arango.text.stemming import scoring_terms
 @dataclass(slots=True)
 class Candidate:
     memory: Memory  # set at creation: ``id``, the times and ``fields`` are read from it then
-    lane_ranks: dict[str, int] = field(default_factory=dict)
+    lane_ranks: dict[str, int] = field(default_factory=dict)  # written by fusion only
     # the two lane scores a breakdown reports, as the lanes gave them (``results`` converts
     # them): slots, not a dict of every lane's, so a candidate is one container fewer
     vector_score: float | None = None
@@ -54,6 +54,10 @@ class Candidate:
     fused_rrf_12: float = 0.0
     fused_norm: float | None = None
     fused_norm_12: float = 0.0
+    # ``lane_ranks`` itself when fusion knows it is in lane-name order (it fused one or two
+    # lanes, in name order), as the breakdown lists it: ``results`` then takes it as it is
+    # (a dict replaced since is not this one). None: ``results`` puts it in order
+    named_ranks: dict[str, int] | None = None
 
     # read from the memory once, at creation: the tie rule and decay read them for every
     # candidate, several times (``Memory.us`` converts a datetime)
@@ -138,7 +142,9 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
             rrf, rrf_norm = float(round(c.rrf, 12)), float(round(c.rrf_norm, 12))
         # the lanes by name: fusion's own dict when it is in that order already (one lane,
         # or two fused in name order: fusion.py); the candidate is not changed after this
-        if len(ranks) == 2:
+        if c.named_ranks is ranks:
+            lanes = ranks
+        elif len(ranks) == 2:
             first, second = ranks
             lanes = ranks if first < second else {second: ranks[second], first: ranks[first]}
         else:
