@@ -19,6 +19,7 @@ from retrieval_fakes import mem as fake_mem
 
 from attestor_arango.memo import Memo
 from attestor_arango.memory import AgentMemory
+from attestor_arango.models import ScoreBreakdown
 from attestor_arango.retrieval import coverage, pipeline
 from attestor_arango.retrieval.candidates import (
     ROUNDED,
@@ -28,6 +29,7 @@ from attestor_arango.retrieval.candidates import (
     round12,
     tie_key,
 )
+from attestor_arango.retrieval.candidates import results as candidate_results
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.neighbours import has_turns
@@ -187,6 +189,44 @@ def test_every_field_order_and_breakdown_take_as_rounded_is_stored_rounded(
     assert order(list(seen)) == sorted(seen, key=lambda c: tie_key(c.relevance, c))
 
 
+# -- order: relevance compared as floats, runs of equal relevance by the whole tie rule ----
+
+
+def _tie_cases(rng: random.Random, n: int, share: float) -> list[Candidate]:
+    """Candidates with ties: about ``share`` of the relevances from a handful of values (0.0
+    next to -0.0, both infinities, an int), equal t_created among them, so runs of equal
+    relevance are long and the tie rule's later keys decide; the ids are unique, as a
+    recall's are."""
+    values: list[float] = [0.0, -0.0, 0.25, 0.5, 1 / 3, float("inf"), float("-inf"), 1]
+    out = []
+    for i in range(n):
+        c = Candidate(fake_mem(f"m{rng.randrange(10**6):06d}-{i}", day=rng.choice([0, 1, 2.5])))
+        c.relevance = rng.choice(values) if rng.random() < share else round12(rng.uniform(-1, 1))
+        out.append(c)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_order_by_relevance_is_the_tuple_keys_order(seed: int) -> None:
+    """``order`` sorts by relevance as floats and then each run of equal relevances by the
+    tie rule; it must give the tuple keys' order exactly (``tie_key`` of a relevance stored
+    rounded), whatever the ties, signed zeros and infinities, and with a NaN among them (no
+    float order places it: the tuple keys are used). Fails without the runs' sort, with the
+    runs sorted by another key, or without the NaN fallback."""
+    rng = random.Random(seed)
+    cands = _tie_cases(rng, rng.choice([0, 1, 2, 3, 10, 85, 200]), rng.choice([0.0, 0.1, 0.7]))
+    if seed % 4 == 3 and cands:  # a NaN or two, anywhere
+        for c in rng.sample(cands, min(len(cands), rng.choice([1, 2]))):
+            c.relevance = float("nan")
+    given = list(cands)
+    got = order(cands)
+    want = sorted(given, key=lambda c: (-c.relevance, -c.t_created, c.id))
+    assert [c.id for c in got] == [c.id for c in want]
+    assert cands == given and got is not cands  # a new list; the one given is left as it was
+    if seed % 4 != 3:  # without a NaN: the tie rule itself, rounding included
+        assert got == sorted(given, key=lambda c: tie_key(c.relevance, c))
+
+
 # -- scoring terms: one recall asks the backend for each row's terms once ---------------
 
 
@@ -246,6 +286,7 @@ def test_fusions_candidates_are_the_dataclass_candidates_slot_for_slot() -> None
     other = fake_mem("m0", "Bob stayed", day=1.0)
     made = next(c for c in fuse([("bm25", [Hit(other, 9.0), Hit(m, 7.25)])], 60) if c.id == "m1")
     built = Candidate(m, {"bm25": 2}, None, 7.25, 0.0 + 1.0 / 62)
+    built.named_ranks = built.lane_ranks  # one lane fused: its ranks are in name order
     best = 1.0 / 61
     built.rrf_norm = built.rrf / best
     built.relevance = built.fused_norm_12 = round(built.rrf_norm + 0.0, 12)
@@ -260,7 +301,36 @@ def test_fusions_candidates_are_the_dataclass_candidates_slot_for_slot() -> None
     defaults = ("graph_bonus", "boost", "freshness", "session", "coverage", "time_cue")
     assert all(getattr(made, name) is ZERO for name in defaults)
     assert made.lane_ranks is not built.lane_ranks  # dicts of its own
+    assert made.named_ranks is made.lane_ranks
     assert made.breakdown() == built.breakdown()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_fused_breakdowns_list_their_lanes_by_name_however_many_lanes_fused(seed: int) -> None:
+    """``results`` takes a fused candidate's ranks as they are when fusion knows them to be
+    in name order (``named_ranks``: one or two lanes fused); with three or more, or ranks
+    replaced after fusion, it puts them in order. Each breakdown lists its lanes by name and
+    is the validated one. Fails if fusion marks the ranks of three lanes, or if ``results``
+    trusts a mark that is not the very dict it holds."""
+    rng = random.Random(seed)
+    names = ["vector", "bm25", "mq_1", "hyde"][: rng.choice([1, 2, 2, 3, 4])]
+    rng.shuffle(names)
+    pool = [fake_mem(f"m{i}", f"text {i}", day=i % 3) for i in range(12)]
+    lanes = [(name, [Hit(m, rng.random()) for m in rng.sample(pool, 8)]) for name in names]
+    fused = fuse(lanes, 60)
+    replaced = rng.sample(fused, 3)
+    for c in replaced:  # after fusion: another dict, in reverse name order
+        c.lane_ranks = dict(sorted(c.lane_ranks.items(), reverse=True))
+    for c, got in zip(fused, candidate_results([(c, 1) for c in fused], 0), strict=True):
+        lanes_listed = got.breakdown.lanes
+        assert list(lanes_listed) == sorted(c.lane_ranks) and lanes_listed == c.lane_ranks
+        assert got.breakdown == ScoreBreakdown(**got.breakdown.model_dump())
+        assert (
+            got.breakdown.model_dump_json()
+            == ScoreBreakdown(**got.breakdown.model_dump()).model_dump_json()
+        )
+        if len(names) > 2 and c not in replaced and len(c.lane_ranks) > 1:
+            assert c.named_ranks is None
 
 
 # -- memos: ``known`` is the memo's dict lookup, None before a value is computed ------

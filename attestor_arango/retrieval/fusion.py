@@ -36,6 +36,7 @@ def fuse(
         # breakdown lists them (candidates.py); a sum of two terms from 0.0 is the same
         # in either order. Three or more keep theirs: their sum depends on the order.
         lanes = [lanes[1], lanes[0]]
+    named = len(lanes) <= 2  # then every candidate's ranks are in name order: ``named_ranks``
     by_id: dict[str, Candidate] = {}
     get, new, cls, zero = by_id.get, object.__new__, Candidate, ZERO
     total = 0.0
@@ -59,7 +60,8 @@ def fuse(
                 # tests/test_recall_fast_paths.py.
                 c = new(cls)
                 c.memory = memory
-                c.lane_ranks = {lane: rank}
+                c.lane_ranks = ranks = {lane: rank}
+                c.named_ranks = ranks if named else None
                 c.vector_score = hit.score if vector else None  # as given: ``results``
                 c.bm25_score = hit.score if bm25 else None  # converts them
                 # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
