@@ -293,7 +293,7 @@ def recall(
         c.final = c.relevance
     tr.step("rerank", len(cands), len(ranked))
 
-    kept, used = pack(ranked, budget)
+    kept, counts, used = pack(ranked, budget)
     if tr.on:
         tr.step(
             "budget",
@@ -301,10 +301,10 @@ def recall(
             len(kept),
             tokens_used=used,
             token_budget=budget,
-            ids=[c.id for c, _ in kept],
+            ids=[c.id for c in kept],
         )
 
-    results = tuple(candidate_results(kept, view.as_of))
+    results = tuple(candidate_results(zip(kept, counts, strict=True), view.as_of))
     if cut is not None:
         cut.extend(
             CutResult(rank=place, result=c.result(tokens, view.as_of))
