@@ -421,10 +421,11 @@ def test_budget_pack_keeps_order_and_skips_what_does_not_fit() -> None:
     s1 = Candidate(memory=mem("s1", "short one"))
     s2 = Candidate(memory=mem("s2", "short two"))
     budget = count_tokens("short one") + count_tokens("short two") + 1
-    kept, used = pack([s2, big, s1], budget)
-    assert [c.id for c, _ in kept] == ["s2", "s1"]
+    kept, counts, used = pack([s2, big, s1], budget)
+    assert [c.id for c in kept] == ["s2", "s1"]
+    assert counts == [count_tokens("short two"), count_tokens("short one")]
     assert used == count_tokens("short one") + count_tokens("short two") <= budget
-    assert pack([s1], 0) == ([], 0)
+    assert pack([s1], 0) == ([], [], 0)
 
 
 # -- config --------------------------------------------------------------------------------

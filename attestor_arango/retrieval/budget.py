@@ -19,28 +19,37 @@ def _tokens(text: str) -> int:
     return count_tokens(text)
 
 
-def pack(cands: Sequence[Candidate], budget: int) -> tuple[list[tuple[Candidate, int]], int]:
-    """(kept candidates with their token counts, tokens used)."""
+def pack(cands: Sequence[Candidate], budget: int) -> tuple[list[Candidate], list[int], int]:
+    """(the kept candidates in order, their token counts, tokens used).
+
+    The counts first, in one comprehension (a text counted before: the memo's dict lookup;
+    a count of 0 asks the memo again, which gives it back). When they sum to no more than
+    ``budget`` the walk would keep every candidate (a count is never negative), so all are
+    kept at once: a recall mostly keeps all ~85, and the walk cost ~1,200 instructions a
+    candidate. The kept candidates and their counts are two lists, not a pair a candidate
+    (~85 tuples a recall that the caller only unpacks)."""
+    known, count = _tokens.known, _tokens
+    counts = [known(text := c.fields["content"]) or count(text) for c in cands]
+    used = sum(counts)
+    if used <= budget:
+        return list(cands), counts, used
     used = 0
-    kept: list[tuple[Candidate, int]] = []
-    known = _tokens.known  # a text counted before: a dict lookup, not the memo's call
-    for c in cands:
-        content = c.fields["content"]  # the memory's (candidates.py)
-        tokens = known(content)
-        if tokens is None:
-            tokens = _tokens(content)
+    kept: list[Candidate] = []
+    kept_counts: list[int] = []
+    for c, tokens in zip(cands, counts, strict=True):
         if used + tokens > budget:
             continue
         used += tokens
-        kept.append((c, tokens))
-    return kept, used
+        kept.append(c)
+        kept_counts.append(tokens)
+    return kept, kept_counts, used
 
 
 def left_out(
-    cands: Sequence[Candidate], kept: Sequence[tuple[Candidate, int]]
+    cands: Sequence[Candidate], kept: Sequence[Candidate]
 ) -> list[tuple[int, Candidate, int]]:
     """(place in ``cands``, 1-based; candidate; its tokens) of what ``pack`` did not keep."""
-    kept_ids = {id(c) for c, _ in kept}
+    kept_ids = {id(c) for c in kept}
     return [
         (place, c, _tokens(c.memory.content))
         for place, c in enumerate(cands, start=1)
