@@ -71,6 +71,15 @@ def test_a_warm_read_equals_a_cold_read(tmp_path: Path, scope: Scope) -> None:
     assert list(warm) == list(cold)  # the same ids, in the order asked
     assert _dumped(warm) == _dumped(cold)
     assert all(warm[i] == cold[i] for i in warm)
+    # built in place (rowcache's loop) as a model pydantic made: the same class, slots, set
+    # of fields given and no extra or private values; each its own fields and metadata
+    again = store.get_memories(scope, IDS)
+    for i, memory in warm.items():
+        assert type(memory) is Memory and memory.model_fields_set == cold[i].model_fields_set
+        assert memory.__pydantic_extra__ is None and memory.__pydantic_private__ is None
+        assert vars(memory) == vars(cold[i]) and vars(memory) is not vars(again[i])
+        assert memory.metadata is not again[i].metadata
+        assert memory.model_copy(update={"content": "x"}).content == "x"
     store.close()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from attestor_arango.retrieval.text_lane import (
     terms,
 )
 from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.embedded import pool_bm25
 from attestor_arango.store.embedded.column import BlobColumn
 from attestor_arango.store.embedded.pool_bm25 import pool_scores, stop_stems
 from attestor_arango.store.embedded.store import SQLiteStore
@@ -83,8 +85,53 @@ def _reference(
     return [(t.id, s.hex()) for t, _, s in got]
 
 
+# the pool's frequencies gathered through a position array (the default on these small
+# indexes) or searched term by term (``DENSE_ENTRIES`` 0: what a large index takes)
+WAYS = {"gathered": pool_bm25.DENSE_ENTRIES, "searched": 0}
+
+
+@pytest.fixture(params=sorted(WAYS))
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(pool_bm25, "DENSE_ENTRIES", WAYS[request.param])
+    return str(request.param)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pool_frequencies_are_the_postings_either_way(
+    seed: int, way: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gathered = pool_bm25._gathered
+    calls: list[int] = []
+
+    def counted(*args: Any) -> np.ndarray:
+        calls.append(1)
+        return gathered(*args)
+
+    monkeypatch.setattr(pool_bm25, "_gathered", counted)
+    rng = random.Random(seed)
+    size = rng.randint(1, 300)
+    postings: list[tuple[np.ndarray, np.ndarray] | None] = []
+    for _ in range(rng.randint(1, 7)):
+        if rng.random() < 0.15:
+            postings.append(None if rng.random() < 0.5 else (np.zeros(0, np.int32),) * 2)
+            continue
+        held = sorted(rng.sample(range(size), rng.randint(1, size)))
+        freqs = [rng.randint(1, 9) for _ in held]
+        postings.append((np.array(held, dtype=np.int32), np.array(freqs, dtype=np.int32)))
+    rows = rng.sample(range(size), rng.randint(0, size))  # distinct, in any order
+    by_row: list[dict[int, int]] = [
+        {} if p is None else dict(zip(p[0].tolist(), p[1].tolist(), strict=True)) for p in postings
+    ]
+    want = [[freqs.get(r, 0) for r in rows] for freqs in by_row]
+    got = pool_bm25._frequencies(np.array(rows, dtype=np.int64), postings, size)
+    assert got.shape == (len(postings), len(rows)) and got.tolist() == want
+    # the default gathers on indexes this small (unless no term has a posting)
+    present = any(p is not None and p[0].size for p in postings)
+    assert calls == ([1] if way == "gathered" and present else [])
+
+
 @pytest.mark.parametrize("seed", range(30))
-def test_pool_scores_are_raw_scores_bit_for_bit(seed: int) -> None:
+def test_pool_scores_are_raw_scores_bit_for_bit(seed: int, way: str) -> None:
     rng = random.Random(seed)
     size = rng.randint(1, 150)
     index, texts = _index(rng, size, rng.randint(0, size))
@@ -162,7 +209,9 @@ def _queries(rng: random.Random) -> list[str]:
 
 
 @pytest.mark.parametrize("reopen", [False, True])
-def test_the_store_scores_its_pool_as_raw_scores_would(tmp_path: Path, reopen: bool) -> None:
+def test_the_store_scores_its_pool_as_raw_scores_would(
+    tmp_path: Path, reopen: bool, way: str
+) -> None:
     rng = random.Random(7)
     store = SQLiteStore(tmp_path / "m.db")
     assert isinstance(store, ScoresPool)

@@ -40,6 +40,7 @@ class TermColumn(Protocol):
 
     def take(self, rows: np.ndarray) -> list[tuple[str, ...]]: ...
     def sizes(self, rows: np.ndarray) -> np.ndarray: ...
+    def __len__(self) -> int: ...  # the index's rows: above every row and posting
 
 
 def term_counts(known: array, rows: np.ndarray, terms: TermColumn) -> np.ndarray:
@@ -61,24 +62,50 @@ def stop_stems() -> frozenset[str]:
     return frozenset(stem(w) for w in STOPWORDS)
 
 
-def _frequencies(rows: np.ndarray, postings: list[Postings | None]) -> np.ndarray:
+# at most this many entries (the index's rows plus the postings) per term with postings,
+# the frequencies are gathered in one pass over every term's postings (``_gathered``)
+# instead of a binary search per term: a numpy call on a small array costs ~10k
+# instructions, and the search is ~8 of them a term (1k rows, ~5 terms of ~100 postings:
+# ~290k -> ~180k a recall); an index of 100k rows has 10-100x longer postings
+DENSE_ENTRIES = 4096
+
+
+def _frequencies(rows: np.ndarray, postings: list[Postings | None], size: int) -> np.ndarray:
     """(terms, rows): each row's frequency in each term's postings (rows ascending, their
-    frequencies), 0 where it has none: a binary search per term (O(postings) like the
-    index's own ranking; one search over all terms' postings joined cost 5-7x more at
-    20k-200k postings a term)."""
+    frequencies), 0 where it has none (``rows``: distinct; ``size``: above every row and
+    posting). On small postings gathered through a position array (``_gathered``); else a
+    binary search per term (O(postings) like the index's own ranking; one search over all
+    terms' postings joined cost 5-7x more at 20k-200k postings a term)."""
+    held = [(j, found) for j, found in enumerate(postings) if found is not None and found[0].size]
+    if held and size + sum(found[0].size for _, found in held) <= DENSE_ENTRIES * len(held):
+        return _gathered(rows, len(postings), held, size)
     tf = np.zeros((len(postings), rows.size), dtype=np.int64)
     typed: dict[np.dtype, np.ndarray] = {}  # ``rows`` in the postings' own dtype (int32):
     # searched as int64, every term's postings were copied to int64 first
-    for j, found in enumerate(postings):
-        if found is None or len(found[0]) == 0:
-            continue
-        held, freqs = found
-        keys = typed.get(held.dtype)
+    for j, (found_rows, freqs) in held:
+        keys = typed.get(found_rows.dtype)
         if keys is None:
-            keys = typed[held.dtype] = rows.astype(held.dtype, copy=False)
-        at = np.minimum(np.searchsorted(held, keys), held.size - 1)
-        tf[j] = np.where(held[at] == keys, freqs[at], 0)
+            keys = typed[found_rows.dtype] = rows.astype(found_rows.dtype, copy=False)
+        at = np.minimum(np.searchsorted(found_rows, keys), found_rows.size - 1)
+        tf[j] = np.where(found_rows[at] == keys, freqs[at], 0)
     return tf
+
+
+def _gathered(
+    rows: np.ndarray, terms: int, held: list[tuple[int, Postings]], size: int
+) -> np.ndarray:
+    """``_frequencies`` of ``terms`` terms from the postings ``held`` (term place, postings)
+    in one pass over them all: each posting's place among ``rows`` read from a position
+    array, in which a row outside the pool points to one spare column past the pool's
+    (written, then left out of the view returned: no mask to build)."""
+    spare = rows.size
+    place = np.full(size, spare, dtype=np.intp)
+    place[rows] = np.arange(spare)
+    at = place[np.concatenate([found[0] for _, found in held])]
+    term = np.repeat([j for j, _ in held], [found[0].size for _, found in held])
+    tf = np.zeros((terms, spare + 1), dtype=np.int64)
+    tf[term, at] = np.concatenate([found[1] for _, found in held])
+    return tf[:, :spare]
 
 
 def pool_scores(
@@ -107,7 +134,7 @@ def pool_scores(
         rows, lengths = rows[places], lengths[places]
     n = rows.size
     avgdl = int(lengths.sum()) / n or 1.0
-    tf = _frequencies(rows, [postings_of(w) for w in query])  # (terms, rows)
+    tf = _frequencies(rows, [postings_of(w) for w in query], len(terms))  # (terms, rows)
     count = np.count_nonzero(tf, axis=0)
     stops = [j for j, w in enumerate(query) if w in stop_stems()]
     # rows whose terms must be read: more than two terms, or a stop word's stem counted

@@ -31,6 +31,7 @@ class TermSource(Protocol):
 
     def take(self, rows: np.ndarray | Sequence[int]) -> list[Any]: ...
     def sizes(self, rows: np.ndarray) -> np.ndarray: ...
+    def __len__(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +84,9 @@ class KeptTerms:
 
     def sizes(self, rows: np.ndarray) -> np.ndarray:
         return self.column.sizes(rows)
+
+    def __len__(self) -> int:
+        return len(self.column)
 
 
 class LengthNorms:
