@@ -55,15 +55,23 @@ DEFAULT_TOKEN_BUDGET = 20_000
 
 
 MAX_AGENT_ID = 128  # agent ids, trail entries and session ids land in rows and audit entries
+ANY_AGENT = "*"  # "any agent" in a key file (REST, MCP over HTTP): no agent's name
+_AGENT_FIELDS = frozenset({"agent_id", "agent_trail entry", "parent_agent_id"})
 
 
 def check_agent_text(value: object, what: str, *, optional: bool = False) -> None:
     """An agent id, trail entry or session id: at most ``MAX_AGENT_ID`` printable
-    characters (``optional``: None too). Raises ``ValidationError`` naming ``what``."""
+    characters (``optional``: None too); an agent (``what`` agent_id, agent_trail entry,
+    parent_agent_id) is not ``*``, as REST refuses it. Raises ``ValidationError``."""
     if value is None and optional:
         return
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{what} must be a non-empty string")
+    if what in _AGENT_FIELDS and value.strip() == ANY_AGENT:
+        raise ValidationError(
+            f"{what}: '*' is not an agent id (in a key file it means any agent); name the agent",
+            field=what,
+        )
     if len(value) > MAX_AGENT_ID:
         raise ValidationError(
             f"{what} has {len(value)} characters, over the limit of {MAX_AGENT_ID}; use a short id",

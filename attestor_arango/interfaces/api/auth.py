@@ -21,14 +21,20 @@ from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.clock import Clock, SystemClock, iso, to_us
 from attestor_arango.config import API_KEYS_ENV, api_keys_setting, read_document
-from attestor_arango.context import DEFAULT_TOKEN_BUDGET, AgentContext, AgentRole, Usage
+from attestor_arango.context import (
+    ANY_AGENT,
+    DEFAULT_TOKEN_BUDGET,
+    AgentContext,
+    AgentRole,
+    Usage,
+)
 from attestor_arango.errors import AccessDenied, QuotaExceededError, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
 from attestor_arango.scope import check_name, chosen_namespace
 from attestor_arango.validation import flag_from_text, int_from_text, load_json, model_problems
 
-ANY = "*"
+ANY = ANY_AGENT
 KEYS_ENV = API_KEYS_ENV
 DEFAULT_MAX_AGENTS = 256
 
