@@ -29,6 +29,7 @@ from attestor_arango.interfaces import mcp_fields as f
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.auth import KeyRing
 from attestor_arango.interfaces.api.codec import jsonable
+from attestor_arango.interfaces.mcp_requests import RequestErrors
 from attestor_arango.scope import chosen_namespace
 from attestor_arango.version import __version__
 
@@ -218,6 +219,7 @@ def build_server(
         website_url=None,
         log_level="WARNING",
     )
+    server._lowlevel_server.middleware.append(RequestErrors(server))  # mcp_requests
 
     @server.tool(
         annotations=f.ADD,
