@@ -27,6 +27,7 @@ from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.governance.consistent import read_as_one
 from attestor_arango.governance.import_source import check_source
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey, source_tenant
@@ -83,7 +84,15 @@ def _sessions(memories: list[Memory], episodes: list[Episode]) -> list[dict[str,
 
 
 def export_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str) -> dict[str, Any]:
-    """Everything the store holds about tenant ``user``, as a JSON-ready dict."""
+    """Everything the store holds about tenant ``user``, as a JSON-ready dict; read as one
+    state of the tenant (``consistent.read_as_one``), so its rows agree with its chain."""
+    data = read_as_one(rt.store, user, lambda: _document(rt, ctx, user))
+    counts = {k: len(data[k]) for k in ("memories", "episodes", "entities", "relations")}
+    auditor.record(ctx, "export", user, {**counts, "audit_entries": len(data["audit"])})
+    return data
+
+
+def _document(rt: Runtime, ctx: AgentContext, user: str) -> dict[str, Any]:
     store = rt.store
     scope = Scope(user)
     now = rt.clock.now_us()
@@ -95,7 +104,7 @@ def export_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str) -> 
     relations = store.relations_touching(scope, keys, view) if keys else []
     audit = list(iter_chain(store, user))
     space = store.get_embedding_space(scope)
-    data: dict[str, Any] = {
+    return {
         "format": FORMAT,
         "version": VERSION,
         "tenant": user,
@@ -116,19 +125,6 @@ def export_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str) -> 
         "relations": [r.model_dump(mode="json") for r in relations],
         "audit": [a.model_dump(mode="json") for a in audit],
     }
-    auditor.record(
-        ctx,
-        "export",
-        user,
-        {
-            "memories": len(memories),
-            "episodes": len(episodes),
-            "entities": len(entities),
-            "relations": len(relations),
-            "audit_entries": len(audit),
-        },
-    )
-    return data
 
 
 def _retenant(doc: dict[str, Any], tenant: str) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from attestor_arango.core import audit as audit_log
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.governance import audit_chain
+from attestor_arango.governance.consistent import read_as_one
 from attestor_arango.models import AuditEntry
 from attestor_arango.reports import AuditEntries, AuditPage, ChainReport
 from attestor_arango.scope import Scope
@@ -26,13 +27,18 @@ def entries(rt: Runtime, tenant: str, limit: object, after_seq: object) -> list[
 def verify(rt: Runtime, tenant: str, anchor: object) -> ChainReport:
     """The whole chain and the rows checked; problems reported, ``ValidationError`` for a
     malformed anchor."""
-    return audit_chain.verify_chain(
+    checked = audit_chain.check_anchor(anchor)
+    return read_as_one(  # the walk and the rows it checks agree (governance/consistent.py)
         rt.store,
         tenant,
-        audit_log.chain_hash,
-        audit_log.GENESIS,
-        anchor=audit_chain.check_anchor(anchor),
-        signatures=None if rt.signer is None else rt.signer.verify_audit,
+        lambda: audit_chain.verify_chain(
+            rt.store,
+            tenant,
+            audit_log.chain_hash,
+            audit_log.GENESIS,
+            anchor=checked,
+            signatures=None if rt.signer is None else rt.signer.verify_audit,
+        ),
     )
 
 
