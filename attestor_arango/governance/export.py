@@ -38,6 +38,7 @@ from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
     EpisodeStore,
+    GovernanceStore,
     MemoryFilter,
     MemoryStore,
 )
@@ -379,15 +380,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     source_rows, source_audit = parsed["memories"], parsed["audit"]  # as exported
     if rekeyed:
         parsed = rekey(parsed, source, rt.ids)
-    store = rt.store
-    scope = Scope(tenant)
-    residue = store.tenant_residue(scope)
-    if any(residue.values()):
-        held = {k: v for k, v in residue.items() if v}
-        raise ConflictError(
-            f"tenant {tenant!r} already holds data {held}; import only into an empty tenant "
-            "(purge it first, or import it as another tenant with --tenant)",
-        )
+    _require_empty(rt.store, Scope(tenant))  # before embedding; again as it writes
     memories: list[Memory] = parsed["memories"]
     check_times(parsed, rt.clock.now_us())
     check_source(source_audit, source_rows, source)
@@ -407,6 +400,16 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     return {**counts, "rekeyed": int(rekeyed)}
 
 
+def _require_empty(store: GovernanceStore, scope: Scope) -> None:
+    """``ConflictError`` unless the tenant holds no data (``tenant_residue``)."""
+    held = {k: v for k, v in store.tenant_residue(scope).items() if v}
+    if held:
+        raise ConflictError(
+            f"tenant {scope.tenant!r} already holds data {held}; import only into an empty "
+            "tenant (purge it first, or import it as another tenant with --tenant)",
+        )
+
+
 def _write(
     rt: Runtime,
     auditor: Auditor,
@@ -420,6 +423,7 @@ def _write(
     scope = Scope(tenant)
     memories: list[Memory] = parsed["memories"]
     with store.transaction():
+        _require_empty(store, scope)  # another import or a write may have come since
         if memories and store.get_embedding_space(scope) is None:
             store.set_embedding_space(
                 scope, EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)
