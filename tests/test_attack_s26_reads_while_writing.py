@@ -145,3 +145,21 @@ def test_an_export_taken_during_a_write_imports(tmp_path: Path, write: str) -> N
     assert {m.id: m.status.value for m in restored} == exported
     assert mem.verify_audit_chain("acme", context=CTX).ok
     mem.close()
+
+
+def test_a_write_while_the_audit_page_is_read_is_no_tampering(tmp_path: Path) -> None:
+    """The newest audit page (REST /audit/page, the Evidence Board) read the head record,
+    then the newest entry: an entry appended in between was reported as "the chain holds
+    entries up to seq 2 that its head record (1) never recorded"."""
+    mem, first = _memory(tmp_path)
+    inner = mem.store
+    hold = WriteDuring(inner, "last_audit", _write(mem, first, "add"), skip=0)
+    mem.store = hold  # type: ignore[assignment]
+    try:
+        page = mem.audit_page(context=CTX)
+    finally:
+        mem.store = inner
+    hold.finish()
+    assert page.problems == [], [p.message for p in page.problems]
+    assert [e.seq for e in page.entries] == sorted((e.seq for e in page.entries), reverse=True)
+    mem.close()

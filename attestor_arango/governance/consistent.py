@@ -5,7 +5,9 @@ recorded of them (``row_check``; an import checks an export against the chain it
 Read one after the other while an agent writes, they disagree though nothing was tampered
 with: a row added after the chain was walked is "written by no entry of this chain", a row
 forgotten between the two reads is closed in one and open in the other, and an export so
-taken is refused by its own import.
+taken is refused by its own import. An audit page (``audit_page``, the Evidence Board)
+compares the head record with the newest entry: an entry appended between the two reads
+"was never recorded" by the head.
 
 Every change of a memory row commits together with its audit entry (``core.writes``, the
 governance operations), so the tenant's chain head moves with each one: ``read_as_one``

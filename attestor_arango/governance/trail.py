@@ -45,13 +45,18 @@ def verify(rt: Runtime, tenant: str, anchor: object) -> ChainReport:
 def page(rt: Runtime, tenant: str, before_seq: object, limit: object) -> AuditPage:
     """``limit`` (at most 1000) entries before ``before_seq``, newest first, each checked;
     ``ValidationError`` for a bad limit or ``before_seq``."""
-    return audit_chain.chain_page(
+    before, most = audit_chain.check_before_seq(before_seq), check_limit(limit, maximum=1000)
+    return read_as_one(  # the head record and the entries agree (governance/consistent.py)
         rt.store,
         tenant,
-        audit_log.chain_hash,
-        audit_log.GENESIS,
-        before_seq=audit_chain.check_before_seq(before_seq),
-        limit=check_limit(limit, maximum=1000),
+        lambda: audit_chain.chain_page(
+            rt.store,
+            tenant,
+            audit_log.chain_hash,
+            audit_log.GENESIS,
+            before_seq=before,
+            limit=most,
+        ),
     )
 
 
