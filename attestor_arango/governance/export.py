@@ -27,6 +27,7 @@ from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
+from attestor_arango.governance.consistent import read_as_one
 from attestor_arango.governance.import_source import check_source
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey, source_tenant
@@ -37,6 +38,7 @@ from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
     EpisodeStore,
+    GovernanceStore,
     MemoryFilter,
     MemoryStore,
 )
@@ -83,7 +85,15 @@ def _sessions(memories: list[Memory], episodes: list[Episode]) -> list[dict[str,
 
 
 def export_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str) -> dict[str, Any]:
-    """Everything the store holds about tenant ``user``, as a JSON-ready dict."""
+    """Everything the store holds about tenant ``user``, as a JSON-ready dict; read as one
+    state of the tenant (``consistent.read_as_one``), so its rows agree with its chain."""
+    data = read_as_one(rt.store, user, lambda: _document(rt, ctx, user))
+    counts = {k: len(data[k]) for k in ("memories", "episodes", "entities", "relations")}
+    auditor.record(ctx, "export", user, {**counts, "audit_entries": len(data["audit"])})
+    return data
+
+
+def _document(rt: Runtime, ctx: AgentContext, user: str) -> dict[str, Any]:
     store = rt.store
     scope = Scope(user)
     now = rt.clock.now_us()
@@ -95,7 +105,7 @@ def export_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str) -> 
     relations = store.relations_touching(scope, keys, view) if keys else []
     audit = list(iter_chain(store, user))
     space = store.get_embedding_space(scope)
-    data: dict[str, Any] = {
+    return {
         "format": FORMAT,
         "version": VERSION,
         "tenant": user,
@@ -116,19 +126,6 @@ def export_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str) -> 
         "relations": [r.model_dump(mode="json") for r in relations],
         "audit": [a.model_dump(mode="json") for a in audit],
     }
-    auditor.record(
-        ctx,
-        "export",
-        user,
-        {
-            "memories": len(memories),
-            "episodes": len(episodes),
-            "entities": len(entities),
-            "relations": len(relations),
-            "audit_entries": len(audit),
-        },
-    )
-    return data
 
 
 def _retenant(doc: dict[str, Any], tenant: str) -> dict[str, Any]:
@@ -383,15 +380,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     source_rows, source_audit = parsed["memories"], parsed["audit"]  # as exported
     if rekeyed:
         parsed = rekey(parsed, source, rt.ids)
-    store = rt.store
-    scope = Scope(tenant)
-    residue = store.tenant_residue(scope)
-    if any(residue.values()):
-        held = {k: v for k, v in residue.items() if v}
-        raise ConflictError(
-            f"tenant {tenant!r} already holds data {held}; import only into an empty tenant "
-            "(purge it first, or import it as another tenant with --tenant)",
-        )
+    _require_empty(rt.store, Scope(tenant))  # before embedding; again as it writes
     memories: list[Memory] = parsed["memories"]
     check_times(parsed, rt.clock.now_us())
     check_source(source_audit, source_rows, source)
@@ -411,6 +400,16 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     return {**counts, "rekeyed": int(rekeyed)}
 
 
+def _require_empty(store: GovernanceStore, scope: Scope) -> None:
+    """``ConflictError`` unless the tenant holds no data (``tenant_residue``)."""
+    held = {k: v for k, v in store.tenant_residue(scope).items() if v}
+    if held:
+        raise ConflictError(
+            f"tenant {scope.tenant!r} already holds data {held}; import only into an empty "
+            "tenant (purge it first, or import it as another tenant with --tenant)",
+        )
+
+
 def _write(
     rt: Runtime,
     auditor: Auditor,
@@ -424,6 +423,7 @@ def _write(
     scope = Scope(tenant)
     memories: list[Memory] = parsed["memories"]
     with store.transaction():
+        _require_empty(store, scope)  # another import or a write may have come since
         if memories and store.get_embedding_space(scope) is None:
             store.set_embedding_space(
                 scope, EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from attestor_arango.core import audit as audit_log
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.governance import audit_chain
+from attestor_arango.governance.consistent import read_as_one
 from attestor_arango.models import AuditEntry
 from attestor_arango.reports import AuditEntries, AuditPage, ChainReport
 from attestor_arango.scope import Scope
@@ -26,26 +27,36 @@ def entries(rt: Runtime, tenant: str, limit: object, after_seq: object) -> list[
 def verify(rt: Runtime, tenant: str, anchor: object) -> ChainReport:
     """The whole chain and the rows checked; problems reported, ``ValidationError`` for a
     malformed anchor."""
-    return audit_chain.verify_chain(
+    checked = audit_chain.check_anchor(anchor)
+    return read_as_one(  # the walk and the rows it checks agree (governance/consistent.py)
         rt.store,
         tenant,
-        audit_log.chain_hash,
-        audit_log.GENESIS,
-        anchor=audit_chain.check_anchor(anchor),
-        signatures=None if rt.signer is None else rt.signer.verify_audit,
+        lambda: audit_chain.verify_chain(
+            rt.store,
+            tenant,
+            audit_log.chain_hash,
+            audit_log.GENESIS,
+            anchor=checked,
+            signatures=None if rt.signer is None else rt.signer.verify_audit,
+        ),
     )
 
 
 def page(rt: Runtime, tenant: str, before_seq: object, limit: object) -> AuditPage:
     """``limit`` (at most 1000) entries before ``before_seq``, newest first, each checked;
     ``ValidationError`` for a bad limit or ``before_seq``."""
-    return audit_chain.chain_page(
+    before, most = audit_chain.check_before_seq(before_seq), check_limit(limit, maximum=1000)
+    return read_as_one(  # the head record and the entries agree (governance/consistent.py)
         rt.store,
         tenant,
-        audit_log.chain_hash,
-        audit_log.GENESIS,
-        before_seq=audit_chain.check_before_seq(before_seq),
-        limit=check_limit(limit, maximum=1000),
+        lambda: audit_chain.chain_page(
+            rt.store,
+            tenant,
+            audit_log.chain_hash,
+            audit_log.GENESIS,
+            before_seq=before,
+            limit=most,
+        ),
     )
 
 

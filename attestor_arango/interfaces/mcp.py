@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
@@ -29,6 +29,7 @@ from attestor_arango.interfaces import mcp_fields as f
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.auth import KeyRing
 from attestor_arango.interfaces.api.codec import jsonable
+from attestor_arango.interfaces.mcp_requests import RequestErrors
 from attestor_arango.scope import chosen_namespace
 from attestor_arango.version import __version__
 
@@ -55,20 +56,19 @@ def _window(window: list[str] | None) -> tuple[str, str] | None:
     return None if window is None else (window[0], window[1])
 
 
-def _read(fn: Callable[[], Any], prompt: bool = False) -> str:
+def _read(fn: Callable[[], Any]) -> str:
     """A resource's (or a prompt's) JSON; a typed error is raised carrying its JSON.
 
-    A prompt raises ``MCPError``, the one exception the SDK passes on from a prompt: any
-    other it replaces by "Error rendering prompt", which says neither what nor why.
+    As ``MCPError``: the one exception the SDK passes on from a prompt (any other it
+    replaces by "Error rendering prompt", which says neither what nor why), and from a
+    resource with its code (a ``ResourceError`` is -32603, a server failure, even for an
+    unknown id): invalid params for what the caller got wrong, internal error for the rest.
     """
     try:
         return json.dumps(jsonable(fn()), indent=2)
     except AttestorError as err:
-        text = json.dumps(err.to_dict())
-        if prompt:
-            code = INVALID_PARAMS if err.http_status < 500 else INTERNAL_ERROR
-            raise MCPError(code, text) from err
-        raise ResourceError(text) from err
+        code = INVALID_PARAMS if err.http_status < 500 else INTERNAL_ERROR
+        raise MCPError(code, json.dumps(err.to_dict())) from err
 
 
 class _Server(MCPServer[Any]):
@@ -218,6 +218,7 @@ def build_server(
         website_url=None,
         log_level="WARNING",
     )
+    server._lowlevel_server.middleware.append(RequestErrors(server))  # mcp_requests
 
     @server.tool(
         annotations=f.ADD,
@@ -400,7 +401,7 @@ def build_server(
 
     @server.prompt(description="Answer a question from recalled memory, citing ids.")
     def recall(question: str) -> list[Message]:
-        notes = _read(lambda: memory.recall(question, context=caller.context()), prompt=True)
+        notes = _read(lambda: memory.recall(question, context=caller.context()))
         return [
             UserMessage(
                 "Answer from these recalled notes only. Cite memory ids in brackets. If the "
@@ -412,9 +413,7 @@ def build_server(
 
     @server.prompt(description="Hand the current facts about a task to another agent.")
     def handoff(to_agent: str, task: str, entity: str | None = None) -> list[Message]:
-        facts = _read(
-            lambda: memory.current_facts(entity=entity, context=caller.context()), prompt=True
-        )
+        facts = _read(lambda: memory.current_facts(entity=entity, context=caller.context()))
         return [
             UserMessage(
                 f"You are handing task '{task}' to agent '{to_agent}'. Write a short handoff "

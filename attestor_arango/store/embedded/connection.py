@@ -123,7 +123,7 @@ class SQLiteConnection:
                 finally:
                     self._depth -= 1
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.execute("BEGIN IMMEDIATE", {})  # typed: a broken or busy file is a StoreError
             # holding the write lock: every commit of another connection is seen now
             self.listener.refresh()
             self._depth = 1
@@ -141,7 +141,7 @@ class SQLiteConnection:
                 self._clear_queue()
                 raise
             else:
-                self.conn.execute("COMMIT")
+                self.execute("COMMIT", {})
                 ops = self._pending
                 self._clear_queue()
                 self.listener.committed(ops, prepared)
@@ -184,7 +184,7 @@ class SQLiteConnection:
         if self._depth:
             yield
             return
-        self.conn.execute("BEGIN")
+        self.execute("BEGIN", {})
         try:
             yield
         finally:
@@ -194,7 +194,7 @@ class SQLiteConnection:
     def write_lock(self) -> Iterator[None]:
         """SQLite's write lock with no transaction's queue: for work beside the rows (an
         index file installed only while the rows still are what it reflects)."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        self.execute("BEGIN IMMEDIATE", {})
         try:
             yield
         finally:
@@ -235,7 +235,7 @@ class SQLiteConnection:
 
     def data_version(self) -> int:
         """Moves when another connection commits (``PRAGMA data_version``)."""
-        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        return int(self.execute("PRAGMA data_version", {}).fetchone()[0])
 
     def close(self) -> None:
         self.conn.close()
