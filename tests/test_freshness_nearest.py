@@ -126,3 +126,35 @@ def test_first_places_are_heapq_nsmallest(seed: int) -> None:
     keys = [(-r, -c.t_created, c.id) for r, c in zip(before, items, strict=True)]
     want = heapq.nsmallest(places, range(n), key=keys.__getitem__)
     assert first_places(items, before, places) == want
+
+
+class _Counting(Rows):
+    def __init__(self, items: list[Candidate], words: Words | None) -> None:
+        super().__init__(items, words)  # type: ignore[arg-type]
+        self.tested: list[int] = []
+
+    def same_conversation(self, j: int, r: int) -> bool:
+        self.tested.append(r)
+        return super().same_conversation(j, r)
+
+
+def test_the_conversation_test_runs_only_for_rows_whose_words_may_match() -> None:
+    """The whole conversation test (sessions and dates) runs only for rows that passed the
+    time, own-session and word tests: a row whose query words say another subject is
+    passed over without it, and the row found is the one the masks pick."""
+    rng = random.Random(5)
+    for _ in range(200):
+        n = rng.randint(3, 30)
+        items = _items(rng, n)
+        bits = [rng.choice([1, 2, 3]) for _ in range(n)]
+        words = Words(bits)
+        values = np.array(_values(rng, n, nan=False))
+        anchor, later = rng.randrange(n), rng.random() < 0.5
+        rows = _Counting(items, words)
+        got = rows.nearest(values, anchor, later)
+        assert got == Rows(items, words).nearest(values, anchor, later)  # type: ignore[arg-type]
+        mine, own = bits[anchor], items[anchor].memory.provenance.session_id
+        for r in rows.tested:
+            assert bits[r] == mine  # one_subject: the same non-empty set
+            assert own is None or items[r].memory.provenance.session_id != own
+        assert got is None or got in rows.tested

@@ -192,3 +192,62 @@ def test_widened_rows_of_another_matrix_are_not_taken() -> None:
     cache.wide = (matrix, matrix.astype(np.float64), row_norms(matrix))
     kept = pipeline._kept_matrix(cache, ids)
     assert kept is not None and kept.wide is not None
+
+
+@pytest.mark.parametrize("widened", [False, True])
+def test_unit_rows_of_candidates_the_matrix_lacks_equal_the_rows_one_by_one(widened: bool) -> None:
+    """A candidate the kept matrix does not hold sends ``unit_rows`` to the rows one by one
+    (a zero row for it), whatever its place; the rows the matrix holds are gathered in the
+    candidates' order, bit for bit as the rows one by one give them."""
+    rng = np.random.default_rng(8)
+    ids = [f"m{k:02d}" for k in range(30)]
+    matrix = rng.standard_normal((30, 384)).astype(np.float32)
+    vectors = dict(zip(ids, matrix, strict=True))
+    stored = StoredRows(ids, matrix)
+    if widened:
+        stored = _widened(stored, per_row=False)
+    for trial in range(20):
+        picked = [str(i) for i in rng.permutation(ids)[: 5 + trial]]
+        cands = [Candidate(memory=mem(i, f"text of {i}")) for i in picked]
+        assert unit_rows(cands, stored).tobytes() == unit_rows(cands, vectors).tobytes()
+        lacking = [*cands]
+        lacking.insert(trial % len(cands), Candidate(memory=mem("zz", "not kept")))
+        got = unit_rows(lacking, stored)
+        assert got.tobytes() == unit_rows(lacking, vectors).tobytes()
+        assert not got[trial % len(cands)].any()
+
+
+class _Recording(FakeStore):
+    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
+        super().__init__()
+        self.kept = vectors
+        self.asked: list[list[str]] = []
+
+    def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        self.asked.append(list(ids))
+        return {i: self.kept[i] for i in ids if i in self.kept}
+
+
+def test_vectors_the_kept_matrix_cannot_give_are_read_in_id_order() -> None:
+    """The candidates' ids go unsorted to the kept-matrix test (its answer does not depend
+    on their order); when it cannot answer, the store is read in id order, as before."""
+    rng = np.random.default_rng(9)
+    ids = [f"m{k:02d}" for k in range(8)]
+    matrix = rng.standard_normal((8, 4)).astype(np.float32)
+    vectors = dict(zip(ids, matrix, strict=True))
+    vectors["m99"] = rng.standard_normal(4).astype(np.float32)
+    order = ["m05", "m99", "m01", "m07", "m03"]
+    cands = [Candidate(memory=mem(i, f"text of {i}")) for i in order]
+    cache = VectorCache()
+    keep_rows(cache, ids, matrix)
+    store = _Recording(vectors)
+    got = pipeline._vectors(store, Scope("t", "ns"), cands, {}, cache)
+    assert store.asked == [["m99"]] and sorted(got) == sorted(order)
+    kept_only = [c for c in cands if c.id != "m99"][::-1]
+    store = _Recording(vectors)
+    got = pipeline._vectors(store, Scope("t", "ns"), kept_only, {}, VectorCache())
+    assert store.asked == [sorted(c.id for c in kept_only)]  # nothing kept: all read
+    cache = VectorCache()
+    keep_rows(cache, ids, matrix)
+    kept = pipeline._vectors(store, Scope("t", "ns"), kept_only, {}, cache)
+    assert isinstance(kept, StoredRows) and len(store.asked) == 1  # no read

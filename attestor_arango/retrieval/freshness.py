@@ -77,12 +77,15 @@ def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> 
     n = len(cands)
     if isinstance(vectors, StoredRows) and n:
         place = vectors.place
-        if all(c.id in place for c in cands):  # gathered at once: the very float32 rows
-            at = [place[c.id] for c in cands]
+        try:  # gathered at once (the rows' places as one index array): the very float32 rows
+            at = np.fromiter([place[c.id] for c in cands], np.intp, n)
+        except KeyError:  # a candidate the matrix does not hold: row by row, below
+            pass
+        else:
             if vectors.wide is None:
-                return _unit(vectors.matrix[at].astype(np.float64))
+                return _unit(vectors.matrix.take(at, axis=0).astype(np.float64))
             wide, norms = vectors.wide  # the same floats as widening and norming them here
-            return _divided(wide[at], norms[at])
+            return _divided(wide.take(at, axis=0), norms.take(at))
     dim = next((len(v) for v in vectors.values()), 0)
     if n == 0 or not dim:
         return np.zeros((n, 1), dtype=np.float64)

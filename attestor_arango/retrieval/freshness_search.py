@@ -141,10 +141,16 @@ class Rows:
         takes it) said ``later`` than ``anchor`` (or earlier), in another conversation
         (``same_conversation``), and, with the query's words, able to be about ``anchor``'s
         subject (``one_subject``); None when no row is. The words of a row are read only
-        when it is the best one left."""
+        when it is the best one left but for the anchor's own session.
+
+        The tests are pure, so their order decides only their cost: a row of the anchor's
+        own session is passed over at once (a session each: one conversation), then the
+        words (most rows the time test leaves fail on them), then the whole conversation
+        test (sessions, days and times)."""
         vf, tc, words = self.vf, self.tc, self.words
         t0, t1 = vf[anchor], tc[anchor]
         mine = -1 if words is None else words.row(anchor)
+        own = self.session(anchor)
         for k in desc_order(values):
             v = vf[k]
             if later:  # (valid_from, t_created) after the anchor's, as tuples compare
@@ -152,11 +158,13 @@ class Rows:
                     continue
             elif v > t0 or (v == t0 and tc[k] >= t1):
                 continue
-            if self.same_conversation(anchor, k):
+            if own is not None and self.session(k) == own:  # same_conversation, at once
                 continue
             if words is not None:
                 theirs = words.row(k)
                 if not (one_subject(mine, theirs) if later else one_subject(theirs, mine)):
                     continue
+            if self.same_conversation(anchor, k):
+                continue
             return k
         return None

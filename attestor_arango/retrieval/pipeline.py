@@ -143,10 +143,11 @@ def _vectors(
 ) -> Mapping[str, np.ndarray]:
     """The stored vectors of the real candidates (freshness compares them; a synthetic
     relation candidate is never an older or newer statement, so it needs none)."""
-    real = sorted(c.id for c in cands if not c.synthetic)
+    real = [c.id for c in cands if not c.synthetic]
     kept = _kept_matrix(vcache, real)
     if kept is not None:
         return kept
+    real.sort()  # the store is read in id order (only when the kept matrix cannot answer)
     vectors: dict[str, np.ndarray] = {}
     try:
         if real:
@@ -171,8 +172,7 @@ def _kept_matrix(vcache: dict[str, np.ndarray] | None, ids: Sequence[str]) -> St
         return None
     wide = getattr(vcache, "wide", None)  # lane completion's float64 rows and norms of it
     rows = StoredRows(kept_ids, matrix, wide[1:] if wide and wide[0] is matrix else None)
-    place = rows.place
-    return rows if all(i in place for i in ids) else None
+    return rows if all(map(rows.place.__contains__, ids)) else None
 
 
 def _inputs(scope: Scope, view: TemporalView, budget: int, query: str | None) -> dict[str, Any]:
