@@ -163,3 +163,40 @@ def test_ids_and_rows_found_lately_or_searched_agree_with_the_table_they_came_fr
         ids += rng.sample(["nope", "m999", "late", ids[0]], rng.choice([0, 1, 2]))
         assert persisted.rows_of(ids) == table.rows_of(ids)
         assert persisted.rows_of(ids) == table.rows_of(ids)  # again: now all remembered
+
+
+def test_the_ids_a_persisted_table_holds_by_row_stay_within_the_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``take_ids`` finds the ids it handed out lately by row (one gather); past ``_SEEN``
+    ids they are all forgotten, found by row or by id alike, and decoded again when next
+    asked (fails if the rows' ids outlive the bound, or are not held by row)."""
+    table = RowTable()
+    for i in range(300):
+        table.append(f"m{i:03d}", "a", (i, OPEN, 0, OPEN))
+    persisted = RowTable.from_sections(
+        {f"r.{k}": v for k, v in table.sections()[0].items()}, "r.", ["a"]
+    )
+    base = persisted._base
+    assert base is not None
+    real = base.take
+    decoded: list[int] = []
+
+    def counted(rows: np.ndarray) -> list[str]:
+        decoded.extend(rows.tolist())
+        return real(rows)
+
+    monkeypatch.setattr(base, "take", counted)
+    monkeypatch.setattr(rowtable, "_SEEN", 50)
+    rng = random.Random(3)
+    for _ in range(40):
+        rows = rng.sample(range(300), 30)
+        decoded.clear()
+        assert persisted.take_ids(np.array(rows)) == [f"m{r:03d}" for r in rows]
+        held = [r for r, i in enumerate(persisted._named.tolist()) if i is not None]
+        assert len(held) <= 50 and sorted(held) == sorted(persisted._seen.values())
+        assert persisted.take_ids(np.array(rows)) == [f"m{r:03d}" for r in rows]
+        assert len(decoded) <= 30  # the second take decoded nothing
+    persisted.rows_of(["m001", "m002"])  # found by id: held by row as well
+    decoded.clear()
+    assert persisted.take_ids(np.array([2, 1])) == ["m002", "m001"] and decoded == []
