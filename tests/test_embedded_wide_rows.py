@@ -9,11 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attestor_arango.clock import OPEN
-from attestor_arango.scope import TemporalView
+from attestor_arango import AgentContext
+from attestor_arango.clock import OPEN, ManualClock
+from attestor_arango.embeddings.hashing import HashingEmbedder
+from attestor_arango.memory import AgentMemory
+from attestor_arango.retrieval.completion import VectorCache, cosines
+from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import indexfile
 from attestor_arango.store.embedded.exact import WideRows
 from attestor_arango.store.embedded.indexfile import IndexFile, IndexFileError
+from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.embedded.vectors import TenantVectors
 
 DIM = 24
@@ -105,3 +110,42 @@ def test_a_corrupt_row_is_refused_when_read_not_when_others_are(tmp_path: Path) 
     assert mapped.float_rows(rows).tobytes() == _plain(built, rows).tobytes()
     with pytest.raises(IndexFileError):
         mapped.float_rows(np.array([5, 7]))
+
+
+def test_the_store_hands_the_kept_widening_to_exact_cosine(tmp_path: Path) -> None:
+    """``vector_matrix_normed`` gives the union's rows as float64 once the index keeps them
+    widened (after its first search), and cosine over them is cosine over the rows widened
+    as they are read (``Recorder``-free: a plain dict cache reads ``get_vectors``)."""
+    clock = ManualClock()
+    mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(32), clock=clock)
+    ctx = AgentContext(agent_id="a", tenant="acme", namespace="n")
+    for i in range(30):
+        clock.advance(seconds=1)
+        mem.add(f"note {i} about {['harbour', 'violin', 'ember'][i % 3]} {i * 7}", context=ctx)
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    scope = Scope("acme", "n")
+    ids = [m.id for m in mem.list(context=ctx, limit=100)]
+    qvec = HashingEmbedder(32).embed(["violin ember"])[0]
+    mem.recall("violin ember", context=ctx)  # a search: the index keeps its rows widened
+    got = store.vector_matrix_normed(scope, ids[::-2])
+    assert got is not None and got[3] is not None
+    have, matrix, _, wide = got
+    assert have == ids[::-2] and wide.tobytes() == matrix.astype(np.float64).tobytes()
+    index = store.caches.tenant_vectors("acme")
+    assert index is not None and index.wide.n == index.n
+    for picked in (ids, ids[3:9], ids[::-3]):
+        fast = cosines(store, scope, qvec, picked, VectorCache())
+        plain = cosines(_Plain(store), scope, qvec, picked, {})  # type: ignore[arg-type]
+        assert {i: repr(v) for i, v in fast.items()} == {i: repr(v) for i, v in plain.items()}
+    mem.close()
+
+
+class _Plain:
+    """The store's vectors read one by one (no matrix, no kept norms or widening)."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = store
+
+    def get_vectors(self, scope: Scope, ids: list[str]) -> dict[str, np.ndarray]:
+        return self.store.get_vectors(scope, ids)

@@ -148,12 +148,13 @@ def stored_matrix(
 @runtime_checkable
 class NormedMatrix(Protocol):
     """A backend that hands stored vectors over as one matrix with each one's float64 norm
-    (``codec.row_norms``'s floats), kept per row between calls (the embedded one). Not part
-    of the Store contract; None as ``VectorMatrix``'s."""
+    (``codec.row_norms``'s floats), kept per row between calls (the embedded one), and the
+    matrix widened to float64 when it keeps its rows widened (None: the caller widens it).
+    Not part of the Store contract; None as ``VectorMatrix``'s."""
 
     def vector_matrix_normed(
         self, scope: Scope, ids: Sequence[str]
-    ) -> tuple[list[str], np.ndarray, np.ndarray] | None: ...
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray | None] | None: ...
 
 
 def _has_norms(store: object) -> TypeGuard[NormedMatrix]:
@@ -162,19 +163,20 @@ def _has_norms(store: object) -> TypeGuard[NormedMatrix]:
 
 def _stored_normed(
     store: MemoryStore, scope: Scope, ids: Sequence[str], cache: dict[str, np.ndarray] | None
-) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """``stored_matrix``, with the rows' norms when the backend keeps them (``NormedMatrix``,
-    read when ``cache`` holds none of ``ids``, as ``stored_matrix`` reads ``VectorMatrix``);
-    None: the caller computes them (``row_norms``)."""
+) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``stored_matrix``, with the rows' norms and the matrix widened to float64 when the
+    backend keeps them (``NormedMatrix``, read when ``cache`` holds none of ``ids``, as
+    ``stored_matrix`` reads ``VectorMatrix``); None: the caller computes them (``row_norms``,
+    ``astype``)."""
     if _has_norms(store) and not ((cache := settled(cache)) and any(i in cache for i in ids)):
         found = store.vector_matrix_normed(scope, ids)
         if found is not None:
-            have, rows, norms = found
+            have, rows, norms, wide = found
             if cache is not None:
                 keep_rows(cache, have, rows)
-            return have, rows, norms
+            return have, rows, norms, wide
     have, rows = stored_matrix(store, scope, ids, cache)
-    return have, rows, None
+    return have, rows, None, None
 
 
 def cosines(
@@ -193,12 +195,12 @@ def cosines(
     ``cache``: see ``cached_vectors``. The rows' norms come from the backend when it
     keeps them (``NormedMatrix``: the same floats ``row_norms`` gives).
     """
-    have, rows, norms = _stored_normed(store, scope, ids, cache)
+    have, rows, norms, wide = _stored_normed(store, scope, ids, cache)
     if not have:
         return {}
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (vector_norm(q) or 1.0)
-    mat = rows.astype(np.float64)  # widened: each float32 exactly
+    mat = rows.astype(np.float64) if wide is None else wide  # widened: each float32 exactly
     if norms is None:
         norms = row_norms(rows)
     # row by row, elementwise then summed: a row's cosine does not depend on the
