@@ -30,7 +30,7 @@ from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
 from attestor_arango.store.codec import row_norms, vector_norm
-from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
+from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hits
 
 T = TypeVar("T")
 C = TypeVar("C", bound=dict[str, np.ndarray] | None)
@@ -249,19 +249,22 @@ def rescored_pairs(
     before the sort (one pass). ``ids``: the memories' ids in the order of ``found``, when
     the caller has them (a model's attribute read costs ~450 instructions: pydantic's
     ``__getattr__`` keeps CPython's fast path off); else each memory's id is read once."""
-    kept: list[Hit] = []
-    scored: list[Hit] = []
+    kept: list[Memory] = []  # those without a cosine, then the others (``make_hits``)
+    kept_scores: list[float] = []
+    scored: list[Memory] = []
+    their: list[float] = []  # the others' cosines
     get = scores.get
     if ids is None:
         ids = [memory.id for memory, _ in found]
     for (memory, own), memory_id in zip(found, ids, strict=True):
         score = get(memory_id)
         if score is None:
-            kept.append(make_hit(memory, round(float(own), 6)))
+            kept.append(memory)
+            kept_scores.append(round(float(own), 6))
         else:
-            scored.append(make_hit(memory, score))
-    kept.extend(scored)
-    return by_tie_rule(kept)
+            scored.append(memory)
+            their.append(score)
+    return by_tie_rule(make_hits(kept + scored, kept_scores + their))
 
 
 def exact_cosine(
@@ -340,24 +343,28 @@ def complete_lanes(
         if name == "vector" and vector_scores is not None:
             # ``rescored`` of the missing members as hits scored 0.0: each missing member
             # once, in id order, so all of them follow the lane's hits (``complete``)
-            unscored: list[Hit] = []
-            scored: list[Hit] = []
+            unscored: list[Memory] = []
+            scored: list[Memory] = []
+            their: list[float] = []  # the scored ones' cosines
             for i in sorted(union.keys() - have.keys()):
                 score = vector_scores.get(i)
                 if score is None:
-                    unscored.append(make_hit(union[i], 0.0))
+                    unscored.append(union[i])
                 else:
-                    scored.append(make_hit(union[i], score))
-            unscored.extend(scored)
-            out.append((name, [*hits, *by_tie_rule(unscored)]))
+                    scored.append(union[i])
+                    their.append(score)
+            added = make_hits(unscored + scored, [0.0] * len(unscored) + their)
+            out.append((name, [*hits, *by_tie_rule(added)]))
         elif name == "bm25":
-            done = list(hits)  # ``complete`` over the tail's union members
+            members: list[Memory] = []  # ``complete`` over the tail's union members
+            member_scores: list[float] = []
             seen = set(have)
             for i, score in zip(tail.ids, tail.scores, strict=True):
                 if i in union and i not in seen:
                     seen.add(i)
-                    done.append(make_hit(union[i], score))
-            out.append((name, done))
+                    members.append(union[i])
+                    member_scores.append(score)
+            out.append((name, [*hits, *make_hits(members, member_scores)]))
         else:
             out.append((name, list(hits)))
     return out
