@@ -160,9 +160,8 @@ class TenantVectors:
 
     def held(self, ids: Sequence[str], namespace: str | None) -> tuple[list[str], np.ndarray]:
         """The ids held in ``namespace`` (any: None), in the order of ``ids``, and their rows."""
-        found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
-        rows = np.fromiter((r for _, r in found), dtype=np.intp, count=len(found))
-        return [memory_id for memory_id, _ in found], rows
+        have, rows = self.rows.held(ids, namespace)
+        return have, np.array(rows, dtype=np.intp)
 
     def float_rows(self, rows: np.ndarray, dtype: type = np.float64) -> np.ndarray:
         """The float32 vectors of some rows, as ``dtype``; IndexFileError if one is corrupt.
