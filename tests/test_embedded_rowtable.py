@@ -163,3 +163,67 @@ def test_ids_and_rows_found_lately_or_searched_agree_with_the_table_they_came_fr
         ids += rng.sample(["nope", "m999", "late", ids[0]], rng.choice([0, 1, 2]))
         assert persisted.rows_of(ids) == table.rows_of(ids)
         assert persisted.rows_of(ids) == table.rows_of(ids)  # again: now all remembered
+
+
+def test_the_ids_a_persisted_table_holds_by_row_stay_within_the_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``take_ids`` finds the ids it handed out lately by row (one gather); past ``_SEEN``
+    ids they are all forgotten, found by row or by id alike, and decoded again when next
+    asked (fails if the rows' ids outlive the bound, or are not held by row)."""
+    table = RowTable()
+    for i in range(300):
+        table.append(f"m{i:03d}", "a", (i, OPEN, 0, OPEN))
+    persisted = RowTable.from_sections(
+        {f"r.{k}": v for k, v in table.sections()[0].items()}, "r.", ["a"]
+    )
+    base = persisted._base
+    assert base is not None
+    real = base.take
+    decoded: list[int] = []
+
+    def counted(rows: np.ndarray) -> list[str]:
+        decoded.extend(rows.tolist())
+        return real(rows)
+
+    monkeypatch.setattr(base, "take", counted)
+    monkeypatch.setattr(rowtable, "_SEEN", 50)
+    rng = random.Random(3)
+    for _ in range(40):
+        rows = rng.sample(range(300), 30)
+        decoded.clear()
+        assert persisted.take_ids(np.array(rows)) == [f"m{r:03d}" for r in rows]
+        held = [r for r, i in enumerate(persisted._named.tolist()) if i is not None]
+        assert len(held) <= 50 and sorted(held) == sorted(persisted._seen.values())
+        assert persisted.take_ids(np.array(rows)) == [f"m{r:03d}" for r in rows]
+        assert len(decoded) <= 30  # the second take decoded nothing
+    persisted.rows_of(["m001", "m002"])  # found by id: held by row as well
+    decoded.clear()
+    assert persisted.take_ids(np.array([2, 1])) == ["m002", "m001"] and decoded == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_held_is_the_pairs_rows_of_and_in_namespace_give(seed: int) -> None:
+    """``held`` (two columns, by one dict read per id when it can) against the pairs it
+    replaces, on tables of one namespace and of two, persisted or not, with ids found
+    lately or not, appended since, unknown and repeated (fails if the one-read way ignored
+    the namespace, or answered for an id the table does not hold)."""
+    rng = random.Random(seed)
+    for spaces in (["a"], ["a", "b"]):
+        table = RowTable()
+        for i in range(120):
+            table.append(f"m{i:03d}", rng.choice(spaces), (i, OPEN, 0, OPEN))
+        persisted = RowTable.from_sections(
+            {f"r.{k}": v for k, v in table.sections()[0].items()}, "r.", table._ns_names
+        )
+        for step in range(30):
+            if step == 20:
+                for t in (table, persisted):
+                    t.append("late", spaces[-1], (400, OPEN, 0, OPEN))
+            ids = [f"m{r:03d}" for r in rng.sample(range(120), rng.choice([1, 5, 40]))]
+            ids += rng.sample(["nope", "late", ids[0]], rng.choice([0, 0, 1, 2]))
+            for t in (table, persisted):
+                for namespace in (None, "a", "b", "z"):
+                    found = t.in_namespace(t.rows_of(ids), namespace)
+                    want = ([i for i, _ in found], [r for _, r in found])
+                    assert t.held(ids, namespace) == want

@@ -151,10 +151,10 @@ class _Normed(FakeStore):
 
     def vector_matrix_normed(
         self, scope: Scope, ids: Sequence[str]
-    ) -> tuple[list[str], np.ndarray, np.ndarray]:
+    ) -> tuple[list[str], np.ndarray, np.ndarray, None]:
         have = [i for i in ids if i in self.kept]
         rows = np.stack([self.kept[i] for i in have])
-        return have, rows, row_norms(rows)
+        return have, rows, row_norms(rows), None
 
     def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
         return {i: self.kept[i] for i in ids if i in self.kept}

@@ -42,7 +42,7 @@ from attestor_arango.scope import Scope
 from attestor_arango.store.codec import row_norms
 from attestor_arango.store.embedded.exact import RowNorms
 from attestor_arango.store.embedded.store import SQLiteStore
-from attestor_arango.store.protocol import Hit, TextScore, make_hit
+from attestor_arango.store.protocol import Hit, TextScore, make_hit, make_hits
 
 CTX = AgentContext(agent_id="a", tenant="acme", namespace="n")
 SCOPE = Scope("acme", "n")
@@ -287,6 +287,24 @@ def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
     assert fast.memory is m and fast.score == 0.25
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.score = 1.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 60])
+def test_make_hits_makes_the_hits_make_hit_makes(n: int) -> None:
+    """``make_hits`` (slots set by ``map``) against ``make_hit`` per pair: equal hits, in
+    order, each its own object holding its own memory; unequal lengths are refused."""
+    memories = [fake_mem(f"m{j}", f"note {j}", day=1 + j % 9) for j in range(n)]
+    scores = [0.5 / (j + 1) for j in range(n)]
+    fast = make_hits(memories, scores)
+    want = [make_hit(m, s) for m, s in zip(memories, scores, strict=True)]
+    assert fast == want and [repr(h) for h in fast] == [repr(h) for h in want]
+    assert all(type(h) is Hit and h.memory is m for h, m in zip(fast, memories, strict=True))
+    assert len({id(h) for h in fast}) == n
+    with pytest.raises(ValueError):
+        make_hits(memories, [*scores, 1.0])
+    if n:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fast[0].score = 1.0  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("keep", [0, 3, 8, 200])

@@ -30,7 +30,7 @@ from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
 from attestor_arango.store.codec import row_norms, vector_norm
-from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hit
+from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hits
 
 T = TypeVar("T")
 C = TypeVar("C", bound=dict[str, np.ndarray] | None)
@@ -148,12 +148,13 @@ def stored_matrix(
 @runtime_checkable
 class NormedMatrix(Protocol):
     """A backend that hands stored vectors over as one matrix with each one's float64 norm
-    (``codec.row_norms``'s floats), kept per row between calls (the embedded one). Not part
-    of the Store contract; None as ``VectorMatrix``'s."""
+    (``codec.row_norms``'s floats), kept per row between calls (the embedded one), and the
+    matrix widened to float64 when it keeps its rows widened (None: the caller widens it).
+    Not part of the Store contract; None as ``VectorMatrix``'s."""
 
     def vector_matrix_normed(
         self, scope: Scope, ids: Sequence[str]
-    ) -> tuple[list[str], np.ndarray, np.ndarray] | None: ...
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray | None] | None: ...
 
 
 def _has_norms(store: object) -> TypeGuard[NormedMatrix]:
@@ -162,19 +163,20 @@ def _has_norms(store: object) -> TypeGuard[NormedMatrix]:
 
 def _stored_normed(
     store: MemoryStore, scope: Scope, ids: Sequence[str], cache: dict[str, np.ndarray] | None
-) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """``stored_matrix``, with the rows' norms when the backend keeps them (``NormedMatrix``,
-    read when ``cache`` holds none of ``ids``, as ``stored_matrix`` reads ``VectorMatrix``);
-    None: the caller computes them (``row_norms``)."""
+) -> tuple[list[str], np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``stored_matrix``, with the rows' norms and the matrix widened to float64 when the
+    backend keeps them (``NormedMatrix``, read when ``cache`` holds none of ``ids``, as
+    ``stored_matrix`` reads ``VectorMatrix``); None: the caller computes them (``row_norms``,
+    ``astype``)."""
     if _has_norms(store) and not ((cache := settled(cache)) and any(i in cache for i in ids)):
         found = store.vector_matrix_normed(scope, ids)
         if found is not None:
-            have, rows, norms = found
+            have, rows, norms, wide = found
             if cache is not None:
                 keep_rows(cache, have, rows)
-            return have, rows, norms
+            return have, rows, norms, wide
     have, rows = stored_matrix(store, scope, ids, cache)
-    return have, rows, None
+    return have, rows, None, None
 
 
 def cosines(
@@ -193,12 +195,12 @@ def cosines(
     ``cache``: see ``cached_vectors``. The rows' norms come from the backend when it
     keeps them (``NormedMatrix``: the same floats ``row_norms`` gives).
     """
-    have, rows, norms = _stored_normed(store, scope, ids, cache)
+    have, rows, norms, wide = _stored_normed(store, scope, ids, cache)
     if not have:
         return {}
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (vector_norm(q) or 1.0)
-    mat = rows.astype(np.float64)  # widened: each float32 exactly
+    mat = rows.astype(np.float64) if wide is None else wide  # widened: each float32 exactly
     if norms is None:
         norms = row_norms(rows)
     # row by row, elementwise then summed: a row's cosine does not depend on the
@@ -247,19 +249,22 @@ def rescored_pairs(
     before the sort (one pass). ``ids``: the memories' ids in the order of ``found``, when
     the caller has them (a model's attribute read costs ~450 instructions: pydantic's
     ``__getattr__`` keeps CPython's fast path off); else each memory's id is read once."""
-    kept: list[Hit] = []
-    scored: list[Hit] = []
+    kept: list[Memory] = []  # those without a cosine, then the others (``make_hits``)
+    kept_scores: list[float] = []
+    scored: list[Memory] = []
+    their: list[float] = []  # the others' cosines
     get = scores.get
     if ids is None:
         ids = [memory.id for memory, _ in found]
     for (memory, own), memory_id in zip(found, ids, strict=True):
         score = get(memory_id)
         if score is None:
-            kept.append(make_hit(memory, round(float(own), 6)))
+            kept.append(memory)
+            kept_scores.append(round(float(own), 6))
         else:
-            scored.append(make_hit(memory, score))
-    kept.extend(scored)
-    return by_tie_rule(kept)
+            scored.append(memory)
+            their.append(score)
+    return by_tie_rule(make_hits(kept + scored, kept_scores + their))
 
 
 def exact_cosine(
@@ -338,24 +343,28 @@ def complete_lanes(
         if name == "vector" and vector_scores is not None:
             # ``rescored`` of the missing members as hits scored 0.0: each missing member
             # once, in id order, so all of them follow the lane's hits (``complete``)
-            unscored: list[Hit] = []
-            scored: list[Hit] = []
+            unscored: list[Memory] = []
+            scored: list[Memory] = []
+            their: list[float] = []  # the scored ones' cosines
             for i in sorted(union.keys() - have.keys()):
                 score = vector_scores.get(i)
                 if score is None:
-                    unscored.append(make_hit(union[i], 0.0))
+                    unscored.append(union[i])
                 else:
-                    scored.append(make_hit(union[i], score))
-            unscored.extend(scored)
-            out.append((name, [*hits, *by_tie_rule(unscored)]))
+                    scored.append(union[i])
+                    their.append(score)
+            added = make_hits(unscored + scored, [0.0] * len(unscored) + their)
+            out.append((name, [*hits, *by_tie_rule(added)]))
         elif name == "bm25":
-            done = list(hits)  # ``complete`` over the tail's union members
+            members: list[Memory] = []  # ``complete`` over the tail's union members
+            member_scores: list[float] = []
             seen = set(have)
             for i, score in zip(tail.ids, tail.scores, strict=True):
                 if i in union and i not in seen:
                     seen.add(i)
-                    done.append(make_hit(union[i], score))
-            out.append((name, done))
+                    members.append(union[i])
+                    member_scores.append(score)
+            out.append((name, [*hits, *make_hits(members, member_scores)]))
         else:
             out.append((name, list(hits)))
     return out

@@ -33,6 +33,7 @@ from attestor_arango.store.protocol import (
     TextHit,
     TextScore,
     make_hit,
+    make_hits,
 )
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import STEMMER, scoring_terms
@@ -334,14 +335,16 @@ def decoded_ranked(
     hits, without reading a memory's id)."""
     missing = [i for i in ids if i not in known]
     read = store.get_memories(scope, missing) if missing else {}
-    out: list[Hit] = []
+    memories: list[Memory] = []
+    kept: list[float] = []  # their scores
     for i, score in zip(ids, scores, strict=True):
         memory = known.get(i)
         if memory is None:
             memory = read.get(i)
             if memory is None:
                 continue
-        out.append(make_hit(memory, score))
+        memories.append(memory)
+        kept.append(score)
         if held is not None:
             held[i] = memory
-    return out
+    return make_hits(memories, kept)

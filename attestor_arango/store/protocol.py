@@ -21,6 +21,9 @@ import numpy as np
 from attestor_arango.errors import TenantLeakError, TenantRequiredError, ValidationError
 from attestor_arango.models import AuditEntry, Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.store.hits import Hit as Hit  # (re-exported, with its makers)
+from attestor_arango.store.hits import make_hit as make_hit
+from attestor_arango.store.hits import make_hits as make_hits
 from attestor_arango.text.entity_names import EntityNames
 
 
@@ -33,29 +36,6 @@ class MemoryFilter:
     tags: tuple[str, ...] | None = None  # any of these tags
     status: str | None = None  # status as seen at the view's as_of
     content_hash: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """A lane candidate: the memory and the lane's raw score (higher is better)."""
-
-    memory: Memory
-    score: float
-
-
-_new_hit = object.__new__  # Hit defines no __new__
-_set_memory = Hit.__dict__["memory"].__set__  # the slots' own descriptors
-_set_score = Hit.__dict__["score"].__set__
-
-
-def make_hit(memory: Memory, score: float) -> Hit:
-    """``Hit(memory, score)``, the same object, set through the slots' descriptors: the
-    frozen dataclass's ``__init__`` sets each field by name through ``object.__setattr__``,
-    about twice the cost, and the lanes of one recall make ~220 hits."""
-    hit: Hit = _new_hit(Hit)
-    _set_memory(hit, memory)
-    _set_score(hit, score)
-    return hit
 
 
 @dataclass(frozen=True, slots=True)

@@ -121,11 +121,13 @@ def _in_order(
 
 def _gather_normed(
     index: TenantVectors, ids: Sequence[str], namespace: str | None
-) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """``index.gather``'s ids and float32 matrix, and the rows' kept norms."""
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray | None]:
+    """``index.gather``'s ids and float32 matrix, the rows' kept norms, and the matrix as
+    float64 when the index keeps its rows widened (``exact.WideRows``; else None)."""
     have, rows = index.held(ids, namespace)
     matrix = index.float_rows(rows, np.float32)
-    return have, matrix, index.norms.of(rows, matrix)
+    wide = index.float_rows(rows) if index.wide.n else None  # (kept: gathered, not widened)
+    return have, matrix, index.norms.of(rows, matrix), wide
 
 
 class EmbeddedMemories:
@@ -285,19 +287,20 @@ class EmbeddedMemories:
 
     def vector_matrix_normed(
         self, scope: Scope, ids: Sequence[str]
-    ) -> tuple[list[str], np.ndarray, np.ndarray] | None:
-        """``vector_matrix``, and each vector's float64 norm as exact cosine takes it
-        (``exact.row_norms``), kept in the index per row once computed (``exact.RowNorms``).
-        Not part of the Store contract (retrieval's ``NormedMatrix``)."""
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray | None] | None:
+        """``vector_matrix``, each vector's float64 norm as exact cosine takes it
+        (``exact.row_norms``), kept in the index per row once computed (``exact.RowNorms``),
+        and the matrix as float64 when the index keeps its rows widened (``exact.WideRows``;
+        else None). Not part of the Store contract (retrieval's ``NormedMatrix``)."""
         with self._db.lock:
             index = self._caches.tenant_vectors(scope.tenant)
             if index is None:
                 return None
-            have, matrix, norms = self._caches.vector_read(
+            have, matrix, norms, wide = self._caches.vector_read(
                 scope.tenant, lambda v: _gather_normed(v, ids, scope.namespace)
             )
         if len(have) == len(ids) or len(set(have)) == len(set(ids)):  # as ``vector_matrix``
-            return have, matrix, norms
+            return have, matrix, norms, wide
         return None
 
     def close_memory(

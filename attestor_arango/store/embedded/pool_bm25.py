@@ -128,27 +128,33 @@ def pool_scores(
     """
     if not query or rows.size == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0), {}
-    places = np.arange(rows.size)
+    places = None  # the pool's places of the rows scored, where a row repeats
     if not distinct and len(set(rows.tolist())) < rows.size:  # the index never repeats one
         places = np.sort(np.unique(rows, return_index=True)[1])
         rows, lengths = rows[places], lengths[places]
     n = rows.size
     avgdl = int(lengths.sum()) / n or 1.0
     tf = _frequencies(rows, [postings_of(w) for w in query], len(terms))  # (terms, rows)
-    count = np.count_nonzero(tf, axis=0)
+    present = tf != 0  # counted by summing (np.count_nonzero by axis is several calls)
+    count = present.sum(axis=0)
     stops = [j for j, w in enumerate(query) if w in stop_stems()]
     # rows whose terms must be read: more than two terms, or a stop word's stem counted
     reread = count > 2
     if stops:
-        reread |= tf[stops].any(axis=0)
+        reread |= present[stops].any(axis=0)
     at = reread.nonzero()[0]
-    decoded = dict(zip(rows[at].tolist(), terms.take(rows[at]), strict=True)) if at.size else {}
+    if at.size:
+        read_rows = rows[at]
+        decoded = dict(zip(read_rows.tolist(), terms.take(read_rows), strict=True))
+    else:
+        decoded = {}
     if stops and at.size:
-        for p, row in zip(at.tolist(), rows[at].tolist(), strict=True):
+        for p, row in zip(at.tolist(), decoded, strict=True):
             for j in stops:
                 tf[j, p] = decoded[row].count(query[j])
-        count = np.count_nonzero(tf, axis=0)
-    df = np.count_nonzero(tf, axis=1).tolist()
+        present = tf != 0
+        count = present.sum(axis=0)
+    df = present.sum(axis=1).tolist()
     norm = bm25.length_norm(lengths, avgdl, k1, b)
     # each term's part of every row (0.0 where the row lacks it), elementwise as raw_scores
     weights = np.array([[bm25.idf(n, d) if d else 0.0] for d in df])
@@ -157,13 +163,11 @@ def pool_scores(
     scores = np.zeros(n)
     for part in parts:
         scores += part
-    # ... but a row of more than two terms in order of their first place in the row
-    many = (count > 2).nonzero()[0]
-    if many.size:
-        found, values = tf[:, many].T.tolist(), parts[:, many].T.tolist()
-        for p, row, freqs, part in zip(
-            many.tolist(), rows[many].tolist(), found, values, strict=True
-        ):
+    # ... but a row of more than two terms in order of their first place in the row: the
+    # rows read (a stop stem's row among them: two parts or fewer sum alike either way)
+    if at.size:
+        found, values = tf[:, at].T.tolist(), parts[:, at].T.tolist()
+        for p, row, freqs, part in zip(at.tolist(), decoded, found, values, strict=True):
             toks = decoded[row]
             score = 0.0
             for j in sorted(
@@ -172,5 +176,7 @@ def pool_scores(
                 score += part[j]
             scores[p] = score
     hit = count.nonzero()[0]
-    read = dict(zip(places[at].tolist(), decoded.values(), strict=True))
-    return places[hit], scores[hit], read
+    kept = scores[hit]
+    if places is not None:
+        hit, at = places[hit], places[at]
+    return hit, kept, dict(zip(at.tolist(), decoded.values(), strict=True))

@@ -168,7 +168,7 @@ class SQLiteStore(ScopeGuarded):
 
     def vector_matrix_normed(
         self, scope: Scope, ids: Sequence[str]
-    ) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray | None] | None:
         """See ``EmbeddedMemories.vector_matrix_normed`` (beside the Store contract)."""
         return self.memories.vector_matrix_normed(scope, ids)
 

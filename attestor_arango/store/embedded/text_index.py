@@ -311,9 +311,8 @@ class TenantText:
         """The scoring terms of those of ``ids`` the index holds in ``namespace`` (any: None).
 
         Each id is looked up once (a recall asks for ~200: a binary search each)."""
-        found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
-        terms = self._terms().take([r for _, r in found])
-        return dict(zip([i for i, _ in found], terms, strict=True))
+        have, rows = self.rows.held(ids, namespace)
+        return dict(zip(have, self._terms().take(rows), strict=True))
 
     def set_expired(self, memory_id: str, t_expired: int) -> None:
         self.rows.set_expired(memory_id, t_expired)

@@ -1,17 +1,16 @@
 """Exact vector search over an in-memory matrix, one per tenant.
 
-The matrix is loaded from SQLite once and then updated incrementally; a query
-never re-reads a vector from disk. Scanning 100k float32 rows of 384 dimensions
-moves 150 MB through memory per query, which is what bounded recall latency. So
-each row is also kept as int8 codes with a per-row scale and a bound on the
-quantisation error. The query is quantised too, the scan takes exact integer
-dot products of the codes (SimSIMD's int8 kernels: a quarter of the bytes and
-no float conversion), every row gets an interval that provably holds its true
-score, and only the rows whose interval reaches the k-th best lower bound are
-re-scored exactly, in float64, from the float32 row. The answer is the exact top-k (ties included,
-broken by id), with no approximation left in it; ``tests/test_embedded_vectors.py``
-checks it against a brute-force scan. Only ``search(prefilter=...)`` approximates (the
-pipeline asks for it from ``vector_prefilter_rows`` visible rows: retrieval/config.py).
+The matrix is loaded from SQLite once and then updated incrementally; a query never re-reads
+a vector from disk. Scanning 100k float32 rows of 384 dimensions moves 150 MB through memory
+per query, which is what bounded recall latency. So each row is also kept as int8 codes with
+a per-row scale and a bound on the quantisation error. The query is quantised too, the scan
+takes exact integer dot products of the codes (SimSIMD's int8 kernels: a quarter of the
+bytes and no float conversion), every row gets an interval that provably holds its true
+score, and only the rows whose interval reaches the k-th best lower bound are re-scored
+exactly, in float64, from the float32 row. The answer is the exact top-k (ties included,
+broken by id), with no approximation left in it; ``tests/test_embedded_vectors.py`` checks
+it against a brute-force scan. Only ``search(prefilter=...)`` approximates (the pipeline
+asks for it from ``vector_prefilter_rows`` visible rows: retrieval/config.py).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import numpy as np
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.codec import vector_norm
 from attestor_arango.store.embedded import prefilter
-from attestor_arango.store.embedded.exact import RowNorms, exact_scores, ranked
+from attestor_arango.store.embedded.exact import RowNorms, WideRows, exact_scores, ranked
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
 from attestor_arango.store.embedded.quantise import (
     SAMPLE_STEP,
@@ -78,12 +77,12 @@ class TenantVectors:
         self._checked = np.zeros(0, dtype=bool)
         self._all_checked = False
         # reads persisted float rows (ascending, unique) without mapping their pages
-        # (IndexFile.read_rows): a large index reads a few scattered rows per query, which
-        # through the mapping would stay resident and, with the kernel's fault-around, add
-        # up to the whole matrix within a few hundred queries
+        # (IndexFile.read_rows): a large index's scattered rows read through the mapping
+        # stayed resident and, with fault-around, added up to the whole matrix
         self.read_rows: Callable[[np.ndarray], np.ndarray] | None = None
         self._last_read = (np.zeros(0, dtype=np.intp), np.zeros((0, dimension), dtype=np.float32))
         self.norms = RowNorms()  # the rows' float64 norms, kept as exact cosine reads them
+        self.wide = WideRows()  # a small index's rows as float64 (``float_rows``)
 
     @property
     def n(self) -> int:
@@ -113,9 +112,8 @@ class TenantVectors:
         i = self.rows.append(memory_id, namespace, (t_created, t_expired, valid_from, valid_until))
         self.matrix[i - self.n0] = vector
         codes, scale, err, rounding, size = quantize(self.matrix[i - self.n0])
-        self.codes[i - self.n0], self.scale[i] = codes[0], scale[0]
+        self.codes[i - self.n0], self.scale[i], self.scale32[i] = codes[0], scale[0], scale[0]
         self.err[i], self.rounding[i], self.size[i] = err[0], rounding[0], size[0]
-        self.scale32[i] = scale[0]
         self.max_err = max(self.max_err, float(err[0]))
         self.max_size = max(self.max_size, float(size[0]))
 
@@ -162,17 +160,22 @@ class TenantVectors:
 
     def held(self, ids: Sequence[str], namespace: str | None) -> tuple[list[str], np.ndarray]:
         """The ids held in ``namespace`` (any: None), in the order of ``ids``, and their rows."""
-        found = self.rows.in_namespace(self.rows.rows_of(ids), namespace)
-        rows = np.fromiter((r for _, r in found), dtype=np.intp, count=len(found))
-        return [memory_id for memory_id, _ in found], rows
+        have, rows = self.rows.held(ids, namespace)
+        return have, np.array(rows, dtype=np.intp)
 
     def float_rows(self, rows: np.ndarray, dtype: type = np.float64) -> np.ndarray:
         """The float32 vectors of some rows, as ``dtype``; IndexFileError if one is corrupt.
 
         Persisted rows of a small matrix (scanned whole, or no larger resident whole than
         ``_RESIDENT_BYTES``) are read from the mapping; those of a larger one are copied
-        out of the file (``read_rows``) and nothing of them stays resident.
-        """
+        out of the file (``read_rows``) and nothing of them stays resident. A small index,
+        every row checked, keeps its rows widened to float64 (``exact.WideRows``)."""
+        if (
+            dtype is np.float64
+            and (self.n0 == 0 or self._all_checked)
+            and (wide := self.wide.of(rows, self.n, self.dimension, self.float_rows)) is not None
+        ):
+            return wide
         if self.n0 == 0:  # every row in memory: one gather
             return self.matrix[rows].astype(dtype, copy=False)
         large = self.n >= _INT8_ROWS and self._base_matrix.nbytes > _RESIDENT_BYTES
@@ -419,8 +422,7 @@ class TenantVectors:
         cls, sections: dict[str, np.ndarray], meta: dict[str, object]
     ) -> TenantVectors:
         """An index over persisted arrays: codes and vectors mapped, the rest in memory."""
-        dimension = meta["dimension"]
-        names = meta["namespaces"]
+        dimension, names = meta["dimension"], meta["namespaces"]
         if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
             raise ValueError("the persisted vector index's header has no valid dimension")
         if not isinstance(names, list):
@@ -432,12 +434,9 @@ class TenantVectors:
         small = [sections[k].shape for k in ("row_crc", "scale", "err", "rounding", "size")]
         if shapes != [(n, dimension)] * 2 or small != [(n,)] * 5:
             raise ValueError("the persisted vector index's columns disagree in shape")
-        index.rows = rows
-        index.n0 = n
-        index._base_matrix = sections["matrix"]
-        index._base_codes = sections["codes"]
-        index._base_crc = sections["row_crc"]
-        index._checked = np.zeros(n, dtype=bool)
+        index.rows, index.n0 = rows, n
+        index._base_matrix, index._base_codes = sections["matrix"], sections["codes"]
+        index._base_crc, index._checked = sections["row_crc"], np.zeros(n, dtype=bool)
         capacity = rows.capacity
         index.matrix = np.zeros((capacity - n, dimension), dtype=np.float32)
         index.codes = np.zeros((capacity - n, dimension), dtype=np.int8)
