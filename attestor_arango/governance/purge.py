@@ -25,6 +25,11 @@ Order of events, each durable before the next:
    (``legacy_digest_entries``) and exports taken of the tenant (copies outside the store);
 7. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
 
+The tenant's daily quota is kept (``PurgeReport.kept``, the outcome entry's ``kept``): it is
+the operator's limit on the tenant, not the subject's data, and every value it held is in
+the kept chain already (``quota_set``). Erasing it let the tenant write without limit right
+after the erasure. The day's write counters are the subject's activity and are erased.
+
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
 (core/audit.py enforces that for every entry). The reason is kept as an ``hmac1:``
@@ -179,6 +184,12 @@ def purge_user(
     )
     report = PurgeReport(tenant=user, reason=reason, ok=False, reason_key=reason_key)
     report.attempted_audit_seq = attempted.seq
+    try:
+        quota = store.get_quota(scope)
+    except Exception:  # informative only: the store keeps the quota either way
+        quota = None
+    if quota is not None:
+        report.kept["quota"] = {"daily_writes": quota}
     for i, collection in enumerate(plan):
         try:  # each step commits on its own: progress before a failure stays made
             report.removed[collection] = store.purge_collection(scope, collection)
@@ -222,6 +233,7 @@ def purge_user(
         "remaining": report.remaining,
         "warnings": len(report.warnings),
         "legacy_digest_entries": report.legacy_digest_entries,
+        "kept": report.kept,
     }
     if not report.ok:
         details.update(
