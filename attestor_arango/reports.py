@@ -115,6 +115,9 @@ class PurgeReport:
     # what the purge left on purpose: the operator's configuration of the tenant (its daily
     # quota), not the subject's data; its values are in the kept chain (``quota_set``)
     kept: dict[str, Any] = field(default_factory=dict)
+    # ids of the rows held after the purge that were written after it began (the tenant's
+    # audit entries after ``purge_attempted``): writes that landed while it ran
+    written_during: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -137,6 +140,7 @@ class PurgeReport:
             "reason_key": self.reason_key,
             "legacy_digest_entries": self.legacy_digest_entries,
             "kept": dict(self.kept),
+            "written_during": list(self.written_during),
         }
 
 
