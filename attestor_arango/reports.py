@@ -112,6 +112,12 @@ class PurgeReport:
     # audit entries of the tenant holding unkeyed digests (written before salts): they
     # outlive the erasure and confirm an exact guess of an erased text; None: not counted
     legacy_digest_entries: int | None = None
+    # what the purge left on purpose: the operator's configuration of the tenant (its daily
+    # quota), not the subject's data; its values are in the kept chain (``quota_set``)
+    kept: dict[str, Any] = field(default_factory=dict)
+    # ids of the rows held after the purge that were written after it began (the tenant's
+    # audit entries after ``purge_attempted``): writes that landed while it ran
+    written_during: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -133,6 +139,8 @@ class PurgeReport:
             "outcome_audit_seq": self.outcome_audit_seq,
             "reason_key": self.reason_key,
             "legacy_digest_entries": self.legacy_digest_entries,
+            "kept": dict(self.kept),
+            "written_during": list(self.written_during),
         }
 
 

@@ -102,7 +102,7 @@ def test_a_purge_that_failed_because_of_a_write_leaves_a_chain_that_verifies(
     def step(scope: Any, collection: str) -> int:
         if not written:
             written["erased"] = mem.add("Ann moved to Oslo", context=CTX).id
-        elif collection == "quotas" and "left" not in written:
+        elif collection == "write_counts" and "left" not in written:
             written["left"] = mem.add("Ann moved to Lima", context=CTX).id
         return original(scope, collection)
 

@@ -127,12 +127,14 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
     assert report.ok and report.status == "completed", report.to_dict()
     assert report.removed["memories"] == 5 and report.removed["episodes"] == 1
     assert report.removed["vectors"] == 5 and report.removed["relations"] == 1
-    assert report.removed["quotas"] == 1 and report.removed["write_counts"] == 1
+    assert report.removed["write_counts"] == 1 and "quotas" not in report.removed
+    assert report.kept == {"quota": {"daily_writes": 1000}}  # the operator's limit stays
     assert report.remaining is not None and not any(report.remaining.values())
     # every table: only the audit chain still names the tenant, and never its content
     with sqlite3.connect(str(path)) as conn:
         assert _rows_mentioning(conn, (MARK,)) == {}
-        assert set(_rows_mentioning(conn, (SUBJECT,))) <= {"audit", "audit_heads"}
+        # (and the quota an operator set: its values are in the chain's quota_set entries)
+        assert set(_rows_mentioning(conn, (SUBJECT,))) <= {"audit", "audit_heads", "quotas"}
         fts_hits = conn.execute(
             "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?", (MARK.lower(),)
         ).fetchone()[0]
@@ -161,7 +163,7 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
     }
     assert store.relations_touching(Scope(SUBJECT), [MARK.lower()], mem.runtime.view(None)) == []
     assert store.list_entities(Scope(SUBJECT)) == []
-    assert store.get_quota(Scope(SUBJECT)) is None
+    assert store.get_quota(Scope(SUBJECT)) == 1000
     assert mem.export_user(SUBJECT, context=ZOE)["memories"] == []
     # other tenants untouched: same counts before and after
     assert _acme_counts(mem) == acme_before

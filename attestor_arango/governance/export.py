@@ -28,6 +28,7 @@ from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.consistent import read_as_one
+from attestor_arango.governance.import_guard import require_importable
 from attestor_arango.governance.import_source import check_source
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey, source_tenant
@@ -38,7 +39,6 @@ from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
     EmbeddingSpace,
     EpisodeStore,
-    GovernanceStore,
     MemoryFilter,
     MemoryStore,
 )
@@ -380,7 +380,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     source_rows, source_audit = parsed["memories"], parsed["audit"]  # as exported
     if rekeyed:
         parsed = rekey(parsed, source, rt.ids)
-    _require_empty(rt.store, Scope(tenant))  # before embedding; again as it writes
+    purge_seq = require_importable(rt.store, Scope(tenant), None)  # again as it writes
     memories: list[Memory] = parsed["memories"]
     check_times(parsed, rt.clock.now_us())
     check_source(source_audit, source_rows, source)
@@ -389,7 +389,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
         chunk = memories[start : start + EMBED_BATCH]
         vectors.extend(rt.embedder.embed([m.content for m in chunk]))
     try:
-        counts = _write(rt, auditor, ctx, parsed, vectors)
+        counts = _write(rt, auditor, ctx, parsed, vectors, purge_seq)
     except ConflictError as exc:
         raise ConflictError(
             f"ids of this export are already stored in tenant {tenant!r} "
@@ -400,30 +400,23 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     return {**counts, "rekeyed": int(rekeyed)}
 
 
-def _require_empty(store: GovernanceStore, scope: Scope) -> None:
-    """``ConflictError`` unless the tenant holds no data (``tenant_residue``)."""
-    held = {k: v for k, v in store.tenant_residue(scope).items() if v}
-    if held:
-        raise ConflictError(
-            f"tenant {scope.tenant!r} already holds data {held}; import only into an empty "
-            "tenant (purge it first, or import it as another tenant with --tenant)",
-        )
-
-
 def _write(
     rt: Runtime,
     auditor: Auditor,
     ctx: AgentContext,
     parsed: dict[str, Any],
     vectors: list[np.ndarray],
+    purge_seq: int,
 ) -> dict[str, int]:
-    """Every row of the export in one transaction, and the ``import`` audit entry."""
+    """Every row of the export in one transaction, and the ``import`` audit entry; refused
+    when a purge of the tenant runs or began since ``purge_seq`` (``import_guard``)."""
     tenant = ctx.tenant
     store = rt.store
     scope = Scope(tenant)
     memories: list[Memory] = parsed["memories"]
     with store.transaction():
-        _require_empty(store, scope)  # another import or a write may have come since
+        # another import, a write or a purge may have come since
+        require_importable(store, scope, purge_seq)
         if memories and store.get_embedding_space(scope) is None:
             store.set_embedding_space(
                 scope, EmbeddingSpace(rt.embedder.name, rt.embedder.dimension)

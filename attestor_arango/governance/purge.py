@@ -23,7 +23,15 @@ Order of events, each durable before the next:
 6. a scan of the tenant's audit chain for what the purge cannot reach, reported as
    warnings: entries holding unkeyed digests written before salts
    (``legacy_digest_entries``) and exports taken of the tenant (copies outside the store);
-7. an audit entry ``purge_completed`` or ``purge_failed`` with the counts.
+7. an audit entry ``purge_completed`` or ``purge_failed`` with the counts. Rows found
+   after every step that writes landing while the purge ran made (the tenant's audit
+   entries after ``purge_attempted`` wrote them) are named (``written_during``), so such a
+   failure reads as what it is, not as an erasure that did not work.
+
+The tenant's daily quota is kept (``PurgeReport.kept``, the outcome entry's ``kept``): it is
+the operator's limit on the tenant, not the subject's data, and every value it held is in
+the kept chain already (``quota_set``). Erasing it let the tenant write without limit right
+after the erasure. The day's write counters are the subject's activity and are erased.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
@@ -156,6 +164,37 @@ def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
         )
 
 
+LATE_ENTRIES = 10_000  # audit entries after the attempt read to name rows written meanwhile
+SHOWN = 10  # ids of such rows an error text names (the report lists them all)
+RECORDED = 100  # and the outcome audit entry
+
+
+def _written_during(rt: Runtime, scope: Scope, attempt_seq: int) -> list[str]:
+    """Ids of the tenant's rows held now that entries after the purge's attempt wrote:
+    writes that landed while it ran (every row change commits with its audit entry)."""
+    try:
+        later = rt.store.read_audit(scope, LATE_ENTRIES, after_seq=attempt_seq)
+        targets = [e.target for e in later if e.target and not e.action.startswith("purge_")]
+        held = rt.store.get_memories(scope, targets)
+    except Exception:  # informative only: the residue is reported either way
+        return []
+    return [t for t in dict.fromkeys(targets) if t in held]
+
+
+def _residue_error(report: PurgeReport, attempt_seq: int) -> str:
+    """Why a purge that ran every step still found rows: writes that landed meanwhile, or not."""
+    if not report.written_during:
+        return "rows of the tenant remain after every collection was purged"
+    ids = report.written_during
+    shown = ", ".join(ids[:SHOWN]) + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+    return (
+        f"rows of the tenant remain after every collection was purged: {len(ids)} memories "
+        f"were written after the purge began (audit entries after seq {attempt_seq}), by "
+        f"writes landing while it ran: {shown}; stop the tenant's writers (revoke its keys) "
+        "and run purge_user again to erase them"
+    )
+
+
 def purge_user(
     rt: Runtime, auditor: Auditor, ctx: AgentContext, user: str, reason: str
 ) -> PurgeReport:
@@ -179,6 +218,12 @@ def purge_user(
     )
     report = PurgeReport(tenant=user, reason=reason, ok=False, reason_key=reason_key)
     report.attempted_audit_seq = attempted.seq
+    try:
+        quota = store.get_quota(scope)
+    except Exception:  # informative only: the store keeps the quota either way
+        quota = None
+    if quota is not None:
+        report.kept["quota"] = {"daily_writes": quota}
     for i, collection in enumerate(plan):
         try:  # each step commits on its own: progress before a failure stays made
             report.removed[collection] = store.purge_collection(scope, collection)
@@ -214,7 +259,8 @@ def purge_user(
     left = report.remaining is None or any(report.remaining.values())
     report.ok = report.failed_collection is None and not left
     if report.ok is False and report.error is None:
-        report.error = "rows of the tenant remain after every collection was purged"
+        report.written_during = _written_during(rt, scope, attempted.seq)
+        report.error = _residue_error(report, attempted.seq)
     details: dict[str, Any] = {
         "reason": reason,
         "attempt_seq": attempted.seq,
@@ -222,6 +268,7 @@ def purge_user(
         "remaining": report.remaining,
         "warnings": len(report.warnings),
         "legacy_digest_entries": report.legacy_digest_entries,
+        "kept": report.kept,
     }
     if not report.ok:
         details.update(
@@ -229,6 +276,9 @@ def purge_user(
                 "failed_collection": report.failed_collection,
                 "error": report.error,
                 "not_attempted": report.not_attempted,
+                # the first ids (an entry stays small), and how many there are
+                "written_during": report.written_during[:RECORDED],
+                "written_during_count": len(report.written_during),
             }
         )
     try:

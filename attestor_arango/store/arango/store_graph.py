@@ -37,7 +37,8 @@ from attestor_arango.store.protocol import (
 )
 from attestor_arango.validation import entity_key
 
-# Erasure order (edges before vertices, vectors before their rows); never the audit chain.
+# Erasure order (edges before vertices, vectors before their rows); never the audit chain,
+# never the quota (an operator's limit, not the subject's data: governance/purge.py).
 PURGE_STEPS = (
     "relations",
     "graph_nodes",
@@ -45,7 +46,6 @@ PURGE_STEPS = (
     "vectors",
     "memories",
     "episodes",
-    "quotas",
     "write_counts",
     "embedding_spaces",
 )

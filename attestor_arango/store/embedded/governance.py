@@ -153,7 +153,7 @@ class EmbeddedGovernance:
                 self._db.execute(q.FTS_OPTIMIZE)
             if collection in ("vectors", "memories"):
                 self._db.after_commit("drop", scope.tenant)
-            kept = {"quotas": "quota", "embedding_spaces": "space"}.get(collection)
+            kept = {"embedding_spaces": "space"}.get(collection)
             if kept is not None:  # what caches.kept holds of the tenant is gone too
                 self._db.after_commit("state", (kept, scope.tenant, None))
             if collection in ("entities", "relations"):  # and what the graph keeps decoded

@@ -345,12 +345,13 @@ PURGE: dict[str, str] = {
     "episodes": "DELETE FROM episodes WHERE tenant = :tenant",
     "entities": "DELETE FROM entities WHERE tenant = :tenant",
     "relations": "DELETE FROM relations WHERE tenant = :tenant",
-    "quotas": "DELETE FROM quotas WHERE tenant = :tenant",
     "write_counts": "DELETE FROM write_counts WHERE tenant = :tenant",
     "embedding_spaces": "DELETE FROM embedding_spaces WHERE tenant = :tenant",
 }
 
 # governance: erasure step by step, retention deletes, chain head ------------------------------
+# The tenant's quota is not erased nor counted as residue: an operator's limit, not the
+# subject's data (governance/purge.py keeps it and reports it kept).
 # Each purge step is one statement list run in one transaction; "memories" removes the FTS
 # rows with the memory rows so no orphaned text-index entry can outlive its row.
 PURGE_STEPS: dict[str, tuple[str, ...]] = {
@@ -361,7 +362,6 @@ PURGE_STEPS: dict[str, tuple[str, ...]] = {
     ),
     "memories": (PURGE_FTS, "DELETE FROM memories WHERE tenant = :tenant"),
     "episodes": ("DELETE FROM episodes WHERE tenant = :tenant",),
-    "quotas": ("DELETE FROM quotas WHERE tenant = :tenant",),
     "write_counts": ("DELETE FROM write_counts WHERE tenant = :tenant",),
     "embedding_spaces": ("DELETE FROM embedding_spaces WHERE tenant = :tenant",),
 }
@@ -375,7 +375,6 @@ RESIDUE: dict[str, str] = {
         "WHERE rowid IN (SELECT rowid FROM memories WHERE tenant = :tenant)"
     ),
     "episodes": "SELECT COUNT(*) FROM episodes WHERE tenant = :tenant",
-    "quotas": "SELECT COUNT(*) FROM quotas WHERE tenant = :tenant",
     "write_counts": "SELECT COUNT(*) FROM write_counts WHERE tenant = :tenant",
     "embedding_spaces": "SELECT COUNT(*) FROM embedding_spaces WHERE tenant = :tenant",
 }
