@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -107,3 +108,16 @@ def cli_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``attestor-arango ARGS`` in a subprocess on ``home``'s store (``cli_env``), run from
+    ``home`` so relative paths land there; its output as text."""
+    return subprocess.run(
+        [PYTHON, "-m", "attestor_arango.interfaces.cli.main", *args],
+        env=cli_env(home),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=home,
+    )

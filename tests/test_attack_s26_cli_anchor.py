@@ -10,21 +10,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from interface_support import PYTHON, cli_env
-
-
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "attestor_arango.interfaces.cli.main", *args],
-        env=cli_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from interface_support import run_cli as cli
 
 
 def verify(home: Path, *args: str) -> tuple[int, Any]:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from interface_support import PYTHON, cli_env
+from interface_support import run_cli as cli
 
 from attestor_arango.config import load_config
 from attestor_arango.errors import StoreError, ValidationError
@@ -27,17 +26,6 @@ from attestor_arango.interfaces.cli.parsing import UsageError
 from attestor_arango.memory import AgentMemory
 
 NOT_UTF8 = b"\xff\xfe\x00 not text"
-
-
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "attestor_arango.interfaces.cli.main", *args],
-        env=cli_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=home,
-    )
 
 
 def audit_actions(home: Path) -> list[str]:
