@@ -20,7 +20,7 @@ from retrieval_fakes import mem as fake_mem
 from attestor_arango.memo import Memo
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import ScoreBreakdown
-from attestor_arango.retrieval import coverage, pipeline
+from attestor_arango.retrieval import coverage, fusion, pipeline
 from attestor_arango.retrieval.candidates import (
     ROUNDED,
     ZERO,
@@ -405,3 +405,40 @@ def test_has_turns_and_credits_any_answer_as_the_plain_tests_of_each_candidate()
         for group in ([c], [*plain, c], [c, *plain], plain):
             assert has_turns(group) is any(turn(x) for x in group)
             assert credits_any(group) is any(record(x) for x in group)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fused_scores_looked_up_are_those_computed_anew(seed: int) -> None:
+    """fusion looks up each rrf's normalised and rounded scores in a table of those computed
+    before (``fusion._scored``): whether computed now or looked up, every candidate holds
+    rrf / best and round(x, 12) of both, bit for bit, as the very objects the breakdown
+    tests (``fused_*``). Fails if a looked-up entry is not the one for that rrf and best."""
+    rng = random.Random(seed)
+    pool = [fake_mem(f"m{i}", f"text {i}", day=i % 3) for i in range(40)]
+    fusion._SCORED.clear()
+    for _ in range(6):  # the same ranks recur: later rounds look most scores up
+        names = ["vector", "bm25", "mq_1"][: rng.choice([1, 2, 2, 3])]
+        lanes = [(n, [Hit(m, rng.random()) for m in rng.sample(pool, 25)]) for n in names]
+        weights = {n: rng.choice([1.0, 0.5, 2.0]) for n in names}
+        k = rng.choice([60, 1, 3])
+        best = sum(weights[n] for n in names) / (k + 1)
+        for c in fuse(lanes, k, weights=weights):
+            assert c.rrf_norm.hex() == (c.rrf / best).hex()
+            assert c.relevance.hex() == round(c.rrf / best + 0.0, 12).hex()
+            assert c.fused_rrf is c.rrf and c.fused_rrf_12.hex() == round(c.rrf, 12).hex()
+            assert c.fused_norm is c.rrf_norm and c.fused_norm_12 is c.relevance
+    assert any(len(table) > 1 for table in fusion._SCORED.values())
+
+
+def test_fused_scores_table_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """the table of fused scores is cleared when full, and the scores are still right."""
+    monkeypatch.setattr(fusion, "_SCORED_MAX", 5)
+    fusion._SCORED.clear()
+    pool = [fake_mem(f"m{i}", f"text {i}", day=i % 3) for i in range(30)]
+    for k in range(1, 8):  # seven bests: never more than four tables
+        hits = [Hit(m, 1.0) for m in pool]
+        best = 1.0 / (k + 1)
+        for c in fuse([("bm25", hits)], k):
+            assert c.relevance.hex() == round(c.rrf / best + 0.0, 12).hex()
+        assert len(fusion._SCORED) <= 4
+        assert all(len(table) <= 5 for table in fusion._SCORED.values())

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from attestor_arango.models import known_us, us_of
 from attestor_arango.retrieval.candidates import ZERO, Candidate, order
-from attestor_arango.retrieval.rounding import round_array
+from attestor_arango.retrieval.rounding import round12
 from attestor_arango.store.protocol import Hit
 
 
@@ -98,27 +96,45 @@ def fuse(
             cand.rrf += w / (rrf_k + rank)
     best = total / (rrf_k + 1) if total > 0 else 1.0
     cands = list(by_id.values())
-    if not cands:
-        return []
     # every other signal is still at its neutral value (decay 1.0, the rest 0.0), so
     # compute_relevance gives round((rrf_norm + 0.0) * 1.0 + 0.0 + ..., 12), which is
-    # round(rrf_norm + 0.0, 12) (``x * 1.0`` is x, ``x + 0.0`` is x but for -0.0): done for
-    # all candidates at once, with the rounded rrf the breakdown reports (candidates.py).
-    # The raw rrf and the normalised one share one array, rounded in one call (numpy's
-    # fixed cost per call is most of the work for ~85 values).
-    n = len(cands)
-    raw = [c.rrf for c in cands]
-    both = np.empty(2 * n)
-    both[:n] = raw
-    norm = np.divide(both[:n], best, out=both[n:])
-    norms = norm.tolist()  # rrf_norm as divided; its rounding from ``norm + 0.0``
-    norm += 0.0
-    rounded = round_array(both, 12).tolist()
-    for cand, r, value, r_norm, r_rrf in zip(
-        cands, raw, norms, rounded[n:], rounded[:n], strict=True
-    ):
-        cand.rrf_norm = value
+    # round(rrf_norm + 0.0, 12) (``x * 1.0`` is x, ``x + 0.0`` is x but for -0.0), with the
+    # rounded rrf the breakdown reports (candidates.py). These are a function of the rrf and
+    # ``best`` alone, and an rrf is a sum of 1 / (k + rank) over a memory's lanes: the same
+    # few thousand values recur from recall to recall (a memory at rank i of one lane, at
+    # ranks i and j of two), so each is computed once (``_scored``) and then looked up (an
+    # rrf is summed from 0.0, so never -0.0: equal keys are the same value).
+    table = _scored(best)
+    look = table.get
+    for cand in cands:
+        r = cand.rrf
+        known = look(r)
+        if known is None:  # rrf / best, and both rounded as round(x, 12) rounds (round12)
+            norm = r / best
+            known = (norm, round12(r), round12(norm + 0.0))
+            if len(table) >= _SCORED_MAX:
+                table.clear()
+            table[r] = known
+        norm, r_rrf, r_norm = known
+        cand.rrf_norm = norm
         cand.relevance = r_norm
         cand.fused_rrf, cand.fused_rrf_12 = r, r_rrf
-        cand.fused_norm, cand.fused_norm_12 = value, r_norm
-    return order(cands)
+        cand.fused_norm, cand.fused_norm_12 = norm, r_norm
+    return order(cands) if cands else []
+
+
+# an rrf's (rrf / best, round(rrf, 12), round(rrf / best + 0.0, 12)) by ``best`` (the
+# configuration's and the lanes that answered: one or a few), then by rrf; bounded: a table
+# is cleared when it holds _SCORED_MAX (~3 MB), and all are when a fifth best comes
+_SCORED: dict[float, dict[float, tuple[float, float, float]]] = {}
+_SCORED_MAX = 16_384
+
+
+def _scored(best: float) -> dict[float, tuple[float, float, float]]:
+    """The table of fused scores for this ``best`` (``fuse``)."""
+    table = _SCORED.get(best)
+    if table is None:
+        if len(_SCORED) >= 4:  # another configuration: tables of older ones go
+            _SCORED.clear()
+        table = _SCORED[best] = {}
+    return table
