@@ -147,3 +147,14 @@ def test_an_empty_tenant_exports_an_empty_chain_that_imports(tmp_path: Path) -> 
     assert data["chain"] == {"entries": 0, "head": None, "signature": None}
     assert mem.import_user(data, context=COPY)["memories"] == 0
     mem.close()
+
+
+@pytest.mark.parametrize(
+    "signing",
+    [{"key_id": "k"}, {"key_id": "k", "public_key": 5}, {"public_key": None}, "a key", 7],
+)
+def test_a_malformed_signing_field_is_refused_as_bad_input(tmp_path: Path, signing: Any) -> None:
+    data = {**_export(tmp_path / "src.db", Signer.generate()), "signing": signing}
+    mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
+    _refused(mem, data, "signing")
+    mem.close()

@@ -90,9 +90,10 @@ def check_head(data: Any, source: str, signer: Signer | None, rows: bool) -> str
         )
     if named is None:
         return None
+    pem = named.get("public_key") if isinstance(named, dict) else None
     try:
-        key = load_public_key(named["public_key"]) if isinstance(named, dict) else None
-    except (KeyFileError, TypeError):
+        key = load_public_key(pem) if isinstance(pem, str) else None
+    except KeyFileError:
         key = None
     if key is None or key_id_of(key) != named.get("key_id"):
         raise ValidationError(
