@@ -29,7 +29,7 @@ from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.consistent import read_as_one
 from attestor_arango.governance.import_guard import require_importable
-from attestor_arango.governance.import_source import chain_head, check_head, check_source
+from attestor_arango.governance.import_source import chain_head, check_head_of, check_source
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey, source_tenant
 from attestor_arango.governance.row_check import import_rows
@@ -384,8 +384,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     purge_seq = require_importable(rt.store, Scope(tenant), None)  # again as it writes
     memories: list[Memory] = parsed["memories"]
     check_times(parsed, rt.clock.now_us())
-    held = any(parsed[k] for k in ("memories", "episodes", "entities", "relations"))
-    parsed["source"]["head_key_id"] = check_head(data, source, rt.signer, held)
+    check_head_of(data, parsed, source, rt.signer)  # its list's end, and its signatures
     check_source(source_audit, source_rows, source)
     vectors: list[np.ndarray] = []
     for start in range(0, len(memories), EMBED_BATCH):

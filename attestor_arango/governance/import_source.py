@@ -24,6 +24,7 @@ from typing import Any
 
 from attestor_arango.core.audit import GENESIS, chain_hash
 from attestor_arango.core.signing import (
+    PREFIX_V2,
     KeyFileError,
     Signer,
     export_message,
@@ -106,6 +107,36 @@ def check_head(data: Any, source: str, signer: Signer | None, rows: bool) -> str
             f"audit list was cut short or its head changed after it was exported. {AGAIN}"
         )
     return key_id_of(key)
+
+
+def check_head_of(data: Any, parsed: dict[str, Any], source: str, signer: Signer | None) -> None:
+    """``check_head`` for the import of ``data`` (``parsed`` as ``parse_export`` and
+    ``rekey`` left it); records the head's key in ``parsed["source"]`` and keeps only the
+    signatures the head binds (``bound_signatures``)."""
+    held = any(parsed[k] for k in ("memories", "episodes", "entities", "relations"))
+    parsed["source"]["head_key_id"] = check_head(data, source, signer, held)
+    parsed["memories"] = bound_signatures(data, source, signer, parsed["memories"])
+
+
+def bound_signatures(
+    data: Any, source: str, signer: Signer | None, rows: list[Memory]
+) -> list[Memory]:
+    """``rows`` with each signature made before v2 (``ed25519:``, over no tenant or
+    namespace) dropped unless the export's head is signed by ``signer``'s own key: only that
+    head binds the rows, through the chain's row digests, to the tenant they name; a v1
+    signature would verify wherever an edited export put its row. v2 signatures are kept."""
+    chain = data.get("chain") if isinstance(data, dict) else None
+    if signer is not None and isinstance(chain, dict):
+        message = export_message(
+            source, chain["entries"], chain["head"], str(data.get("exported_at"))
+        )
+        if verify_bytes(signer.public_key, chain.get("signature"), message):
+            return rows
+
+    def v1(m: Memory) -> bool:
+        return bool(m.signature) and not str(m.signature).startswith(PREFIX_V2)
+
+    return [m.model_copy(update={"signature": None}) if v1(m) else m for m in rows]
 
 
 def _signed_by(signer: Signer, audit: list[Any]) -> bool:
