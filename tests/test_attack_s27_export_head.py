@@ -158,3 +158,12 @@ def test_a_malformed_signing_field_is_refused_as_bad_input(tmp_path: Path, signi
     mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
     _refused(mem, data, "signing")
     mem.close()
+
+
+@pytest.mark.parametrize("entries", [-1, 2**63, 10**5000], ids=["negative", "2**63", "10**5000"])
+def test_a_head_count_no_chain_holds_is_refused_as_bad_input(tmp_path: Path, entries: int) -> None:
+    data = _export(tmp_path / "src.db")
+    data["chain"] = {**data["chain"], "entries": entries}  # 10**5000: no str() of it
+    mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
+    _refused(mem, data, "no chain head")
+    mem.close()

@@ -61,7 +61,8 @@ def check_head(data: Any, source: str, signer: Signer | None, rows: bool) -> str
     chain, audit = data.get("chain"), data.get("audit")
     chain = chain if isinstance(chain, dict) else {}
     entries, head = chain.get("entries"), chain.get("head")
-    if type(entries) is not int or (head is not None and not isinstance(head, str)):
+    counted = type(entries) is int and 0 <= entries < 2**63  # a count any chain can hold
+    if not counted or (head is not None and not isinstance(head, str)):
         raise ValidationError(
             "the export carries no chain head (its 'chain' field: its audit list's entry "
             "count and last hash), so a file cut short cannot be told from a whole one: it was "
