@@ -167,3 +167,21 @@ def test_a_head_count_no_chain_holds_is_refused_as_bad_input(tmp_path: Path, ent
     mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
     _refused(mem, data, "no chain head")
     mem.close()
+
+
+HUGE = 10**5000  # Python refuses to write it as text (int_max_str_digits); REST never parses it
+NUMBERS = {  # where, and what the refusal says
+    "version": (lambda d: d.update(version=HUGE), "too large to print"),
+    "a row's tenant": (lambda d: d["memories"][0].update(tenant=HUGE), "too large to print"),
+    "an entry's seq": (lambda d: d["audit"][0].update(seq=HUGE), "too large to print"),
+}
+
+
+@pytest.mark.parametrize("where", list(NUMBERS))
+def test_a_number_too_long_to_print_is_refused_as_bad_input(tmp_path: Path, where: str) -> None:
+    data = _export(tmp_path / "src.db")
+    edit, message = NUMBERS[where]
+    edit(data)
+    mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
+    _refused(mem, data, message)
+    mem.close()

@@ -29,7 +29,7 @@ from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.consistent import read_as_one
 from attestor_arango.governance.import_guard import require_importable
-from attestor_arango.governance.import_source import chain_head, check_head_of, check_source
+from attestor_arango.governance.import_source import chain_head, check_head_of, check_source, shown
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey, source_tenant
 from attestor_arango.governance.row_check import import_rows
@@ -159,7 +159,7 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
         raise ValidationError(f"not an attestor-arango export (expected format {FORMAT!r})")
     if data.get("version") != VERSION:
         raise ValidationError(
-            f"export version {data.get('version')!r} is not supported; this package reads "
+            f"export version {shown(data.get('version'))} is not supported; this package reads "
             f"version {VERSION}"
         )
     try:

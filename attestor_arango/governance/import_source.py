@@ -39,6 +39,17 @@ from attestor_arango.models import AuditEntry, Memory
 AGAIN = "Import the export as it was written"
 
 
+def shown(value: object, width: int = 64) -> str:
+    """``repr`` of a value an export holds, cut to ``width`` characters: an integer too long
+    to write as text (``sys.get_int_max_str_digits``) or a value nested too deeply to print
+    is named, not raised from the message that names it."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"(a {type(value).__name__} too large to print)"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def chain_head(
     signer: Signer | None, tenant: str, audit: list[AuditEntry], at: str | None
 ) -> dict[str, Any]:
@@ -166,7 +177,7 @@ def check_source(audit: list[Any], memories: list[Memory], source: str) -> None:
             problems.append("an audit entry is malformed")
             break
         if entry.seq != expected or entry.prev_hash != prev or chain_hash(entry) != entry.hash:
-            problems.append(f"audit entry {entry.seq} does not match its hash or its link")
+            problems.append(f"audit entry {shown(entry.seq)} does not match its hash or its link")
         ledger.see(entry)
         prev, expected = entry.hash, entry.seq + 1
     held = {m.id: m.model_copy(update={"tenant": source}) for m in memories}
