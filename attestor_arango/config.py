@@ -107,6 +107,8 @@ class Config(BaseModel):
     openai_base_url: str | None = None
     openai_api_key: SecretStr | None = None
     max_content_chars: int = Field(default=32_000, gt=0)
+    # turns one add_turns call stores (one transaction: the store's other writes wait for it)
+    max_turns_per_call: int = Field(default=1_000, gt=0)
     arango: ArangoSettings = Field(default_factory=ArangoSettings)
     retrieval: dict[str, Any] = Field(default_factory=dict)
     trace: TraceSettings = Field(default_factory=TraceSettings)
@@ -220,6 +222,7 @@ _ENV: dict[str, tuple[str, ...]] = {
     "ATTESTOR_OPENAI_BASE_URL": ("openai_base_url",),
     "ATTESTOR_OPENAI_API_KEY": ("openai_api_key",),
     "ATTESTOR_MAX_CONTENT_CHARS": ("max_content_chars",),
+    "ATTESTOR_MAX_TURNS_PER_CALL": ("max_turns_per_call",),
     "ATTESTOR_TRACE": ("trace", "enabled"),
     "ATTESTOR_TRACE_PATH": ("trace", "path"),
     "ATTESTOR_TRACE_MAX_BYTES": ("trace", "max_bytes"),

@@ -33,6 +33,7 @@ from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.ids import SeededIdSource
 from attestor_arango.memory import AgentMemory
 from attestor_arango.text.stemming import scoring_terms, stem
+from tests.forged_chain import rechained  # as a package: subprocesses import this module
 
 ORCH = AgentRole.ORCHESTRATOR
 START = datetime(2026, 1, 1, tzinfo=UTC)  # the clock fixture's start, for subprocesses
@@ -127,7 +128,7 @@ def test_purge_user_leaves_no_form_of_any_word_on_disk_or_in_any_read(
     dump = re.sub(words["content"], words["imported"], dump, flags=re.IGNORECASE)
     dump = dump.replace('"subject"', '"subject2"')
     second = AgentContext(agent_id="orch", role=ORCH, tenant="subject2", namespace="n1")
-    mem.import_user({**json.loads(dump), "audit": []}, context=second)  # edited: no chain
+    mem.import_user(rechained(json.loads(dump)), context=second)  # edited, chain made to agree
     mem.close()
     mem = _memory(tmp_path, clock, text_index, seed=2)  # the indexes read back from files
     assert mem.recall(f"{words['content']} Paris", context=subject).results

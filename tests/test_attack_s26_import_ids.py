@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forged_chain import rechained
 
 from attestor_arango.context import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
@@ -67,7 +68,7 @@ def test_an_id_the_chain_records_verifies_after_the_import(
 ) -> None:
     data = copy.deepcopy(exported)
     data["memories"][0]["id"] = row_id
-    data["audit"] = []  # an edited export: without its chain, restored as it is
+    data = rechained(data)  # an edited export whose chain was made to agree with it
     mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
     mem.import_user(data, context=A)
     report = mem.verify_audit_chain(context=A)

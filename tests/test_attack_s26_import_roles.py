@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from forged_chain import rechained
 
 from attestor_arango.context import AgentContext, AgentRole
 from attestor_arango.embeddings import HashingEmbedder
@@ -28,15 +29,16 @@ def test_a_role_no_agent_holds_is_refused(tmp_path: Path, role: str) -> None:
     mem.add("Ann lives in Oslo", context=A)
     data = json.loads(json.dumps(mem.export_user("acme", context=A)))
     target = AgentContext(agent_id="orch", role="orchestrator", tenant="copy")
-    for roled in (data, {**data, "audit": []}):
+    for roled in (data, rechained(data)):
         edited = copy.deepcopy(roled)
         edited["memories"][0]["provenance"]["role"] = role
         with pytest.raises(ValidationError, match="role"):
             mem.import_user(edited, context=target)
         assert not any(mem.store.tenant_residue(Scope("copy")).values())
     for each in AgentRole:  # every real role is restored
-        kept = copy.deepcopy({**data, "audit": []})
+        kept = copy.deepcopy(data)
         kept["memories"][0]["provenance"]["role"] = each.value
+        kept = rechained(kept)  # the edit vouched for by a chain made to agree
         other = AgentContext(agent_id="orch", role="orchestrator", tenant=f"t-{each.value}")
         assert mem.import_user(kept, context=other)["memories"] == 1
     mem.close()

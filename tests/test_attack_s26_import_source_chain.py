@@ -5,8 +5,7 @@ row written, closed or removed. An export whose row was edited by hand ("Ann owe
 EUR" made "10000 EUR") was imported, and the new tenant's ``verify_audit_chain`` answered
 ok: its ``import`` entry vouched for the edited rows. On a store without signatures nothing
 else showed the edit. The import now checks the rows and entries against the chain they
-came with; an export without its chain (``audit`` empty) is restored as it is, and its
-import entry records that it held no entry."""
+came with; an export without its chain (``audit`` empty) is refused since session 27."""
 
 from __future__ import annotations
 
@@ -71,7 +70,8 @@ def test_an_export_edited_after_it_was_written_is_refused(
     EDITS[edit](data)
     mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
     for ctx in (A, COPY):  # restored as its own tenant, or copied to another
-        with pytest.raises(ValidationError, match="does not match its own audit chain"):
+        # an entry removed also leaves the list short of the head it names (session 27)
+        with pytest.raises(ValidationError, match=r"does not match its own audit chain|cut short"):
             mem.import_user(data, context=ctx)
         assert not any(mem.store.tenant_residue(Scope(ctx.tenant)).values())
         assert mem.store.count_rows(Scope(ctx.tenant))["audit"] == 0
@@ -88,13 +88,13 @@ def test_an_export_as_written_is_restored_and_verifies(
     mem.close()
 
 
-def test_an_export_without_its_chain_is_restored_and_says_so(
-    tmp_path: Path, exported: dict[str, Any]
-) -> None:
+def test_an_export_without_its_chain_is_refused(tmp_path: Path, exported: dict[str, Any]) -> None:
+    """Restored as it was until session 27, with an import entry recording no source
+    entry; now refused (tests/test_attack_s27_export_head.py): nothing vouches for its rows."""
     data = {**copy.deepcopy(exported), "audit": []}
     _row(data, "Ann owes Bob 10 EUR").update(content="Ann owes Bob 10000 EUR")
     mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
-    mem.import_user(data, context=A)
-    entry = next(e for e in mem.audit_log(limit=10, context=A) if e.action == "import")
-    assert entry.details["source"]["audit_entries"] == 0  # nothing vouched for its rows
+    with pytest.raises(ValidationError, match="cut short"):
+        mem.import_user(data, context=A)
+    assert mem.store.count_rows(Scope("acme"))["audit"] == 0
     mem.close()

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
+from forged_chain import rechained
 
 from attestor_arango.context import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
@@ -52,7 +53,7 @@ def test_an_export_naming_agent_star_is_refused(tmp_path: Path, field: str) -> N
     mem.add("Ann lives in Oslo", context=child)
     data = json.loads(json.dumps(mem.export_user("acme", context=A)))
     target = AgentContext(agent_id="orch", role="orchestrator", tenant="copy")
-    for chained in (data, {**data, "audit": []}):  # without its chain: nothing else objects
+    for chained in (data, rechained(data)):  # its chain made to agree: nothing else objects
         edited = copy.deepcopy(chained)
         prov = edited["memories"][0]["provenance"]
         if field == "agent_trail":
@@ -62,5 +63,5 @@ def test_an_export_naming_agent_star_is_refused(tmp_path: Path, field: str) -> N
         with pytest.raises(ValidationError, match=r"'\*' is not an agent id"):
             mem.import_user(edited, context=target)
         assert not any(mem.store.tenant_residue(Scope("copy")).values())
-    assert mem.import_user({**data, "audit": []}, context=target)["memories"] == 1
+    assert mem.import_user(rechained(data), context=target)["memories"] == 1
     mem.close()

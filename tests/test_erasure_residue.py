@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from forged_chain import rechained
 
 from attestor_arango import AgentContext, AgentRole
 from attestor_arango.clock import ManualClock
@@ -302,7 +303,7 @@ def test_no_cache_hands_one_tenants_rows_or_terms_to_another(
     dump = json.dumps(mem.export_user("subject", context=SUBJECT))
     for old, new in ((words["subject"], words["other"]), ('"subject"', '"other"')):
         dump = dump.replace(old, new).replace(old.capitalize(), new.capitalize())
-    mem.import_user({**json.loads(dump), "audit": []}, context=OTHER)  # edited: no chain
+    mem.import_user(rechained(json.loads(dump)), context=OTHER)  # edited, chain made to agree
     ids = {t: sorted(m.id for m in mem.list(context=c, limit=100)) for t, c in ctxs.items()}
     assert ids["subject"] and ids["subject"] == ids["other"]  # the premise: one set of ids
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from forged_chain import rechained
 from interface_support import ROOT, role_key, running_server
 
 from attestor_arango.clock import ManualClock
@@ -47,7 +48,7 @@ def _as_tenant(export: dict[str, Any], tenant: str) -> dict[str, Any]:
         key: [{**row, "tenant": tenant} for row in export[key]]
         for key in ("memories", "episodes", "entities", "relations")
     }
-    return {**export, **rows, "tenant": tenant, "audit": []}
+    return rechained({**export, **rows, "tenant": tenant})
 
 
 def _ids(export: dict[str, Any]) -> set[str]:
@@ -58,6 +59,7 @@ def _state(mem: AgentMemory, tenant: str) -> str:
     """Everything stored for ``tenant`` (its export minus the audit tail the export adds)."""
     data = mem.export_user(tenant, context=CTX[tenant])
     data.pop("exported_at")
+    data.pop("chain")  # the head counts the export entries dropped below
     data["audit"] = [a for a in data["audit"] if a["action"] != "export"]
     return json.dumps(data, sort_keys=True)
 

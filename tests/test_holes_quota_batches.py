@@ -44,9 +44,9 @@ def _memory(path: Path) -> AgentMemory:
 
 
 def _held(mem: AgentMemory) -> dict[str, Any]:
-    """What the tenant holds, audit chain aside (a refusal may be audited)."""
+    """What the tenant holds, audit chain and its head aside (a refusal may be audited)."""
     data = mem.export_user("acme", context=ORCH)
-    return {k: v for k, v in data.items() if k not in ("audit", "exported_at")}
+    return {k: v for k, v in data.items() if k not in ("audit", "chain", "exported_at")}
 
 
 def test_turns_over_the_daily_quota_store_none_of_them(tmp_path: Path) -> None:

@@ -125,6 +125,21 @@ _PLAIN_DIGEST = re.compile(r"(?:sha256:)?[0-9a-f]{64}")
 CHAIN_HASH_KEYS = frozenset({"audit_last_hash"})
 
 
+# entries about the tenant, not a row, hash their free text without a key too: a
+# ``reembed`` entry the labels of its embedding spaces, retention entries the policy as
+# configured (``policy``, ``policies``). Neither is a row's text: not counted
+TENANT_WIDE_ACTIONS = frozenset({"reembed"})
+CONFIG_KEYS = frozenset({"policy", "policies"})
+
+
+def row_text_digests(action: str, details: dict[str, Any]) -> int:
+    """``plain_digests`` of what an entry may hold of a row's text (none in a re-embedding's
+    entry, none under a retention policy's keys)."""
+    if action in TENANT_WIDE_ACTIONS:
+        return 0
+    return plain_digests({k: v for k, v in details.items() if k not in CONFIG_KEYS})
+
+
 def plain_digests(value: Any) -> int:
     """How many strings in an entry's ``details`` are unkeyed digests (``_PLAIN_DIGEST``).
 

@@ -21,6 +21,9 @@ The same key signs every audit entry the service appends: the message is
 ``attestor-audit-v1|tenant|seq|hash`` (``audit_message``), and the hash already
 covers the entry's fields and its predecessor's hash, so one signature commits to
 the whole chain up to that entry. Verification needs only the public key.
+An export's chain head (``attestor-export-v1|tenant|entries|head|exported_at``,
+``export_message``) is signed too, so a file cut at its newest entries, whose remaining
+entries still carry their signatures, no longer verifies.
 """
 
 from __future__ import annotations
@@ -69,6 +72,17 @@ def audit_message(tenant: str, seq: int, entry_hash: str) -> bytes:
     return f"attestor-audit-v1|{tenant}|{seq}|{entry_hash}".encode()
 
 
+def key_id_of(public_key: Ed25519PublicKey) -> str:
+    """First 16 hex chars of sha256(raw public key), as ``Signer.key_id`` names a key."""
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def export_message(tenant: str, entries: int, head: str | None, exported_at: str) -> bytes:
+    """The exact bytes signed for an export's chain head: its entry count and last hash."""
+    return f"attestor-export-v1|{tenant}|{entries}|{head or ''}|{exported_at}".encode()
+
+
 class Signer:
     """Signs memories on write and verifies them later.
 
@@ -83,10 +97,7 @@ class Signer:
     @property
     def key_id(self) -> str:
         """First 16 hex chars of sha256(raw public key): names the key in reports."""
-        raw = self.public_key.public_bytes(
-            serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        )
-        return hashlib.sha256(raw).hexdigest()[:16]
+        return key_id_of(self.public_key)
 
     def public_pem(self) -> str:
         """The public key (SubjectPublicKeyInfo PEM): all a third party needs to verify."""
@@ -106,6 +117,10 @@ class Signer:
         """The signature stored with an audit entry (``AuditEntry.signature``)."""
         raw = self._key.sign(audit_message(tenant, seq, entry_hash))
         return PREFIX + base64.b64encode(raw).decode("ascii")
+
+    def sign_export(self, message: bytes) -> str:
+        """The signature of an export's chain head (``export_message``)."""
+        return PREFIX + base64.b64encode(self._key.sign(message)).decode("ascii")
 
     def verify_audit(self, entry: AuditEntry) -> bool:
         """True only for an entry signed by this key as it is now (public key only)."""
@@ -189,12 +204,17 @@ def _verify(public_key: Ed25519PublicKey, memory: Memory) -> bool:
 
 
 def _verify_audit(public_key: Ed25519PublicKey, entry: AuditEntry) -> bool:
-    sig = entry.signature
-    if not sig or not sig.startswith(PREFIX):
+    message = audit_message(entry.tenant, entry.seq, entry.hash)
+    return verify_bytes(public_key, entry.signature, message)
+
+
+def verify_bytes(public_key: Ed25519PublicKey, sig: object, message: bytes) -> bool:
+    """True only for an ``ed25519:`` signature ``sig`` by ``public_key`` over ``message``."""
+    if not isinstance(sig, str) or not sig.startswith(PREFIX):
         return False
     try:
         raw = base64.b64decode(sig[len(PREFIX) :], validate=True)
-        public_key.verify(raw, audit_message(entry.tenant, entry.seq, entry.hash))
+        public_key.verify(raw, message)
     except (InvalidSignature, ValueError):
         return False
     return True

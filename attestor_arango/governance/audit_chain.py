@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from attestor_arango.core.audit import plain_digests
+from attestor_arango.core.audit import row_text_digests
 from attestor_arango.errors import ValidationError
 from attestor_arango.governance.row_check import RowLedger, check_rows
 from attestor_arango.models import AuditEntry
@@ -105,7 +105,7 @@ def iter_chain(store: AuditStore, tenant: str, page: int = PAGE) -> Iterator[Aud
 @dataclass(frozen=True)
 class ChainExposure:
     """What a tenant's audit chain holds that an erasure cannot reach: entries with unkeyed
-    digests written before salts (schema 8; ``core.audit.plain_digests``), which confirm an
+    digests written before salts (schema 8; ``core.audit.row_text_digests``), which confirm an
     exact guess of an erased text, and ``export`` entries, copies taken outside the store."""
 
     legacy_digest_entries: int
@@ -117,7 +117,7 @@ def chain_exposure(store: AuditStore, tenant: str) -> ChainExposure:
     reports it and ``doctor`` warns of the first. Raises what the store's reads raise."""
     held = exports = 0
     for entry in iter_chain(store, tenant):
-        held += 1 if plain_digests(entry.details) else 0
+        held += 1 if row_text_digests(entry.action, entry.details) else 0
         exports += entry.action == "export"
     return ChainExposure(held, exports)
 

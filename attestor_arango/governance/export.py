@@ -29,7 +29,7 @@ from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.consistent import read_as_one
 from attestor_arango.governance.import_guard import require_importable
-from attestor_arango.governance.import_source import check_source
+from attestor_arango.governance.import_source import chain_head, check_head_of, check_source, shown
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey, source_tenant
 from attestor_arango.governance.row_check import import_rows
@@ -104,12 +104,12 @@ def _document(rt: Runtime, ctx: AgentContext, user: str) -> dict[str, Any]:
     view = TemporalView(as_of=now, include_closed=True)
     relations = store.relations_touching(scope, keys, view) if keys else []
     audit = list(iter_chain(store, user))
-    space = store.get_embedding_space(scope)
+    space, at = store.get_embedding_space(scope), iso(now)
     return {
         "format": FORMAT,
         "version": VERSION,
         "tenant": user,
-        "exported_at": iso(now),
+        "exported_at": at,
         "exported_by": ctx.agent_id,
         "embedding_space": None
         if space is None
@@ -125,6 +125,7 @@ def _document(rt: Runtime, ctx: AgentContext, user: str) -> dict[str, Any]:
         "entities": [e.model_dump(mode="json") for e in entities],
         "relations": [r.model_dump(mode="json") for r in relations],
         "audit": [a.model_dump(mode="json") for a in audit],
+        "chain": chain_head(rt.signer, user, audit, at),  # what the import checks its end by
     }
 
 
@@ -158,7 +159,7 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
         raise ValidationError(f"not an attestor-arango export (expected format {FORMAT!r})")
     if data.get("version") != VERSION:
         raise ValidationError(
-            f"export version {data.get('version')!r} is not supported; this package reads "
+            f"export version {shown(data.get('version'))} is not supported; this package reads "
             f"version {VERSION}"
         )
     try:
@@ -383,6 +384,7 @@ def import_user(rt: Runtime, auditor: Auditor, ctx: AgentContext, data: object) 
     purge_seq = require_importable(rt.store, Scope(tenant), None)  # again as it writes
     memories: list[Memory] = parsed["memories"]
     check_times(parsed, rt.clock.now_us())
+    check_head_of(data, parsed, source, rt.signer)  # its list's end, and its signatures
     check_source(source_audit, source_rows, source)
     vectors: list[np.ndarray] = []
     for start in range(0, len(memories), EMBED_BATCH):

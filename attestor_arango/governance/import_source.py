@@ -5,8 +5,17 @@ wrote, closed or removed (``row_check``). A row edited in the file after the exp
 content, validity, entity, ...) no longer matches what the chain recorded, and an edited
 entry no longer matches its hash or its link. The import refuses such an export: restored
 as it was, the edit would stand in the new tenant behind an ``import`` entry that vouches
-for it. An export without its chain (``audit`` empty) has nothing to check against; the
-import's entry records that it held no entry.
+for it.
+
+The list's end is checked too (``check_head``): an export names its chain's head (``chain``:
+entry count and last hash, ``chain_head``), signed by the store's key when it signs, so a
+file cut at its newest entries, together with the rows they wrote, which agrees with itself
+otherwise, is refused, and so is one whose list was dropped while it holds rows (nothing
+would vouch for them), one without a head (an export written before session 27, or one whose
+head was removed: the two cannot be told apart, so neither is read), and one whose signed head
+does not verify. A head without a signature holds only against a cut: whoever rewrites the
+file can rewrite an unsigned head too. A store restoring an export whose entries its own key
+signed requires the head signed by that key, so stripping the signatures does not help.
 """
 
 from __future__ import annotations
@@ -14,15 +23,149 @@ from __future__ import annotations
 from typing import Any
 
 from attestor_arango.core.audit import GENESIS, chain_hash
+from attestor_arango.core.signing import (
+    PREFIX_V2,
+    KeyFileError,
+    Signer,
+    export_message,
+    key_id_of,
+    load_public_key,
+    verify_bytes,
+)
 from attestor_arango.errors import ValidationError
 from attestor_arango.governance.row_check import RowLedger, compare_rows
 from attestor_arango.models import AuditEntry, Memory
+
+AGAIN = "Import the export as it was written"
+
+
+def shown(value: object, width: int = 64) -> str:
+    """``repr`` of a value an export holds, cut to ``width`` characters: an integer too long
+    to write as text (``sys.get_int_max_str_digits``) or a value nested too deeply to print
+    is named, not raised from the message that names it."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"(a {type(value).__name__} too large to print)"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def chain_head(
+    signer: Signer | None, tenant: str, audit: list[AuditEntry], at: str | None
+) -> dict[str, Any]:
+    """What an export says of its audit list's end: entry count, last hash and, when the
+    store signs, the signature of ``signing.export_message`` over them."""
+    head = audit[-1].hash if audit else None
+    message = export_message(tenant, len(audit), head, str(at))
+    return {
+        "entries": len(audit),
+        "head": head,
+        "signature": None if signer is None else signer.sign_export(message),
+    }
+
+
+def check_head(data: Any, source: str, signer: Signer | None, rows: bool) -> str | None:
+    """Raises ``ValidationError`` unless the export's audit list ends where its head says,
+    is not empty while it holds ``rows``, and its head verifies when signed (or must be, as
+    ``signer`` signed its entries). Returns the id of the key that signed the head, if any.
+    ``data``: the export as ``parse_export`` accepted it (a dict)."""
+    chain, audit = data.get("chain"), data.get("audit")
+    chain = chain if isinstance(chain, dict) else {}
+    entries, head = chain.get("entries"), chain.get("head")
+    counted = type(entries) is int and 0 <= entries < 2**63  # a count any chain can hold
+    if not counted or (head is not None and not isinstance(head, str)):
+        raise ValidationError(
+            "the export carries no chain head (its 'chain' field: its audit list's entry "
+            "count and last hash), so a file cut short cannot be told from a whole one: it was "
+            "written by a version before this one, or the field was removed. Export the "
+            "tenant again with this version"
+        )
+    audit = audit if isinstance(audit, list) else []
+    last = audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None
+    if len(audit) != entries or last != head:
+        raise ValidationError(
+            f"the export's audit list holds {len(audit)} entries, its chain head says "
+            f"{entries}{'' if len(audit) != entries else ' ending at another hash'}: it was "
+            f"cut short or changed after it was exported. {AGAIN}"
+        )
+    if not audit and rows:
+        raise ValidationError(
+            "the export holds rows but no audit entry: nothing vouches for them (an export "
+            f"carries every entry its tenant's chain holds). {AGAIN}"
+        )
+    message = export_message(source, entries, head, str(data.get("exported_at")))
+    signature, named = chain.get("signature"), data.get("signing")
+    own = signer.public_key if signer is not None and _signed_by(signer, audit) else None
+    if own is not None and not verify_bytes(own, signature, message):  # restored where written
+        raise ValidationError(
+            "this store's key signed the export's entries, but its chain head carries no "
+            f"signature of that key: the head or its signature was changed. {AGAIN}"
+        )
+    if named is None:
+        return None
+    pem = named.get("public_key") if isinstance(named, dict) else None
+    try:
+        key = load_public_key(pem) if isinstance(pem, str) else None
+    except KeyFileError:
+        key = None
+    if key is None or key_id_of(key) != named.get("key_id"):
+        raise ValidationError(
+            "the export's 'signing' field does not hold the key it names, so its chain head's "
+            f"signature cannot be checked. {AGAIN}"
+        )
+    if not verify_bytes(key, signature, message):
+        raise ValidationError(
+            "the export's chain head signature does not verify with the key it names: its "
+            f"audit list was cut short or its head changed after it was exported. {AGAIN}"
+        )
+    return key_id_of(key)
+
+
+def check_head_of(data: Any, parsed: dict[str, Any], source: str, signer: Signer | None) -> None:
+    """``check_head`` for the import of ``data`` (``parsed`` as ``parse_export`` and
+    ``rekey`` left it); records the head's key in ``parsed["source"]`` and keeps only the
+    signatures the head binds (``bound_signatures``)."""
+    held = any(parsed[k] for k in ("memories", "episodes", "entities", "relations"))
+    parsed["source"]["head_key_id"] = check_head(data, source, signer, held)
+    parsed["memories"] = bound_signatures(data, source, signer, parsed["memories"])
+
+
+def bound_signatures(
+    data: Any, source: str, signer: Signer | None, rows: list[Memory]
+) -> list[Memory]:
+    """``rows`` with each signature made before v2 (``ed25519:``, over no tenant or
+    namespace) dropped unless the export's head is signed by ``signer``'s own key: only that
+    head binds the rows, through the chain's row digests, to the tenant they name; a v1
+    signature would verify wherever an edited export put its row. v2 signatures are kept."""
+    chain = data.get("chain") if isinstance(data, dict) else None
+    if signer is not None and isinstance(chain, dict):
+        message = export_message(
+            source, chain["entries"], chain["head"], str(data.get("exported_at"))
+        )
+        if verify_bytes(signer.public_key, chain.get("signature"), message):
+            return rows
+
+    def v1(m: Memory) -> bool:
+        return bool(m.signature) and not str(m.signature).startswith(PREFIX_V2)
+
+    return [m.model_copy(update={"signature": None}) if v1(m) else m for m in rows]
+
+
+def _signed_by(signer: Signer, audit: list[Any]) -> bool:
+    """Whether the newest signed entry of ``audit`` verifies with ``signer``'s key."""
+    for raw in reversed(audit):
+        if isinstance(raw, dict) and raw.get("signature"):
+            try:
+                return signer.verify_audit(AuditEntry.model_validate(raw))
+            except ValueError:
+                return False
+    return False
 
 
 def check_source(audit: list[Any], memories: list[Memory], source: str) -> None:
     """Raises ``ValidationError`` when the export's rows or entries disagree with its chain;
     ``memories`` as exported (their ids; their tenant is set to ``source`` here)."""
-    if not audit:
+    if not audit:  # check_head refused an empty list beside rows
         return
     problems: list[str] = []
     ledger = RowLedger()
@@ -34,7 +177,7 @@ def check_source(audit: list[Any], memories: list[Memory], source: str) -> None:
             problems.append("an audit entry is malformed")
             break
         if entry.seq != expected or entry.prev_hash != prev or chain_hash(entry) != entry.hash:
-            problems.append(f"audit entry {entry.seq} does not match its hash or its link")
+            problems.append(f"audit entry {shown(entry.seq)} does not match its hash or its link")
         ledger.see(entry)
         prev, expected = entry.hash, entry.seq + 1
     held = {m.id: m.model_copy(update={"tenant": source}) for m in memories}
@@ -42,7 +185,5 @@ def check_source(audit: list[Any], memories: list[Memory], source: str) -> None:
     if problems:
         raise ValidationError(
             f"the export does not match its own audit chain ({len(problems)} problem(s); "
-            f"first: {problems[0]}): it was changed after it was exported. Import the "
-            "export as it was written (an export without its audit list is restored as it "
-            "is, and its import entry records no source entry)"
+            f"first: {problems[0]}): it was changed after it was exported. {AGAIN}"
         )

@@ -19,6 +19,7 @@ from typing import Any
 
 from attestor_arango.clock import to_us
 from attestor_arango.errors import ValidationError
+from attestor_arango.governance.import_source import shown
 from attestor_arango.ids import IdSource
 from attestor_arango.models import Episode, Memory, Relation
 
@@ -41,10 +42,10 @@ def source_tenant(data: dict[str, Any]) -> str:
         rows = data.get(key)
         for row in rows if isinstance(rows, list) else ():
             if isinstance(row, dict) and "tenant" in row and row["tenant"] != claimed:
-                found = str(row["tenant"])[:64]
                 raise ValidationError(
                     f"the export is of tenant {claimed[:64]!r} but one of its {key} belongs "
-                    f"to tenant {found!r}: an export holds one tenant's data, as exported"
+                    f"to tenant {shown(row['tenant'])}: an export holds one tenant's data, as "
+                    "exported"
                 )
     return claimed
 

@@ -47,7 +47,6 @@ from attestor_arango.validation import (
 TURN_TAG = "turn"
 VERBATIM_TAG = "verbatim"
 REPLY_SNIPPET_CHARS = 240  # enough of the previous turn to say what this one answers
-MAX_TURNS_PER_CALL = 10_000
 MAX_TURN_CHARS = 64_000
 LAST_TURN_ROWS = 1_000  # rows ``last_turn`` asks the store for at a time
 
@@ -229,8 +228,11 @@ def add_turns(
     episode = check_label(source_episode_id, "source_episode_id")
     if isinstance(turns, str | bytes) or not isinstance(turns, Sequence):
         raise ValidationError("turns must be a list of conversation turns")
-    if len(turns) > MAX_TURNS_PER_CALL:
-        raise ValidationError(f"at most {MAX_TURNS_PER_CALL} turns per call; send the rest next")
+    if len(turns) > (cap := rt.config.max_turns_per_call):  # they are written in one transaction
+        raise ValidationError(
+            f"at most {cap} turns per call (max_turns_per_call: the turns are stored in one "
+            "transaction, which the store's other writes wait for); send the rest next"
+        )
     parsed = [ConversationTurn.parse(t) for t in turns]
     now = rt.clock.peek()
     for turn in parsed:  # a message cannot come from the future (as for ingest_round)

@@ -47,6 +47,8 @@ DESCRIPTIONS: dict[str, str] = {
     "openai_base_url": "OpenAI-compatible endpoint for the `openai` embedder",
     "openai_api_key": "key for that endpoint (a secret: never printed or exported)",
     "max_content_chars": "longest memory text or query accepted; longer is a `ValidationError`",
+    "max_turns_per_call": "turns one `add_turns` call stores (in one transaction, which the "
+    "store's other writes wait for); more is a `ValidationError` (422 on REST)",
     "arango": "ArangoDB connection (backend `arangodb`)",
     "arango.url": "server URL",
     "arango.database": "database name",
