@@ -19,7 +19,7 @@ from retrieval_fakes import mem as fake_mem
 
 from attestor_arango.memo import Memo
 from attestor_arango.memory import AgentMemory
-from attestor_arango.models import ScoreBreakdown
+from attestor_arango.models import ScoreBreakdown, us_of
 from attestor_arango.retrieval import coverage, fusion, pipeline
 from attestor_arango.retrieval.candidates import (
     ROUNDED,
@@ -442,3 +442,49 @@ def test_fused_scores_table_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> No
             assert c.relevance.hex() == round(c.rrf / best + 0.0, 12).hex()
         assert len(fusion._SCORED) <= 4
         assert all(len(table) <= 5 for table in fusion._SCORED.values())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_fused_rrf_from_shares_made_once_is_the_sum_of_each_hits_share(seed: int) -> None:
+    """fusion takes a hit's ``w / (rrf_k + rank)`` from a list made once per weight and
+    rrf_k (``fusion._shares``): each candidate's rrf is the sum of its hits' shares from 0.0,
+    computed hit by hit, bit for bit: over lanes longer and shorter than a list made before,
+    weights and rrf_k that change, and a lane naming a memory twice (counted once)."""
+    rng = random.Random(seed)
+    memories = [fake_mem(f"m{i:03d}") for i in range(300)]
+    for _ in range(8):
+        lanes = []
+        for name in rng.sample(["vector", "bm25", "mq_1"], rng.randint(1, 3)):
+            picked = rng.sample(memories, rng.randint(1, 300))
+            picked.insert(rng.randrange(len(picked)), picked[0])  # named again: no rank
+            lanes.append((name, [Hit(m, rng.random()) for m in picked]))
+        weights = {name: rng.choice([1.0, 0.5, 0.3, 2.0]) for name, _ in lanes}
+        rrf_k = rng.choice([1, 7, 60])
+        want: dict[str, float] = {}
+        ordered = sorted(lanes) if len(lanes) == 2 else lanes  # two fuse in name order
+        for name, hits in ordered:
+            seen: set[str] = set()
+            for hit in hits:
+                if hit.memory.id in seen:
+                    continue
+                seen.add(hit.memory.id)
+                want[hit.memory.id] = want.get(hit.memory.id, 0.0) + weights[name] / (
+                    rrf_k + len(seen)
+                )
+        got = {c.id: c.rrf for c in fuse(lanes, rrf_k, weights=weights)}
+        assert {k: v.hex() for k, v in got.items()} == {k: v.hex() for k, v in want.items()}
+
+
+def test_fused_times_of_a_memory_said_as_written_are_its_own() -> None:
+    """A memory whose event time is its write time (one datetime object, as ``add`` without
+    a valid_from stores it) gets its microseconds read once: the candidate's times are the
+    memory's, as for one with two equal datetimes and one with two different ones."""
+    m = fake_mem("m1", day=2.0)
+    one = m.model_copy(update={"valid_from": m.t_created})
+    assert one.valid_from is one.t_created and m.valid_from is not m.t_created
+    later = fake_mem("m2", day=1.5, created_day=3.0)
+    hits = [Hit(x, 1.0) for x in (one, m.model_copy(update={"id": "m3"}), later)]
+    for c in fuse([("vector", hits)], 60):
+        memory = c.memory
+        assert (c.t_created, c.valid_from) == (us_of(memory.t_created), us_of(memory.valid_from))
+        assert type(c.valid_from) is int

@@ -41,6 +41,7 @@ def fuse(
     for lane, hits in lanes:
         w = float(weights.get(lane, 1.0))
         total += w
+        share = _shares(w, rrf_k, len(hits))  # w / (rrf_k + rank), by rank
         rank = 0
         vector, bm25 = lane == "vector", lane == "bm25"  # the scores a candidate keeps
         for hit in hits:
@@ -63,7 +64,7 @@ def fuse(
                 c.vector_score = hit.score if vector else None  # as given: ``results``
                 c.bm25_score = hit.score if bm25 else None  # converts them
                 # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
-                c.rrf = 0.0 + w / (rrf_k + rank)
+                c.rrf = 0.0 + share[rank]
                 c.graph_hops = None
                 c.graph_bonus = zero  # candidates.ZERO: the 0.0 ``results`` knows as default
                 c.decay = 1.0
@@ -79,9 +80,11 @@ def fuse(
                 c.id = mid
                 created, valid_from = values["t_created"], values["valid_from"]
                 us = known_us(created)
-                c.t_created = us_of(created) if us is None else us
-                us = known_us(valid_from)
-                c.valid_from = us_of(valid_from) if us is None else us
+                c.t_created = us = us_of(created) if us is None else us
+                if valid_from is not created:  # else one datetime: a memory said as written
+                    us = known_us(valid_from)
+                    us = us_of(valid_from) if us is None else us
+                c.valid_from = us
                 by_id[mid] = c
                 continue
             ranks = cand.lane_ranks
@@ -93,7 +96,7 @@ def fuse(
                 cand.vector_score = hit.score
             elif bm25:
                 cand.bm25_score = hit.score
-            cand.rrf += w / (rrf_k + rank)
+            cand.rrf += share[rank]
     best = total / (rrf_k + 1) if total > 0 else 1.0
     cands = list(by_id.values())
     # every other signal is still at its neutral value (decay 1.0, the rest 0.0), so
@@ -138,3 +141,23 @@ def _scored(best: float) -> dict[float, tuple[float, float, float]]:
             _SCORED.clear()
         table = _SCORED[best] = {}
     return table
+
+
+# a lane's share of rrf at each rank, ``w / (rrf_k + rank)`` (index 0 unused), by (w, rrf_k):
+# the same few weights recur from recall to recall, so each share is computed once, not once
+# a hit; a longer lane makes a new list (never extended in place: a reader may hold the old).
+# Bounded: lists of at most _SCORED_MAX ranks are kept, of at most 8 (w, rrf_k) (~4 MB)
+_SHARES: dict[tuple[float, int], list[float]] = {}
+
+
+def _shares(w: float, rrf_k: int, n: int) -> list[float]:
+    """The shares of ranks 1 to ``n`` at least, each at its rank (``fuse``)."""
+    shares = _SHARES.get((w, rrf_k))
+    if shares is None or len(shares) <= n:
+        shares = [0.0]  # rank 0 is never taken
+        shares += [w / (rrf_k + rank) for rank in range(1, n + 1)]
+        if n <= _SCORED_MAX:
+            if len(_SHARES) >= 8:  # another configuration: the lists of older ones go
+                _SHARES.clear()
+            _SHARES[(w, rrf_k)] = shares
+    return shares
