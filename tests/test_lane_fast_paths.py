@@ -372,10 +372,56 @@ def test_vector_ranked_is_vector_candidates_before_the_rows_are_read(tmp_path: P
                     mem.runtime.view(middle, None),
                 ):
                     hits = store.vector_candidates(scope, qvec, k, view)
-                    pairs = store.vector_ranked(scope, qvec, k, view)
-                    assert [(i, repr(s)) for i, s in pairs] == [
+                    ids, scores = store.vector_ranked(scope, qvec, k, view)
+                    assert [(i, repr(s)) for i, s in zip(ids, scores, strict=True)] == [
                         (h.memory.id, repr(h.score)) for h in hits
                     ]
+    mem.close()
+
+
+class DropsRows:
+    """The store with a scope filter stricter than its vector index's: ``get_memories``
+    does not return the rows of ``dropped`` (each other read is the store's)."""
+
+    def __init__(self, store: SQLiteStore, dropped: set[str]) -> None:
+        self.store = store
+        self.dropped = dropped
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Any]:
+        got = self.store.get_memories(scope, ids)
+        return {i: m for i, m in got.items() if i not in self.dropped}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def test_the_vector_lanes_columns_leave_out_the_rows_the_scope_does_not_return(
+    tmp_path: Path,
+) -> None:
+    """``vector_found``'s columns are the ranking's ids and scores (the same floats) with
+    their memories, in order; ids whose rows ``get_memories`` does not return are left
+    out, each with its score (the general path, taken only then)."""
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    view = mem.runtime.view(None, None)
+    config = mem.runtime.retrieval_config.replace(vector_k=12)
+    qvec = HashingEmbedder(64).embed(["violin harbour note"])[0]
+    ids, scores = store.vector_ranked(SCOPE, qvec, 12, view)
+    assert len(ids) == 12
+    for dropped in (set(), {ids[0]}, {ids[3], ids[11]}, set(ids)):
+        found, read = lane_run.vector_found(
+            DropsRows(store, dropped),  # type: ignore[arg-type]
+            SCOPE,
+            qvec,
+            view,
+            config,
+        )
+        want = [(i, s) for i, s in zip(ids, scores, strict=True) if i not in dropped]
+        assert list(zip(found.ids, found.scores, strict=True)) == want
+        assert [s.hex() for s in found.scores] == [s.hex() for _, s in want]
+        assert [m.id for m in found.memories] == [i for i, _ in want]
+        assert all(read[m.id] is m for m in found.memories) and len(read) == len(want)
     mem.close()
 
 
@@ -492,7 +538,7 @@ def test_recall_with_the_kept_union_equals_recall_with_a_plain_dict(
 def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, completion: bool
 ) -> None:
-    """``run_lanes`` hands ``rescored_pairs`` the vector lane's ids and ``complete_lanes``
+    """``run_lanes`` hands ``rescored_columns`` the vector lane's ids and ``complete_lanes``
     each lane's memories by id (from the ranking and the text lane's reads); each call's
     answer equals the answer with those read from the memories (the general path): the
     same memories (by identity), ids, scores to the bit and order."""
@@ -503,13 +549,13 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
     view = mem.runtime.view(None, None)
     config = mem.runtime.retrieval_config.replace(vector_k=9, text_k=6, lane_completion=completion)
     emb = HashingEmbedder(64)
-    plain_rescored, plain_complete = lane_run.rescored_pairs, lane_run.complete_lanes
+    plain_rescored, plain_complete = lane_run.rescored_columns, lane_run.complete_lanes
     calls: list[str] = []
 
     # (an exception inside a lane step degrades the lanes: the checks are noted, not raised)
-    def rescored_both(found: Any, scores: Any, ids: Any = None) -> list[Hit]:
-        got = plain_rescored(found, scores, ids)
-        same = _shape([("v", got)]) == _shape([("v", plain_rescored(found, scores))])
+    def rescored_both(memories: Any, own: Any, scores: Any, ids: Any = None) -> list[Hit]:
+        got = plain_rescored(memories, own, scores, ids)
+        same = _shape([("v", got)]) == _shape([("v", plain_rescored(memories, own, scores))])
         calls.append(f"rescored {ids is not None} {same}")
         return got
 
@@ -519,7 +565,7 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
         calls.append(f"complete {held is not None and None not in held} {same}")
         return got
 
-    monkeypatch.setattr(lane_run, "rescored_pairs", rescored_both)
+    monkeypatch.setattr(lane_run, "rescored_columns", rescored_both)
     monkeypatch.setattr(lane_run, "complete_lanes", complete_both)
     for query in ("violin harbour note", "ember quill", "glacier", "nothing like it"):
         errors: dict[str, str] = {}

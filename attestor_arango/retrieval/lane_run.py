@@ -10,7 +10,7 @@ complete) and each step's own time (``RecallTrace.lap``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, TypeGuard, runtime_checkable
+from typing import NamedTuple, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from attestor_arango.retrieval.completion import (
     cosines,
     exact_cosine,
     lane_union,
-    rescored_pairs,
+    rescored_columns,
 )
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.lanes import QueryExpander
@@ -57,12 +57,13 @@ def _prefilter(config: RetrievalConfig) -> dict[str, int]:
 @runtime_checkable
 class RanksVectors(Protocol):
     """A backend that hands the vector lane's ranking over before reading its rows (the
-    embedded one): (id, score) of ``vector_candidates``' hits, best first; their rows are
-    then read by ``get_memories`` (which drops those the scope does not return), as
-    ``vector_candidates`` reads them. Not part of the Store contract: the lane makes its
-    hits once, with their exact cosines, and the rows read are the text lane's ``known``.
-    A backend offering it answers recall's vector lane with it, so a subclass that changes
-    ``vector_candidates`` must change ``vector_ranked`` too: recall never calls the other."""
+    embedded one): the ids and scores of ``vector_candidates``' hits, best first, as two
+    columns; their rows are then read by ``get_memories`` (which drops those the scope does
+    not return), as ``vector_candidates`` reads them. Not part of the Store contract: the
+    lane makes its hits once, with their exact cosines, and the rows read are the text
+    lane's ``known``. A backend offering it answers recall's vector lane with it, so a
+    subclass that changes ``vector_candidates`` must change ``vector_ranked`` too: recall
+    never calls the other."""
 
     def vector_ranked(
         self,
@@ -72,7 +73,7 @@ class RanksVectors(Protocol):
         view: TemporalView,
         prefilter: int = 0,
         prefilter_rows: int = 0,
-    ) -> list[tuple[str, float]]: ...
+    ) -> tuple[Sequence[str], Sequence[float]]: ...
 
 
 def _ranks_vectors(store: object) -> TypeGuard[RanksVectors]:
@@ -81,15 +82,21 @@ def _ranks_vectors(store: object) -> TypeGuard[RanksVectors]:
 
 def _ranked(
     store: object, scope: Scope, qvec: np.ndarray, view: TemporalView, config: RetrievalConfig
-) -> list[tuple[str, float]] | None:
-    """``vector_ranked``'s pairs; None for a backend without it."""
+) -> tuple[Sequence[str], Sequence[float]] | None:
+    """``vector_ranked``'s columns; None for a backend without it."""
     if not _ranks_vectors(store):
         return None
     return store.vector_ranked(scope, qvec, config.vector_k, view, **_prefilter(config))
 
 
-# the vector lane as the store ranked it: each hit's memory and score, in order
-Found = list[tuple[Memory, float]]
+class Found(NamedTuple):
+    """The vector lane as the store ranked it, as columns: each hit's memory, its score
+    and its id, in order (no object per hit: the lane's hits are made once, with their
+    cosines, by ``rescored_columns``)."""
+
+    memories: list[Memory]
+    scores: Sequence[float]
+    ids: Sequence[str]
 
 
 def vector_found(
@@ -98,20 +105,23 @@ def vector_found(
     qvec: np.ndarray,
     view: TemporalView,
     config: RetrievalConfig,
-) -> tuple[Found, dict[str, Memory], list[str]]:
-    """``vector_candidates``' hits as (memory, score) pairs, their memories by id, and their
-    ids in order; from ``vector_ranked`` and one ``get_memories`` when the backend ranks
-    first (``RanksVectors``): no ``Hit`` made for scores the lane replaces, and no memory's
-    id read (its ranking gave them: see ``completion.rescored_pairs``)."""
-    pairs = _ranked(store, scope, qvec, view, config)
-    if pairs is not None:
-        read = store.get_memories(scope, [i for i, _ in pairs])
-        ids = [i for i, _ in pairs if i in read]
-        return [(read[i], s) for i, s in pairs if i in read], read, ids
+) -> tuple[Found, dict[str, Memory]]:
+    """``vector_candidates``' hits as columns (``Found``) and their memories by id; from
+    ``vector_ranked`` and one ``get_memories`` when the backend ranks first
+    (``RanksVectors``): no ``Hit`` made for scores the lane replaces, and no memory's id
+    read (its ranking gave them: see ``completion.rescored_columns``)."""
+    ranked = _ranked(store, scope, qvec, view, config)
+    if ranked is not None:
+        ids, scores = ranked
+        read = store.get_memories(scope, ids)
+        if len(read) != len(ids):  # rows the scope does not return (or an id twice)
+            kept = [(i, s) for i, s in zip(ids, scores, strict=True) if i in read]
+            ids, scores = [i for i, _ in kept], [s for _, s in kept]
+        return Found(list(map(read.__getitem__, ids)), scores, ids), read
     hits = store.vector_candidates(scope, qvec, config.vector_k, view, **_prefilter(config))
-    ids = [h.memory.id for h in hits]
     memories = [h.memory for h in hits]
-    return [(h.memory, h.score) for h in hits], dict(zip(ids, memories, strict=True)), ids
+    found = Found(memories, [h.score for h in hits], [m.id for m in memories])
+    return found, dict(zip(found.ids, memories, strict=True))
 
 
 def run_lanes(
@@ -133,7 +143,6 @@ def run_lanes(
     qvec: np.ndarray | None = None
     found: Found | None = None  # the vector lane as the store ranked it
     known: dict[str, Memory] = {}  # its memories by id
-    found_ids: list[str] = []  # their ids, in the order of ``found``
     text_held: dict[str, Memory] = {}  # the text lane's memories by id (``text_lane``)
     text: Sequence[Hit] | None = None
     text_error: str | None = None
@@ -142,7 +151,7 @@ def run_lanes(
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
-            found, known, found_ids = vector_found(store, scope, qvec, view, config)
+            found, known = vector_found(store, scope, qvec, view, config)
         except Exception as exc:  # a lane failure degrades, it does not abort
             fatal(exc)
             errors["vector_error"] = describe(exc)
@@ -161,7 +170,7 @@ def run_lanes(
     if found is not None and qvec is not None:
         completing = config.lane_completion and text is not None
         hits, scores = _vector_lane(
-            store, scope, qvec, (found, found_ids), text_held, completing, errors, vcache
+            store, scope, qvec, found, text_held, completing, errors, vcache
         )
         vector_ms = round(vector_ms + tr.lap(), 3)  # the lane's time includes its scoring
         if hits is not None:
@@ -200,32 +209,30 @@ def _vector_lane(
     store: MemoryStore,
     scope: Scope,
     qvec: np.ndarray,
-    lane: tuple[Found, list[str]],
+    found: Found,
     text: Mapping[str, Memory],
     completing: bool,
     errors: dict[str, str],
     vcache: dict[str, np.ndarray],
 ) -> tuple[list[Hit] | None, dict[str, float] | None]:
-    """The lane (its (memory, score) pairs and their ids) re-scored by exact cosine (None if
-    that failed: ``vector_error``), and the cosines of the lanes' whole union (with the
-    text lane's memories by id, ``text``) when ``completing`` (one read for both; if
-    reading the union fails, the lane's own rows are read and ``completion_error`` says
-    why)."""
-    found, ids = lane
+    """The lane (``found``) re-scored by exact cosine (None if that failed:
+    ``vector_error``), and the cosines of the lanes' whole union (with the text lane's
+    memories by id, ``text``) when ``completing`` (one read for both; if reading the union
+    fails, the lane's own rows are read and ``completion_error`` says why)."""
+    memories, own, ids = found
     if completing:
         try:
             # the union's ids, each once (a row's cosine does not depend on the order asked)
             union = dict.fromkeys(ids)
             union.update(dict.fromkeys(text))
             scores = cosines(store, scope, qvec, list(union), vcache)
-            return rescored_pairs(found, scores, ids), scores
+            return rescored_columns(memories, own, scores, ids), scores
         except Exception as exc:  # completion fails; the lane may still be read alone
             fatal(exc)
             errors["completion_error"] = describe(exc)
-    own = sorted(set(ids))
     try:
-        scored = cosines(store, scope, qvec, own, vcache)
-        return (rescored_pairs(found, scored, ids) if found else []), None
+        scored = cosines(store, scope, qvec, sorted(set(ids)), vcache)
+        return (rescored_columns(memories, own, scored, ids) if ids else []), None
     except Exception as exc:
         fatal(exc)
         errors.pop("completion_error", None)  # no lane to complete: the lane failed

@@ -376,9 +376,9 @@ class EmbeddedMemories:
         prefilter: int = 0,
         prefilter_rows: int = 0,
     ) -> list[Hit]:
-        pairs = self.vector_ranked(scope, vector, k, view, prefilter, prefilter_rows)
-        found = self.get_memories(scope, [i for i, _ in pairs])
-        return [make_hit(found[i], s) for i, s in pairs if i in found]
+        ids, scores = self.vector_ranked(scope, vector, k, view, prefilter, prefilter_rows)
+        found = self.get_memories(scope, ids)
+        return [make_hit(found[i], s) for i, s in zip(ids, scores, strict=True) if i in found]
 
     def vector_ranked(
         self,
@@ -388,18 +388,19 @@ class EmbeddedMemories:
         view: TemporalView,
         prefilter: int = 0,
         prefilter_rows: int = 0,
-    ) -> list[tuple[str, float]]:
-        """``vector_candidates``' ranking before its rows are read: (id, score) of the index's
-        k best in the scope and view, best first (the ids' rows are read by ``get_memories``,
-        which drops any the scope's own filter does not return). Not part of the Store
-        contract (retrieval's ``RanksVectors``): the lanes read the vector lane's rows once
-        and make its hits once, with their exact cosines."""
+    ) -> tuple[list[str], list[float]]:
+        """``vector_candidates``' ranking before its rows are read: the ids and scores of the
+        index's k best in the scope and view, best first, as two columns (the ids' rows are
+        read by ``get_memories``, which drops any the scope's own filter does not return).
+        Not part of the Store contract (retrieval's ``RanksVectors``): the lanes read the
+        vector lane's rows once and make its hits once, with their exact cosines."""
         with self._db.lock:
             index = self._caches.tenant_vectors(scope.tenant)
             if index is None:
-                return []
+                return [], []
             query = query_vector(vector, index.dimension)
-            return self._caches.vector_read(
+            pairs = self._caches.vector_read(
                 scope.tenant,
                 lambda v: v.search(query, k, scope.namespace, view, prefilter, prefilter_rows),
             )
+        return [i for i, _ in pairs], [s for _, s in pairs]

@@ -225,7 +225,7 @@ class SQLiteStore(ScopeGuarded):
         view: TemporalView,
         prefilter: int = 0,
         prefilter_rows: int = 0,
-    ) -> list[tuple[str, float]]:
+    ) -> tuple[list[str], list[float]]:
         """See ``EmbeddedMemories.vector_ranked`` (beside the Store contract)."""
         return self.memories.vector_ranked(scope, vector, k, view, prefilter, prefilter_rows)
 
