@@ -29,7 +29,7 @@ class LeakyVectors(SQLiteStore):
         check_tenant(scope, [h.memory for h in hits])
         return hits
 
-    def vector_ranked(self, scope: Scope, *args: Any, **kwargs: Any) -> Any:
+    def vector_ranked(self, scope: Scope, *args: Any, ordered: bool = True, **kwargs: Any) -> Any:
         # the lane's ranking handed over before its rows are read (what recall asks this
         # store for): the same bug
         hits = self.vector_candidates(scope, *args, **kwargs)

@@ -241,26 +241,36 @@ def tie_ordered(memories: Sequence[Memory], scores: Sequence[float]) -> list[Hit
 def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
     """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
     places), re-ordered by the tie rule (``rescored_columns``)."""
-    return rescored_columns([h.memory for h in hits], [h.score for h in hits], scores)
+    return rescored_columns([h.memory for h in hits], [h.score for h in hits], scores) or []
 
 
 def rescored_columns(
     memories: Sequence[Memory],
-    own: Sequence[float],
+    own: Sequence[float] | None,
     scores: Mapping[str, float],
     ids: Sequence[str] | None = None,
-) -> list[Hit]:
+) -> list[Hit] | None:
     """``rescored`` of hits given as columns (``memories[j]`` scored ``own[j]``): the lane's
     hits are made here, once each, in their final order (``tie_ordered``). Those without a
     cosine first, then the others, each in the order given, before the sort. ``ids``: the
     memories' ids in their order, when the caller has them (a model's attribute read costs
     ~450 instructions: pydantic's ``__getattr__`` keeps CPython's fast path off); else each
-    memory's id is read once."""
+    memory's id is read once.
+
+    ``own`` None: the hits came in no particular order and without scores of their own (the
+    store's k best as a set: ``vector_ranked(ordered=False)``). Their order then holds only
+    while it cannot matter: every hit has a cosine and none is NaN (the tie rule orders
+    distinct ids alike whatever order they came in); else None, and the caller rescores
+    the lane as ranked."""
     if ids is None:
         ids = [memory.id for memory in memories]
     got: list[float | None] = list(map(scores.get, ids))
     if None not in got:  # every hit has a cosine (a backend's rows all have vectors)
+        if own is None and (total := sum(got)) != total:  # type: ignore[arg-type]
+            return None  # a NaN: its place depends on the order the hits came in
         return tie_ordered(memories, got)  # type: ignore[arg-type]  # no None left
+    if own is None:
+        return None
     first = [j for j, score in enumerate(got) if score is None]
     rest = [j for j, score in enumerate(got) if score is not None]
     return tie_ordered(
