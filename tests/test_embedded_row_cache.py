@@ -162,13 +162,41 @@ def test_the_cache_holds_at_most_its_bytes(tmp_path: Path) -> None:
     assert rows.bytes <= rows.max_bytes
     assert _dumped(store.get_memories(Scope("acme"), IDS)) == _dumped(found)
     kept = list(rows._rows.values())
-    assert rows.bytes == sum(size for _, _, size in kept)
     # each entry: the memory's fields, its metadata as stored, its row_bytes
-    assert all(fields == found[i].__dict__ for (_, i), (fields, _, _) in rows._rows.items())
-    assert all(size == row_bytes(found[i], meta) for (_, i), (_, meta, size) in rows._rows.items())
-    last = next(reversed(rows._rows))[1]
+    assert rows.bytes == sum(size for _, _, _, size in kept)
+    # each entry: the memory's tenant, its fields, its metadata as stored, its row_bytes
+    entries = rows._rows.items()
+    assert all(t == "acme" and f == found[i].__dict__ for i, (t, f, _, _) in entries)
+    assert all(size == row_bytes(found[i], meta) for i, (_, _, meta, size) in entries)
+    last = next(reversed(rows._rows))
     store.close_memory(ACME, last, T0 + 10_000, "archived", None)  # discarded from the cache
-    assert rows.bytes == sum(size for _, _, size in rows._rows.values())
+    assert last not in rows._rows
+    assert rows.bytes == sum(size for _, _, _, size in rows._rows.values())
     store.purge_tenant(Scope("acme"))
     assert len(rows) == 0 and rows.bytes == 0
+    store.close()
+
+
+def test_one_id_in_two_tenants_is_read_as_each_tenants_own(tmp_path: Path) -> None:
+    """The cache is keyed by id, each entry holding its tenant: a row another tenant keeps
+    under the same id (an import keeps ids) is never handed out, and closing or purging
+    one tenant's row leaves the other's entry alone."""
+    store = _store(tmp_path / "m.db")
+    beta = Scope("beta", "n")
+    store.set_embedding_space(beta, EmbeddingSpace("h", 4))
+    twin = _memory(1, tenant="beta").model_copy(update={"content": "beta's own words"})
+    store.insert_memory(beta, twin, None)
+    for first, second in ((ACME, beta), (beta, ACME), (ACME, beta)):
+        store.get_memories(first, ["m0001"])  # cached as the first tenant's
+        got = store.get_memories(second, ["m0001"])
+        assert _dumped(got) == _dumped(_cold(tmp_path / "m.db", second, ["m0001"]))
+        assert got["m0001"].tenant == second.tenant
+    assert store.get_memories(beta, ["m0001"])["m0001"].content == "beta's own words"
+    store.close_memory(ACME, "m0001", T0 + 10_000, "archived", None)  # acme's, not beta's
+    assert store.caches.rows.held("beta") == 1  # its m0001, still kept
+    assert store.get_memories(ACME, ["m0001"])["m0001"].status is MemoryStatus.ARCHIVED
+    store.get_memories(beta, ["m0001"])
+    store.purge_tenant(Scope("acme"))  # drops acme's entries only
+    assert store.caches.rows.held("beta") == 1 and store.caches.rows.held("acme") == 0
+    assert store.get_memories(beta, ["m0001"])["m0001"].status is MemoryStatus.ACTIVE
     store.close()

@@ -414,3 +414,34 @@ def test_sign_bits_follow_both_code_blocks_as_rows_arrive() -> None:
         assert np.array_equal(got, want)
     fresh = SignBits().of([tail[:10]], 16, 20)  # an index with no persisted rows
     assert np.array_equal(fresh, sign_words(tail[:10]).T)
+
+
+@pytest.mark.parametrize("n", [60, 12_000])
+def test_top_as_a_set_is_the_search_answer_unscored_or_ranked(n: int) -> None:
+    """``exact.top`` over ``candidates``: ordered, the search's answer as columns; not
+    ordered, the same rows with no score computed (None) when the bounds chose just them,
+    else ranked as ordered (rows tied at the cut are chosen beyond the k: duplicates)."""
+    from attestor_arango.store.embedded.exact import top
+
+    rng = np.random.default_rng(n)
+    vecs = _dense(rng, n, 24)
+    vecs[1::7] = vecs[::7][: len(vecs[1::7])]  # a row twice: ties at the cut
+    index = _index(vecs, rng)
+    view = TemporalView(as_of=10**6)
+    sets = ranked = 0
+    for j in range(40):
+        q = vecs[rng.integers(0, n)] if j % 2 else _dense(rng, 1, 24)[0]
+        for k, namespace in ((1, None), (5, "a"), (20, None), (n + 5, "b")):
+            want = index.search(q, k, namespace, view)
+            chosen, q32, take = index.candidates(q, k, namespace, view)
+            got = top(index.rows.take_ids, index.float_rows, chosen, q32, take)
+            assert got == ([i for i, _ in want], [s for _, s in want])
+            ids, scores = top(index.rows.take_ids, index.float_rows, chosen, q32, take, False)
+            assert sorted(ids) == sorted(i for i, _ in want)
+            if scores is None:
+                sets += 1
+                assert chosen.size == take
+            else:
+                ranked += 1
+                assert (ids, scores) == got[:2] and chosen.size > take
+    assert sets and ranked

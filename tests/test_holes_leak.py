@@ -29,10 +29,11 @@ class LeakyVectors(SQLiteStore):
         check_tenant(scope, [h.memory for h in hits])
         return hits
 
-    def vector_ranked(self, scope: Scope, *args: Any, **kwargs: Any) -> Any:
+    def vector_ranked(self, scope: Scope, *args: Any, ordered: bool = True, **kwargs: Any) -> Any:
         # the lane's ranking handed over before its rows are read (what recall asks this
         # store for): the same bug
-        return [(h.memory.id, h.score) for h in self.vector_candidates(scope, *args, **kwargs)]
+        hits = self.vector_candidates(scope, *args, **kwargs)
+        return [h.memory.id for h in hits], [h.score for h in hits]
 
 
 def test_a_leaking_lane_fails_recall_and_is_audited(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ from attestor_arango.retrieval.completion import (
     lane_union,
     missing,
     rescored,
+    rescored_columns,
     stored_matrix,
 )
 from attestor_arango.retrieval.rounding import round_array
@@ -266,6 +267,19 @@ def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: in
     assert _shape([("v", rescored(vector, scores))]) == _shape(
         [("v", _ref_rescored(vector, scores))]
     )
+    # the hits as a set, without scores of their own: rescored alike in any order, or None
+    # (a hit without a cosine, or a NaN one: the caller ranks them again)
+    memories = [h.memory for h in vector]
+    every = {m.id: rng.choice(values) for m in memories}  # a cosine for each hit
+    for cos in (scores, every):
+        want = _shape([("v", _ref_rescored(vector, cos))])
+        for shuffled in (memories, memories[::-1], rng.sample(memories, len(memories))):
+            got = rescored_columns(shuffled, None, cos)
+            of = [cos.get(m.id) for m in memories]
+            if None in of or any(map(math.isnan, of)):  # type: ignore[arg-type]
+                assert got is None
+            else:
+                assert got is not None and _shape([("v", got)]) == want
     tail = [TextScore(m.id, 0, rng.choice(values)) for m in rng.sample(pool, 15)]
     tail += tail[:3]  # a row twice: appended once, at its first place
     for lanes in (
@@ -363,6 +377,7 @@ def test_vector_ranked_is_vector_candidates_before_the_rows_are_read(tmp_path: P
     assert isinstance(store, SQLiteStore)
     emb = HashingEmbedder(64)
     middle = sorted(m.t_created for m in mem.list(context=CTX, limit=100))[20]  # a replay
+    sets = 0
     for query in ("violin harbour note", "ember", "nothing like it"):
         qvec = emb.embed([query])[0]
         for scope in (SCOPE, Scope("acme", "other"), Scope("else", "n")):
@@ -372,10 +387,142 @@ def test_vector_ranked_is_vector_candidates_before_the_rows_are_read(tmp_path: P
                     mem.runtime.view(middle, None),
                 ):
                     hits = store.vector_candidates(scope, qvec, k, view)
-                    pairs = store.vector_ranked(scope, qvec, k, view)
-                    assert [(i, repr(s)) for i, s in pairs] == [
+                    ids, scores = store.vector_ranked(scope, qvec, k, view)
+                    assert scores is not None
+                    assert [(i, repr(s)) for i, s in zip(ids, scores, strict=True)] == [
                         (h.memory.id, repr(h.score)) for h in hits
                     ]
+                    # as a set (none scored) when the bounds chose just these rows
+                    some, their = store.vector_ranked(scope, qvec, k, view, ordered=False)
+                    sets += their is None
+                    assert sorted(some) == sorted(ids)
+                    assert their is None or (list(some), their) == (ids, scores)
+    assert sets  # some answers came as sets
+    mem.close()
+
+
+class DropsRows:
+    """The store with a scope filter stricter than its vector index's: ``get_memories``
+    does not return the rows of ``dropped`` (each other read is the store's)."""
+
+    def __init__(self, store: SQLiteStore, dropped: set[str]) -> None:
+        self.store = store
+        self.dropped = dropped
+
+    def get_memories(self, scope: Scope, ids: Sequence[str]) -> dict[str, Any]:
+        got = self.store.get_memories(scope, ids)
+        return {i: m for i, m in got.items() if i not in self.dropped}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def test_the_vector_lanes_columns_leave_out_the_rows_the_scope_does_not_return(
+    tmp_path: Path,
+) -> None:
+    """``vector_found``'s columns are the ranking's ids and scores (the same floats) with
+    their memories, in order; ids whose rows ``get_memories`` does not return are left
+    out, each with its score (the general path, taken only then)."""
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    view = mem.runtime.view(None, None)
+    config = mem.runtime.retrieval_config.replace(vector_k=12)
+    qvec = HashingEmbedder(64).embed(["violin harbour note"])[0]
+    ids, scores = store.vector_ranked(SCOPE, qvec, 12, view)
+    assert len(ids) == 12
+    assert scores is not None
+    for dropped in (set(), {ids[0]}, {ids[3], ids[11]}, set(ids)):
+        want = [(i, s) for i, s in zip(ids, scores, strict=True) if i not in dropped]
+        for ordered in (True, False):
+            found, read = lane_run.vector_found(
+                DropsRows(store, dropped),  # type: ignore[arg-type]
+                SCOPE,
+                qvec,
+                view,
+                config,
+                ordered,
+            )
+            if ordered:
+                assert found.scores is not None
+                assert list(zip(found.ids, found.scores, strict=True)) == want
+                assert [s.hex() for s in found.scores] == [s.hex() for _, s in want]
+            else:  # the same rows, as a set (none scored) or as ranked
+                assert sorted(found.ids) == sorted(i for i, _ in want)
+                if found.scores is not None:
+                    assert list(zip(found.ids, found.scores, strict=True)) == want
+            assert [m.id for m in found.memories] == list(found.ids)
+            assert all(read[m.id] is m for m in found.memories) and len(read) == len(want)
+    mem.close()
+
+
+class HidesVectors:
+    """The store without the stored vectors of ``hidden`` (read one by one: no matrix), and
+    without ``vector_ranked``: a lane hit without a cosine keeps its own score."""
+
+    def __init__(self, store: SQLiteStore, hidden: set[str]) -> None:
+        self.store = store
+        self.hidden = hidden
+        self.unordered: list[bool] = []  # per ``vector_ranked`` call: came as a set
+
+    def get_vectors(self, scope: Scope, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        got = self.store.get_vectors(scope, ids)
+        return {i: v for i, v in got.items() if i not in self.hidden}
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("vector_matrix", "vector_matrix_normed", "vector_ranked"):
+            raise AttributeError(name)
+        return getattr(self.store, name)
+
+
+class HidesVectorsRanks(HidesVectors):
+    def vector_ranked(self, *args: Any, **kwargs: Any) -> Any:
+        got = self.store.vector_ranked(*args, **kwargs)
+        self.unordered.append(got[1] is None)
+        return got
+
+
+@pytest.mark.parametrize("completion", [True, False])
+def test_a_lane_handed_over_as_a_set_is_ranked_again_when_its_order_decides(
+    tmp_path: Path, completion: bool
+) -> None:
+    """The embedded store hands the vector lane over as a set when its bounds chose just
+    the k best (every row, with k above the rows); a hit without a cosine then needs the
+    lane's order and own scores: the lane is ranked again (``_reordered``), and equals
+    the lane a backend without the ranking gets from ``vector_candidates``."""
+    mem = _filled(tmp_path / "m.db")
+    store = mem.store
+    assert isinstance(store, SQLiteStore)
+    view = mem.runtime.view(None, None)
+    config = mem.runtime.retrieval_config.replace(vector_k=100, lane_completion=completion)
+    emb = HashingEmbedder(64)
+    query = "violin harbour note"
+    ids, _ = store.vector_ranked(SCOPE, emb.embed([query])[0], 100, view)
+    for hidden in (set(), {ids[0]}, {ids[5], ids[-1]}):
+        got = []
+        for kind in (HidesVectorsRanks, HidesVectors):
+            wrapped = kind(store, hidden)
+            errors: dict[str, str] = {}
+            lanes = lane_run.run_lanes(
+                wrapped,  # type: ignore[arg-type]
+                emb,
+                SCOPE,
+                query,
+                view,
+                config,
+                None,
+                errors,
+                RecallTrace(None, "r", "acme"),
+                {},
+                {},
+            )
+            got.append(
+                (errors, [(n, [(h.memory, repr(h.score)) for h in hits]) for n, hits in lanes])
+            )
+            if kind is HidesVectorsRanks:  # as a set; ranked again only when a cosine lacks
+                assert wrapped.unordered == ([True, False] if hidden else [True])
+        assert got[0] == got[1]
+        assert all(h[0].id in ids for h in got[0][1][0][1])
     mem.close()
 
 
@@ -492,7 +639,7 @@ def test_recall_with_the_kept_union_equals_recall_with_a_plain_dict(
 def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, completion: bool
 ) -> None:
-    """``run_lanes`` hands ``rescored_pairs`` the vector lane's ids and ``complete_lanes``
+    """``run_lanes`` hands ``rescored_columns`` the vector lane's ids and ``complete_lanes``
     each lane's memories by id (from the ranking and the text lane's reads); each call's
     answer equals the answer with those read from the memories (the general path): the
     same memories (by identity), ids, scores to the bit and order."""
@@ -503,13 +650,13 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
     view = mem.runtime.view(None, None)
     config = mem.runtime.retrieval_config.replace(vector_k=9, text_k=6, lane_completion=completion)
     emb = HashingEmbedder(64)
-    plain_rescored, plain_complete = lane_run.rescored_pairs, lane_run.complete_lanes
+    plain_rescored, plain_complete = lane_run.rescored_columns, lane_run.complete_lanes
     calls: list[str] = []
 
     # (an exception inside a lane step degrades the lanes: the checks are noted, not raised)
-    def rescored_both(found: Any, scores: Any, ids: Any = None) -> list[Hit]:
-        got = plain_rescored(found, scores, ids)
-        same = _shape([("v", got)]) == _shape([("v", plain_rescored(found, scores))])
+    def rescored_both(memories: Any, own: Any, scores: Any, ids: Any = None) -> list[Hit]:
+        got = plain_rescored(memories, own, scores, ids)
+        same = _shape([("v", got)]) == _shape([("v", plain_rescored(memories, own, scores))])
         calls.append(f"rescored {ids is not None} {same}")
         return got
 
@@ -519,7 +666,7 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
         calls.append(f"complete {held is not None and None not in held} {same}")
         return got
 
-    monkeypatch.setattr(lane_run, "rescored_pairs", rescored_both)
+    monkeypatch.setattr(lane_run, "rescored_columns", rescored_both)
     monkeypatch.setattr(lane_run, "complete_lanes", complete_both)
     for query in ("violin harbour note", "ember quill", "glacier", "nothing like it"):
         errors: dict[str, str] = {}

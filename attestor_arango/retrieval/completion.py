@@ -219,52 +219,64 @@ def _tie(h: Hit) -> tuple[float, int, str]:
     return (-h.score, -us_of(memory.t_created), memory.id)
 
 
-def by_tie_rule(hits: list[Hit]) -> list[Hit]:
-    """``hits`` sorted by ``_tie``: score descending, then newer first, then id.
+def tie_ordered(memories: Sequence[Memory], scores: Sequence[float]) -> list[Hit]:
+    """The hits of ``memories`` scored ``scores`` (``scores[j]``: ``memories[j]``'s), made
+    once each, sorted by ``_tie``: score descending, then newer first, then id.
 
-    When no two scores are equal (the common case: 9-place cosines) the scores alone
-    decide, and no hit's creation time is looked up; a tie (or a NaN) sorts by the
-    whole rule.
+    When no two scores are equal and none is NaN (the common case: 9-place cosines; a NaN
+    makes the sum NaN) the scores alone decide: the places sorted by score (a C key
+    function: no Python call per hit), and no creation time is looked up; a tie (or a
+    NaN) sorts the hits by the whole rule.
     """
-    keys = [-h.score for h in hits]
-    if len(set(keys)) == len(keys) and all(k == k for k in keys):
-        # the places sorted by their keys (a C key function: no Python call per hit)
-        return [hits[j] for j in sorted(range(len(keys)), key=keys.__getitem__)]
-    return sorted(hits, key=_tie)
+    total = sum(scores)
+    if len(set(scores)) == len(scores) and total == total:
+        # descending on distinct scores: the one order, as ascending on their negations
+        order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
+        return make_hits(
+            list(map(memories.__getitem__, order)), list(map(scores.__getitem__, order))
+        )
+    return sorted(make_hits(memories, scores), key=_tie)
 
 
 def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
     """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
-    places), re-ordered by the tie rule (``rescored_pairs``)."""
-    return rescored_pairs([(h.memory, h.score) for h in hits], scores)
+    places), re-ordered by the tie rule (``rescored_columns``)."""
+    return rescored_columns([h.memory for h in hits], [h.score for h in hits], scores) or []
 
 
-def rescored_pairs(
-    found: Sequence[tuple[Memory, float]],
+def rescored_columns(
+    memories: Sequence[Memory],
+    own: Sequence[float] | None,
     scores: Mapping[str, float],
     ids: Sequence[str] | None = None,
-) -> list[Hit]:
-    """``rescored`` of hits given as (memory, score) pairs: the lane's hits are made here,
-    once each. Those without a cosine first, then the others, each in the order given,
-    before the sort (one pass). ``ids``: the memories' ids in the order of ``found``, when
-    the caller has them (a model's attribute read costs ~450 instructions: pydantic's
-    ``__getattr__`` keeps CPython's fast path off); else each memory's id is read once."""
-    kept: list[Memory] = []  # those without a cosine, then the others (``make_hits``)
-    kept_scores: list[float] = []
-    scored: list[Memory] = []
-    their: list[float] = []  # the others' cosines
-    get = scores.get
+) -> list[Hit] | None:
+    """``rescored`` of hits given as columns (``memories[j]`` scored ``own[j]``): the lane's
+    hits are made here, once each, in their final order (``tie_ordered``). Those without a
+    cosine first, then the others, each in the order given, before the sort. ``ids``: the
+    memories' ids in their order, when the caller has them (a model's attribute read costs
+    ~450 instructions: pydantic's ``__getattr__`` keeps CPython's fast path off); else each
+    memory's id is read once.
+
+    ``own`` None: the hits came in no particular order and without scores of their own (the
+    store's k best as a set: ``vector_ranked(ordered=False)``). Their order then holds only
+    while it cannot matter: every hit has a cosine and none is NaN (the tie rule orders
+    distinct ids alike whatever order they came in); else None, and the caller rescores
+    the lane as ranked."""
     if ids is None:
-        ids = [memory.id for memory, _ in found]
-    for (memory, own), memory_id in zip(found, ids, strict=True):
-        score = get(memory_id)
-        if score is None:
-            kept.append(memory)
-            kept_scores.append(round(float(own), 6))
-        else:
-            scored.append(memory)
-            their.append(score)
-    return by_tie_rule(make_hits(kept + scored, kept_scores + their))
+        ids = [memory.id for memory in memories]
+    got: list[float | None] = list(map(scores.get, ids))
+    if None not in got:  # every hit has a cosine (a backend's rows all have vectors)
+        if own is None and (total := sum(got)) != total:  # type: ignore[arg-type]
+            return None  # a NaN: its place depends on the order the hits came in
+        return tie_ordered(memories, got)  # type: ignore[arg-type]  # no None left
+    if own is None:
+        return None
+    first = [j for j, score in enumerate(got) if score is None]
+    rest = [j for j, score in enumerate(got) if score is not None]
+    return tie_ordered(
+        [memories[j] for j in first + rest],
+        [round(float(own[j]), 6) for j in first] + [got[j] for j in rest],  # type: ignore[misc]
+    )
 
 
 def exact_cosine(
@@ -325,7 +337,7 @@ def complete_lanes(
 
     ``held``: per lane, its hits' memories by id (``{h.memory.id: h.memory for h in hits}``,
     in any order) where the caller has them (None: read from the hits), so no memory's id
-    is read again (see ``rescored_pairs``).
+    is read again (see ``rescored_columns``).
     """
     tail = text_tail if isinstance(text_tail, Ranked) else Ranked.of(text_tail)
     # ``lane_union``, ``missing`` and ``complete`` with each lane's hits read once: each
@@ -353,8 +365,8 @@ def complete_lanes(
                 else:
                     scored.append(union[i])
                     their.append(score)
-            added = make_hits(unscored + scored, [0.0] * len(unscored) + their)
-            out.append((name, [*hits, *by_tie_rule(added)]))
+            added = tie_ordered(unscored + scored, [0.0] * len(unscored) + their)
+            out.append((name, [*hits, *added]))
         elif name == "bm25":
             members: list[Memory] = []  # ``complete`` over the tail's union members
             member_scores: list[float] = []

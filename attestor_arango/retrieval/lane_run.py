@@ -9,8 +9,9 @@ complete) and each step's own time (``RecallTrace.lap``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Protocol, TypeGuard, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import NamedTuple, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from attestor_arango.retrieval.completion import (
     cosines,
     exact_cosine,
     lane_union,
-    rescored_pairs,
+    rescored_columns,
 )
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.lanes import QueryExpander
@@ -57,12 +58,14 @@ def _prefilter(config: RetrievalConfig) -> dict[str, int]:
 @runtime_checkable
 class RanksVectors(Protocol):
     """A backend that hands the vector lane's ranking over before reading its rows (the
-    embedded one): (id, score) of ``vector_candidates``' hits, best first; their rows are
-    then read by ``get_memories`` (which drops those the scope does not return), as
-    ``vector_candidates`` reads them. Not part of the Store contract: the lane makes its
-    hits once, with their exact cosines, and the rows read are the text lane's ``known``.
-    A backend offering it answers recall's vector lane with it, so a subclass that changes
-    ``vector_candidates`` must change ``vector_ranked`` too: recall never calls the other."""
+    embedded one): the ids and scores of ``vector_candidates``' hits, best first, as two
+    columns (not ``ordered``: it may hand them over as a set, in no order and without scores,
+    None); their rows are then read by ``get_memories`` (which drops those the scope does
+    not return), as ``vector_candidates`` reads them. Not part of the Store contract: the
+    lane makes its hits once, with their exact cosines, and the rows read are the text
+    lane's ``known``. A backend offering it answers recall's vector lane with it, so a
+    subclass that changes ``vector_candidates`` must change ``vector_ranked`` too: recall
+    never calls the other."""
 
     def vector_ranked(
         self,
@@ -72,7 +75,8 @@ class RanksVectors(Protocol):
         view: TemporalView,
         prefilter: int = 0,
         prefilter_rows: int = 0,
-    ) -> list[tuple[str, float]]: ...
+        ordered: bool = True,
+    ) -> tuple[Sequence[str], Sequence[float] | None]: ...
 
 
 def _ranks_vectors(store: object) -> TypeGuard[RanksVectors]:
@@ -80,16 +84,29 @@ def _ranks_vectors(store: object) -> TypeGuard[RanksVectors]:
 
 
 def _ranked(
-    store: object, scope: Scope, qvec: np.ndarray, view: TemporalView, config: RetrievalConfig
-) -> list[tuple[str, float]] | None:
-    """``vector_ranked``'s pairs; None for a backend without it."""
+    store: object,
+    scope: Scope,
+    qvec: np.ndarray,
+    view: TemporalView,
+    config: RetrievalConfig,
+    ordered: bool,
+) -> tuple[Sequence[str], Sequence[float] | None] | None:
+    """``vector_ranked``'s columns; None for a backend without it."""
     if not _ranks_vectors(store):
         return None
-    return store.vector_ranked(scope, qvec, config.vector_k, view, **_prefilter(config))
+    k = config.vector_k
+    return store.vector_ranked(scope, qvec, k, view, ordered=ordered, **_prefilter(config))
 
 
-# the vector lane as the store ranked it: each hit's memory and score, in order
-Found = list[tuple[Memory, float]]
+class Found(NamedTuple):
+    """The vector lane as the store ranked it, as columns: each hit's memory, its score
+    and its id, in order (no object per hit: the lane's hits are made once, with their
+    cosines, by ``rescored_columns``). ``scores`` None: the store's k best as a set, in no
+    order (``RanksVectors``, not ``ordered``)."""
+
+    memories: list[Memory]
+    scores: Sequence[float] | None
+    ids: Sequence[str]
 
 
 def vector_found(
@@ -98,20 +115,27 @@ def vector_found(
     qvec: np.ndarray,
     view: TemporalView,
     config: RetrievalConfig,
-) -> tuple[Found, dict[str, Memory], list[str]]:
-    """``vector_candidates``' hits as (memory, score) pairs, their memories by id, and their
-    ids in order; from ``vector_ranked`` and one ``get_memories`` when the backend ranks
-    first (``RanksVectors``): no ``Hit`` made for scores the lane replaces, and no memory's
-    id read (its ranking gave them: see ``completion.rescored_pairs``)."""
-    pairs = _ranked(store, scope, qvec, view, config)
-    if pairs is not None:
-        read = store.get_memories(scope, [i for i, _ in pairs])
-        ids = [i for i, _ in pairs if i in read]
-        return [(read[i], s) for i, s in pairs if i in read], read, ids
+    ordered: bool = False,
+) -> tuple[Found, dict[str, Memory]]:
+    """``vector_candidates``' hits as columns (``Found``) and their memories by id; from
+    ``vector_ranked`` and one ``get_memories`` when the backend ranks first
+    (``RanksVectors``): no ``Hit`` made for scores the lane replaces, and no memory's id
+    read (its ranking gave them: see ``completion.rescored_columns``). Not ``ordered``:
+    the backend may hand its k best over as a set (``Found.scores`` None), and does on most
+    queries at 1k rows, scoring none of them (the lane scores them by cosine)."""
+    ranked = _ranked(store, scope, qvec, view, config, ordered)
+    if ranked is not None:
+        ids, scores = ranked
+        read = store.get_memories(scope, ids)
+        if len(read) != len(ids):  # rows the scope does not return (or an id twice)
+            if scores is not None:
+                scores = [s for i, s in zip(ids, scores, strict=True) if i in read]
+            ids = [i for i in ids if i in read]
+        return Found(list(map(read.__getitem__, ids)), scores, ids), read
     hits = store.vector_candidates(scope, qvec, config.vector_k, view, **_prefilter(config))
-    ids = [h.memory.id for h in hits]
     memories = [h.memory for h in hits]
-    return [(h.memory, h.score) for h in hits], dict(zip(ids, memories, strict=True)), ids
+    found = Found(memories, [h.score for h in hits], [m.id for m in memories])
+    return found, dict(zip(found.ids, memories, strict=True))
 
 
 def run_lanes(
@@ -133,7 +157,6 @@ def run_lanes(
     qvec: np.ndarray | None = None
     found: Found | None = None  # the vector lane as the store ranked it
     known: dict[str, Memory] = {}  # its memories by id
-    found_ids: list[str] = []  # their ids, in the order of ``found``
     text_held: dict[str, Memory] = {}  # the text lane's memories by id (``text_lane``)
     text: Sequence[Hit] | None = None
     text_error: str | None = None
@@ -142,7 +165,7 @@ def run_lanes(
     if config.vector_enabled:
         try:
             qvec = embedder.embed([query])[0]
-            found, known, found_ids = vector_found(store, scope, qvec, view, config)
+            found, known = vector_found(store, scope, qvec, view, config)
         except Exception as exc:  # a lane failure degrades, it does not abort
             fatal(exc)
             errors["vector_error"] = describe(exc)
@@ -160,8 +183,9 @@ def run_lanes(
     scores: dict[str, float] | None = None  # the union's cosines, when completion runs
     if found is not None and qvec is not None:
         completing = config.lane_completion and text is not None
+        ranked = partial(_reordered, store, scope, qvec, view, config, known)
         hits, scores = _vector_lane(
-            store, scope, qvec, (found, found_ids), text_held, completing, errors, vcache
+            store, scope, qvec, (found, ranked), text_held, completing, errors, vcache
         )
         vector_ms = round(vector_ms + tr.lap(), 3)  # the lane's time includes its scoring
         if hits is not None:
@@ -196,36 +220,63 @@ def run_lanes(
     return lanes
 
 
+def _reordered(
+    store: Store,
+    scope: Scope,
+    qvec: np.ndarray,
+    view: TemporalView,
+    config: RetrievalConfig,
+    known: Mapping[str, Memory],
+) -> Found:
+    """The vector lane as the store ranks it, in order and with its scores, its memories
+    those read before (``known``) where read: for ``rescored_columns`` when the lane came
+    as a set and its order or scores decide after all (a rare hit without a cosine, or a
+    NaN one)."""
+    lane, _ = vector_found(store, scope, qvec, view, config, ordered=True)
+    memories = [known.get(i, m) for i, m in zip(lane.ids, lane.memories, strict=True)]
+    return Found(memories, lane.scores, lane.ids)
+
+
+def _rescored(lane: tuple[Found, Callable[[], Found]], scores: Mapping[str, float]) -> list[Hit]:
+    """``rescored_columns`` of the lane (``Found``), or of the lane as the store ranks it
+    (the callable) when the one handed over as a set cannot be rescored in any order."""
+    (memories, own, ids), ranked = lane
+    hits = rescored_columns(memories, own, scores, ids)
+    if hits is None:
+        memories, own, ids = ranked()
+        hits = rescored_columns(memories, own, scores, ids) or []
+    return hits
+
+
 def _vector_lane(
     store: MemoryStore,
     scope: Scope,
     qvec: np.ndarray,
-    lane: tuple[Found, list[str]],
+    lane: tuple[Found, Callable[[], Found]],
     text: Mapping[str, Memory],
     completing: bool,
     errors: dict[str, str],
     vcache: dict[str, np.ndarray],
 ) -> tuple[list[Hit] | None, dict[str, float] | None]:
-    """The lane (its (memory, score) pairs and their ids) re-scored by exact cosine (None if
-    that failed: ``vector_error``), and the cosines of the lanes' whole union (with the
-    text lane's memories by id, ``text``) when ``completing`` (one read for both; if
-    reading the union fails, the lane's own rows are read and ``completion_error`` says
-    why)."""
-    found, ids = lane
+    """The lane (``Found``, and how to rank it again in order: ``_rescored``) re-scored by
+    exact cosine (None if that failed: ``vector_error``), and the cosines of the lanes'
+    whole union (with the text lane's memories by id, ``text``) when ``completing`` (one
+    read for both; if reading the union fails, the lane's own rows are read and
+    ``completion_error`` says why)."""
+    ids = lane[0].ids
     if completing:
         try:
             # the union's ids, each once (a row's cosine does not depend on the order asked)
             union = dict.fromkeys(ids)
             union.update(dict.fromkeys(text))
             scores = cosines(store, scope, qvec, list(union), vcache)
-            return rescored_pairs(found, scores, ids), scores
+            return _rescored(lane, scores), scores
         except Exception as exc:  # completion fails; the lane may still be read alone
             fatal(exc)
             errors["completion_error"] = describe(exc)
-    own = sorted(set(ids))
     try:
-        scored = cosines(store, scope, qvec, own, vcache)
-        return (rescored_pairs(found, scored, ids) if found else []), None
+        scored = cosines(store, scope, qvec, sorted(set(ids)), vcache)
+        return (_rescored(lane, scored) if ids else []), None
     except Exception as exc:
         fatal(exc)
         errors.pop("completion_error", None)  # no lane to complete: the lane failed

@@ -61,6 +61,26 @@ def ranked(
     return pairs[:take]
 
 
+def top(
+    take_ids: Callable[[np.ndarray], Sequence[str]],
+    float_rows: Callable[[np.ndarray], np.ndarray],
+    chosen: np.ndarray,
+    query: np.ndarray,
+    take: int,
+    ordered: bool = True,
+) -> tuple[list[str], list[float] | None]:
+    """``ranked``'s answer over the ``chosen`` rows (``exact_scores``) as two columns, ids and
+    scores; or, when not ``ordered`` and exactly ``take`` rows were chosen (every one of
+    them is in the answer), their ids in row order and no scores (None): none is scored
+    (at 1k rows the bounds choose just the k best on most queries)."""
+    if not ordered and chosen.size == take:
+        return list(take_ids(chosen)), None
+    if take == 0:
+        return [], []
+    pairs = ranked(take_ids, chosen, exact_scores(float_rows, chosen, query), take)
+    return [i for i, _ in pairs], [s for _, s in pairs]
+
+
 class RowNorms:
     """``codec.row_norms`` of an index's rows, each computed the first time the row is gathered and
     kept (a row's vector never changes while its index lives; NaN: not yet computed). A
@@ -104,6 +124,10 @@ class WideRows:
         self.values = np.zeros((0, 0), dtype=np.float64)
         self.n = 0  # rows 0..n-1 are widened
 
+    def fits(self, n: int, width: int) -> bool:
+        """Whether the rows of an index of ``n`` rows of ``width`` values are kept widened."""
+        return n * width * 8 <= self.limit
+
     def of(
         self, rows: np.ndarray, n: int, width: int, read: Callable[[np.ndarray, type], np.ndarray]
     ) -> np.ndarray | None:
@@ -111,7 +135,7 @@ class WideRows:
         (``read(rows, np.float32)``: some rows' vectors), from the rows kept widened; None
         when the index is too large to keep them."""
         if self.n < n:
-            if n * width * 8 > self.limit:
+            if not self.fits(n, width):
                 self.values, self.n = np.zeros((0, 0), dtype=np.float64), 0
                 return None
             if len(self.values) < n:  # room for half as many again (as the index grows)

@@ -27,6 +27,7 @@ from attestor_arango.store.codec import (
     query_vector,
     stored_vector,
 )
+from attestor_arango.store.embedded import exact
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess
 from attestor_arango.store.embedded.base import encode_doc as _encode
@@ -123,10 +124,11 @@ def _gather_normed(
     index: TenantVectors, ids: Sequence[str], namespace: str | None
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray | None]:
     """``index.gather``'s ids and float32 matrix, the rows' kept norms, and the matrix as
-    float64 when the index keeps its rows widened (``exact.WideRows``; else None)."""
+    float64 when the index keeps its rows widened (``exact.WideRows``, a small index: the
+    first read widens them, as the lane's search need not; else None)."""
     have, rows = index.held(ids, namespace)
     matrix = index.float_rows(rows, np.float32)
-    wide = index.float_rows(rows) if index.wide.n else None  # (kept: gathered, not widened)
+    wide = index.float_rows(rows) if index.wide.fits(index.n, index.dimension) else None
     return have, matrix, index.norms.of(rows, matrix), wide
 
 
@@ -376,9 +378,9 @@ class EmbeddedMemories:
         prefilter: int = 0,
         prefilter_rows: int = 0,
     ) -> list[Hit]:
-        pairs = self.vector_ranked(scope, vector, k, view, prefilter, prefilter_rows)
-        found = self.get_memories(scope, [i for i, _ in pairs])
-        return [make_hit(found[i], s) for i, s in pairs if i in found]
+        ids, scores = self.vector_ranked(scope, vector, k, view, prefilter, prefilter_rows)
+        found = self.get_memories(scope, ids)
+        return [make_hit(found[i], s) for i, s in zip(ids, scores or (), strict=True) if i in found]
 
     def vector_ranked(
         self,
@@ -388,18 +390,23 @@ class EmbeddedMemories:
         view: TemporalView,
         prefilter: int = 0,
         prefilter_rows: int = 0,
-    ) -> list[tuple[str, float]]:
-        """``vector_candidates``' ranking before its rows are read: (id, score) of the index's
-        k best in the scope and view, best first (the ids' rows are read by ``get_memories``,
-        which drops any the scope's own filter does not return). Not part of the Store
-        contract (retrieval's ``RanksVectors``): the lanes read the vector lane's rows once
-        and make its hits once, with their exact cosines."""
+        ordered: bool = True,
+    ) -> tuple[list[str], list[float] | None]:
+        """``vector_candidates``' ranking before its rows are read: the ids and scores of the
+        index's k best in the scope and view, best first, as two columns (the ids' rows are
+        read by ``get_memories``, which drops any the scope's own filter does not return).
+        Not ``ordered``: when the index's bounds chose exactly those k rows, their ids in row
+        order and no scores (None; ``exact.top``). Not part of the Store contract
+        (retrieval's ``RanksVectors``): the lanes read the vector lane's rows once and make
+        its hits once, with their exact cosines."""
+
+        def top(v: TenantVectors) -> tuple[list[str], list[float] | None]:
+            chosen, q, take = v.candidates(q32, k, scope.namespace, view, prefilter, prefilter_rows)
+            return exact.top(v.rows.take_ids, v.float_rows, chosen, q, take, ordered)
+
         with self._db.lock:
             index = self._caches.tenant_vectors(scope.tenant)
             if index is None:
-                return []
-            query = query_vector(vector, index.dimension)
-            return self._caches.vector_read(
-                scope.tenant,
-                lambda v: v.search(query, k, scope.namespace, view, prefilter, prefilter_rows),
-            )
+                return [], []
+            q32 = query_vector(vector, index.dimension)
+            return self._caches.vector_read(scope.tenant, top)

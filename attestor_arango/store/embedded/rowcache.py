@@ -5,7 +5,7 @@ neighbouring turns) and decoding a row (SQL fetch, JSON fields, the frozen model
 about a fifth of a recall's time. The rows a store reads recur from one recall to the
 next, and a memory row is immutable except for its close (``t_expired``, ``status``,
 ``superseded_by``). So the decoded ``Memory`` of a row read outside a transaction is
-kept here, keyed by tenant and id, and dropped:
+kept here, keyed by id (with its tenant, which a read must match), and dropped:
 
 - when the row is closed (the connection's ``expire`` op, after its commit);
 - with the whole tenant, when its rows are purged or its embedding space changes (``drop``);
@@ -57,14 +57,19 @@ _BLANK, _FIELDS = trusted_parts(Memory)
 
 
 class MemoryRows:
-    """Decoded memories by (tenant, id), least recently read first; see the module docstring."""
+    """Decoded memories by id, least recently read first; see the module docstring.
+
+    Keyed by the id alone, each entry holding its memory's tenant: a key of (tenant, id)
+    was a tuple built, hashed and compared twice per row read (~85 rows a recall), where
+    an id's hash is kept by the string. One id in two tenants (an import keeps ids) keeps
+    the entry of the tenant that read it last; a read of the other tenant misses it."""
 
     def __init__(self, limit: int = MEMORY_ROWS, max_bytes: int = MEMORY_BYTES) -> None:
         self.limit = limit
         self.max_bytes = max_bytes
-        # (tenant, id) -> the memory's fields (its ``__dict__``: what a copy is made of), its
+        # id -> the memory's tenant, its fields (its ``__dict__``: what a copy is made of), its
         # metadata as stored (None: empty), its row_bytes
-        self._rows: OrderedDict[tuple[str, str], tuple[dict[str, Any], str | None, int]]
+        self._rows: OrderedDict[str, tuple[str, dict[str, Any], str | None, int]]
         self._rows = OrderedDict()
         self.bytes = 0  # the entries' row_bytes summed
         self.hits = 0
@@ -79,7 +84,7 @@ class MemoryRows:
         """(the cached memories of ``ids`` visible in ``namespace`` (any: None) by id, in the
         order of ``ids``, the ids to read from the rows). A cached row of another namespace is
         not visible, as the query's scope filter would not return it either; a row of another
-        tenant is never found (the key holds the memory's own tenant, see ``put``), so the
+        tenant is never found (each entry holds the memory's own tenant, see ``put``), so the
         memories handed out need no tenant check of their own."""
         found: dict[str, Memory] = {}
         rest: list[str] = []
@@ -87,13 +92,12 @@ class MemoryRows:
         get, seen = rows.get, rows.move_to_end
         blank, fields = _BLANK, _FIELDS
         for memory_id in ids:
-            key = (tenant, memory_id)
-            entry = get(key)
-            if entry is None:
+            entry = get(memory_id)
+            if entry is None or entry[0] != tenant:
                 rest.append(memory_id)
                 continue
-            seen(key)
-            kept, metadata, _ = entry  # the kept memory's fields by key
+            seen(memory_id)
+            _, kept, metadata, _ = entry  # the kept memory's fields by key
             if namespace is not None and kept["namespace"] != namespace:
                 continue
             # a new Memory equal to the kept one, with its own copy of the metadata
@@ -115,28 +119,28 @@ class MemoryRows:
         rows = self._rows
         for memory, metadata in memories:
             kept = None if metadata is None or metadata in ("", "{}") else metadata
-            key = (memory.tenant, memory.id)
             size = row_bytes(memory, kept)
-            old = rows.pop(key, None)
+            old = rows.pop(memory.id, None)
             if old is not None:
-                self.bytes -= old[2]
-            rows[key] = (memory.__dict__, kept, size)
+                self.bytes -= old[3]
+            rows[memory.id] = (memory.tenant, memory.__dict__, kept, size)
             self.bytes += size
         while rows and (len(rows) > self.limit or self.bytes > self.max_bytes):
-            self.bytes -= rows.popitem(last=False)[1][2]
+            self.bytes -= rows.popitem(last=False)[1][3]
 
     def held(self, tenant: str) -> int:
         """How many of the tenant's memories are kept."""
-        return sum(1 for t, _ in self._rows if t == tenant)
+        return sum(1 for entry in self._rows.values() if entry[0] == tenant)
 
     def discard(self, tenant: str, memory_id: str) -> None:
-        old = self._rows.pop((tenant, memory_id), None)
-        if old is not None:
-            self.bytes -= old[2]
+        old = self._rows.get(memory_id)
+        if old is not None and old[0] == tenant:
+            del self._rows[memory_id]
+            self.bytes -= old[3]
 
     def drop(self, tenant: str) -> None:
-        for key in [k for k in self._rows if k[0] == tenant]:
-            self.bytes -= self._rows.pop(key)[2]
+        for key in [k for k, entry in self._rows.items() if entry[0] == tenant]:
+            self.bytes -= self._rows.pop(key)[3]
 
     def clear(self) -> None:
         self._rows.clear()

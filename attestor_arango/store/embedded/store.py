@@ -225,9 +225,12 @@ class SQLiteStore(ScopeGuarded):
         view: TemporalView,
         prefilter: int = 0,
         prefilter_rows: int = 0,
-    ) -> list[tuple[str, float]]:
+        ordered: bool = True,
+    ) -> tuple[list[str], list[float] | None]:
         """See ``EmbeddedMemories.vector_ranked`` (beside the Store contract)."""
-        return self.memories.vector_ranked(scope, vector, k, view, prefilter, prefilter_rows)
+        return self.memories.vector_ranked(
+            scope, vector, k, view, prefilter, prefilter_rows, ordered
+        )
 
     def text_pool(self, scope: Scope, query: str, k: int, view: TemporalView) -> list[TextHit]:
         return self.text.text_pool(scope, query, k, view)

@@ -39,10 +39,9 @@ _CHUNK = 2048  # rows per step of a bulk load (float64 temporaries stay in cache
 # below this many rows the float32 matrix sits in cache and one product beats quantising
 # the query (measured crossover near 10k rows of 384 dimensions: benchmarks/vector_scan.py)
 _INT8_ROWS = 10_000
-# a persisted float matrix no larger than this stays mapped whole (10k rows of 384: 15 MB);
-# a larger one has the pages of the rows a read touched released after that read: the
-# kernel's read-ahead around scattered row reads made 100k rows (154 MB) resident within
-# 50 recalls when releases waited for 512 rows (benchmarks/results/rss-s11-release.txt)
+# a persisted float matrix up to this size stays mapped whole (10k rows of 384: 15 MB); a larger
+# one releases the pages each read touched: read-ahead around scattered reads made 100k rows
+# (154 MB) resident in 50 recalls with releases every 512 rows (results/rss-s11-release.txt)
 _RESIDENT_BYTES = 32 << 20
 
 
@@ -67,18 +66,16 @@ class TenantVectors:
         self.max_size = 0.0
         self._signs = prefilter.SignBits()  # the prefilter's codes, built on first use
         # a persisted index (from_sections) keeps its first ``n0`` rows of codes and float32
-        # vectors in read-only mapped arrays; ``matrix`` and ``codes`` then hold the rows
-        # added since (row i at i - n0). Each persisted float row has a CRC-32, checked the
-        # first time the row is read (``_checked``), so opening does not read them all
+        # vectors in read-only mapped arrays, ``matrix`` and ``codes`` the rows added since (row
+        # i at i - n0); a persisted float row's CRC-32 is checked when first read (``_checked``)
         self.n0 = 0
         self._base_matrix = np.zeros((0, dimension), dtype=np.float32)
         self._base_codes = np.zeros((0, dimension), dtype=np.int8)
         self._base_crc = np.zeros(0, dtype=np.uint32)
         self._checked = np.zeros(0, dtype=bool)
         self._all_checked = False
-        # reads persisted float rows (ascending, unique) without mapping their pages
-        # (IndexFile.read_rows): a large index's scattered rows read through the mapping
-        # stayed resident and, with fault-around, added up to the whole matrix
+        # reads persisted float rows (ascending, unique) without mapping their pages (IndexFile.
+        # read_rows): scattered rows read through the mapping stayed resident (fault-around)
         self.read_rows: Callable[[np.ndarray], np.ndarray] | None = None
         self._last_read = (np.zeros(0, dtype=np.intp), np.zeros((0, dimension), dtype=np.float32))
         self.norms = RowNorms()  # the rows' float64 norms, kept as exact cosine reads them
@@ -241,21 +238,12 @@ class TenantVectors:
         """The codes of every row in order: the persisted ones, then those added since."""
         return [b for b in (self._base_codes, self.codes[: self.n - self.n0]) if len(b)]
 
-    def _int8_dots32(self, query_codes: np.ndarray) -> np.ndarray:
-        """``int8_dots`` as float32 (exact: a sum of 384 products of int8s stays below 2**24),
-        half the bytes to write and read again."""
-        return int8_dots32(self._code_blocks(), query_codes)
-
     def _codes_of(self, rows: np.ndarray) -> np.ndarray:
         codes = np.empty((rows.size, self.dimension), dtype=np.int8)
         base = rows < self.n0
         codes[base] = self._base_codes[rows[base]]
         codes[~base] = self.codes[rows[~base] - self.n0]
         return codes
-
-    def _int8_dots_of(self, rows: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
-        """``int8_dots`` of some rows only (float64, exact)."""
-        return int8_dots([self._codes_of(rows)], query_codes)
 
     def _visible(self, namespace: str | None, view: TemporalView) -> np.ndarray | None:
         """The visible rows, ascending; None when every row is visible (no gather needed)."""
@@ -302,7 +290,8 @@ class TenantVectors:
         widest = (max_err * q_norm + max_size * q_err) * (1 + 1e-6)
         if not np.isfinite(widest) or max_size > 1e26:
             return None  # float32 products could overflow: the float64 scan decides
-        dots = self._int8_dots32(q_codes)
+        # ``int8_dots`` as float32 (exact: 384 products of int8s sum below 2**24): half the bytes
+        dots = int8_dots32(self._code_blocks(), q_codes)
         a = dots * self.scale32[:n]
         if idx is not None:
             a = a[idx]
@@ -349,7 +338,7 @@ class TenantVectors:
         bits = self._signs.of(self._code_blocks(), self.rows.capacity, self.dimension)
         cand = prefilter.nearest(bits, q_codes, idx, keep)
         q_norm = vector_norm(query.astype(np.float64))
-        dots = self._int8_dots_of(cand, q_codes)
+        dots = int8_dots([self._codes_of(cand)], q_codes)  # float64, exact
         lo, hi = self._bounds_of(cand, dots, q_scale, q_err, q_norm)
         floor = float(np.partition(lo, lo.size - take)[lo.size - take])
         return cand[hi >= floor]
@@ -368,19 +357,32 @@ class TenantVectors:
         with ``prefilter`` > 0, on an index of >= 10k rows where >= ``prefilter_rows`` and
         more than ``prefilter`` rows are visible: the exact top-k of the ``prefilter`` rows
         nearest by code signs (``_prefiltered``), not of every row."""
-        if self.n == 0 or k <= 0:
+        chosen, q, take = self.candidates(query, k, namespace, view, prefilter, prefilter_rows)
+        if take == 0:
             return []
-        idx = self._visible(namespace, view)
-        if idx is not None and idx.size == 0:
-            return []
-        visible = self.n if idx is None else idx.size
+        return ranked(self.rows.take_ids, chosen, exact_scores(self.float_rows, chosen, q), take)
+
+    def candidates(
+        self,
+        query: np.ndarray,
+        k: int,
+        namespace: str | None,
+        view: TemporalView,
+        prefilter: int = 0,
+        prefilter_rows: int = 0,
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """What ``search`` scores exactly: the rows whose bounds reach its k-th best (its answer:
+        their ``take`` best), the query as float32, ``take`` (k, or fewer visible rows; 0: none)."""
         q = np.asarray(query, dtype=np.float32)
+        idx = self._visible(namespace, view) if self.n and k > 0 else np.zeros(0, np.intp)
+        if idx is not None and idx.size == 0:
+            return idx, q, 0
+        visible = self.n if idx is None else idx.size
         take = min(k, visible)
-        chosen: np.ndarray | None = None
         approximate = take <= prefilter < visible and visible >= prefilter_rows
         if approximate and self.n >= _INT8_ROWS and USE_SIMSIMD:
-            chosen = self._prefiltered(q, idx, take, prefilter)
-        chosen = self._chosen(q, idx, take) if chosen is None else chosen
+            return self._prefiltered(q, idx, take, prefilter), q, take
+        chosen = self._chosen(q, idx, take)
         if chosen is None:
             # float32 bounds: their rounding is far inside the _ROUNDING slack of err
             approx, slack = self._scan(q)
@@ -390,8 +392,7 @@ class TenantVectors:
             floor = kth_largest(approx - slack, take)
             hit = approx + slack >= floor
             chosen = hit.nonzero()[0] if idx is None else idx[hit]
-        exact = exact_scores(self.float_rows, chosen, q)
-        return ranked(self.rows.take_ids, chosen, exact, take)
+        return chosen, q, take
 
     # persistence (persisted.py) ----------------------------------------------------------
     def sections(self) -> tuple[dict[str, Section], dict[str, object]]:
