@@ -376,7 +376,7 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     closed = a_memory(id="m4", t_expired=from_us(T0 + 50), status=MemoryStatus.SUPERSEDED)
     synthetic = Candidate(memory=closed, synthetic=True, graph_hops=0, graph_bonus=0.3)
     synthetic.freshness = 0.1 + 0.2  # not rounded: the breakdown rounds it
-    got = results([(fused, 7), (changed, 9), (synthetic, 0)], as_of)
+    got = results([fused, changed, synthetic], [7, 9, 0], as_of)
     base = dict.fromkeys(("vector_rank", "vector_score", "bm25_rank", "bm25_score"))
     want = [
         (
@@ -417,5 +417,5 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     assert got[1].memory == a_memory(id="m2") and got[2].memory is closed
     # one candidate's own result and breakdown are the loop's
     for c, tokens in ((fused, 7), (changed, 9), (synthetic, 0)):
-        same(c.result(tokens, as_of), results([(c, tokens)], as_of)[0])
+        same(c.result(tokens, as_of), results([c], [tokens], as_of)[0])
     same(changed.breakdown(), got[1].breakdown)

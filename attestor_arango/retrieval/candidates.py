@@ -7,7 +7,7 @@ makes a ranking explainable: nothing is folded away before the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -106,15 +106,18 @@ class Candidate:
 
     def breakdown(self) -> ScoreBreakdown:
         """The frozen breakdown of the response: ``results``' for this one candidate."""
-        return results(((self, 0),), OPEN)[0].breakdown
+        return results([self], (0,), OPEN)[0].breakdown
 
     def result(self, tokens: int, as_of: int) -> RecallResult:
         """The response's result for this candidate (``results`` of this one)."""
-        return results(((self, tokens),), as_of)[0]
+        return results([self], (tokens,), as_of)[0]
 
 
-def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallResult]:
-    """The response's result of each (candidate, tokens): the memory as a reader at
+def results(kept: list[Any], counts: Sequence[int], as_of: int) -> list[RecallResult]:
+    """The response's result of each candidate of ``kept`` with its ``counts`` tokens, and
+    ``kept`` emptied as it goes: each candidate is dropped from it (None in its place) once
+    its result is built, so a candidate no one else holds is freed then (pipeline.py:
+    garbage collection). The result is the memory as a reader at
     ``as_of`` saw it, the relevance as score, the tokens and the frozen breakdown; both
     models built without re-validation (the memory is a validated model, the rest plain
     numbers converted here to the types validation gives: floats as floats), in one loop
@@ -132,8 +135,12 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     """
     breakdown_blank, breakdown_cls, breakdown_fields = _BREAKDOWN, ScoreBreakdown, _BREAKDOWN_FIELDS
     result_blank, result_cls, result_fields, zero = _RESULT, RecallResult, _RESULT_FIELDS, ZERO
+    if len(counts) != len(kept):
+        raise ValueError(f"{len(kept)} candidates with {len(counts)} token counts")
     out: list[RecallResult] = []
-    for c, tokens in kept:
+    for i in range(len(kept)):  # indexed: no generator nor pair a result (~300 instructions)
+        c: Candidate = kept[i]
+        kept[i] = None
         ranks, vector_score, bm25_score = c.lane_ranks, c.vector_score, c.bm25_score
         if c.fused_rrf is c.rrf and c.fused_norm is c.rrf_norm:
             rrf, rrf_norm = c.fused_rrf_12, c.fused_norm_12
@@ -188,7 +195,7 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
         r: Any = result_blank()
         r.memory = memory
         r.score = final  # the relevance as score: rounded to 12 places already
-        r.tokens = int(tokens)
+        r.tokens = int(counts[i])
         r.breakdown = b
         r.__pydantic_fields_set__ = result_fields
         r.__pydantic_extra__ = None
