@@ -321,7 +321,7 @@ def test_fused_breakdowns_list_their_lanes_by_name_however_many_lanes_fused(seed
     replaced = rng.sample(fused, 3)
     for c in replaced:  # after fusion: another dict, in reverse name order
         c.lane_ranks = dict(sorted(c.lane_ranks.items(), reverse=True))
-    for c, got in zip(fused, candidate_results([(c, 1) for c in fused], 0), strict=True):
+    for c, got in zip(fused, candidate_results(list(fused), [1] * len(fused), 0), strict=True):
         lanes_listed = got.breakdown.lanes
         assert list(lanes_listed) == sorted(c.lane_ranks) and lanes_listed == c.lane_ranks
         assert got.breakdown == ScoreBreakdown(**got.breakdown.model_dump())

@@ -9,7 +9,7 @@ itself and that a recall holds no other reference to its candidates by then.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -17,23 +17,37 @@ import pytest
 from attestor_arango.memory import AgentMemory
 from attestor_arango.models import RecallResult
 from attestor_arango.retrieval import pipeline
-from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.candidates import Candidate, results
+from tests.test_trusted_models import a_memory
 
 
-def test_draining_hands_out_every_item_once_in_order_and_empties_the_list_as_it_goes() -> None:
-    items: list[Any] = [object() for _ in range(6)]
-    before = list(items)
-    drain = pipeline._draining(items)
-    got = []
-    for i, item in enumerate(drain):
-        got.append(item)
-        # what was handed out is gone from the list; what was not is still there, in place
-        assert items[: i + 1] == [None] * (i + 1)
-        assert items[i + 1 :] == before[i + 1 :]
-    assert got == before
-    assert all(a is b for a, b in zip(got, before, strict=True))
-    assert items == [None] * len(before)
-    assert list(pipeline._draining([])) == []
+def test_results_empty_the_kept_list_as_they_go_each_candidate_once_in_order() -> None:
+    """``candidates.results`` drops each candidate from ``kept`` once its result is built:
+    while the i-th result's tokens are read, the ones before it are gone from the list, the
+    ones after it still there, in place; the results come in the list's order."""
+    kept = [Candidate(memory=a_memory(id=f"m{i}")) for i in range(6)]
+    before = list(kept)
+    seen: list[list[Candidate | None]] = []
+
+    class Counts(list[int]):
+        def __getitem__(self, i: Any) -> Any:
+            seen.append(list(kept))
+            return super().__getitem__(i)
+
+    got = results(kept, Counts(range(6)), 0)
+    assert [r.memory.id for r in got] == [c.id for c in before]
+    assert [r.tokens for r in got] == list(range(6))
+    for i, state in enumerate(seen):
+        assert state[: i + 1] == [None] * (i + 1)
+        assert all(a is b for a, b in zip(state[i + 1 :], before[i + 1 :], strict=True))
+    assert kept == [None] * 6 and results([], [], 0) == []
+
+
+def test_results_refuse_counts_that_do_not_match_the_candidates() -> None:
+    kept = [Candidate(memory=a_memory(id="m1"))]
+    with pytest.raises(ValueError, match="1 candidates with 2 token counts"):
+        results(kept, [1, 2], 0)
+    assert kept[0] is not None  # refused before anything was dropped
 
 
 def _alive() -> int:
@@ -52,13 +66,13 @@ def test_a_recall_frees_each_candidate_once_its_result_is_built(
     inner = pipeline.candidate_results
     alive: list[int] = []
 
-    def watched(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallResult]:
-        def each() -> Iterator[tuple[Candidate, int]]:
-            for pair in kept:
-                alive.append(_alive())
-                yield pair
+    class Counts(list[int]):  # read once a result, after its candidate left the list
+        def __getitem__(self, i: Any) -> Any:
+            alive.append(_alive())
+            return super().__getitem__(i)
 
-        return inner(each(), as_of)
+    def watched(kept: list[Any], counts: Sequence[int], as_of: int) -> list[RecallResult]:
+        return inner(kept, Counts(counts), as_of)
 
     monkeypatch.setattr(pipeline, "candidate_results", watched)
     gc.collect()  # no earlier test's garbage counted as freed here

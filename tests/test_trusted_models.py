@@ -112,10 +112,10 @@ def test_a_breakdown_is_the_validated_one_with_int_inputs() -> None:
     assert got.bm25_score == 3.0 and isinstance(got.bm25_score, float)
 
 
-def test_a_breakdown_sets_every_field_it_copies_in_field_order() -> None:
-    """``breakdown`` fills a copy of the model's fields (``candidates._FIELDS``): every field
+def test_a_breakdown_sets_every_field_in_field_order() -> None:
+    """``breakdown`` sets every field one by one (``models.trusted_fieldwise``): every field
     off its default (a negative zero, an int, a synthetic row), the validated model's
-    values, types and order; a field left out of the copy's filling stays None and fails."""
+    values, types and order; a field left out or set out of order fails."""
     c = Candidate(memory=a_memory(), synthetic=True, graph_hops=2)
     c.lane_ranks, c.vector_score = {"vector": 3}, -0.0
     c.rrf, c.rrf_norm, c.graph_bonus = 1 / 63, -0.0, 1
@@ -168,11 +168,12 @@ def test_a_copy_with_changes_leaves_the_shared_field_set_of_the_others_alone() -
     same(memory_from_doc(memory_to_doc(plain)), validated)
 
 
-def test_a_breakdown_takes_a_default_from_its_copy_only_for_the_very_default_object() -> None:
-    """``results`` leaves graph, freshness, session, coverage and time cue at the copy's
-    defaults when the candidate holds that very object (``candidates.ZERO``, which every
-    0.0 default of the module is, and fusion's); any other value, a -0.0, another 0.0
-    object, an int, is set and converted as validation would."""
+def test_a_breakdown_takes_a_default_as_it_is_only_for_the_very_default_object() -> None:
+    """``results`` takes graph bonus and freshness as they are (session, coverage and time
+    cue always: ``ROUNDED``) when the candidate holds the very default object
+    (``candidates.ZERO``, which every 0.0 default of the module is, and fusion's); any
+    other value, a -0.0, another 0.0 object, an int, is set and converted as validation
+    would."""
     from attestor_arango.retrieval import candidates
 
     names = ("graph_bonus", "freshness", "session", "coverage", "time_cue")
@@ -376,7 +377,7 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     closed = a_memory(id="m4", t_expired=from_us(T0 + 50), status=MemoryStatus.SUPERSEDED)
     synthetic = Candidate(memory=closed, synthetic=True, graph_hops=0, graph_bonus=0.3)
     synthetic.freshness = 0.1 + 0.2  # not rounded: the breakdown rounds it
-    got = results([(fused, 7), (changed, 9), (synthetic, 0)], as_of)
+    got = results([fused, changed, synthetic], [7, 9, 0], as_of)
     base = dict.fromkeys(("vector_rank", "vector_score", "bm25_rank", "bm25_score"))
     want = [
         (
@@ -417,5 +418,5 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     assert got[1].memory == a_memory(id="m2") and got[2].memory is closed
     # one candidate's own result and breakdown are the loop's
     for c, tokens in ((fused, 7), (changed, 9), (synthetic, 0)):
-        same(c.result(tokens, as_of), results([(c, tokens)], as_of)[0])
+        same(c.result(tokens, as_of), results([c], [tokens], as_of)[0])
     same(changed.breakdown(), got[1].breakdown)

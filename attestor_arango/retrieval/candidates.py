@@ -7,7 +7,7 @@ makes a ranking explainable: nothing is folded away before the end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
@@ -18,7 +18,7 @@ from attestor_arango.models import (
     RecallResult,
     ScoreBreakdown,
     known_us,
-    trusted_parts,
+    trusted_fieldwise,
     us_of,
 )
 from attestor_arango.retrieval.rounding import round12, round_list
@@ -106,19 +106,22 @@ class Candidate:
 
     def breakdown(self) -> ScoreBreakdown:
         """The frozen breakdown of the response: ``results``' for this one candidate."""
-        return results(((self, 0),), OPEN)[0].breakdown
+        return results([self], (0,), OPEN)[0].breakdown
 
     def result(self, tokens: int, as_of: int) -> RecallResult:
         """The response's result for this candidate (``results`` of this one)."""
-        return results(((self, tokens),), as_of)[0]
+        return results([self], (tokens,), as_of)[0]
 
 
-def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallResult]:
-    """The response's result of each (candidate, tokens): the memory as a reader at
+def results(kept: list[Any], counts: Sequence[int], as_of: int) -> list[RecallResult]:
+    """The response's result of each candidate of ``kept`` with its ``counts`` tokens, and
+    ``kept`` emptied as it goes: each candidate is dropped from it (None in its place) once
+    its result is built, so a candidate no one else holds is freed then (pipeline.py:
+    garbage collection). The result is the memory as a reader at
     ``as_of`` saw it, the relevance as score, the tokens and the frozen breakdown; both
     models built without re-validation (the memory is a validated model, the rest plain
     numbers converted here to the types validation gives: floats as floats), in one loop
-    without a Python call per model (``models.trusted_parts``: a recall builds ~90 of
+    without a Python call per model (``models.trusted_fieldwise``: a recall builds ~90 of
     each, and the four calls a result were ~10% of building it).
 
     ``round(x, 12)`` costs ~1 us (a correctly rounded decimal conversion) and a response
@@ -130,11 +133,14 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     (``fused_rrf``...). Fields the steps may set from the configuration (graph bonus,
     freshness) are converted as validation would (an int becomes a float).
     """
-    blank = _BLANK
-    breakdown_cls, breakdown_fields = ScoreBreakdown, _BREAKDOWN_FIELDS
-    result_cls, result_fields, template, zero = RecallResult, _RESULT_FIELDS, _FIELDS, ZERO
+    breakdown_blank, breakdown_cls, breakdown_fields = _BREAKDOWN, ScoreBreakdown, _BREAKDOWN_FIELDS
+    result_blank, result_cls, result_fields, zero = _RESULT, RecallResult, _RESULT_FIELDS, ZERO
+    if len(counts) != len(kept):
+        raise ValueError(f"{len(kept)} candidates with {len(counts)} token counts")
     out: list[RecallResult] = []
-    for c, tokens in kept:
+    for i in range(len(kept)):  # indexed: no generator nor pair a result (~300 instructions)
+        c: Candidate = kept[i]
+        kept[i] = None
         ranks, vector_score, bm25_score = c.lane_ranks, c.vector_score, c.bm25_score
         if c.fused_rrf is c.rrf and c.fused_norm is c.rrf_norm:
             rrf, rrf_norm = c.fused_rrf_12, c.fused_norm_12
@@ -149,42 +155,36 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
             lanes = ranks if first < second else {second: ranks[second], first: ranks[first]}
         else:
             lanes = ranks if len(ranks) < 2 else dict(sorted(ranks.items()))
-        # the fields set in a copy of them in their order (a copy clones the keys: ~1,100
-        # instructions a breakdown less than the 18-key literal building them anew)
-        values = template.copy()
-        values["vector_rank"] = ranks.get("vector")
-        values["vector_score"] = None if vector_score is None else float(vector_score)
-        values["bm25_rank"] = ranks.get("bm25")
-        values["bm25_score"] = None if bm25_score is None else float(bm25_score)
-        values["lanes"] = lanes
-        values["rrf"] = rrf
-        values["rrf_norm"] = rrf_norm
-        values["decay"] = c.decay  # the ROUNDED fields: floats already, as they are
-        values["boost"] = c.boost
-        values["relevance"] = c.relevance
-        final = values["final"] = c.final
-        # the fields a recall mostly leaves at their defaults (graph, freshness, session,
-        # coverage, time cue: ~97-100% of LoCoMo's results) keep the copy's value unless
-        # the candidate holds another object than that very default: an identity test, so
-        # a -0.0 or an int 0 a step stored is still set (converted) as before
-        if c.graph_hops is not None:
-            values["graph_hops"] = c.graph_hops
-        if c.graph_bonus is not zero:
-            values["graph_bonus"] = float(c.graph_bonus)
+        # every field, in ScoreBreakdown's order (``models.trusted_fieldwise``); the fields a
+        # recall mostly leaves at their defaults (graph bonus, freshness: ~97-100% of
+        # LoCoMo's results) are converted only when the candidate holds another object than
+        # that very default: an identity test, so a -0.0 or an int 0 a step stored is
+        # converted as validation would
+        b: Any = breakdown_blank()
+        b.vector_rank = ranks.get("vector")
+        b.vector_score = None if vector_score is None else float(vector_score)
+        b.bm25_rank = ranks.get("bm25")
+        b.bm25_score = None if bm25_score is None else float(bm25_score)
+        b.lanes = lanes
+        b.rrf = rrf
+        b.rrf_norm = rrf_norm
+        b.graph_hops = c.graph_hops
+        bonus = c.graph_bonus
+        b.graph_bonus = bonus if bonus is zero else float(bonus)
+        b.decay = c.decay  # the ROUNDED fields: floats already, as they are
+        b.boost = c.boost
         fresh = c.freshness
         if fresh is not zero:
             fresh = float(fresh)  # round12, inline
-            values["freshness"] = fresh if fresh.is_integer() else round(fresh, 12)
-        if c.session is not zero:
-            values["session"] = c.session
-        if c.coverage is not zero:
-            values["coverage"] = c.coverage
-        if c.time_cue is not zero:
-            values["time_cue"] = c.time_cue
-        if c.synthetic:  # bool(c.synthetic): False is the copy's
-            values["synthetic"] = True
-        b: Any = blank()  # made as the blank model, then given its class (models._Blank)
-        b.__dict__ = values
+            if not fresh.is_integer():
+                fresh = round(fresh, 12)
+        b.freshness = fresh
+        b.session = c.session
+        b.coverage = c.coverage
+        b.time_cue = c.time_cue
+        b.relevance = c.relevance
+        b.synthetic = c.synthetic  # a bool (graph.py, fusion.py)
+        final = b.final = c.final
         b.__pydantic_fields_set__ = breakdown_fields
         b.__pydantic_extra__ = None
         b.__pydantic_private__ = None
@@ -192,9 +192,11 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
         memory = c.memory
         if c.fields["t_expired"] is not None:  # ``at`` masks a close after as_of
             memory = memory.at(as_of)
-        # the relevance as score: rounded to 12 places already
-        r: Any = blank()
-        r.__dict__ = {"memory": memory, "score": final, "tokens": int(tokens), "breakdown": b}
+        r: Any = result_blank()
+        r.memory = memory
+        r.score = final  # the relevance as score: rounded to 12 places already
+        r.tokens = int(counts[i])
+        r.breakdown = b
         r.__pydantic_fields_set__ = result_fields
         r.__pydantic_extra__ = None
         r.__pydantic_private__ = None
@@ -203,18 +205,15 @@ def results(kept: Iterable[tuple[Candidate, int]], as_of: int) -> list[RecallRes
     return out
 
 
-# the blank model both are made as (``models.trusted_parts``) and their field sets
-_BLANK, _BREAKDOWN_FIELDS = trusted_parts(ScoreBreakdown)
-_RESULT_FIELDS = trusted_parts(RecallResult)[1]
+# the blank models each is made as, field by field (``models.trusted_fieldwise``), and
+# their field sets
+_BREAKDOWN, _BREAKDOWN_FIELDS = trusted_fieldwise(ScoreBreakdown)
+_RESULT, _RESULT_FIELDS = trusted_fieldwise(RecallResult)
 # the 0.0 of this module: one float object, as Python makes one constant of every equal
 # literal a module holds, so it is every 0.0 default of ``Candidate``; fusion gives its
-# candidates this very object (``results`` tests the fields a recall leaves alone by identity)
+# candidates this very object (``results`` converts graph bonus and freshness only when
+# they are another object)
 ZERO = 0.0
-# ScoreBreakdown's fields in their order: ``results`` copies it and sets every one but those
-# it leaves at these defaults when the candidate holds the very same object
-_FIELDS: dict[str, object] = dict.fromkeys(ScoreBreakdown.model_fields)
-_FIELDS.update(graph_bonus=ZERO, freshness=ZERO, session=ZERO, coverage=ZERO, time_cue=ZERO)
-_FIELDS["synthetic"] = False
 
 
 def update_relevance(cands: Sequence[Candidate]) -> None:
