@@ -10,12 +10,14 @@ import copy
 from typing import Any
 
 from attestor_arango.core.audit import GENESIS, chain_hash
+from attestor_arango.governance.import_source import section_digests
 from attestor_arango.governance.row_check import import_rows
 from attestor_arango.models import AuditEntry, Memory
 
 
 def rechained(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with a chain of one entry vouching for its rows, unsigned."""
+    """``data`` with a chain of one entry vouching for its rows, and a head naming its
+    sections as they are, unsigned."""
     out = copy.deepcopy(data)
     tenant = out["tenant"]
     rows = [Memory.model_validate({**m, "tenant": tenant}) for m in out["memories"]]
@@ -34,6 +36,11 @@ def rechained(data: dict[str, Any]) -> dict[str, Any]:
     entry = AuditEntry.model_validate({**fields, "hash": ""})
     entry = entry.model_copy(update={"hash": chain_hash(entry)})
     out["audit"] = [entry.model_dump(mode="json")]
-    out["chain"] = {"entries": 1, "head": entry.hash, "signature": None}
+    out["chain"] = {
+        "entries": 1,
+        "head": entry.hash,
+        "sections": section_digests(out),
+        "signature": None,
+    }
     out["signing"] = None
     return out

@@ -13,6 +13,7 @@ from attack_support import stored
 from attestor_arango.context import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import ValidationError
+from attestor_arango.governance.import_source import section_digests
 from attestor_arango.governance.quotas import MAX_DAILY_WRITES
 from attestor_arango.memory import AgentMemory
 
@@ -31,6 +32,7 @@ def mem(tmp_path: Path) -> AgentMemory:
 def dump(mem: AgentMemory, daily_writes: object) -> dict:
     data = json.loads(json.dumps(mem.export_user("acme", context=SOURCE)))
     data["quota"] = {"daily_writes": daily_writes}
+    data["chain"]["sections"] = section_digests(data)  # as the editor of an unsigned export can
     return data
 
 

@@ -23,6 +23,7 @@ import pytest
 from attack_support import CTX, seeded
 
 from attestor_arango import AgentContext
+from attestor_arango.governance.import_source import section_digests
 from attestor_arango.validation import entity_key
 
 GAMMA = AgentContext(agent_id="orch", role="orchestrator", tenant="gamma", namespace="inbox")
@@ -39,6 +40,13 @@ def export(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return data
 
 
+def _resealed(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` edited, its head's section digests rewritten to match (as the editor of an
+    unsigned export, or of one taken before migration 9 and exported again, can)."""
+    data["chain"]["sections"] = section_digests(data)
+    return data
+
+
 def _keys(mem: Any, ctx: AgentContext) -> list[str]:
     return [e.key for e in mem.store.list_entities(mem.runtime.scope(ctx))]
 
@@ -52,7 +60,7 @@ def test_an_imported_key_is_stored_in_the_form_names_are_matched_by(
     relation = data["relations"][0]
     relation.update(source=key, target=key.upper())
     mem, _, _ = seeded(tmp_path)
-    mem.import_user(data, context=GAMMA)
+    mem.import_user(_resealed(data), context=GAMMA)
     keys = _keys(mem, GAMMA)
     assert entity_key(key) in keys and all(k == entity_key(k) for k in keys), keys
     (edge,) = mem.export_user("gamma", context=GAMMA)["relations"]
@@ -66,7 +74,7 @@ def test_a_later_fact_about_the_imported_entity_makes_no_second_entity(
     data = json.loads(json.dumps(export))
     data["entities"][0].update(key="ANN", name="Ann")
     mem, _, _ = seeded(tmp_path)
-    mem.import_user(data, context=GAMMA)
+    mem.import_user(_resealed(data), context=GAMMA)
     before = _keys(mem, GAMMA)
     mem.ingest_round({"user": "Ann lives in Oslo."}, context=GAMMA)
     assert [k for k in _keys(mem, GAMMA) if entity_key(k) == "ann"] == ["ann"], before
@@ -79,7 +87,7 @@ def test_an_entity_listed_twice_is_counted_once(tmp_path: Path, export: dict[str
     twin["key"] = twin["key"].upper()
     data["entities"].append(twin)
     mem, _, _ = seeded(tmp_path)
-    counts = mem.import_user(data, context=GAMMA)
+    counts = mem.import_user(_resealed(data), context=GAMMA)
     held = _keys(mem, GAMMA)
     assert counts["entities"] == len(held) == len(export["entities"]), (counts, held)
     (entry,) = [e for e in mem.audit_log(context=GAMMA) if e.action == "import"]

@@ -69,7 +69,8 @@ def test_an_export_with_its_audit_list_dropped_is_refused(tmp_path: Path) -> Non
     data = _export(tmp_path / "src.db")
     mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
     _refused(mem, {**data, "audit": []}, "cut short")
-    headless = {**data, "audit": [], "chain": {"entries": 0, "head": None, "signature": None}}
+    chain = {**data["chain"], "entries": 0, "head": None, "signature": None}
+    headless = {**data, "audit": [], "chain": chain}
     _refused(mem, headless, "no audit entry")  # its head rewritten to match: rows, no chain
     mem.close()
 
@@ -97,8 +98,7 @@ def test_a_signed_export_stripped_of_its_head_signature_is_refused_by_its_key(
     signer = Signer.generate()
     data = _export(tmp_path / "src.db", signer)
     cut = _cut(data)
-    cut["chain"] = {"entries": len(cut["audit"]), "head": cut["audit"][-1]["hash"]}
-    cut["chain"]["signature"] = None
+    cut["chain"].update(entries=len(cut["audit"]), head=cut["audit"][-1]["hash"], signature=None)
     cut["signing"] = None  # reads as an unsigned store's export, but its entries are signed
     mem = AgentMemory(tmp_path / "dst.db", embedder=HashingEmbedder(64))
     mem.signer = signer  # restored where it was written: the key signed its entries
@@ -144,7 +144,11 @@ def test_an_empty_tenant_exports_an_empty_chain_that_imports(tmp_path: Path) -> 
     mem = AgentMemory(tmp_path / "m.db", embedder=HashingEmbedder(64))
     nobody = AgentContext(agent_id="orch", role="orchestrator", tenant="nobody")
     data = json.loads(json.dumps(mem.export_user("nobody", context=nobody)))
-    assert data["chain"] == {"entries": 0, "head": None, "signature": None}
+    assert {k: v for k, v in data["chain"].items() if k != "sections"} == {
+        "entries": 0,
+        "head": None,
+        "signature": None,
+    }
     assert mem.import_user(data, context=COPY)["memories"] == 0
     mem.close()
 

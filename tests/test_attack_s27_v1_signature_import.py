@@ -68,7 +68,8 @@ def test_a_head_signed_by_another_key_does_not_keep_a_v1_signature(tmp_path: Pat
     mem = _signed_before_v2(tmp_path, Signer.generate())
     forged, other = _moved_to_beta(mem), Signer.generate()
     chain = forged["chain"]
-    message = export_message("beta", chain["entries"], chain["head"], forged["exported_at"])
+    at, sections = forged["exported_at"], chain["sections"]
+    message = export_message("beta", chain["entries"], chain["head"], at, sections)
     chain["signature"] = other.sign_export(message)
     forged["signing"] = {"key_id": other.key_id, "public_key": other.public_pem()}
     mem.import_user(forged, context=B)

@@ -90,13 +90,14 @@ def recall(
     # traced: where the tenant's audit chain stood before the first event (``_erased``)
     began = audit_seq(rt.store, scope) if tracer is not None else 0
     try:
-        with _reads_together(rt.store):
+        view = rt.view(as_of, time_window)  # first: it may wait for a write (``settle``)
+        with _reads_together(rt.store):  # whose commit the caches then see
             response = run_recall(
                 rt.store,
                 rt.embedder,
                 scope,
                 query.strip(),
-                rt.view(as_of, time_window),
+                view,
                 budget,
                 cfg,
                 tracer=tracer,

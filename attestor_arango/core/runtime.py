@@ -49,7 +49,9 @@ class Runtime:
         time_window: tuple[TimeInput, TimeInput] | None = None,
         include_closed: bool = False,
     ) -> TemporalView:
-        """The temporal view of a read; raises ``ValidationError`` for an ``as_of`` ahead of now."""
+        """The temporal view of a read; raises ``ValidationError`` for an ``as_of`` ahead of now.
+        Returns once the store holds every write of a time at or before it (``settle``: a
+        write another process has open is waited for), so a read at it is final."""
         now = self.clock.now_us()
         if as_of is None:
             at = now
@@ -59,9 +61,13 @@ class Runtime:
                 raise ValidationError(
                     "as_of is in the future; the past can be replayed, the future not yet",
                 )
-        return TemporalView(
+        view = TemporalView(
             as_of=at, window=check_window(time_window), include_closed=include_closed
         )
+        settle = getattr(self.store, "settle", None)  # the embedded store's; see its doc
+        if settle is not None:
+            settle(at)
+        return view
 
 
 T = TypeVar("T")

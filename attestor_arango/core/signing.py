@@ -21,9 +21,10 @@ The same key signs every audit entry the service appends: the message is
 ``attestor-audit-v1|tenant|seq|hash`` (``audit_message``), and the hash already
 covers the entry's fields and its predecessor's hash, so one signature commits to
 the whole chain up to that entry. Verification needs only the public key.
-An export's chain head (``attestor-export-v1|tenant|entries|head|exported_at``,
+An export's chain head (``attestor-export-v2|tenant|entries|head|exported_at|digests``,
 ``export_message``) is signed too, so a file cut at its newest entries, whose remaining
-entries still carry their signatures, no longer verifies.
+entries still carry their signatures, no longer verifies, nor one whose episodes, entities,
+relations or quota (recorded by no audit entry) were edited.
 """
 
 from __future__ import annotations
@@ -78,9 +79,13 @@ def key_id_of(public_key: Ed25519PublicKey) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
-def export_message(tenant: str, entries: int, head: str | None, exported_at: str) -> bytes:
-    """The exact bytes signed for an export's chain head: its entry count and last hash."""
-    return f"attestor-export-v1|{tenant}|{entries}|{head or ''}|{exported_at}".encode()
+def export_message(
+    tenant: str, entries: int, head: str | None, exported_at: str, sections: dict[str, str]
+) -> bytes:
+    """The exact bytes signed for an export's chain head: its entry count and last hash,
+    and the digest of each section no audit entry records (``import_source.SECTIONS``)."""
+    digests = "|".join(f"{name}={sections[name]}" for name in sorted(sections))
+    return f"attestor-export-v2|{tenant}|{entries}|{head or ''}|{exported_at}|{digests}".encode()
 
 
 class Signer:

@@ -105,7 +105,7 @@ def _document(rt: Runtime, ctx: AgentContext, user: str) -> dict[str, Any]:
     relations = store.relations_touching(scope, keys, view) if keys else []
     audit = list(iter_chain(store, user))
     space, at = store.get_embedding_space(scope), iso(now)
-    return {
+    document = {
         "format": FORMAT,
         "version": VERSION,
         "tenant": user,
@@ -125,8 +125,9 @@ def _document(rt: Runtime, ctx: AgentContext, user: str) -> dict[str, Any]:
         "entities": [e.model_dump(mode="json") for e in entities],
         "relations": [r.model_dump(mode="json") for r in relations],
         "audit": [a.model_dump(mode="json") for a in audit],
-        "chain": chain_head(rt.signer, user, audit, at),  # what the import checks its end by
     }
+    # what the import checks the list's end and the sections no entry records by
+    return {**document, "chain": chain_head(rt.signer, user, audit, document)}
 
 
 def _retenant(doc: dict[str, Any], tenant: str) -> dict[str, Any]:

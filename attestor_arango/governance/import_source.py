@@ -20,6 +20,8 @@ signed requires the head signed by that key, so stripping the signatures does no
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from attestor_arango.core.audit import GENESIS, chain_hash
@@ -37,6 +39,17 @@ from attestor_arango.governance.row_check import RowLedger, compare_rows
 from attestor_arango.models import AuditEntry, Memory
 
 AGAIN = "Import the export as it was written"
+SECTIONS = ("episodes", "entities", "relations", "quota")
+
+
+def section_digests(data: Any) -> dict[str, str]:
+    """``sha256:`` of each section of ``data`` no audit entry records (``SECTIONS``), over its
+    JSON written in one form (sorted keys, no spaces, ASCII)."""
+    out = {}
+    for name in SECTIONS:
+        text = json.dumps(data.get(name), sort_keys=True, separators=(",", ":"))
+        out[name] = "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+    return out
 
 
 def shown(value: object, width: int = 64) -> str:
@@ -51,15 +64,17 @@ def shown(value: object, width: int = 64) -> str:
 
 
 def chain_head(
-    signer: Signer | None, tenant: str, audit: list[AuditEntry], at: str | None
+    signer: Signer | None, tenant: str, audit: list[AuditEntry], document: dict[str, Any]
 ) -> dict[str, Any]:
-    """What an export says of its audit list's end: entry count, last hash and, when the
-    store signs, the signature of ``signing.export_message`` over them."""
-    head = audit[-1].hash if audit else None
-    message = export_message(tenant, len(audit), head, str(at))
+    """What an export (``document``, JSON-ready) says of its audit list's end: entry count,
+    last hash, the digest of each section no entry records and, when the store signs, the
+    signature of ``signing.export_message`` over them."""
+    head, sections = audit[-1].hash if audit else None, section_digests(document)
+    message = export_message(tenant, len(audit), head, str(document["exported_at"]), sections)
     return {
         "entries": len(audit),
         "head": head,
+        "sections": sections,
         "signature": None if signer is None else signer.sign_export(message),
     }
 
@@ -93,7 +108,8 @@ def check_head(data: Any, source: str, signer: Signer | None, rows: bool) -> str
             "the export holds rows but no audit entry: nothing vouches for them (an export "
             f"carries every entry its tenant's chain holds). {AGAIN}"
         )
-    message = export_message(source, entries, head, str(data.get("exported_at")))
+    sections = _check_sections(data, chain.get("sections"))
+    message = export_message(source, entries, head, str(data.get("exported_at")), sections)
     signature, named = chain.get("signature"), data.get("signing")
     own = signer.public_key if signer is not None and _signed_by(signer, audit) else None
     if own is not None and not verify_bytes(own, signature, message):  # restored where written
@@ -139,9 +155,8 @@ def bound_signatures(
     signature would verify wherever an edited export put its row. v2 signatures are kept."""
     chain = data.get("chain") if isinstance(data, dict) else None
     if signer is not None and isinstance(chain, dict):
-        message = export_message(
-            source, chain["entries"], chain["head"], str(data.get("exported_at"))
-        )
+        at, sections = str(data.get("exported_at")), chain["sections"]
+        message = export_message(source, chain["entries"], chain["head"], at, sections)
         if verify_bytes(signer.public_key, chain.get("signature"), message):
             return rows
 
@@ -149,6 +164,29 @@ def bound_signatures(
         return bool(m.signature) and not str(m.signature).startswith(PREFIX_V2)
 
     return [m.model_copy(update={"signature": None}) if v1(m) else m for m in rows]
+
+
+def _check_sections(data: Any, named: object) -> dict[str, str]:
+    """Raises ``ValidationError`` unless the head names a digest of each of ``SECTIONS`` and
+    each section of ``data`` matches its digest; returns the digests."""
+    if not isinstance(named, dict) or not all(isinstance(named.get(n), str) for n in SECTIONS):
+        raise ValidationError(
+            "the export's chain head carries no digest of its episodes, entities, relations "
+            "and quota (its 'chain' field's 'sections'), which no audit entry records, so an "
+            "edit of them cannot be told: it was written by a version before this one, or the "
+            "field was removed. Export the tenant again with this version"
+        )
+    try:
+        held = section_digests(data)
+    except (TypeError, ValueError, RecursionError):  # a value JSON cannot write back
+        held = {}
+    for name in SECTIONS:
+        if held.get(name) != named[name]:
+            raise ValidationError(
+                f"the export's {name!r} section does not match the digest its chain head "
+                f"names: it was changed after it was exported. {AGAIN}"
+            )
+    return {name: named[name] for name in SECTIONS}
 
 
 def _signed_by(signer: Signer, audit: list[Any]) -> bool:

@@ -84,6 +84,13 @@ class RetentionPolicy(BaseModel):
     category: str | None = None
     tags: tuple[str, ...] | None = None
 
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        """A label, as every other name (``check_label``): the report echoes it, and the CLI
+        prints it, so no control character and no blank."""
+        return str(check_label(value, "name"))
+
     @field_validator("older_than")
     @classmethod
     def _age(cls, value: str | int | float) -> str | int | float:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,6 +94,7 @@ class SQLiteConnection:
         self._states: dict[tuple[str, str], int] = {}
         self._drops: dict[str, int] = {}
         self.listener: CommitListener = _Nobody()
+        self._settled = 0  # every transaction time at or before it is committed (``settle``)
 
     def _configure(self) -> None:
         """The connection's settings; the first statement that reads the file."""
@@ -199,6 +201,24 @@ class SQLiteConnection:
             yield
         finally:
             self.conn.execute("COMMIT")
+
+    def settle(self, as_of: int) -> None:
+        """Returns once no write transaction that could store a transaction time at or
+        before ``as_of`` is open on the file, so a read of ``as_of`` that follows is final.
+
+        A write takes its time inside its write lock and commits later; another process
+        reading a later time meanwhile would miss the row and find it when read again. So a
+        read of a time past ``_settled`` takes the write lock once (waiting for the open
+        transaction, as a write would), and notes the wall time read while holding it: a
+        write after it takes the lock later and a transaction time from a later wall clock.
+        Earlier times (replays) read without waiting."""
+        if as_of <= self._settled:
+            return
+        with self.lock:
+            if self._depth:  # this connection's own transaction: nothing else is open
+                return
+            with self.write_lock():
+                self._settled = max(self._settled, time.time_ns() // 1000 - 1)
 
     def checkpoint(self, wait_s: float) -> tuple[int, int, int]:
         """One ``wal_checkpoint(TRUNCATE)`` waiting at most ``wait_s`` for a reader:

@@ -119,6 +119,12 @@ class SQLiteStore(ScopeGuarded):
     def transaction(self) -> AbstractContextManager[None]:
         return self.db.transaction()
 
+    def settle(self, as_of: int) -> None:
+        """A read of ``as_of`` that follows sees every write with a transaction time at or
+        before it, another process's still open one too (``SQLiteConnection.settle``).
+        Beside the Store contract (``Runtime.view`` asks for it)."""
+        self.db.settle(as_of)
+
     def reads_together(self) -> AbstractContextManager[None]:
         """The calling thread's reads inside answer one request (a recall): other
         connections' commits are checked once, as it begins (caches.py, ``reading``).
