@@ -24,10 +24,14 @@ from attestor_arango.clock import from_us
 from attestor_arango.models import Memory, Provenance, content_hash
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import indexfile
+from attestor_arango.store.embedded import persisted as persisted_module
 from attestor_arango.store.embedded import vectors as vectors_module
 from attestor_arango.store.embedded.indexfile import IndexFile, IndexFileError
+from attestor_arango.store.embedded.persisted import sections_of
 from attestor_arango.store.embedded.store import SQLiteStore
 from attestor_arango.store.embedded.text_index import TenantText
+from attestor_arango.store.embedded.text_sections import text_from_sections
+from attestor_arango.store.embedded.vector_sections import vectors_from_sections
 from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
 from attestor_arango.text import stemming
@@ -259,11 +263,11 @@ def test_index_classes_round_trip_through_a_file(tmp_path: Path) -> None:
     times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
     ids = [f"v{i:05d}" for i in range(n)]
     vectors.load(ids, ["n" if i % 3 else "o" for i in range(n)], matrix, times)
-    arrays, meta = vectors.sections()
+    arrays, meta = sections_of(vectors)
     path = tmp_path / "v.idx"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path, lazy=("matrix",))
-    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
     assert not mapped._base_codes.flags.writeable  # a view of the file's mapping, not a copy
     assert not mapped._base_codes.flags.owndata
     for _ in range(5):
@@ -279,11 +283,11 @@ def test_index_classes_round_trip_through_a_file(tmp_path: Path) -> None:
 
     text = TenantText()
     text.load(ids[:50], ["n"] * 50, [f"alpha beta {i}" for i in range(50)], times[:50])
-    arrays, meta = text.sections()
+    arrays, meta = sections_of(text)
     path = tmp_path / "t.idx"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path)
-    mapped_text = TenantText.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped_text = text_from_sections({k: f.section(k) for k in f.names()}, f.meta)
     for index in (text, mapped_text):
         index.add("new", "n", "alpha gamma", (T0, 2**62, T0, 2**62))
     for terms in (["alpha"], ["beta", "7"], ["gamma"]):
@@ -297,7 +301,7 @@ def _texts(n: int, seed: int) -> list[str]:
 
 
 def _sections_bytes(index: TenantText | TenantVectors) -> dict[str, bytes]:
-    arrays, meta = index.sections()
+    arrays, meta = sections_of(index)
     out = {"meta": repr(sorted(meta.items())).encode()}
     for name, a in arrays.items():
         parts = a if isinstance(a, tuple) else (a,)
@@ -347,22 +351,22 @@ def test_saving_a_mapped_index_again_writes_what_a_fresh_build_writes(tmp_path: 
             first.load(ids[:n], ns[:n], texts[:n], times[:n])
         else:
             first.load(ids[:n], ns[:n], matrix[:n], times[:n])
-        arrays, meta = first.sections()
+        arrays, meta = sections_of(first)
         path = tmp_path / f"{kind}.idx"
         indexfile.install(indexfile.write_temp(path, meta, arrays), path)
         f = IndexFile(path)
-        cls = TenantText if kind == "t" else TenantVectors
-        mapped = cls.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+        load = text_from_sections if kind == "t" else vectors_from_sections
+        mapped = load({k: f.section(k) for k in f.names()}, f.meta)
         for i in range(n, n + extra):
             if isinstance(mapped, TenantText):
                 mapped.add(ids[i], "n", texts[i], times[i].tolist())
             else:
                 mapped.add(ids[i], "n", matrix[i], *times[i].tolist())
         again = tmp_path / f"{kind}2.idx"
-        arrays, meta = mapped.sections()
+        arrays, meta = sections_of(mapped)
         indexfile.install(indexfile.write_temp(again, meta, arrays), again)
         fresh = fresh_text if kind == "t" else fresh_vectors
-        arrays, meta = fresh.sections()
+        arrays, meta = sections_of(fresh)
         reference = tmp_path / f"{kind}3.idx"
         indexfile.install(indexfile.write_temp(reference, meta, arrays), reference)
         assert again.read_bytes() == reference.read_bytes()
@@ -373,13 +377,13 @@ def test_a_corrupt_vector_row_is_refused_when_read(tmp_path: Path) -> None:
     vectors = TenantVectors(DIM)
     times = np.array([[T0, 2**62, T0, 2**62]] * 40, dtype=np.int64)
     vectors.load([f"v{i}" for i in range(40)], ["n"] * 40, rng.standard_normal((40, DIM)), times)
-    arrays, meta = vectors.sections()
+    arrays, meta = sections_of(vectors)
     arrays["matrix"] = arrays["matrix"].copy()
     arrays["matrix"][7, 3] += 1.0  # the row no longer matches its CRC
     path = tmp_path / "v.idx"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path, lazy=("matrix",))
-    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
     with pytest.raises(IndexFileError):
         mapped.search(rng.standard_normal(DIM).astype(np.float32), 5, None, TemporalView(T0))
 
@@ -462,11 +466,11 @@ def _mapped_vectors(
     matrix = rng.standard_normal((n, dim)).astype(np.float32)
     times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
     vectors.load([f"v{i:05d}" for i in range(n)], ["n"] * n, matrix, times)
-    arrays, meta = vectors.sections()
+    arrays, meta = sections_of(vectors)
     path = tmp_path / "v.idx"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path, lazy=("matrix",))
-    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
     return vectors, matrix, path, f, mapped
 
 
@@ -550,7 +554,7 @@ def test_rows_read_from_a_replaced_or_removed_file_come_from_the_mapping(
     other = TenantVectors(16)
     times = np.array([[T0, 2**62, T0, 2**62]] * 300, dtype=np.int64)
     other.load([f"o{i}" for i in range(300)], ["n"] * 300, -matrix, times)
-    arrays, meta = other.sections()
+    arrays, meta = sections_of(other)
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)  # same name, new file
     rows = np.array([0, 1, 2, 150, 299])
     np.testing.assert_array_equal(f.read_rows("matrix", rows), matrix[rows])
@@ -576,13 +580,13 @@ def test_a_corrupt_row_read_from_the_file_is_refused(
     vectors = TenantVectors(DIM)
     times = np.array([[T0, 2**62, T0, 2**62]] * 400, dtype=np.int64)
     vectors.load([f"v{i}" for i in range(400)], ["n"] * 400, rng.standard_normal((400, DIM)), times)
-    arrays, meta = vectors.sections()
+    arrays, meta = sections_of(vectors)
     arrays["matrix"] = arrays["matrix"].copy()
     arrays["matrix"][7, 3] += 1.0  # the row no longer matches its CRC
     path = tmp_path / "v.idx"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path, lazy=("matrix",))
-    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
     mapped.read_rows = functools.partial(f.read_rows, "matrix")
     np.testing.assert_array_equal(mapped.float_rows(np.array([6, 8])), arrays["matrix"][[6, 8]])
     with pytest.raises(IndexFileError):
@@ -615,13 +619,13 @@ def test_a_text_file_made_by_another_tokeniser_is_rebuilt(
     _answers(store)
     store.close()
     mapped: list[int] = []
-    original = TenantText.from_sections.__func__  # type: ignore[attr-defined]
+    original = persisted_module.text_from_sections
 
-    def counting(cls: type[TenantText], *args: Any, **kwargs: Any) -> TenantText:
+    def counting(*args: Any, **kwargs: Any) -> TenantText:
         mapped.append(1)
-        return original(cls, *args, **kwargs)  # type: ignore[no-any-return]
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(TenantText, "from_sections", classmethod(counting))
+    monkeypatch.setattr(persisted_module, "text_from_sections", counting)
     got, reopened = _reopened(path)
     reopened.close()
     assert mapped and got == _truth(path)  # same tokeniser: the files are used
@@ -645,11 +649,11 @@ def test_a_mapped_row_table_finds_ids_without_building_a_dict(tmp_path: Path) ->
     times = np.array([[T0 + i, 2**62, T0, 2**62] for i in range(n)], dtype=np.int64)
     text = TenantText()
     text.load(ids, ["n"] * n, [f"alpha {i}" for i in range(n)], times, list(range(1, n + 1)))
-    arrays, meta = text.sections()
+    arrays, meta = sections_of(text)
     path = tmp_path / "t.idx"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path)
-    mapped = TenantText.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = text_from_sections({k: f.section(k) for k in f.names()}, f.meta)
     assert mapped.rows._pos == {}  # nothing built per row at open
     mapped.add("late-é", "n", "alpha late", (T0, 2**62, T0, 2**62), n + 1)
     text.add("late-é", "n", "alpha late", (T0, 2**62, T0, 2**62), n + 1)
@@ -673,7 +677,7 @@ def test_an_id_holding_a_nul_keeps_its_index_in_memory(tmp_path: Path) -> None:
     times = np.array([[T0, 2**62, T0, 2**62]] * 2, dtype=np.int64)
     text.load(["a\x00", "a"], ["n", "n"], ["x", "y"], times)
     with pytest.raises(ValueError):
-        text.sections()
+        sections_of(text)
     assert text.rows.rows_of(["a", "a\x00"]) == [("a", 1), ("a\x00", 0)]
 
 
@@ -721,10 +725,10 @@ def test_lazy_sections_are_checked_block_by_block_as_they_are_read(tmp_path: Pat
     f.check("contents", np.array([0, 2 * indexfile.BLOCK]), np.array([10, 2 * indexfile.BLOCK + 9]))
     with pytest.raises(IndexFileError):
         f.check("contents", np.array([indexfile.BLOCK]), np.array([indexfile.BLOCK + 1]))
-    mapped = TenantText.from_sections({k: f.section(k) for k in f.names()}, f.meta, f.check)
+    mapped = text_from_sections({k: f.section(k) for k in f.names()}, f.meta, f.check)
     assert mapped.contents[0]  # a row of the first block reads
     with pytest.raises(IndexFileError):
-        mapped.sections()  # its bytes would be copied into a new file: checked whole first
+        sections_of(mapped)  # its bytes would be copied into a new file: checked whole first
 
 
 @pytest.mark.parametrize("section", ["contents", "terms", "p.pairs"])
@@ -757,11 +761,12 @@ def test_a_header_of_the_wrong_types_is_refused_as_a_file_error(
     text = TenantText()
     text.load(["a", "b", "c"], ["n"] * 3, ["alpha", "beta", "gamma"], times)
     for index in (vectors, text):
-        arrays, meta = index.sections()
+        arrays, meta = sections_of(index)
         if "dimension" in bad and index is text:
             continue
         with pytest.raises(ValueError, match="header"):
-            type(index).from_sections(arrays, {**meta, **bad})
+            load = text_from_sections if index is text else vectors_from_sections
+            load(arrays, {**meta, **bad})
 
 
 def test_a_vector_index_with_nothing_to_rebuild_from_raises_a_store_error(

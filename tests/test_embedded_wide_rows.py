@@ -18,7 +18,9 @@ from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded import indexfile
 from attestor_arango.store.embedded.exact import WideRows
 from attestor_arango.store.embedded.indexfile import IndexFile, IndexFileError
+from attestor_arango.store.embedded.persisted import sections_of
 from attestor_arango.store.embedded.store import SQLiteStore
+from attestor_arango.store.embedded.vector_sections import vectors_from_sections
 from attestor_arango.store.embedded.vectors import TenantVectors
 
 DIM = 24
@@ -78,11 +80,11 @@ def test_a_persisted_index_widens_its_rows_only_once_every_one_is_checked(
     rng = np.random.default_rng(9)
     built = TenantVectors(DIM)
     _add(built, rng, 0, 30)
-    arrays, meta = built.sections()
+    arrays, meta = sections_of(built)
     path = tmp_path / "v.idx"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path)
-    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
     rows = np.array([4, 2, 4])
     assert mapped.float_rows(rows).tobytes() == _plain(built, rows).tobytes()
     assert mapped.wide.n == 0  # rows not checked yet: each is checked as it is read
@@ -99,13 +101,13 @@ def test_a_corrupt_row_is_refused_when_read_not_when_others_are(tmp_path: Path) 
     rng = np.random.default_rng(11)
     built = TenantVectors(DIM)
     _add(built, rng, 0, 20)
-    arrays, meta = built.sections()
+    arrays, meta = sections_of(built)
     arrays["matrix"] = arrays["matrix"].copy()
     arrays["matrix"][7, 3] += 1.0  # the row no longer matches its CRC
     path = tmp_path / "v.idx"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path)
-    mapped = TenantVectors.from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
     rows = np.array([6, 8])
     assert mapped.float_rows(rows).tobytes() == _plain(built, rows).tobytes()
     with pytest.raises(IndexFileError):

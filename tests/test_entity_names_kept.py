@@ -179,6 +179,49 @@ def test_past_the_bound_the_least_recently_read_tenants_let_go(
     assert sorted(k[1] for k in store.caches.state if k[0] == "entities") == ["t1", "t3"]
 
 
+def test_a_kept_read_outside_a_transaction_counts_as_the_tenants_latest(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every recall reads the kept entities: outside a write transaction it takes them
+    without the ``holder`` bookkeeping (no queued value can come first), yet still marks
+    the tenant as just read, so the bound lets go of another tenant."""
+    monkeypatch.setattr(caches_module, "ENTITY_ROWS", 4)
+    one, two = Scope("t1", "ns1"), Scope("t2", "ns1")
+    for scope in (one, two):
+        for name in ("Ann", "Bob"):
+            store.upsert_entity(scope, entity(name, scope.tenant))
+        assert len(store.known_entities(scope).entities) == 2
+    holders = []
+    real = caches_module.TenantCaches.holder
+
+    def counted(self: caches_module.TenantCaches, kind: str, tenant: str) -> dict[str, object]:
+        holders.append((kind, tenant))
+        return real(self, kind, tenant)
+
+    monkeypatch.setattr(caches_module.TenantCaches, "holder", counted)
+    assert store.known_entities(one).names.find("ann") == ["ann"]  # kept: t1 now the latest
+    assert holders == []
+    three = Scope("t3", "ns1")
+    store.upsert_entity(three, entity("Cy", "t3"))
+    store.upsert_entity(three, entity("Dee", "t3"))
+    assert store.known_entities(three).names.find("cy") == ["cy"]
+    assert sorted(k[1] for k in store.caches.state if k[0] == "entities") == ["t1", "t3"]
+
+
+def test_no_names_find_nothing_without_reading_the_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scope with no entities (most recalls' case) has no name to look for: the text is
+    not split into words at all."""
+    from attestor_arango.text import entity_names
+
+    split: list[str] = []
+    real = entity_names.name_words
+    monkeypatch.setattr(entity_names, "name_words", lambda t: split.append(t) or real(t))
+    assert EntityNames([]).find("where does Ann Lee live") == []
+    assert EntityNames([("k", ("",))]).find("where does Ann Lee live") == []
+    assert split == [""]  # the one-letter-less form, while the index was built
+    assert EntityNames([("ann", ("Ann",))]).find("where does Ann live") == ["ann"]
+
+
 def _every_form(named: list[tuple[str, tuple[str, ...]]], text: str) -> list[str]:
     """The matching as a pass over every form at every place (the rule the index keeps)."""
     words = name_words(text)

@@ -17,8 +17,10 @@ import pytest
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.embedded import indexfile
 from attestor_arango.store.embedded.indexfile import IndexFile
+from attestor_arango.store.embedded.persisted import sections_of
 from attestor_arango.store.embedded.text_index import TenantText, query_terms
 from attestor_arango.store.embedded.text_rank import KeptTerms, best_first
+from attestor_arango.store.embedded.text_sections import text_from_sections
 from attestor_arango.text import bm25
 
 T0 = 1_700_000_000_000_000
@@ -117,7 +119,7 @@ def test_a_persisted_terms_postings_are_checked_once(tmp_path: Path) -> None:
     n = 500
     times = np.array([[T0 + r, OPEN, T0, OPEN] for r in range(n)], dtype=np.int64)
     index.load([f"m{r:04d}" for r in range(n)], ["n"] * n, ["alpha beta"] * n, times)
-    arrays, meta = index.sections()
+    arrays, meta = sections_of(index)
     path = tmp_path / "t.text"
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path, lazy=("contents", "terms", "p.pairs"))
@@ -127,7 +129,7 @@ def test_a_persisted_terms_postings_are_checked_once(tmp_path: Path) -> None:
         checks.append(name)
         f.check(name, lo, hi)
 
-    mapped = TenantText.from_sections({k: f.section(k) for k in f.names()}, f.meta, check)
+    mapped = text_from_sections({k: f.section(k) for k in f.names()}, f.meta, check)
     view = TemporalView(as_of=T0 + 10**9)
     first = mapped.search(["alpha", "beta"], 5, "n", view)
     assert checks.count("p.pairs") == 2  # one per term

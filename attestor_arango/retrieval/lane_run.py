@@ -268,7 +268,7 @@ def _vector_lane(
         try:
             # the union's ids, each once (a row's cosine does not depend on the order asked)
             union = dict.fromkeys(ids)
-            union.update(dict.fromkeys(text))
+            union.update(text)  # its keys (the memories it maps them to are not read)
             scores = cosines(store, scope, qvec, list(union), vcache)
             return _rescored(lane, scores), scores
         except Exception as exc:  # completion fails; the lane may still be read alone

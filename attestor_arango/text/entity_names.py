@@ -101,8 +101,10 @@ class EntityNames:
         words are all untaken read, in that order, so the answer is the one a pass over
         every run gives; a short one is read run by run, that pass itself.
         """
+        if not self._by_length:  # no names (a scope without entities): nothing to find
+            return []
         words = name_words(text)
-        if not words or not self._by_length:
+        if not words:
             return []
         # a short text against short names reads every run; a long one hashes them first
         hashed = len(words) * self._span > _DIRECT_READS

@@ -192,6 +192,15 @@ class TenantCaches:
         recently read tenants' are let go (read again when next asked for).
         """
         with self._db.lock:
+            # every recall asks, mostly with no write transaction open: then ``kept`` has no
+            # queued value to read first, and a kept one is taken with no ``holder`` call
+            if not self._db.in_transaction:
+                self.fresh()
+                kept = self.state.get(("entities", tenant))
+                known = kept.get(namespace) if kept else None
+                if known is not None:
+                    self._read_now("entities", tenant)
+                    return known
             held: dict[str | None, KnownEntities] = self.holder("entities", tenant)
             known = held.get(namespace)
             if known is None:
@@ -204,10 +213,16 @@ class TenantCaches:
         fill; marked as just read for ``trim``."""
         with self._db.lock:
             held: dict[Any, Any] = self.kept(kind, tenant, dict)
-            use = self._kept_use.setdefault(kind, OrderedDict())
-            use.pop(tenant, None)
-            use[tenant] = None
+            self._read_now(kind, tenant)
             return held
+
+    def _read_now(self, kind: str, tenant: str) -> None:
+        """Marks the tenant's ``kind`` dict as the most recently read (``trim``)."""
+        use = self._kept_use.get(kind)
+        if use is None:
+            use = self._kept_use[kind] = OrderedDict()
+        use[tenant] = None
+        use.move_to_end(tenant)
 
     def trim(self, kind: str, tenant: str, size: Callable[[Any], int], limit: int) -> None:
         """Lets go of other tenants' ``kind`` dicts (``holder``), least recently read first,

@@ -40,6 +40,8 @@ from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess
 from attestor_arango.store.embedded.indexfile import Generation, IndexFile, IndexFileError
 from attestor_arango.store.embedded.text_index import TenantText
+from attestor_arango.store.embedded.text_sections import text_from_sections, text_sections
+from attestor_arango.store.embedded.vector_sections import vector_sections, vectors_from_sections
 from attestor_arango.store.embedded.vectors import TenantVectors
 from attestor_arango.store.protocol import EmbeddingSpace
 from attestor_arango.text import stemming
@@ -142,9 +144,9 @@ class PersistedIndexes:
             sections = {name: file.section(name) for name in file.names()}
             index: Index
             if kind == "text":
-                index = TenantText.from_sections(sections, meta, file.check)
+                index = text_from_sections(sections, meta, file.check)
             else:
-                index = TenantVectors.from_sections(sections, meta)
+                index = vectors_from_sections(sections, meta)
                 index.read_rows = functools.partial(file.read_rows, "matrix")
         except (IndexFileError, ValueError, KeyError, TypeError):
             return None  # rebuilt from the rows, and the file rewritten
@@ -266,7 +268,7 @@ class PersistedIndexes:
         if gen == index.saved:
             return
         try:
-            arrays, meta = index.sections()
+            arrays, meta = sections_of(index)
         except ValueError:
             return  # a value the format cannot hold: this index stays in memory only
         except IndexFileError:  # a mapped block it would copy is corrupt: the file goes
@@ -415,3 +417,11 @@ class PersistedIndexes:
                     and gen.changes == old.changes
                 )
                 index.generation = gen if moved else None
+
+
+def sections_of(index: Index) -> tuple[dict[str, Any], dict[str, object]]:
+    """The index as the sections of its file and its header values (text_sections.py,
+    vector_sections.py); ValueError if a value cannot be stored."""
+    if isinstance(index, TenantText):
+        return text_sections(index)
+    return vector_sections(index)

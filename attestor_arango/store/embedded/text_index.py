@@ -31,7 +31,6 @@ from attestor_arango.store.embedded.column import (
     BlobColumn,
     ObjectColumn,
     pack_strings,
-    packed,
 )
 from attestor_arango.store.embedded.indexfile import Generation
 from attestor_arango.store.embedded.pool_bm25 import pool_scores, term_counts
@@ -83,7 +82,7 @@ class TenantText:
         self.generation: Generation | None = None
         self.saved: Generation | None = None
         self.saved_rows = 0
-        # a persisted index (from_sections): term -> number, and per term number its
+        # a persisted index (text_sections.py): term -> number, and per term number its
         # slice of one read-only (row, frequency) int32 array; ``postings`` then holds
         # only what rows added since brought
         self._base_vocab = np.zeros(0, dtype=np.uint8)  # its terms joined by newlines
@@ -128,7 +127,7 @@ class TenantText:
         """Fill an empty index; ``times`` holds t_created, t_expired, valid_from, valid_until.
 
         In bulk: the rows are tokenised once and their postings built by one numpy
-        sort, into the same arrays a persisted index maps (``from_sections``), with
+        sort, into the same arrays a persisted index maps (text_sections.py), with
         the texts and terms packed as blobs. Rebuilding a 100k-row index one ``add``
         at a time spent about half its time appending to the per-term buffers; the
         result is the same index (the same postings, scores and file bytes).
@@ -216,88 +215,6 @@ class TenantText:
             self._total = int(lengths.sum(dtype=np.int64))
             self._total_at = n
         return self._total
-
-    # persistence (persisted.py) ----------------------------------------------------------
-    def sections(self) -> tuple[dict[str, np.ndarray], dict[str, object]]:
-        """The index as arrays and header values; ValueError if a value cannot be stored."""
-        n = self.n
-        rows, ns_names = self.rows.sections()
-        contents, content_off = packed(self.contents, tuples=False)
-        new_terms = self.terms.appended() if isinstance(self.terms, BlobColumn) else self.terms
-        for t in new_terms:  # the blob's rows were checked when it was written
-            if t == ("",) or SEP.join(t).count(SEP) != max(len(t) - 1, 0):
-                raise ValueError("a term holds the separator")
-        terms, terms_off = packed(self.terms, tuples=True)
-        if self._check is not None:  # mapped bytes go into the new file: verified first
-            self._check("p.pairs", np.array([0]), np.array([self._base_pairs.nbytes]))
-        if not self.postings:  # nothing added since the persisted postings: reused as they are
-            vocab_blob, start, all_pairs = self._base_vocab, self._base_start, self._base_pairs
-        else:
-            names = sorted(set(self._base_terms) | set(self.postings))
-            none = np.zeros((0, 2), dtype=np.int32)  # (every name has pairs: it came from them)
-            blocks = [none if (pairs := self._pairs(name)) is None else pairs for name in names]
-            start = np.zeros(len(names) + 1, dtype=np.int64)
-            np.cumsum([len(b) for b in blocks], out=start[1:])
-            all_pairs = np.concatenate(blocks) if blocks else np.zeros((0, 2), dtype=np.int32)
-            vocab = "\n".join(names).encode()
-            if names and vocab.count(b"\n") != len(names) - 1:  # pragma: no cover - words never
-                raise ValueError("a term holds a newline")
-            vocab_blob = np.frombuffer(vocab, dtype=np.uint8)
-        arrays = {
-            **{f"r.{k}": v for k, v in rows.items()},
-            "lengths": np.frombuffer(self.lengths, dtype=np.int32)[:n].copy(),
-            "rowids": np.frombuffer(self.rowids, dtype=np.int64)[:n].copy(),
-            "contents": contents,
-            "contents_off": content_off,
-            "terms": terms,
-            "terms_off": terms_off,
-            "vocab": vocab_blob,
-            "p.start": start,
-            "p.pairs": all_pairs,
-        }
-        return arrays, {"namespaces": ns_names, "rows": n}
-
-    @classmethod
-    def from_sections(
-        cls,
-        sections: dict[str, np.ndarray],
-        meta: dict[str, object],
-        check: Callable[[str, np.ndarray, np.ndarray], None] | None = None,
-    ) -> TenantText:
-        """An index over persisted arrays (mapped, not copied, where they are large).
-
-        ``check``: verifies byte spans of the sections in ``LAZY`` before they are read
-        (``IndexFile.check``); None when the caller verified every section.
-        """
-        index = cls()
-        names = meta["namespaces"]
-        if not isinstance(names, list):
-            raise ValueError("the persisted text index's header has no namespace list")
-        index.rows = RowTable.from_sections(sections, "r.", names)
-        n = index.rows.n
-        index.lengths = array("i", sections["lengths"].tobytes())
-        index.term_counts = array("i", [-1]) * len(index.lengths)
-        index.rowids = array("q", sections["rowids"].tobytes())
-        spans = {name: None if check is None else partial(check, name) for name in LAZY}
-        index.contents = BlobColumn(
-            sections["contents"], sections["contents_off"], False, spans["contents"]
-        )
-        index.terms = BlobColumn(sections["terms"], sections["terms_off"], True, spans["terms"])
-        index._check = check
-        raw = sections["vocab"].tobytes().decode()
-        vocab = raw.split("\n") if raw else []
-        start, pairs = sections["p.start"], sections["p.pairs"]
-        lengths = (len(index.lengths), len(index.rowids), len(index.contents), len(index.terms))
-        if lengths != (n, n, n, n) or len(start) != len(vocab) + 1:
-            raise ValueError("the persisted text index's columns disagree in length")
-        if len(pairs) != int(start[-1]):
-            raise ValueError("the persisted postings and their offsets disagree")
-        index._base_vocab = sections["vocab"]
-        index._base_terms = {term: j for j, term in enumerate(vocab)}
-        index._base_start = start
-        index._base_pairs = pairs
-        index._checked = bytearray(len(vocab))
-        return index
 
     def rowids_of(self, ids: Sequence[str]) -> dict[str, int]:
         """The known file rowids of those of ``ids`` the index holds."""

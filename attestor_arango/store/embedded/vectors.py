@@ -23,7 +23,7 @@ from attestor_arango.scope import TemporalView
 from attestor_arango.store.codec import vector_norm
 from attestor_arango.store.embedded import prefilter
 from attestor_arango.store.embedded.exact import RowNorms, WideRows, exact_scores, ranked
-from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, Section, crc32
+from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, crc32
 from attestor_arango.store.embedded.quantise import (
     SAMPLE_STEP,
     USE_SIMSIMD,
@@ -65,7 +65,7 @@ class TenantVectors:
         self.max_err = 0.0
         self.max_size = 0.0
         self._signs = prefilter.SignBits()  # the prefilter's codes, built on first use
-        # a persisted index (from_sections) keeps its first ``n0`` rows of codes and float32
+        # a persisted index (vector_sections.py) keeps its first ``n0`` rows of codes and float32
         # vectors in read-only mapped arrays, ``matrix`` and ``codes`` the rows added since (row
         # i at i - n0); a persisted float row's CRC-32 is checked when first read (``_checked``)
         self.n0 = 0
@@ -393,58 +393,3 @@ class TenantVectors:
             hit = approx + slack >= floor
             chosen = hit.nonzero()[0] if idx is None else idx[hit]
         return chosen, q, take
-
-    # persistence (persisted.py) ----------------------------------------------------------
-    def sections(self) -> tuple[dict[str, Section], dict[str, object]]:
-        """The index as arrays and header values.
-
-        Persisted rows go out as they are mapped, with the CRC-32s they were written
-        with (a row corrupt in the old file stays detectably corrupt in the new one),
-        so saving again reads their bytes once and computes checksums of new rows only.
-        """
-        n, n0 = self.n, self.n0
-        rows, ns_names = self.rows.sections()
-        tail = self.matrix[: n - n0]
-        tail_crc = np.fromiter((crc32(row) for row in tail), dtype=np.uint32, count=n - n0)
-        arrays: dict[str, Section] = {
-            **{f"r.{k}": v for k, v in rows.items()},
-            "matrix": (self._base_matrix, tail) if n0 else tail,
-            "row_crc": (self._base_crc, tail_crc) if n0 else tail_crc,
-            "codes": (self._base_codes, self.codes[: n - n0]) if n0 else self.codes[:n],
-            "scale": self.scale[:n],
-            "err": self.err[:n],
-            "rounding": self.rounding[:n],
-            "size": self.size[:n],
-        }
-        return arrays, {"namespaces": ns_names, "rows": n, "dimension": self.dimension}
-
-    @classmethod
-    def from_sections(
-        cls, sections: dict[str, np.ndarray], meta: dict[str, object]
-    ) -> TenantVectors:
-        """An index over persisted arrays: codes and vectors mapped, the rest in memory."""
-        dimension, names = meta["dimension"], meta["namespaces"]
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-            raise ValueError("the persisted vector index's header has no valid dimension")
-        if not isinstance(names, list):
-            raise ValueError("the persisted vector index's header has no namespace list")
-        index = cls(dimension, capacity=16)
-        rows = RowTable.from_sections(sections, "r.", names)
-        n = rows.n
-        shapes = [sections[k].shape for k in ("matrix", "codes")]
-        small = [sections[k].shape for k in ("row_crc", "scale", "err", "rounding", "size")]
-        if shapes != [(n, dimension)] * 2 or small != [(n,)] * 5:
-            raise ValueError("the persisted vector index's columns disagree in shape")
-        index.rows, index.n0 = rows, n
-        index._base_matrix, index._base_codes = sections["matrix"], sections["codes"]
-        index._base_crc, index._checked = sections["row_crc"], np.zeros(n, dtype=bool)
-        capacity = rows.capacity
-        index.matrix = np.zeros((capacity - n, dimension), dtype=np.float32)
-        index.codes = np.zeros((capacity - n, dimension), dtype=np.int8)
-        for name in ("scale", "err", "rounding", "size"):
-            column = np.zeros(capacity, dtype=getattr(index, name).dtype)
-            column[:n] = sections[name]
-            setattr(index, name, column)
-        index.scale32 = np.zeros(capacity, dtype=np.float32)
-        index._measure()
-        return index
