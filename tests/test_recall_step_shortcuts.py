@@ -6,12 +6,13 @@ in for, on inputs where the shortcut could differ; each fails when its shortcut 
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
-from retrieval_fakes import FakeStore, mem, view_at
+from retrieval_fakes import T0, FakeStore, mem, view_at
 
 from attestor_arango.models import Entity
-from attestor_arango.retrieval import pipeline
+from attestor_arango.retrieval import pipeline, timecue
 from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.freshness_search import known_terms
@@ -85,3 +86,22 @@ def test_known_terms_are_the_candidates_content_terms() -> None:
     attached = Candidate(memory=mem("m", "Alice moved to Paris"))
     attached.terms = ("held",)
     assert known_terms(attached) == ("held",)
+
+
+def test_time_cue_of_one_text_at_two_dates_is_each_dates_own() -> None:
+    """The time-cue memo is keyed by the text and its datetime: one text said in its own
+    month carries no time reference, said in another it does, whichever came first."""
+    june = T0.replace(month=6, day=10)
+    for first, then in ((0, 40), (40, 0)):
+        timecue._carries.clear()
+        cands = []
+        for shift in (first, then):
+            m = mem(f"m{shift}", "Melanie: we went camping in June")
+            m = m.model_copy(update={"valid_from": june + timedelta(days=shift)})
+            cands.append(Candidate(memory=m))
+        timecue.apply_time_cue(cands, "When did Melanie go camping?", 0.1, 0.0)
+        for c in cands:
+            when = c.memory.valid_from
+            want = 0.1 if timecue.carries_time(c.memory.content, when.year, when.month) else 0.0
+            assert c.time_cue == want
+        assert {c.time_cue for c in cands} == {0.0, 0.1}
