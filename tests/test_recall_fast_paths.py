@@ -458,7 +458,9 @@ def test_fused_rrf_from_shares_made_once_is_the_sum_of_each_hits_share(seed: int
             picked = rng.sample(memories, rng.randint(1, 300))
             picked.insert(rng.randrange(len(picked)), picked[0])  # named again: no rank
             lanes.append((name, [Hit(m, rng.random()) for m in picked]))
-        weights = {name: rng.choice([1.0, 0.5, 0.3, 2.0]) for name, _ in lanes}
+        # a weight of -0.0: its shares are -0.0, and the sum from 0.0 is 0.0 (fusion keeps
+        # each share as 0.0 + it)
+        weights = {name: rng.choice([1.0, 0.5, 0.3, 2.0, -0.0]) for name, _ in lanes}
         rrf_k = rng.choice([1, 7, 60])
         want: dict[str, float] = {}
         ordered = sorted(lanes) if len(lanes) == 2 else lanes  # two fuse in name order

@@ -34,7 +34,7 @@ import numpy as np
 
 from attestor_arango.retrieval.candidates import Candidate, update_relevance
 from attestor_arango.retrieval.config import RetrievalConfig
-from attestor_arango.retrieval.freshness_search import AskedWords, Rows, first_places
+from attestor_arango.retrieval.freshness_search import AskedWords, Rows, first_places, known_terms
 from attestor_arango.retrieval.text_lane import terms
 
 FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates
@@ -223,7 +223,7 @@ def apply_freshness(
     are computed again.
 
     Only the ``freshness_update_rank`` most relevant candidates can be an update, so only
-    their words are read (whether they announce a change: ``content_terms``, the backend's
+    their words are read (whether they announce a change: ``known_terms``, the backend's
     terms when coverage attached them, else the memoised tokeniser's, the same terms) and
     only they are tested as one.
 
@@ -242,8 +242,12 @@ def apply_freshness(
     """
     exempt = set(config.freshness_exempt_tags)
     held = vectors.place if isinstance(vectors, StoredRows) else vectors  # ``in``, from C
-    items = [
-        c for c in cands if not c.synthetic and c.id in held and exempt.isdisjoint(c.fields["tags"])
+    items = [  # most memories carry no tag: none to test against the exempt ones
+        c
+        for c in cands
+        if not c.synthetic
+        and c.id in held
+        and (not (t := c.fields["tags"]) or exempt.isdisjoint(t))
     ]
     if len(items) < 2:
         return
@@ -275,7 +279,7 @@ def apply_freshness(
     if not pairs:
         return
     cues = CHANGE_CUES  # announces_change of each, inline
-    cued = {k: not cues.isdisjoint(items[k].content_terms()) for k in able}
+    cued = {k: not cues.isdisjoint(known_terms(items[k])) for k in able}
     unit = unit_rows(items, vectors)
     changed: set[int] = set()
     twin, cue_floor = config.freshness_similarity, config.freshness_cue_similarity

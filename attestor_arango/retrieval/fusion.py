@@ -41,7 +41,7 @@ def fuse(
     for lane, hits in lanes:
         w = float(weights.get(lane, 1.0))
         total += w
-        share = _shares(w, rrf_k, len(hits))  # w / (rrf_k + rank), by rank
+        share = _shares(w, rrf_k, len(hits))  # 0.0 + w / (rrf_k + rank), by rank
         rank = 0
         vector, bm25 = lane == "vector", lane == "bm25"  # the scores a candidate keeps
         for hit in hits:
@@ -63,8 +63,7 @@ def fuse(
                 c.named_ranks = ranks if named else None
                 c.vector_score = hit.score if vector else None  # as given: ``results``
                 c.bm25_score = hit.score if bm25 else None  # converts them
-                # ``0.0 + x`` as the sum from 0.0 computes it (it differs from x for -0.0)
-                c.rrf = 0.0 + share[rank]
+                c.rrf = share[rank]  # ``0.0 + w / (rrf_k + rank)``: the sum from 0.0
                 c.graph_hops = None
                 c.graph_bonus = zero  # candidates.ZERO: the 0.0 ``results`` knows as default
                 c.decay = 1.0
@@ -143,7 +142,9 @@ def _scored(best: float) -> dict[float, tuple[float, float, float]]:
     return table
 
 
-# a lane's share of rrf at each rank, ``w / (rrf_k + rank)`` (index 0 unused), by (w, rrf_k):
+# a lane's share of rrf at each rank, ``0.0 + w / (rrf_k + rank)`` (index 0 unused; ``0.0 +``
+# as a sum from 0.0 computes it: it differs from the share for -0.0 alone, and adding either
+# to an rrf, which is never -0.0, gives the same float), by (w, rrf_k):
 # the same few weights recur from recall to recall, so each share is computed once, not once
 # a hit; a longer lane makes a new list (never extended in place: a reader may hold the old).
 # Bounded: lists of at most _SCORED_MAX ranks are kept, of at most 8 (w, rrf_k) (~4 MB)
@@ -155,7 +156,7 @@ def _shares(w: float, rrf_k: int, n: int) -> list[float]:
     shares = _SHARES.get((w, rrf_k))
     if shares is None or len(shares) <= n:
         shares = [0.0]  # rank 0 is never taken
-        shares += [w / (rrf_k + rank) for rank in range(1, n + 1)]
+        shares += [0.0 + w / (rrf_k + rank) for rank in range(1, n + 1)]
         if n <= _SCORED_MAX:
             if len(_SHARES) >= 8:  # another configuration: the lists of older ones go
                 _SHARES.clear()

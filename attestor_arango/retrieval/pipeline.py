@@ -92,7 +92,8 @@ def _graph(
     n_in = len(cands)
     try:
         known = store.known_entities(scope)
-        keys = known.names.find(query)
+        # a scope that knows no entity names none: the query is not tokenised for names
+        keys = known.names.find(query) if known.entities else []
         if not keys:
             tr.step("graph", n_in, n_in, query_entities=0)
             return cands, []

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from datetime import datetime
 
 from attestor_arango.memo import Memo
 from attestor_arango.retrieval.candidates import Candidate, update_relevance
@@ -93,12 +94,15 @@ def carries_time(text: str, year: int, month: int) -> bool:
     return False
 
 
-def _carries_key(key: tuple[str, int, int]) -> bool:
-    return carries_time(*key)
+def _carries_key(key: tuple[str, datetime]) -> bool:
+    text, when = key
+    return carries_time(text, when.year, when.month)
 
 
-# carries_time of (content, year, month): a "when" question runs the regexes over every
-# candidate's text, and the same rows come back recall after recall (pure, so bounded)
+# carries_time of (content, its valid_from's year and month), by (content, valid_from) (the
+# datetime as it is: no year and month read a row, and a datetime keeps its hash): a "when"
+# question runs the regexes over every candidate's text, and the same rows come back recall
+# after recall (pure, so bounded)
 _carries = Memo(_carries_key, 16_384)
 
 _MONTH_RE = "(" + "|".join(MONTH_NAMES) + ")"
@@ -163,7 +167,7 @@ def apply_time_cue(
         when = fields["valid_from"]
         bonus = 0.0
         if cue:
-            key = (fields["content"], when.year, when.month)
+            key = (fields["content"], when)
             carries = known(key)
             if carries is None:
                 carries = _carries(key)
