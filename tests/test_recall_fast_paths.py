@@ -281,7 +281,7 @@ def test_fusions_candidates_are_the_dataclass_candidates_slot_for_slot() -> None
     every slot the dataclass sets (its fields and the ones ``__post_init__`` reads from the
     memory) to the same values of the same types, and its 0.0s are ``candidates.ZERO``;
     a field added to ``Candidate`` and not to fusion leaves a slot unset, and this fails.
-    The six fields fusion sets after making them are those of its normalised rrf."""
+    The fields fusion sets after making them are those of its normalised rrf."""
     m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
     other = fake_mem("m0", "Bob stayed", day=1.0)
     made = next(c for c in fuse([("bm25", [Hit(other, 9.0), Hit(m, 7.25)])], 60) if c.id == "m1")
@@ -289,9 +289,8 @@ def test_fusions_candidates_are_the_dataclass_candidates_slot_for_slot() -> None
     built.named_ranks = built.lane_ranks  # one lane fused: its ranks are in name order
     best = 1.0 / 61
     built.rrf_norm = built.rrf / best
-    built.relevance = built.fused_norm_12 = round(built.rrf_norm + 0.0, 12)
-    built.fused_rrf, built.fused_rrf_12 = built.rrf, round(built.rrf, 12)
-    built.fused_norm = built.rrf_norm
+    built.relevance = round(built.rrf_norm + 0.0, 12)
+    built.fused = (built.rrf, built.rrf_norm, round(built.rrf, 12), built.relevance)
     names = [f.name for f in dataclasses.fields(Candidate)]
     assert set(Candidate.__slots__) == set(names)  # every slot is a field
     for name in names:
@@ -412,7 +411,7 @@ def test_fused_scores_looked_up_are_those_computed_anew(seed: int) -> None:
     """fusion looks up each rrf's normalised and rounded scores in a table of those computed
     before (``fusion._scored``): whether computed now or looked up, every candidate holds
     rrf / best and round(x, 12) of both, bit for bit, as the very objects the breakdown
-    tests (``fused_*``). Fails if a looked-up entry is not the one for that rrf and best."""
+    tests (``fused``). Fails if a looked-up entry is not the one for that rrf and best."""
     rng = random.Random(seed)
     pool = [fake_mem(f"m{i}", f"text {i}", day=i % 3) for i in range(40)]
     fusion._SCORED.clear()
@@ -425,9 +424,27 @@ def test_fused_scores_looked_up_are_those_computed_anew(seed: int) -> None:
         for c in fuse(lanes, k, weights=weights):
             assert c.rrf_norm.hex() == (c.rrf / best).hex()
             assert c.relevance.hex() == round(c.rrf / best + 0.0, 12).hex()
-            assert c.fused_rrf is c.rrf and c.fused_rrf_12.hex() == round(c.rrf, 12).hex()
-            assert c.fused_norm is c.rrf_norm and c.fused_norm_12 is c.relevance
+            rrf, norm, rrf_12, norm_12 = c.fused
+            assert rrf is c.rrf and rrf_12.hex() == round(c.rrf, 12).hex()
+            assert norm is c.rrf_norm and norm_12 is c.relevance
     assert any(len(table) > 1 for table in fusion._SCORED.values())
+
+
+def test_a_breakdown_rounds_rrf_and_rrf_norm_changed_after_fusion() -> None:
+    """``results`` takes fusion's rounded rrf and rrf_norm (``fused``) only while the
+    candidate still holds those very objects: an rrf or rrf_norm set since (a step, a
+    caller) is rounded anew. Fails if either identity test is dropped."""
+    pool = [fake_mem(f"m{i}", f"text {i}", day=i % 3) for i in range(4)]
+    cands = fuse([("bm25", [Hit(m, 1.0) for m in pool])], 60)
+    kept, changed_norm, changed_rrf = cands[0], cands[1], cands[2]
+    changed_norm.rrf_norm = 0.1 + 0.2
+    changed_rrf.rrf = 1 / 3
+    got = candidate_results(list(cands[:3]), [1, 1, 1], 0)
+    assert (got[0].breakdown.rrf, got[0].breakdown.rrf_norm) == kept.fused[2:]
+    assert got[1].breakdown.rrf_norm == round(0.1 + 0.2, 12) != changed_norm.fused[3]
+    assert got[1].breakdown.rrf == changed_norm.fused[2]
+    assert got[2].breakdown.rrf == round(1 / 3, 12) != changed_rrf.fused[2]
+    assert got[2].breakdown.rrf_norm == changed_rrf.fused[3]
 
 
 def test_fused_scores_table_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,8 +58,19 @@ def test_full_pipeline_explains_every_result() -> None:
     # scores follow the order, and each score is the breakdown's final value
     scores = [r.score for r in resp.results]
     assert scores == sorted(scores, reverse=True)
-    assert all(r.score == r.breakdown.final for r in resp.results)
+    # the final score is the relevance, bit for bit, kept or cut by the budget
+    assert all(
+        repr(r.score) == repr(r.breakdown.final) == repr(r.breakdown.relevance)
+        for r in resp.results
+    )
     assert resp.tokens_used == sum(r.tokens for r in resp.results) <= resp.token_budget
+    cut: list = []
+    small = run(corpus(), budget=12, cut=cut)
+    assert cut and len(small.results) < len(resp.results)
+    assert all(
+        repr(r.score) == repr(r.breakdown.final) == repr(r.breakdown.relevance) != "0.0"
+        for r in (*small.results, *(x.result for x in cut))
+    )
 
 
 def test_relations_of_closed_memories_do_not_surface() -> None:

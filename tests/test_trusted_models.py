@@ -103,7 +103,7 @@ def test_a_breakdown_is_the_validated_one_with_int_inputs() -> None:
     c.lane_ranks = {"vector": 2, "bm25": 1, "mq_1": 3}
     c.vector_score, c.bm25_score = 0.5, 3  # an int score: validation gives 3.0
     c.rrf, c.rrf_norm, c.graph_hops, c.graph_bonus = 1 / 61 + 1 / 62, 0.75, 1, 0
-    c.decay, c.boost, c.freshness, c.final = 0.95, 0.01, -0.15, 0.3
+    c.decay, c.boost, c.freshness = 0.95, 0.01, -0.15
     c.compute_relevance()
     got = c.breakdown()
     want = ScoreBreakdown(**got.model_dump())
@@ -122,7 +122,6 @@ def test_a_breakdown_sets_every_field_in_field_order() -> None:
     c.decay, c.boost, c.freshness, c.session = 0.5, 0.25, -0.15, -0.0
     c.coverage, c.time_cue = 0.125, 0.2
     c.compute_relevance()
-    c.final = c.relevance
     got = c.breakdown()
     want = ScoreBreakdown(**got.model_dump())
     same(got, want)
@@ -190,12 +189,11 @@ def test_a_breakdown_takes_a_default_as_it_is_only_for_the_very_default_object()
             setattr(c, name, value)
         c.graph_bonus = c.freshness = config_value
         c.compute_relevance()
-        c.final = c.relevance
         got = c.breakdown()
         want = ScoreBreakdown(
             **ScoreBreakdown().model_dump()  # every field given, as results gives them
             | {name: getattr(c, name) for name in names}
-            | {"graph_hops": c.graph_hops, "synthetic": c.synthetic, "final": c.final}
+            | {"graph_hops": c.graph_hops, "synthetic": c.synthetic, "final": c.relevance}
             | {"relevance": c.relevance}
         )
         same(got, want)
@@ -360,9 +358,8 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     fused = Candidate(a_memory(), {"bm25": 2}, None, 3.5, 1 / 62)  # as fusion makes it
     fused.lane_ranks["vector"], fused.vector_score = 1, 0.25
     fused.rrf += 1 / 61
-    fused.rrf_norm = fused.relevance = fused.final = 0.5
-    fused.fused_rrf, fused.fused_rrf_12 = fused.rrf, round(fused.rrf, 12)
-    fused.fused_norm, fused.fused_norm_12 = fused.rrf_norm, 0.5
+    fused.rrf_norm = fused.relevance = 0.5
+    fused.fused = (fused.rrf, fused.rrf_norm, round(fused.rrf, 12), 0.5)
     later = a_memory(id="m2", t_expired=from_us(T0 + 500), superseded_by="m3")
     changed = Candidate(memory=later, lane_ranks={"vector": 2, "mq_1": 1, "bm25": 3})
     changed.vector_score, changed.bm25_score = 0.5, 3
@@ -373,7 +370,6 @@ def test_results_built_in_one_loop_are_the_validated_ones_for_every_kind_of_cand
     changed.decay, changed.boost, changed.freshness, changed.session = 0.95, 0.01, -0.15, 1.0
     changed.coverage, changed.time_cue = 0.125, 0.1
     changed.compute_relevance()
-    changed.final = changed.relevance
     closed = a_memory(id="m4", t_expired=from_us(T0 + 50), status=MemoryStatus.SUPERSEDED)
     synthetic = Candidate(memory=closed, synthetic=True, graph_hops=0, graph_bonus=0.3)
     synthetic.freshness = 0.1 + 0.2  # not rounded: the breakdown rounds it

@@ -43,17 +43,14 @@ class Candidate:
     session: float = 0.0  # neighbouring turns: support, less a turn's asking (neighbours.py)
     coverage: float = 0.0  # share of the query's terms the candidate and its session contain
     time_cue: float = 0.0  # the query asks when and the candidate says when (timecue.py)
-    relevance: float = 0.0  # every signal summed: the ranking order
-    final: float = 0.0
+    relevance: float = 0.0  # every signal summed: the ranking order (and the final score)
     synthetic: bool = False
     terms: tuple[str, ...] | None = None  # scoring terms of the content, once known
-    # rrf and rrf_norm as fusion computed them, with their round(x, 12): the breakdown
-    # uses the rounded pair while rrf and rrf_norm are still those very objects (four
-    # slots, not a tuple: one object fewer per candidate for the collector to count)
-    fused_rrf: float | None = None
-    fused_rrf_12: float = 0.0
-    fused_norm: float | None = None
-    fused_norm_12: float = 0.0
+    # (rrf, rrf_norm, round(rrf, 12), round(rrf_norm + 0.0, 12)) as fusion computed them:
+    # the breakdown uses the rounded pair while rrf and rrf_norm are still the first two,
+    # those very objects. Fusion's own table entry, shared by every candidate of that rrf:
+    # no object a candidate. The default (no rrf is None): not fused, ``results`` rounds them
+    fused: tuple[float | None, float | None, float, float] = (None, None, 0.0, 0.0)
     # ``lane_ranks`` itself when fusion knows it is in lane-name order (it fused one or two
     # lanes, in name order), as the breakdown lists it: ``results`` then takes it as it is
     # (a dict replaced since is not this one). None: ``results`` puts it in order
@@ -128,10 +125,11 @@ def results(kept: list[Any], counts: Sequence[int], as_of: int) -> list[RecallRe
     holds ~90 breakdowns, so it is not paid twice: decay, boost, session, coverage, time
     cue and relevance are stored already rounded to 12 places by the step that sets them
     (see ``ROUNDED``), and rounding a rounded value gives it back
-    (``tests/test_recall_fast_paths.py``), as floats, so they are taken as they are; ``final``
-    is the relevance; rrf and rrf_norm come rounded from fusion while they are unchanged
-    (``fused_rrf``...). Fields the steps may set from the configuration (graph bonus,
-    freshness) are converted as validation would (an int becomes a float).
+    (``tests/test_recall_fast_paths.py``), as floats, so they are taken as they are; the final
+    score is the relevance (no copy of it a candidate); rrf and rrf_norm come rounded from
+    fusion while they are unchanged (``fused``). Fields the steps may set from the
+    configuration (graph bonus, freshness) are converted as validation would (an int becomes
+    a float).
     """
     breakdown_blank, breakdown_cls, breakdown_fields = _BREAKDOWN, ScoreBreakdown, _BREAKDOWN_FIELDS
     result_blank, result_cls, result_fields, zero = _RESULT, RecallResult, _RESULT_FIELDS, ZERO
@@ -142,8 +140,9 @@ def results(kept: list[Any], counts: Sequence[int], as_of: int) -> list[RecallRe
         c: Candidate = kept[i]
         kept[i] = None
         ranks, vector_score, bm25_score = c.lane_ranks, c.vector_score, c.bm25_score
-        if c.fused_rrf is c.rrf and c.fused_norm is c.rrf_norm:
-            rrf, rrf_norm = c.fused_rrf_12, c.fused_norm_12
+        fused = c.fused
+        if fused[0] is c.rrf and fused[1] is c.rrf_norm:
+            rrf, rrf_norm = fused[2], fused[3]
         else:
             rrf, rrf_norm = float(round(c.rrf, 12)), float(round(c.rrf_norm, 12))
         # the lanes by name: fusion's own dict when it is in that order already (one lane,
@@ -182,9 +181,9 @@ def results(kept: list[Any], counts: Sequence[int], as_of: int) -> list[RecallRe
         b.session = c.session
         b.coverage = c.coverage
         b.time_cue = c.time_cue
-        b.relevance = c.relevance
+        b.relevance = relevance = c.relevance
         b.synthetic = c.synthetic  # a bool (graph.py, fusion.py)
-        final = b.final = c.final
+        b.final = relevance  # the final score is the relevance
         b.__pydantic_fields_set__ = breakdown_fields
         b.__pydantic_extra__ = None
         b.__pydantic_private__ = None
@@ -194,7 +193,7 @@ def results(kept: list[Any], counts: Sequence[int], as_of: int) -> list[RecallRe
             memory = memory.at(as_of)
         r: Any = result_blank()
         r.memory = memory
-        r.score = final  # the relevance as score: rounded to 12 places already
+        r.score = relevance  # the relevance as score: rounded to 12 places already
         r.tokens = int(counts[i])
         r.breakdown = b
         r.__pydantic_fields_set__ = result_fields
@@ -247,7 +246,7 @@ _ARRAY_FROM = 8  # candidates: from here on the array form costs less than the c
 # or leaves at its float default), so ``breakdown`` and ``order`` need not round them again
 # and ``results`` takes them as they are: no ``float()`` a field, ~1,300 instructions a
 # result (``tests/test_recall_fast_paths.py`` checks the steps store floats).
-ROUNDED = ("decay", "boost", "session", "coverage", "time_cue", "relevance", "final")
+ROUNDED = ("decay", "boost", "session", "coverage", "time_cue", "relevance")
 
 
 def tie_key(score: float, c: Candidate) -> tuple[float, int, str]:

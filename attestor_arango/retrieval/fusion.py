@@ -54,8 +54,8 @@ def fuse(
                 # a new ``Candidate`` (this lane's rank, score and share of rrf) made slot by
                 # slot, with no dataclass ``__init__`` (its keyword defaults and the
                 # ``__post_init__`` call were ~70% of making one) and no call at all: every
-                # slot but the six the loop after this one sets (rrf_norm, relevance,
-                # fused_*). A field added to ``Candidate`` without a line here fails
+                # slot but the three the loop after this one sets (rrf_norm, relevance,
+                # fused). A field added to ``Candidate`` without a line here fails
                 # tests/test_recall_fast_paths.py.
                 c = new(cls)
                 c.memory = memory
@@ -72,7 +72,6 @@ def fuse(
                 c.session = zero
                 c.coverage = zero
                 c.time_cue = zero
-                c.final = zero
                 c.synthetic = False
                 c.terms = None
                 c.fields = values  # the memory's fields, as ``__post_init__`` reads them
@@ -105,34 +104,33 @@ def fuse(
     # ``best`` alone, and an rrf is a sum of 1 / (k + rank) over a memory's lanes: the same
     # few thousand values recur from recall to recall (a memory at rank i of one lane, at
     # ranks i and j of two), so each is computed once (``_scored``) and then looked up (an
-    # rrf is summed from 0.0, so never -0.0: equal keys are the same value).
+    # rrf is summed from 0.0, so never -0.0: equal keys are the same value). The candidate
+    # takes the table's entry as its ``fused`` and the entry's rrf object as its rrf (equal,
+    # so the same float; a NaN is found only as itself), which ``results`` checks by identity.
     table = _scored(best)
     look = table.get
     for cand in cands:
-        r = cand.rrf
-        known = look(r)
+        known = look(cand.rrf)
         if known is None:  # rrf / best, and both rounded as round(x, 12) rounds (round12)
+            r = cand.rrf
             norm = r / best
-            known = (norm, round12(r), round12(norm + 0.0))
+            known = (r, norm, round12(r), round12(norm + 0.0))
             if len(table) >= _SCORED_MAX:
                 table.clear()
             table[r] = known
-        norm, r_rrf, r_norm = known
-        cand.rrf_norm = norm
-        cand.relevance = r_norm
-        cand.fused_rrf, cand.fused_rrf_12 = r, r_rrf
-        cand.fused_norm, cand.fused_norm_12 = norm, r_norm
+        cand.fused = known
+        cand.rrf, cand.rrf_norm, _, cand.relevance = known
     return order(cands) if cands else []
 
 
-# an rrf's (rrf / best, round(rrf, 12), round(rrf / best + 0.0, 12)) by ``best`` (the
+# an rrf's (rrf, rrf / best, round(rrf, 12), round(rrf / best + 0.0, 12)) by ``best`` (the
 # configuration's and the lanes that answered: one or a few), then by rrf; bounded: a table
 # is cleared when it holds _SCORED_MAX (~3 MB), and all are when a fifth best comes
-_SCORED: dict[float, dict[float, tuple[float, float, float]]] = {}
+_SCORED: dict[float, dict[float, tuple[float, float, float, float]]] = {}
 _SCORED_MAX = 16_384
 
 
-def _scored(best: float) -> dict[float, tuple[float, float, float]]:
+def _scored(best: float) -> dict[float, tuple[float, float, float, float]]:
     """The table of fused scores for this ``best`` (``fuse``)."""
     table = _SCORED.get(best)
     if table is None:

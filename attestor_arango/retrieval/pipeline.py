@@ -290,9 +290,7 @@ def recall(
         apply_freshness(cands, vectors, config, scoring_terms(query))
     tr.step("time", len(cands), len(cands))
 
-    ranked = order(cands)
-    for c in ranked:
-        c.final = c.relevance
+    ranked = order(cands)  # the final score is the relevance (``candidates.results``)
     tr.step("rerank", len(cands), len(ranked))
 
     kept, counts, used = pack(ranked, budget)
