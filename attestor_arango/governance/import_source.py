@@ -79,11 +79,14 @@ def chain_head(
     }
 
 
-def check_head(data: Any, source: str, signer: Signer | None, rows: bool) -> str | None:
+def check_head(
+    data: Any, source: str, signer: Signer | None, rows: bool
+) -> tuple[str | None, bool]:
     """Raises ``ValidationError`` unless the export's audit list ends where its head says,
     is not empty while it holds ``rows``, and its head verifies when signed (or must be, as
-    ``signer`` signed its entries). Returns the id of the key that signed the head, if any.
-    ``data``: the export as ``parse_export`` accepted it (a dict)."""
+    ``signer`` signed its entries). Returns the id of the key that signed the head, if any,
+    and whether ``signer``'s own key signed it. ``data``: the export as ``parse_export``
+    accepted it (a dict)."""
     chain, audit = data.get("chain"), data.get("audit")
     chain = chain if isinstance(chain, dict) else {}
     entries, head = chain.get("entries"), chain.get("head")
@@ -111,14 +114,14 @@ def check_head(data: Any, source: str, signer: Signer | None, rows: bool) -> str
     sections = _check_sections(data, chain.get("sections"))
     message = export_message(source, entries, head, str(data.get("exported_at")), sections)
     signature, named = chain.get("signature"), data.get("signing")
-    own = signer.public_key if signer is not None and _signed_by(signer, audit) else None
-    if own is not None and not verify_bytes(own, signature, message):  # restored where written
+    own_head = signer is not None and verify_bytes(signer.public_key, signature, message)
+    if not own_head and signer is not None and _signed_by(signer, audit):  # restored where written
         raise ValidationError(
             "this store's key signed the export's entries, but its chain head carries no "
             f"signature of that key: the head or its signature was changed. {AGAIN}"
         )
     if named is None:
-        return None
+        return None, own_head
     pem = named.get("public_key") if isinstance(named, dict) else None
     try:
         key = load_public_key(pem) if isinstance(pem, str) else None
@@ -134,7 +137,7 @@ def check_head(data: Any, source: str, signer: Signer | None, rows: bool) -> str
             "the export's chain head signature does not verify with the key it names: its "
             f"audit list was cut short or its head changed after it was exported. {AGAIN}"
         )
-    return key_id_of(key)
+    return key_id_of(key), own_head
 
 
 def check_head_of(data: Any, parsed: dict[str, Any], source: str, signer: Signer | None) -> None:
@@ -142,23 +145,18 @@ def check_head_of(data: Any, parsed: dict[str, Any], source: str, signer: Signer
     ``rekey`` left it); records the head's key in ``parsed["source"]`` and keeps only the
     signatures the head binds (``bound_signatures``)."""
     held = any(parsed[k] for k in ("memories", "episodes", "entities", "relations"))
-    parsed["source"]["head_key_id"] = check_head(data, source, signer, held)
-    parsed["memories"] = bound_signatures(data, source, signer, parsed["memories"])
+    parsed["source"]["head_key_id"], own_head = check_head(data, source, signer, held)
+    parsed["memories"] = bound_signatures(own_head, parsed["memories"])
 
 
-def bound_signatures(
-    data: Any, source: str, signer: Signer | None, rows: list[Memory]
-) -> list[Memory]:
+def bound_signatures(own_head: bool, rows: list[Memory]) -> list[Memory]:
     """``rows`` with each signature made before v2 (``ed25519:``, over no tenant or
-    namespace) dropped unless the export's head is signed by ``signer``'s own key: only that
-    head binds the rows, through the chain's row digests, to the tenant they name; a v1
-    signature would verify wherever an edited export put its row. v2 signatures are kept."""
-    chain = data.get("chain") if isinstance(data, dict) else None
-    if signer is not None and isinstance(chain, dict):
-        at, sections = str(data.get("exported_at")), chain["sections"]
-        message = export_message(source, chain["entries"], chain["head"], at, sections)
-        if verify_bytes(signer.public_key, chain.get("signature"), message):
-            return rows
+    namespace) dropped unless the export's head is signed by the store's own key
+    (``own_head``, from ``check_head``): only that head binds the rows, through the chain's
+    row digests, to the tenant they name; a v1 signature would verify wherever an edited
+    export put its row. v2 signatures are kept."""
+    if own_head:
+        return rows
 
     def v1(m: Memory) -> bool:
         return bool(m.signature) and not str(m.signature).startswith(PREFIX_V2)
