@@ -369,7 +369,7 @@ def check_flag(value: object, what: str) -> bool:
     as a truth (``"false"`` and ``"no"`` are true), so a flag taken from text would do what
     its text does not say. Raises ``ValidationError`` naming ``what`` for anything else."""
     if not isinstance(value, bool):
-        raise ValidationError(f"{what} must be true or false (a bool), got {value!r:.40}")
+        raise ValidationError(f"{what} must be true or false (a bool), got {shown(value, 40)}")
     return value
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from attack_support import CTX, seeded, stored
 
+from attestor_arango import AgentContext
 from attestor_arango.errors import ValidationError, shown
 from attestor_arango.memory import AgentMemory
 
@@ -60,6 +61,15 @@ CALLS: dict[str, Call] = {
         "acme", user_id=v, daily_writes=1, context=CTX
     ),
     "compact older_than": lambda m, v: m.compact(older_than=v, dry_run=True, context=CTX),
+    "apply_retention dry_run": lambda m, v: m.apply_retention([], dry_run=v, context=CTX),
+    "reflect store": lambda m, v: m.reflect(store=v, context=CTX),
+    "verify_audit_chain anchor": lambda m, v: m.verify_audit_chain(
+        anchor=(v, "a" * 64), context=CTX
+    ),
+    "a context's role": lambda m, v: m.list(
+        context=AgentContext(agent_id="a", role=v, tenant="acme")
+    ),
+    "a child's role": lambda m, v: m.list(context=CTX.as_agent("helper", role=v)),
 }
 VALUES: dict[str, Callable[[], Any]] = {
     "a 5000-digit integer": lambda: HUGE,
