@@ -99,3 +99,24 @@ def test_shown_names_what_it_cannot_print_and_cuts_what_it_can() -> None:
     assert shown(_deep_list(sys.getrecursionlimit() + 10)) == "(a list too large to print)"
     assert shown("x" * 100, width=10) == "'xxxxxx..."
     assert shown("ann") == "'ann'"
+
+
+@pytest.mark.parametrize("where", ["a field", "the whole value"])
+def test_a_langgraph_value_nested_5000_deep_is_a_validation_error(
+    tmp_path: Path, where: str
+) -> None:
+    """The LangGraph store walked a put's value for its text before anything checked it
+    (``_content``): 5,000 levels raised ``RecursionError``. The value rides in metadata, so
+    it now meets metadata's depth check first."""
+    from attestor_arango.interfaces.langgraph import AttestorStore
+
+    mem, _, _ = seeded(tmp_path / "m.db")
+    store = AttestorStore(mem, CTX)
+    before = stored(mem, with_audit=False)
+    value = {"text": "x", "v": _deep_dict()} if where == "a field" else _deep_dict()
+
+    with pytest.raises(ValidationError, match="nest"):
+        store.put(("users", "ann"), "k", value)
+
+    assert stored(mem, with_audit=False) == before
+    mem.close()
