@@ -163,9 +163,7 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     seen: set[str] = set()  # not ``in out``: a 1 MB body of tags made that quadratic
     for tag in tags:
         if not isinstance(tag, str) or all(map(invisible, tag)) or len(tag) > MAX_LABEL:
-            raise ValidationError(
-                f"tag {shown(tag)} must be a non-empty string of <= {MAX_LABEL} chars"
-            )
+            raise ValidationError(f"tag {shown(tag)}: use non-empty text of <= {MAX_LABEL} chars")
         check_plain(tag, "a tag")
         tag = unicodedata.normalize("NFC", tag.strip())  # one tag, however it was composed
         if tag not in seen:
@@ -212,9 +210,7 @@ def model_problems(exc: Exception, limit: int = MAX_PROBLEMS) -> str:
 
 
 def check_confidence(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValidationError("confidence must be a number between 0 and 1")
-    if isinstance(value, float) and math.isnan(value):  # isnan(int) overflows past 1e308
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN
         raise ValidationError("confidence must be a number between 0 and 1")
     if not 0 <= value <= 1:  # not float(value) first: an int past a float's range overflows
         raise ValidationError(f"confidence {shown(value)} is outside [0, 1]")
