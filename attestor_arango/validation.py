@@ -163,7 +163,7 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     seen: set[str] = set()  # not ``in out``: a 1 MB body of tags made that quadratic
     for tag in tags:
         if not isinstance(tag, str) or all(map(invisible, tag)) or len(tag) > MAX_LABEL:
-            raise ValidationError(f"tag {shown(tag)}: use non-empty text of <= {MAX_LABEL} chars")
+            raise ValidationError(f"tag {shown(tag)}: a non-empty string of <= {MAX_LABEL} chars")
         check_plain(tag, "a tag")
         tag = unicodedata.normalize("NFC", tag.strip())  # one tag, however it was composed
         if tag not in seen:
