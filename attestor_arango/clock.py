@@ -17,7 +17,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import ValidationError, shown
 
 OPEN: int = 253_402_300_799_000_000  # 9999-12-31T23:59:59Z in microseconds
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -104,7 +104,7 @@ def parse_time(value: datetime | str | int | float, *, field: str = "time") -> i
     us = _parse_time(value, field)
     if not MIN_US <= us < OPEN:
         raise ValidationError(
-            f"{field}: {value!r} is outside the years 1-9999; pass a real timestamp",
+            f"{field}: {shown(value)} is outside the years 1-9999; pass a real timestamp",
         )
     return us
 
@@ -131,10 +131,10 @@ def _parse_time(value: datetime | str | int | float, field: str) -> int:
         return to_us(value)
     if isinstance(value, int | float):
         if value != value or value in (float("inf"), float("-inf")):
-            raise ValidationError(f"{field}: {value!r} is not a timestamp")
+            raise ValidationError(f"{field}: {shown(value)} is not a timestamp")
         if abs(value) > _MAX_EPOCH_S:  # checked before scaling: 1e303 s would overflow
             raise ValidationError(
-                f"{field}: {value!r} is outside the years 1-9999; pass a real timestamp",
+                f"{field}: {shown(value)} is outside the years 1-9999; pass a real timestamp",
             )
         return round(value * 1_000_000)
     if isinstance(value, str):
@@ -147,11 +147,12 @@ def _parse_time(value: datetime | str | int | float, field: str) -> int:
             parsed = datetime.fromisoformat(text)
         except ValueError as exc:
             raise ValidationError(
-                f"{field}: {value!r} is not an ISO-8601 timestamp; use e.g. 2026-03-01T00:00:00Z",
+                f"{field}: {shown(value)} is not an ISO-8601 timestamp; "
+                "use e.g. 2026-03-01T00:00:00Z",
             ) from exc
         if parsed.tzinfo is None:
             raise ValidationError(
-                f"{field}: {value!r} has no timezone; append Z or an offset such as +00:00",
+                f"{field}: {shown(value)} has no timezone; append Z or an offset such as +00:00",
             )
         return to_us(parsed)
     raise ValidationError(f"{field}: unsupported timestamp type {type(value).__name__}")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from attestor_arango.errors import AccessDenied, ValidationError
+from attestor_arango.errors import AccessDenied, ValidationError, shown
 from attestor_arango.scope import Scope, check_name, chosen_namespace, refuse_empty_namespace
 
 
@@ -27,11 +27,13 @@ class AgentRole(StrEnum):
     def parse(cls, value: AgentRole | str) -> AgentRole:
         if isinstance(value, AgentRole):
             return value
-        try:
-            return cls(str(value).strip().lower())
-        except ValueError:
-            names = ", ".join(r.value for r in cls)
-            raise ValidationError(f"unknown role {value!r}; use one of: {names}") from None
+        if isinstance(value, str):  # not str(value): an int of 5000 digits has no text
+            try:
+                return cls(value.strip().lower())
+            except ValueError:
+                pass
+        names = ", ".join(r.value for r in cls)
+        raise ValidationError(f"unknown role {shown(value)}; use one of: {names}")
 
 
 class Permission(StrEnum):

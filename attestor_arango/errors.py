@@ -58,6 +58,19 @@ def without_credentials(text: str) -> str:
     return "".join(out)
 
 
+def shown(value: object, width: int = 64) -> str:
+    """``repr`` of a value a message quotes, cut to ``width`` characters. A caller's value
+    may be an integer too long to write as text (``sys.get_int_max_str_digits``) or nested
+    too deeply to print: it is named by its type, so the message that names it raises the
+    error it was written for, not a ``ValueError`` or ``RecursionError`` of its own."""
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        name = type(value).__name__
+        return f"({'an' if name[:1] in 'aeiou' else 'a'} {name} too large to print)"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _shown(value: Any) -> Any:
     return without_credentials(value) if isinstance(value, str) else value
 

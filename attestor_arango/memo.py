@@ -18,6 +18,7 @@ on the text alone, never on whose it is).
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 from weakref import WeakSet
@@ -67,9 +68,15 @@ _ALL: WeakSet[Memo[Any, Any]] = WeakSet()  # every memo of the process
 
 
 def forget_all() -> None:
-    """Empties every memo of the process: after an erasure, so none holds its words."""
+    """Empties every memo of the process: after an erasure, so none holds its words. The
+    standard library's URL cache too: Starlette parses each request's URL with
+    ``urllib.parse.urlsplit``, an ``lru_cache`` of the last 128 URLs, and a URL carries
+    what the caller asked for (``/ui/memories?q=<name>``, ``/v1/.../<entity>``)."""
     for each in list(_ALL):
         each.clear()
+    clear_urls = getattr(urllib.parse, "clear_cache", None)  # in the stdlib, not in typeshed
+    if clear_urls is not None:
+        clear_urls()
 
 
 def memo(size: int) -> Callable[[Callable[[K], T]], Memo[K, T]]:

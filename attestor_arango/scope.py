@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from attestor_arango.clock import OPEN
-from attestor_arango.errors import TenantRequiredError, ValidationError
+from attestor_arango.errors import TenantRequiredError, ValidationError, shown
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$")
 
@@ -19,7 +19,7 @@ def check_name(value: object, what: str) -> str:
     """Tenants and namespaces: 1-128 chars of letters, digits and ._:@/- ."""
     if not isinstance(value, str) or not NAME_RE.fullmatch(value):
         raise ValidationError(
-            f"malformed {what} {value!r}: use 1-128 characters of letters, digits and ._:@/-, "
+            f"malformed {what} {shown(value)}: use 1-128 characters of letters, digits and ._:@/-, "
             "starting with a letter or digit",
             field=what,
         )

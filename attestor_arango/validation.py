@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from attestor_arango.clock import DECIMAL_TEXT, parse_time
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import ValidationError, shown
 from attestor_arango.text.blank import invisible
 
 MAX_LABEL = 256
@@ -163,7 +163,7 @@ def check_tags(tags: Iterable[object] | None) -> tuple[str, ...]:
     seen: set[str] = set()  # not ``in out``: a 1 MB body of tags made that quadratic
     for tag in tags:
         if not isinstance(tag, str) or all(map(invisible, tag)) or len(tag) > MAX_LABEL:
-            raise ValidationError(f"tag {tag!r} must be a non-empty string of <= {MAX_LABEL} chars")
+            raise ValidationError(f"tag {shown(tag)}: a non-empty string of <= {MAX_LABEL} chars")
         check_plain(tag, "a tag")
         tag = unicodedata.normalize("NFC", tag.strip())  # one tag, however it was composed
         if tag not in seen:
@@ -210,10 +210,10 @@ def model_problems(exc: Exception, limit: int = MAX_PROBLEMS) -> str:
 
 
 def check_confidence(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN
         raise ValidationError("confidence must be a number between 0 and 1")
-    if not 0.0 <= float(value) <= 1.0:
-        raise ValidationError(f"confidence {value} is outside [0, 1]")
+    if not 0 <= value <= 1:  # not float(value) first: an int past a float's range overflows
+        raise ValidationError(f"confidence {shown(value)} is outside [0, 1]")
     return float(value)
 
 
@@ -299,7 +299,7 @@ def check_id(value: object, name: str = "memory_id") -> str:
 def check_offset(value: object, field: str = "offset") -> int:
     """A position to start after: a non-negative int (a bool or a float is refused)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValidationError(f"{field} must be a non-negative integer, got {value!r}")
+        raise ValidationError(f"{field} must be a non-negative integer, got {shown(value)}")
     return value
 
 
@@ -365,7 +365,7 @@ def check_flag(value: object, what: str) -> bool:
     as a truth (``"false"`` and ``"no"`` are true), so a flag taken from text would do what
     its text does not say. Raises ``ValidationError`` naming ``what`` for anything else."""
     if not isinstance(value, bool):
-        raise ValidationError(f"{what} must be true or false (a bool), got {value!r:.40}")
+        raise ValidationError(f"{what} must be true or false (a bool), got {shown(value, 40)}")
     return value
 
 

@@ -124,7 +124,7 @@ def test_a_listing_resolves_to_scope_filter_and_view(
     assert (filters.status, view.include_closed) == ("active", False)
     with pytest.raises(ValidationError):
         reads.Listing(status="gone").resolve(rt, ACME)
-    assert set(reads.Listing().arguments()) == {
+    assert set(reads.Listing().arguments("inbox")) == {
         "entity",
         "category",
         "tags",

@@ -81,7 +81,9 @@ def list_page(
     cursor or one made for other filters or another scope, and what ``list_matching`` raises.
     """
     # whose listing it is counts as a filter: another scope's cursor is a foreign one
-    digest = filter_digest({**listing.arguments(), "@scope": [ctx.tenant, ctx.namespace]})
+    digest = filter_digest(
+        {**listing.arguments(ctx.namespace), "@scope": [ctx.tenant, ctx.namespace]}
+    )
     if cursor is None:
         offset, at_us = 0, rt.view(listing.as_of).as_of
     else:

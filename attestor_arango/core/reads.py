@@ -18,7 +18,7 @@ from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import NotFoundError, ValidationError
 from attestor_arango.models import Episode, Memory, Stats
 from attestor_arango.retrieval.text_lane import decoded, rescore_pool, scores_follow_view
-from attestor_arango.scope import Scope, TemporalView
+from attestor_arango.scope import Scope, TemporalView, chosen_namespace
 from attestor_arango.store.protocol import MemoryFilter, TextHit
 from attestor_arango.validation import (
     TagsInput,
@@ -76,18 +76,21 @@ class Listing:
     time_window: Window = None
     as_of: TimeInput | None = None
 
-    def arguments(self) -> dict[str, Any]:
+    def arguments(self, default_namespace: str) -> dict[str, Any]:
         """The filters by their argument names, each as the read resolves it (what a
         ``list_page`` cursor digests): times as the microseconds they mean, labels and tags
         as stored, so two spellings of one instant or name (``...Z`` and ``...+00:00``, a
         datetime, epoch seconds) give one digest. Raises ``ValidationError`` for an argument
-        the read would refuse."""
+        the read would refuse (the namespace too, ``default_namespace`` naming the one
+        an empty name is refused in favour of)."""
         check_status(self.status)
         return {
             "entity": check_label(self.entity, "entity"),
             "category": check_label(self.category, "category"),
             "tags": list(check_tags(self.tags)),
-            "namespace": self.namespace,
+            "namespace": None
+            if self.namespace is None
+            else chosen_namespace(self.namespace, default_namespace),
             "status": self.status,
             "time_window": check_window(self.time_window),
             "as_of": None if self.as_of is None else parse_time(self.as_of, field="as_of"),

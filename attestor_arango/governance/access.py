@@ -28,7 +28,7 @@ from typing import Any
 
 from attestor_arango.context import AgentContext, AgentRole, Permission
 from attestor_arango.core.audit import Auditor
-from attestor_arango.errors import AccessDenied, ValidationError
+from attestor_arango.errors import AccessDenied, ValidationError, shown
 from attestor_arango.scope import check_name
 
 OPERATIONS: dict[str, Permission] = {
@@ -192,7 +192,9 @@ def subject(user: str | None, alias: str | None, alias_name: str, op: str) -> st
     """The tenant a governance call is about, given as ``user`` or Attestor's keyword
     (``alias_name``); ``ValidationError`` when neither or two different ones are given."""
     if user is not None and alias is not None and user != alias:
-        raise ValidationError(f"{op}: user {user!r} and {alias_name} {alias!r} differ; give one")
+        raise ValidationError(
+            f"{op}: user {shown(user)} and {alias_name} {shown(alias)} differ; give one"
+        )
     chosen = user if user is not None else alias
     if chosen is None:
         raise ValidationError(f"{op} needs the user (tenant): pass it, or {alias_name}=...")

@@ -35,6 +35,7 @@ from attestor_arango.models import AuditEntry
 from attestor_arango.reports import AuditEntries, AuditPage, ChainProblem, ChainReport
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import AuditStore, Store
+from attestor_arango.validation import INT64
 
 PAGE = 500
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -79,7 +80,7 @@ def check_anchor(anchor: object) -> tuple[int, str] | None:
         and len(anchor) == 2
         and isinstance(anchor[0], int)
         and not isinstance(anchor[0], bool)
-        and anchor[0] >= 1
+        and 1 <= anchor[0] <= INT64[1]  # a stored seq; a longer int cannot be printed
         and isinstance(anchor[1], str)
         and _HEX64.fullmatch(anchor[1])
     ):

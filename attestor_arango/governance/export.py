@@ -25,11 +25,11 @@ from attestor_arango.context import AgentContext, AgentRole, check_agent_text
 from attestor_arango.core.audit import Auditor, token
 from attestor_arango.core.paging import all_episodes, all_memories
 from attestor_arango.core.runtime import Runtime
-from attestor_arango.errors import ConflictError, ValidationError
+from attestor_arango.errors import ConflictError, ValidationError, shown
 from attestor_arango.governance.audit_chain import iter_chain
 from attestor_arango.governance.consistent import read_as_one
 from attestor_arango.governance.import_guard import require_importable
-from attestor_arango.governance.import_source import chain_head, check_head_of, check_source, shown
+from attestor_arango.governance.import_source import chain_head, check_head_of, check_source
 from attestor_arango.governance.quotas import check_limit as check_daily_writes
 from attestor_arango.governance.rekey import rekey, source_tenant
 from attestor_arango.governance.row_check import import_rows

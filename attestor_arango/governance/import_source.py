@@ -34,7 +34,7 @@ from attestor_arango.core.signing import (
     load_public_key,
     verify_bytes,
 )
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import ValidationError, shown
 from attestor_arango.governance.row_check import RowLedger, compare_rows
 from attestor_arango.models import AuditEntry, Memory
 
@@ -50,17 +50,6 @@ def section_digests(data: Any) -> dict[str, str]:
         text = json.dumps(data.get(name), sort_keys=True, separators=(",", ":"))
         out[name] = "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
     return out
-
-
-def shown(value: object, width: int = 64) -> str:
-    """``repr`` of a value an export holds, cut to ``width`` characters: an integer too long
-    to write as text (``sys.get_int_max_str_digits``) or a value nested too deeply to print
-    is named, not raised from the message that names it."""
-    try:
-        text = repr(value)
-    except (ValueError, RecursionError):
-        return f"(a {type(value).__name__} too large to print)"
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def chain_head(

@@ -18,8 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from attestor_arango.clock import to_us
-from attestor_arango.errors import ValidationError
-from attestor_arango.governance.import_source import shown
+from attestor_arango.errors import ValidationError, shown
 from attestor_arango.ids import IdSource
 from attestor_arango.models import Episode, Memory, Relation
 

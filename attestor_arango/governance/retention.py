@@ -32,7 +32,7 @@ from attestor_arango.core.audit import Auditor
 from attestor_arango.core.paging import all_memories
 from attestor_arango.core.reembed import drop_staged_everywhere
 from attestor_arango.core.runtime import Runtime
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import ValidationError, shown
 from attestor_arango.memo import forget_all
 from attestor_arango.models import Memory
 from attestor_arango.reports import PolicyOutcome, RetentionReport
@@ -67,7 +67,8 @@ def parse_age(value: object) -> int:
             raise ValidationError("an age must be below 4,000,000 days")
     else:
         raise ValidationError(
-            f"age {value!r} is not understood; write a number and a unit: 90s, 15m, 12h, 30d, 2w"
+            f"age {shown(value)} is not understood; "
+            "write a number and a unit: 90s, 15m, 12h, 30d, 2w"
         )
     if us <= 0:
         raise ValidationError("an age must be greater than zero")

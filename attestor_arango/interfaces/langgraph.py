@@ -46,7 +46,7 @@ from langgraph.store.base import (
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import ValidationError
 from attestor_arango.scope import NAME_RE, chosen_namespace
-from attestor_arango.validation import check_label, check_limit, check_offset
+from attestor_arango.validation import check_label, check_limit, check_metadata, check_offset
 
 ITEM_TAG = "langgraph-item"
 NAMESPACE_TAG = "langgraph-namespace"
@@ -210,12 +210,17 @@ class AttestorStore(BaseStore):
             else None
         )
         value = dict(op.value)
+        # the value rides in metadata: its depth and size are checked before _content
+        # walks it (5,000 levels would raise RecursionError, not ValidationError)
+        metadata = check_metadata(
+            {"langgraph": {"key": op.key, "value": value, "created_at": created}}
+        )
         self.memory.add(
             _content(value),
             entity=op.key,
             category=_category(op.key),
             tags=(ITEM_TAG,),
-            metadata={"langgraph": {"key": op.key, "value": value, "created_at": created}},
+            metadata=metadata,
             context=ctx,
         )
         if current is None:

@@ -56,11 +56,20 @@ def _scan(line: str) -> tuple[int, RequestId]:
 
 
 def _id_of(text: str) -> RequestId:
+    """The id an answer may carry: an integer, or text the answer can be written in (a
+    lone surrogate such as ``"\\ud800"`` cannot be encoded as UTF-8, and the SDK's writer
+    failing on it ends the server), else None."""
     try:
         value = load_json(text, "the request id")
     except ValidationError:
         return None
-    return value if isinstance(value, int | str) and not isinstance(value, bool) else None
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return value
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def screen(line: str) -> types.JSONRPCError | None:

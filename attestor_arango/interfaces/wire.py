@@ -43,8 +43,33 @@ def context_headers(ctx: AgentContext | None) -> dict[str, str]:
     return headers
 
 
-def _query_value(value: Any) -> Any:
-    data = codec.jsonable(value)
+def _sendable(op: str, value: Any) -> Any:
+    """``codec.jsonable(value)``; raises ``ValidationError`` for a value nested too deeply
+    to convert (the conversion recurses), as the server would refuse it, not
+    ``RecursionError``."""
+    try:
+        return codec.jsonable(value)
+    except RecursionError:
+        raise ValidationError(
+            f"{op}: an argument nests too deeply to send as JSON; send flatter values"
+        ) from None
+
+
+def _path_value(op: str, name: str, value: Any) -> str:
+    """An id as a URL path segment: a non-empty string, as the library's ``check_id``
+    wants, whose text can be encoded (a lone surrogate cannot)."""
+    if not isinstance(value, str) or not value:
+        raise ValidationError(f"{op}: {name} must be a non-empty string")
+    try:
+        return quote(value, safe="")
+    except UnicodeEncodeError:
+        raise ValidationError(
+            f"{op}: {name} holds a lone UTF-16 surrogate (e.g. \\ud800); send valid text"
+        ) from None
+
+
+def _query_value(op: str, value: Any) -> Any:
+    data = _sendable(op, value)
     if isinstance(data, list):
         return [str(v) for v in data]
     if isinstance(data, bool):
@@ -67,10 +92,10 @@ def build_request(
             sent[param.name] = value
     path = route.full_path
     for name in route.path_params:
-        path = path.replace("{" + name + "}", quote(str(sent.pop(name)), safe=""))
+        path = path.replace("{" + name + "}", _path_value(op, name, sent.pop(name)))
     request: dict[str, Any] = {"headers": context_headers(given.get("context") or default)}
     if route.query:
-        request["params"] = {k: _query_value(v) for k, v in sent.items()}
+        request["params"] = {k: _query_value(op, v) for k, v in sent.items()}
     else:
         request["content"] = json_body(op, sent)
         request["headers"]["content-type"] = "application/json"
@@ -79,11 +104,21 @@ def build_request(
 
 def json_body(op: str, sent: dict[str, Any]) -> bytes:
     """The JSON body of a call. Raises ``ValidationError`` for NaN or Infinity (no JSON
-    number holds them), as the library refuses them, rather than httpx's bare ValueError;
-    text is sent as ASCII escapes, so a lone surrogate reaches the server, which names it."""
+    number holds them), as the library refuses them, rather than httpx's bare ValueError,
+    and for an integer too long to write as text or a value nested too deeply; text is
+    sent as ASCII escapes, so a lone surrogate reaches the server, which names it."""
+    data = _sendable(op, sent)
     try:
-        return json.dumps(codec.jsonable(sent), allow_nan=False).encode("ascii")
-    except ValueError:
+        return json.dumps(data, allow_nan=False).encode("ascii")
+    except RecursionError:
+        raise ValidationError(
+            f"{op}: an argument nests too deeply to send as JSON; send flatter values"
+        ) from None
+    except ValueError as exc:
+        if "digits" in str(exc):  # int -> text past sys.get_int_max_str_digits()
+            raise ValidationError(
+                f"{op}: an integer is too long to write as JSON text; send a smaller number"
+            ) from None
         raise ValidationError(
             f"{op}: NaN and Infinity are not JSON numbers and cannot be sent; send finite numbers",
         ) from None

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from attestor_arango.config import TRACE_KEEP, TRACE_MAX_BYTES
-from attestor_arango.errors import TenantRequiredError, ValidationError
+from attestor_arango.errors import StoreError, TenantRequiredError, ValidationError
 from attestor_arango.retrieval.trace_files import (
     MakeFile,
     TraceErasure,
@@ -128,10 +128,22 @@ class Tracer:
         """Appends one event to the file of the tenant it names, rotating that file first
         when the event would take it past ``max_bytes``. Raises ``TenantRequiredError`` for
         an event naming no tenant (it would belong to no file an erasure removes) and
-        ``OSError`` when the file cannot be written."""
+        ``StoreError`` when the file cannot be written (a bare ``OSError`` reached the
+        caller of ``recall``, a 500 over REST, with nothing to act on)."""
         tenant = event.get("tenant")
         if not isinstance(tenant, str) or not tenant:
             raise TenantRequiredError("a recall-trace event must name its tenant")
+        try:
+            self._append(tenant, event)
+        except OSError as exc:
+            raise StoreError(
+                f"the recall trace cannot be written ({exc.strerror or exc}); fix "
+                "trace.path (its folder must be a writable directory) or turn tracing off, "
+                "then recall again"
+            ) from exc
+
+    def _append(self, tenant: str, event: dict[str, Any]) -> None:
+        """``emit``'s write; raises ``OSError`` when the file cannot be written."""
         file = self.file_of(tenant)
         with self._lock:
             record = {"seq": next(self._seq), **event}

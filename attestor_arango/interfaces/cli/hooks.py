@@ -52,12 +52,20 @@ _USEFUL_COMMAND = re.compile(
 # every later session and read by every agent of the tenant): a value assigned to a name
 # like a secret's (NPM_TOKEN=..., db_password=...), and the value after such a flag
 _SECRET_WORDS = ("token", "passw", "secret", "apikey", "api_key", "api-key", "credential")
+# words that mark a name only as a whole word of it (STRIPE_KEY, DB_PASS, --auth-header,
+# accessKey), not inside a longer one (--keyword, PASSAGE_DIR, --author)
+_SECRET_NAME_WORDS = frozenset({"key", "keys", "pass", "pwd", "pw", "auth", "private", "pat"})
+_NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # SSH_PRIVATE_KEY, accessKey
 SCRUB_LIMIT = 4096  # characters of a command scrubbed: a note keeps its first 300
 
 
 def _names_secret(name: str) -> bool:
+    """True when ``name`` (a flag or the name of an assignment) looks like a secret's: it
+    holds one of ``_SECRET_WORDS`` anywhere, or one of ``_SECRET_NAME_WORDS`` as a word."""
     low = name.lower()
-    return any(word in low for word in _SECRET_WORDS)
+    if any(word in low for word in _SECRET_WORDS):
+        return True
+    return any(w.lower() in _SECRET_NAME_WORDS for w in _NAME_WORD.findall(name))
 
 
 def _assigned_at(word: str) -> int | None:
