@@ -156,7 +156,8 @@ class _Plain:
 def test_float_rows_gather_the_very_rows_of_the_matrix_they_read(tmp_path: Path) -> None:
     """``float_rows`` gathers rows with ``take`` (whole rows at once): byte for byte the rows
     ``matrix[rows]`` indexes, as float32 and widened, repeats and no rows included, from an
-    index in memory, a persisted one (mapped, every row checked) and one grown past it."""
+    index in memory, a persisted one (mapped: its rows checked as they are read, then every
+    row checked) and one grown past it."""
     rng = np.random.default_rng(13)
     built = TenantVectors(DIM)
     _add(built, rng, 0, 40)
@@ -165,9 +166,13 @@ def test_float_rows_gather_the_very_rows_of_the_matrix_they_read(tmp_path: Path)
     indexfile.install(indexfile.write_temp(path, meta, arrays), path)
     f = IndexFile(path)
     mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    plain = np.array(built.matrix[:40])  # the rows as stored, a plain copy
+    rows = np.array([7, 3, 7, 30])  # rows not checked yet: checked as they are read
+    assert mapped.float_rows(rows, np.float32).tobytes() == plain[rows].tobytes()
+    assert mapped._checked[[3, 7, 30]].all() and mapped._checked.sum() == 3
+    assert mapped.float_rows(rows).tobytes() == plain[rows].astype(np.float64).tobytes()
     mapped.search(rng.standard_normal(DIM).astype(np.float32), 3, "n", VIEW)  # checks all
     assert mapped._all_checked
-    plain = np.array(built.matrix[:40])  # the rows as stored, a plain copy
     for _ in range(6):
         rows = rng.integers(0, 40, size=int(rng.integers(0, 50)))
         want = plain[rows]
