@@ -151,3 +151,38 @@ class _Plain:
 
     def get_vectors(self, scope: Scope, ids: list[str]) -> dict[str, np.ndarray]:
         return self.store.get_vectors(scope, ids)
+
+
+def test_float_rows_gather_the_very_rows_of_the_matrix_they_read(tmp_path: Path) -> None:
+    """``float_rows`` gathers rows with ``take`` (whole rows at once): byte for byte the rows
+    ``matrix[rows]`` indexes, as float32 and widened, repeats and no rows included, from an
+    index in memory, a persisted one (mapped: its rows checked as they are read, then every
+    row checked) and one grown past it."""
+    rng = np.random.default_rng(13)
+    built = TenantVectors(DIM)
+    _add(built, rng, 0, 40)
+    arrays, meta = sections_of(built)
+    path = tmp_path / "v.idx"
+    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
+    f = IndexFile(path)
+    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    plain = np.array(built.matrix[:40])  # the rows as stored, a plain copy
+    rows = np.array([7, 3, 7, 30])  # rows not checked yet: checked as they are read
+    assert mapped.float_rows(rows, np.float32).tobytes() == plain[rows].tobytes()
+    assert mapped._checked[[3, 7, 30]].all() and mapped._checked.sum() == 3
+    assert mapped.float_rows(rows).tobytes() == plain[rows].astype(np.float64).tobytes()
+    mapped.search(rng.standard_normal(DIM).astype(np.float32), 3, "n", VIEW)  # checks all
+    assert mapped._all_checked
+    for _ in range(6):
+        rows = rng.integers(0, 40, size=int(rng.integers(0, 50)))
+        want = plain[rows]
+        for index in (built, mapped):
+            got32 = index.float_rows(rows, np.float32)
+            assert got32.dtype == np.float32 and got32.tobytes() == want.tobytes()
+            got64 = index.float_rows(rows)
+            assert got64.tobytes() == want.astype(np.float64).tobytes()
+    _add(mapped, rng, 40, 5)  # rows added since: gathered from the in-memory tail
+    rows = np.array([44, 0, 41, 39, 44])
+    want = np.concatenate([plain, mapped.matrix[:5]])[rows]
+    assert mapped.float_rows(rows, np.float32).tobytes() == want.tobytes()
+    assert mapped.float_rows(rows).tobytes() == want.astype(np.float64).tobytes()

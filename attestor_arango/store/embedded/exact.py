@@ -145,4 +145,4 @@ class WideRows:
                 self.values = grown
             self.values[self.n : n] = read(np.arange(self.n, n), np.float32)
             self.n = n
-        return self.values[rows]
+        return self.values.take(rows, axis=0)  # whole rows at once (``float_rows``)

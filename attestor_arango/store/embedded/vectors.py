@@ -173,11 +173,17 @@ class TenantVectors:
             and (wide := self.wide.of(rows, self.n, self.dimension, self.float_rows)) is not None
         ):
             return wide
+        # ``take`` gathers whole rows (one copy each), where ``a[rows]`` steps through each
+        # row's items: ~45k instructions for the lanes' ~85 rows, ~12k as ``take``
         if self.n0 == 0:  # every row in memory: one gather
-            return self.matrix[rows].astype(dtype, copy=False)
+            return self.matrix.take(rows, axis=0).astype(dtype, copy=False)
         large = self.n >= _INT8_ROWS and self._base_matrix.nbytes > _RESIDENT_BYTES
-        if self._all_checked and not large and rows.size and int(rows.max()) < self.n0:
-            return self._base_matrix[rows].astype(dtype, copy=False)  # mapped, every row checked
+        if not large and rows.size and int(rows.max()) < self.n0:
+            # every row persisted, read from the mapping: one gather, each row not checked
+            # before checked now (a 10k index's scan reads codes only: the lanes' rows)
+            read = self._base_matrix.take(rows, axis=0)
+            self._verify(rows, read)
+            return read.astype(dtype, copy=False)
         out: np.ndarray = np.empty((rows.size, self.dimension), dtype=dtype)
         base = rows < self.n0
         if base.any():
