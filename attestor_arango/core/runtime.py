@@ -126,6 +126,21 @@ def check_store_path(path: object) -> str | None:
     )
 
 
+def check_config_paths(config: Config) -> None:
+    """Every file path ``config`` names (the store, the trace, the local model, the signing
+    key) as text a file system takes; raises ``ValidationError`` naming the setting. A NUL
+    or a lone surrogate in one raised a bare ``ValueError``/``UnicodeEncodeError`` from
+    the first file call, or (the trace path) only at the first recall."""
+    for what, value in (
+        ("config.path", config.path),
+        ("config.trace.path", config.trace.path),
+        ("config.local_model_path", config.local_model_path),
+        ("config.signing.key_path", config.signing.key_path),
+    ):
+        if value is not None:
+            check_path(value, what, "a file or folder (non-empty text without NUL), or unset")
+
+
 # each replaceable part: the protocol it must follow, and what its message says is accepted
 PARTS: dict[str, tuple[type, str]] = {
     "store": (Store, "a Store instance (SQLiteStore, ArangoStore; a file or folder goes in path)"),
@@ -205,6 +220,7 @@ def open_runtime(
         config = load_config(path=text)
     elif text is not None:
         config = config.model_copy(update={"path": text})
+    check_config_paths(config)
     signer = Signer.from_settings(
         config.signing, config.db_path().parent if config.backend == "embedded" else None
     )

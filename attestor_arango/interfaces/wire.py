@@ -46,13 +46,15 @@ def context_headers(ctx: AgentContext | None) -> dict[str, str]:
 def _sendable(op: str, value: Any) -> Any:
     """``codec.jsonable(value)``; raises ``ValidationError`` for a value nested too deeply
     to convert (the conversion recurses), as the server would refuse it, not
-    ``RecursionError``."""
+    ``RecursionError``, and for bytes (sent as the text "b'...'" before: stored as such)."""
     try:
         return codec.jsonable(value)
     except RecursionError:
         raise ValidationError(
             f"{op}: an argument nests too deeply to send as JSON; send flatter values"
         ) from None
+    except TypeError as exc:  # bytes: the library refuses them as text too
+        raise ValidationError(f"{op}: {exc}") from None
 
 
 def _path_value(op: str, name: str, value: Any) -> str:

@@ -188,8 +188,11 @@ class Tracer:
     def holds(self, tenant: str) -> bool:
         """Whether any file an erasure of ``tenant`` would clean exists: a generation of the
         shared file of earlier versions or of the tenant's own file."""
-        files = generations(self.path) + generations(self.file_of(tenant))
-        return any(file.is_file() for file in files)
+        try:
+            files = generations(self.path) + generations(self.file_of(tenant))
+            return any(file.is_file() for file in files)
+        except OSError:  # unknown: an erasure is tried, and reports what failed
+            return True
 
     def erase_tenant(self, tenant: str) -> TraceErasure:
         """Deletes every generation of ``tenant``'s own file (its events counted as
@@ -209,8 +212,14 @@ class Tracer:
                 report.error = f"removing a killed rewrite's copy failed: {exc.strerror or exc}"
                 report.left = -1  # unknown: the copy could not be removed, nor read
                 return report
-            delete_all(generations(self.file_of(tenant)), report)
-            for file in generations(self.path):
+            try:
+                own, shared = generations(self.file_of(tenant)), generations(self.path)
+            except OSError as exc:  # e.g. a name too long: nothing there could be read
+                report.error = f"listing the trace files failed: {exc.strerror or exc}"
+                report.left = -1
+                return report
+            delete_all(own, report)
+            for file in shared:
                 if report.error is not None:
                     break
                 erase_in(file, tenant, report, self.make_file)

@@ -252,6 +252,8 @@ def jsonable(value: Any) -> Any:
         return sorted(jsonable(v) for v in value)
     if isinstance(value, _JSON_SCALARS):
         return value
+    if isinstance(value, bytes | bytearray | memoryview):  # str() gives "b'...'", not text
+        raise TypeError("bytes are not text: decode them (e.g. value.decode('utf-8')) first")
     item = getattr(value, "item", None)  # numpy scalars
     if callable(item):
         return item()
