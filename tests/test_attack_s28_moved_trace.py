@@ -12,7 +12,10 @@ files under the old path stay.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from attestor_arango import AgentContext, AgentRole
 from attestor_arango.clock import ManualClock
@@ -93,3 +96,22 @@ def test_the_list_of_trace_paths_names_paths_only(tmp_path: Path, clock: ManualC
     listed = tmp_path / "mem.db.traces"
     assert listed.read_text(encoding="utf-8").splitlines() == [str(trace.resolve())]
     assert Config(path=str(tmp_path / "mem.db")).store_files() >= {listed.resolve()}
+
+
+def test_a_recall_whose_trace_path_cannot_be_listed_is_not_traced(
+    tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A trace no purge would find is not written: when the list cannot be written (here a
+    folder stands at its name), the recall answers, untraced, and the log says why."""
+    word = "zq" + "quollbarrow" + "vxk"
+    (tmp_path / "mem.db.traces").mkdir()
+    mem = _memory(tmp_path, clock, tmp_path / "t" / "trace.jsonl")
+    mem.add(f"{word} lives in Perth", context=SUBJECT)
+    caplog.set_level(logging.WARNING, logger="attestor_arango.retrieval.trace")
+
+    assert mem.recall(f"where does {word} live", context=SUBJECT).results
+
+    assert not (tmp_path / "t").exists()  # no trace folder, no event written
+    assert not [f for f in _holding(tmp_path, word) if "trace" in f]
+    assert any("recall not traced" in r.getMessage() for r in caplog.records)
+    mem.close()
