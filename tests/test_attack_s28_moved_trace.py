@@ -115,3 +115,34 @@ def test_a_recall_whose_trace_path_cannot_be_listed_is_not_traced(
     assert not [f for f in _holding(tmp_path, word) if "trace" in f]
     assert any("recall not traced" in r.getMessage() for r in caplog.records)
     mem.close()
+
+
+def test_a_cli_purge_without_the_servers_trace_config_erases_the_servers_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The service traced to its own path (its config file); an operator runs the CLI's
+    purge with the store's path only, no trace setting: the service's trace of the
+    subject is erased all the same (before: exit 0 and the traced query left)."""
+    from attestor_arango.interfaces.cli.main import main
+
+    for name, sub in (("XDG_DATA_HOME", "data"), ("XDG_CONFIG_HOME", "config")):
+        monkeypatch.setenv(name, str(tmp_path / sub))
+    monkeypatch.setenv("ATTESTOR_EMBEDDER", "hashing")
+    word = "zq" + "servicequoll" + "vxk"
+    subject = AgentContext(agent_id="orch", role=ORCH, tenant="subject", namespace="default")
+    trace = TraceSettings(enabled=True, path=str(tmp_path / "logs" / "trace.jsonl"))
+    config = Config(
+        path=str(tmp_path / "mem.db"), trace=trace.model_copy(update={"include_content": True})
+    )
+    mem = AgentMemory(config=config, embedder=HashingEmbedder(384))
+    mem.add("Quokka lives in Perth", context=subject)
+    mem.recall(f"where does {word} live", context=subject)
+    mem.close()
+    assert _holding(tmp_path / "logs", word)  # the premise: the service's trace holds it
+
+    code = main(["--json", "purge", "--tenant", "subject", "--reason", "erasure #30", "--yes",
+                 "--path", str(tmp_path / "mem.db")])  # fmt: skip
+
+    capsys.readouterr()
+    assert code == 0
+    assert _holding(tmp_path, word) == []
