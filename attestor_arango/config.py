@@ -32,7 +32,10 @@ from attestor_arango.validation import flag_from_text, int_from_text, json_or_er
 
 DB_FILENAME = "memory.db"
 # the files beside the database named by its name and one of these (Config.store_files)
-STORE_FILE_ENDS = ("", "-wal", "-shm", "-journal", ".idx", ".exports", ".reembed", ".reembed.paths")
+STORE_FILE_ENDS = (
+    *("", "-wal", "-shm", "-journal", ".idx"),
+    *(".exports", ".reembed", ".reembed.paths", ".traces"),
+)
 CONFIG_FILENAME = "config.yaml"
 TRACE_FILENAME = "recall-trace.jsonl"
 TRACE_MAX_BYTES = 64 * 1024 * 1024  # one trace file's bound (``trace.max_bytes``)
@@ -134,7 +137,7 @@ class Config(BaseModel):
             return frozenset()
         db = self.db_path().resolve()
         names = [db.name + end for end in STORE_FILE_ENDS]
-        names += [f".{db.name}{end}.lock" for end in (".exports", ".reembed.paths")]
+        names += [f".{db.name}{end}.lock" for end in (".exports", ".reembed.paths", ".traces")]
         return frozenset(db.with_name(name) for name in names)
 
 

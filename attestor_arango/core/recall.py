@@ -14,6 +14,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 
 from attestor_arango.context import AgentContext
+from attestor_arango.core import trace_paths
 from attestor_arango.core.audit import Auditor, audit_seq, purge_began_since
 from attestor_arango.core.linefile import made_like_store
 from attestor_arango.core.runtime import Runtime
@@ -87,6 +88,8 @@ def recall(
     scope = rt.scope(ctx)
     trace = rt.config.trace
     tracer = shared_tracer(trace, made_like_store(rt.config) if trace.enabled else None)
+    if tracer is not None and not trace_paths.record(rt.config, tracer.path):
+        tracer = None  # a trace no purge would find is not written
     # traced: where the tenant's audit chain stood before the first event (``_erased``)
     began = audit_seq(rt.store, scope) if tracer is not None else 0
     try:

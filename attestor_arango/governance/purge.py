@@ -12,10 +12,11 @@ Order of events, each durable before the next:
 3. a scan of what the tenant still holds (``Store.tenant_residue``), and the
    store's files rewritten (``flush_erasure``: the embedded store's ``VACUUM`` and
    write-ahead log, ArangoDB's collection compaction);
-4. with recall tracing on, the tenant's trace files deleted and its events removed from
-   the shared trace file of earlier versions (``retrieval.trace.erase_tenant``: an atomic
-   rewrite); events there it cannot attribute to a tenant, or a delete or rewrite that
-   failed, make the purge fail;
+4. the tenant's trace files deleted and its events removed from the shared trace file
+   of earlier versions (``retrieval.trace.erase_tenant``: an atomic rewrite), under the
+   configured trace path and under every other path the store traced to before
+   (``core.trace_paths``: the path moved or tracing switched off); events there it
+   cannot attribute to a tenant, or a delete or rewrite that failed, make the purge fail;
 5. the tenant's vectors staged by an unfinished ``reembed`` removed from the staging file,
    the default one and any other a run was given (``staging_path``), and the export files
    ``export --output`` wrote of the tenant deleted (``governance.export_files``); a file
@@ -52,6 +53,7 @@ from typing import Any
 
 from attestor_arango import validation
 from attestor_arango.context import AgentContext
+from attestor_arango.core import trace_paths
 from attestor_arango.core.audit import Auditor
 from attestor_arango.core.linefile import made_like_store
 from attestor_arango.core.reembed import drop_staged_everywhere
@@ -61,7 +63,6 @@ from attestor_arango.governance.audit_chain import chain_exposure
 from attestor_arango.governance.export_files import erase_exports
 from attestor_arango.memo import forget_all
 from attestor_arango.reports import PurgeReport
-from attestor_arango.retrieval.trace import erase_tenant
 from attestor_arango.scope import Scope
 
 
@@ -77,7 +78,7 @@ def check_reason(reason: object) -> str:
 
 def _erase_traces(rt: Runtime, user: str, report: PurgeReport) -> None:
     """The tenant's recall-trace events out of the trace files, or what is left and why."""
-    erased = erase_tenant(rt.config.trace, user, made_like_store(rt.config))
+    erased = trace_paths.erase_everywhere(rt.config, user, made_like_store(rt.config))
     if erased is None:  # tracing is off: nothing was written
         return
     report.removed["trace_events"] = erased.removed

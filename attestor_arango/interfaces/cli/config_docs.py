@@ -64,7 +64,10 @@ DESCRIPTIONS: dict[str, str] = {
     "data directory. Each tenant's events are written to `<path>.tenants/<digest>.jsonl` "
     "(the first 32 hex digits of the SHA-256 of the tenant id); the file `<path>` itself is "
     "the one earlier versions shared between tenants, still read by `recall_trace` and "
-    "cleaned by `purge_user`, no longer written (delete it when its recalls are not needed)",
+    "cleaned by `purge_user`, no longer written (delete it when its recalls are not needed). "
+    "Every path a store traced to is listed in `<db>.traces` beside it (ArangoDB: the data "
+    "directory), so `purge_user` also erases the tenant under a path since changed or "
+    "switched off",
     "trace.include_content": "also write memory text into the trace (off: ids and scores)",
     "trace.max_bytes": "a tenant's trace file past this many bytes is rotated to `<file>.1` "
     "(an event larger than the bound gets a file of its own)",
