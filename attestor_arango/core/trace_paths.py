@@ -13,6 +13,7 @@ The list names paths only, never a tenant or a query.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def record(config: Config, trace: Path) -> bool:
     """Lists ``trace`` (resolved) as a path this store traces to; True when it is listed.
     False (logged) when the list cannot be written: the caller then traces nothing, as a
     trace no purge would find must not be written."""
-    listing, path = list_path(config), trace.expanduser().resolve()
+    listing, path = list_path(config), _resolved(trace)
     key = (listing, path)
     with _LOCK:
         if key in _RECORDED and listing.exists():
@@ -65,7 +66,7 @@ def erase_everywhere(
     out of every other path the list names; None when no trace holds any file of it.
     Never raises: a list that cannot be read is reported in ``error``."""
     total = erase_tenant(config.trace, tenant, make_file)
-    configured = Path(config.trace.written_path()).expanduser().resolve()
+    configured = _resolved(Path(config.trace.written_path()))
     try:
         listed = [Path(line) for line in read_lines(list_path(config))]
     except OSError as exc:
@@ -80,6 +81,16 @@ def erase_everywhere(
         if tracer.holds(tenant):
             total = _sum(total, tracer.erase_tenant(tenant))
     return total
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` resolved; absolute as given when it cannot be (a link loop raises
+    ``RuntimeError`` on Python 3.11): such a trace fails at its first write, as a
+    ``StoreError`` naming it, not here."""
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path.expanduser()))
 
 
 def _sum(total: TraceErasure | None, more: TraceErasure) -> TraceErasure:
