@@ -6,7 +6,8 @@ but not a ``ValidationError``: a value nested 5,000 deep (``RecursionError`` whi
 converting it), an id that is an integer of 5,000 digits (``ValueError`` from ``str``),
 nested (``RecursionError``) or holding a lone surrogate (``UnicodeEncodeError`` from
 ``quote``), and an integer too long for JSON text was reported as "NaN and Infinity are
-not JSON numbers". Each is now a ``ValidationError`` saying what is wrong, and no request
+not JSON numbers". Bytes where text belongs were sent as their ``str()`` and stored as
+the text "b'...'". Each is now a ``ValidationError`` saying what is wrong, and no request
 leaves the client.
 """
 
@@ -44,8 +45,19 @@ CALLS: dict[str, Callable[[MemoryClient], Any]] = {
 }
 
 
-@pytest.mark.parametrize("call", list(CALLS))
-def test_an_unsendable_argument_is_a_validation_error_and_sends_nothing(call: str) -> None:
+# bytes where text belongs: the client sent their ``str()``, so the server stored the
+# text "b'...'" (``AgentMemory`` refuses bytes as content, tags, queries)
+BYTES: dict[str, Callable[[MemoryClient], Any]] = {
+    "content": lambda c: c.add(b"Ann moved to Oslo"),
+    "a tag": lambda c: c.add("Ann", tags=[b"home"]),
+    "a metadata value": lambda c: c.add("Ann", metadata={"source": bytearray(b"chat")}),
+    "a recall query": lambda c: c.recall(b"where does Ann live"),
+    "a turn's text": lambda c: c.add_turns([{"speaker": "a", "text": memoryview(b"hi")}]),
+}
+
+
+def _refused(call: Callable[[MemoryClient], Any]) -> tuple[ValidationError, list[httpx.Request]]:
+    """What ``call`` raised on a client whose server records every request it is sent."""
     sent: list[httpx.Request] = []
 
     def server(request: httpx.Request) -> httpx.Response:
@@ -54,7 +66,19 @@ def test_an_unsendable_argument_is_a_validation_error_and_sends_nothing(call: st
 
     client = MemoryClient("http://memory", "key", transport=httpx.MockTransport(server))
     with client, pytest.raises(ValidationError) as refused:
-        CALLS[call](client)
+        call(client)
+    return refused.value, sent
 
+
+@pytest.mark.parametrize("call", list(CALLS))
+def test_an_unsendable_argument_is_a_validation_error_and_sends_nothing(call: str) -> None:
+    error, sent = _refused(CALLS[call])
     assert sent == []
-    assert "NaN" not in refused.value.message, refused.value.message
+    assert "NaN" not in error.message, error.message
+
+
+@pytest.mark.parametrize("call", list(BYTES))
+def test_bytes_are_refused_before_anything_is_sent(call: str) -> None:
+    error, sent = _refused(BYTES[call])
+    assert sent == []
+    assert "bytes are not text" in error.message, error.message
