@@ -167,3 +167,28 @@ def test_every_terms_parts_in_one_pass_are_each_terms_parts(seed: int) -> None:
             want[row] = want.get(row, 0.0) + part
     assert got_rows.tolist() == sorted(want)
     assert [s.hex() for s in got.tolist()] == [want[r].hex() for r in sorted(want)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_unordered_pool_holds_the_rows_of_the_ordered_one(seed: int) -> None:
+    """``pool_scores`` takes the k best without sorting them (``ordered=False``) unless rows
+    tie at the cut: the same rows as the ordered pool's k first, ties included."""
+    rng = random.Random(100 + seed)
+    n = rng.choice([400, 1500])
+    index = _index(rng, n)
+    views = [TemporalView(as_of=n), TemporalView(as_of=n // 2)]
+    ways = {"sorted": 0, "unsorted": 0}
+    for q in _queries(rng):
+        for k in (1, 5, 20, 50, 5000):
+            for ns in (None, "a"):
+                for v in views:
+                    ordered = index._best(q, k, ns, v)
+                    loose = index._best(q, k, ns, v, ordered=False)
+                    if ordered is None or loose is None:
+                        assert ordered is loose is None
+                        continue
+                    assert sorted(loose[1].tolist()) == sorted(ordered[1].tolist())
+                    assert loose[2] == ordered[2]  # the namespaces checked
+                    same_order = loose[1].tolist() == ordered[1].tolist()
+                    ways["sorted" if same_order else "unsorted"] += 1
+    assert ways["unsorted"]  # the shortcut ran (its rows not in the pool's order)

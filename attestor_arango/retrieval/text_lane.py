@@ -155,7 +155,8 @@ def _ordered_by_backend(
 ) -> tuple[list[str], np.ndarray, np.ndarray] | None:
     """The positive rows of a backend-scored ``k``-row pool (``ScoresPool``; None: it does
     not score), their scores rounded, ordered by score desc, then t_created desc (rows tied
-    on both still in pool order): ids, t_created, scores. The terms read go to ``cache``."""
+    on both in the backend's order, which ``ranked_by_backend`` settles by id): ids,
+    t_created, scores. The terms read go to ``cache``."""
     if not _scores_pool(store):
         return None
     got = store.text_pool_scores(scope, query, k, view)

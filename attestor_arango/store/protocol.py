@@ -63,7 +63,8 @@ class TextScore(NamedTuple):
 
 class PoolScores(NamedTuple):
     """A text pool scored by BM25 over the pool alone, by a backend that can (beside the
-    contract: retrieval's ``ScoresPool``): the rows holding a query term, in pool order."""
+    contract: retrieval's ``ScoresPool``): the rows holding a query term, in any order (the
+    scores do not depend on it; the lane orders them)."""
 
     ids: list[str]
     t_created: np.ndarray  # int64 microseconds

@@ -15,9 +15,10 @@ decodes the terms of a few rows only:
   query terms sums them in order of their first place in the row (``raw_scores`` does;
   two floats add alike in either order, three may not), so those rows are decoded too.
 
-Every float is made by ``text/bm25.py``'s functions in ``raw_scores``' order: the sum of
-each row accumulates column by column from 0.0 (an absent term adds +0.0, which changes
-no float), which is the sequential sum exactly.
+Every float is made by ``text/bm25.py``'s functions in ``raw_scores``' order. The rows
+summed with numpy hold at most two query terms: their other parts are +0.0, which changes
+no float, and two floats sum alike in any order, so one reduction gives the sequential sum
+exactly (the rows of more terms are summed in Python, in their own order).
 """
 
 from __future__ import annotations
@@ -73,13 +74,15 @@ DENSE_ENTRIES = 4096
 def _frequencies(rows: np.ndarray, postings: list[Postings | None], size: int) -> np.ndarray:
     """(terms, rows): each row's frequency in each term's postings (rows ascending, their
     frequencies), 0 where it has none (``rows``: distinct; ``size``: above every row and
-    posting). On small postings gathered through a position array (``_gathered``); else a
-    binary search per term (O(postings) like the index's own ranking; one search over all
-    terms' postings joined cost 5-7x more at 20k-200k postings a term)."""
+    posting), as float64: the counts are small integers, exact as floats, and BM25 takes
+    them as floats (no conversion of the matrix to make). On small postings gathered
+    through a position array (``_gathered``); else a binary search per term (O(postings)
+    like the index's own ranking; one search over all terms' postings joined cost 5-7x
+    more at 20k-200k postings a term)."""
     held = [(j, found) for j, found in enumerate(postings) if found is not None and found[0].size]
     if held and size + sum(found[0].size for _, found in held) <= DENSE_ENTRIES * len(held):
         return _gathered(rows, len(postings), held, size)
-    tf = np.zeros((len(postings), rows.size), dtype=np.int64)
+    tf = np.zeros((len(postings), rows.size))
     typed: dict[np.dtype, np.ndarray] = {}  # ``rows`` in the postings' own dtype (int32):
     # searched as int64, every term's postings were copied to int64 first
     for j, (found_rows, freqs) in held:
@@ -103,7 +106,7 @@ def _gathered(
     place[rows] = np.arange(spare)
     at = place[np.concatenate([found[0] for _, found in held])]
     term = np.repeat([j for j, _ in held], [found[0].size for _, found in held])
-    tf = np.zeros((terms, spare + 1), dtype=np.int64)
+    tf = np.zeros((terms, spare + 1))
     tf[term, at] = np.concatenate([found[1] for _, found in held])
     return tf[:, :spare]
 
@@ -158,13 +161,12 @@ def pool_scores(
     norm = bm25.length_norm(lengths, avgdl, k1, b)
     # each term's part of every row (0.0 where the row lacks it), elementwise as raw_scores
     weights = np.array([[bm25.idf(n, d) if d else 0.0] for d in df])
-    parts = bm25.term_score(weights, tf.astype(np.float64), norm[None, :], k1)
-    # every row's parts summed in query order, from 0.0 (an absent term adds +0.0) ...
-    scores = np.zeros(n)
-    for part in parts:
-        scores += part
+    parts = bm25.term_score(weights, tf, norm[None, :], k1)
+    # every row's parts summed: a row of two terms or fewer has at most two parts that are
+    # not +0.0, and those sum to the same float in any order (adding +0.0 changes none) ...
+    scores = parts.sum(axis=0)
     # ... but a row of more than two terms in order of their first place in the row: the
-    # rows read (a stop stem's row among them: two parts or fewer sum alike either way)
+    # rows read (a stop stem's row among them)
     if at.size:
         found, values = tf[:, at].T.tolist(), parts[:, at].T.tolist()
         for p, row, freqs, part in zip(at.tolist(), decoded, found, values, strict=True):

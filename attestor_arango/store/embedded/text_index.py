@@ -262,8 +262,12 @@ class TenantText:
         """``search``'s rows holding a ``scoring`` term with their BM25 over the pool alone
         (pool_bm25.py: the floats of retrieval's ``raw_scores`` over that pool, with only a
         few rows' terms decoded and no text), in pool order, and the namespaces of the rows
-        scored. The pool's term frequencies come from the match (text_rank.py)."""
-        found = self._best(terms, k, namespace, view) if scoring else None
+        scored. The pool's term frequencies come from the match (text_rank.py).
+
+        The rows come in index order, not the pool's: a row's BM25 over the pool does not
+        depend on where the row stands in it, and the lane orders the scores itself
+        (retrieval's ``ranked_by_backend``), so the pool is not sorted first."""
+        found = self._best(terms, k, namespace, view, ordered=False) if scoring else None
         if found is None:  # nothing would score, or nothing matched
             return PoolScores([], np.zeros(0, dtype=np.int64), np.zeros(0), {}), set()
         matched, at, namespaces = found
@@ -289,10 +293,18 @@ class TenantText:
         return None if pairs is None else (pairs[:, 0], pairs[:, 1])
 
     def _best(
-        self, terms: Sequence[str], k: int, namespace: str | None, view: TemporalView
+        self,
+        terms: Sequence[str],
+        k: int,
+        namespace: str | None,
+        view: TemporalView,
+        ordered: bool = True,
     ) -> tuple[text_rank.Matched, np.ndarray, set[str]] | None:
         """The query's matches, the places (into ``rows``) of the k best in order (score
-        desc, t_created desc, id asc) and the namespaces of the rows scored; None: none."""
+        desc, t_created desc, id asc) and the namespaces of the rows scored; None: none.
+
+        ``ordered=False``: the k best in any order (ascending places) when no tie at the
+        cut needs the order to decide which rows are in: the usual case, with no sort."""
         matched = self._matched(terms, k, namespace, view) if k > 0 else None
         if matched is None:
             return None
@@ -301,13 +313,16 @@ class TenantText:
             kept = (scores >= np.partition(scores, rows.size - k)[rows.size - k]).nonzero()[0]
         else:
             kept = np.arange(rows.size)
+        namespaces = self.rows.namespaces(rows[kept])
+        if not ordered and kept.size <= k:  # every row above the cut, none tied past it
+            return matched, kept, namespaces
         order = text_rank.best_first(
             scores[kept],
             self.rows.t_created[rows[kept]],
             k,
             lambda places: self.rows.take_ids(rows[kept[places]]),
         )
-        return matched, kept[order], self.rows.namespaces(rows[kept])
+        return matched, kept[order], namespaces
 
     def _posting_size(self, term: str) -> int:
         """How many rows hold the term (its postings' length, without reading them)."""
