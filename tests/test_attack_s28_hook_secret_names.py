@@ -8,7 +8,11 @@ that look like a secret's. It knew only names containing "token", "passw", "secr
 and ``--auth-header ...`` were stored verbatim. A name is now read as its words (split at
 ``_``, ``-``, ``.`` and lower-to-upper case changes): a word such as ``key``, ``pass``,
 ``pwd``, ``auth``, ``private`` or ``pat`` marks it too, while a name holding one only
-inside a longer word (``--keyword``, ``PASSAGE_DIR``, ``--author``) does not.
+inside a longer word (``--keyword``, ``PASSAGE_DIR``, ``--author``) does not. A setting
+given as a bare word before its value (``poetry config pypi-token.pypi <token>``, ``yarn
+config set npmAuthToken <token>``) kept the value too: a bare word holding "token",
+"secret", "passw", "apikey" or "credential" that is not a file's path now hides the word
+after it.
 """
 
 from __future__ import annotations
@@ -30,12 +34,16 @@ LEAKED = {
     "a pass flag": f"npm run seed -- --pass {SECRET}",
     "an auth header flag": f"npm run call -- --auth-header {SECRET}",
     "a camel-case key flag": f"npm run deploy -- --accessKey={SECRET}",
+    "a poetry token setting": f"poetry config pypi-token.pypi {SECRET}",
+    "a yarn token setting": f"yarn config set npmAuthToken {SECRET}",
+    "an npm registry token setting": f"npm config set //registry.npmjs.org/:_authToken {SECRET}",
 }
 KEPT = {
     "a keyword flag": "pytest -q --keyword slow tests/",
     "a passage directory": "make index PASSAGE_DIR=data/passages",
     "an author flag": "git commit --author alice -m fix",
     "pytest's -k": "pytest -q -k key_rotation tests/",
+    "test files named for tokens": "pytest -q tests/test_token.py tests/test_auth.py",
 }
 
 

@@ -92,9 +92,21 @@ def scrub_command(command: str) -> str:
         at = _assigned_at(word)
         if at is not None:
             words[i] = word[:at] + "***"
-        elif word.startswith("-") and _names_secret(word):
+        elif (word.startswith("-") and _names_secret(word)) or _is_setting(word):
             hide_next = True
     return " ".join(words)
+
+
+def _is_setting(word: str) -> bool:
+    """A bare word naming a setting whose value follows it (``poetry config pypi-token.pypi
+    <token>``, ``yarn config set npmAuthToken <token>``, ``npm config set
+    //registry/:_authToken <token>``): one of ``_SECRET_WORDS`` in it (a short word such
+    as "key" marks a flag's name only: ``-k key_rotation`` is a value), and not a file's
+    path (``tests/test_token.py``)."""
+    last = word.rsplit("/", 1)
+    low = word.lower()
+    setting = len(last) == 1 or "." not in last[1]
+    return setting and "=" not in word and any(w in low for w in _SECRET_WORDS)
 
 
 _TEXT_FIELDS = ("session_id", "cwd", "tool_name", "transcript_path")
