@@ -12,7 +12,7 @@ inside a longer word (``--keyword``, ``PASSAGE_DIR``, ``--author``) does not. A 
 given as a bare word before its value (``poetry config pypi-token.pypi <token>``, ``yarn
 config set npmAuthToken <token>``) kept the value too: a bare word holding "token",
 "secret", "passw", "apikey" or "credential" that is not a file's path now hides the word
-after it.
+after it (both words after poetry's ``http-basic.<repo>``: a user, then a password).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ LEAKED = {
     "a poetry token setting": f"poetry config pypi-token.pypi {SECRET}",
     "a yarn token setting": f"yarn config set npmAuthToken {SECRET}",
     "an npm registry token setting": f"npm config set //registry.npmjs.org/:_authToken {SECRET}",
+    "a poetry basic-auth setting": f"poetry config http-basic.private alice {SECRET}",
 }
 KEPT = {
     "a keyword flag": "pytest -q --keyword slow tests/",

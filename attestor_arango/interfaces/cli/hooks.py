@@ -83,17 +83,19 @@ def scrub_command(command: str) -> str:
     values of names and flags that look like a secret's, each replaced by ``***``. One
     pass over its words, whatever they hold."""
     words = without_credentials(command).split(" ")
-    hide_next = False
+    hide = 0  # words still to hide after a secret's flag or setting
     for i, word in enumerate(words):
-        if hide_next and word and not word.startswith("-"):
-            words[i], hide_next = "***", False
+        if hide and word and not word.startswith("-"):
+            words[i], hide = "***", hide - 1
             continue
-        hide_next = False
+        hide = 0
         at = _assigned_at(word)
         if at is not None:
             words[i] = word[:at] + "***"
+        elif word.lower().startswith("http-basic."):  # poetry's: a user, then a password
+            hide = 2
         elif (word.startswith("-") and _names_secret(word)) or _is_setting(word):
-            hide_next = True
+            hide = 1
     return " ".join(words)
 
 
