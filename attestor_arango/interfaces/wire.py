@@ -50,11 +50,16 @@ def _sendable(op: str, value: Any) -> Any:
     try:
         return codec.jsonable(value)
     except RecursionError:
-        raise ValidationError(
-            f"{op}: an argument nests too deeply to send as JSON; send flatter values"
-        ) from None
+        raise _too_deep(op) from None
     except TypeError as exc:  # bytes: the library refuses them as text too
         raise ValidationError(f"{op}: {exc}") from None
+
+
+def _too_deep(op: str) -> ValidationError:
+    """The refusal of a value nested too deeply to convert or write as JSON."""
+    return ValidationError(
+        f"{op}: an argument nests too deeply to send as JSON; send flatter values"
+    )
 
 
 def _path_value(op: str, name: str, value: Any) -> str:
@@ -113,9 +118,7 @@ def json_body(op: str, sent: dict[str, Any]) -> bytes:
     try:
         return json.dumps(data, allow_nan=False).encode("ascii")
     except RecursionError:
-        raise ValidationError(
-            f"{op}: an argument nests too deeply to send as JSON; send flatter values"
-        ) from None
+        raise _too_deep(op) from None
     except ValueError as exc:
         if "digits" in str(exc):  # int -> text past sys.get_int_max_str_digits()
             raise ValidationError(
