@@ -64,8 +64,8 @@ class RanksVectors(Protocol):
     columns (not ``ordered``: it may hand them over as a set, in no order and without scores,
     None); their rows are then read by ``get_memories`` (which drops those the scope does
     not return), as ``vector_candidates`` reads them. Not part of the Store contract: the
-    lane makes its hits once, with their exact cosines, and the rows read are the text
-    lane's ``known``. A backend offering it answers recall's vector lane with it, so a
+    lane is made once, with its exact cosines, and the rows read are the text lane's
+    ``known``. A backend offering it answers recall's vector lane with it, so a
     subclass that changes ``vector_candidates`` must change ``vector_ranked`` too: recall
     never calls the other."""
 
@@ -102,7 +102,7 @@ def _ranked(
 
 class Found(NamedTuple):
     """The vector lane as the store ranked it, as columns: each hit's memory, its score
-    and its id, in order (no object per hit: the lane's hits are made once, with their
+    and its id, in order (no object per hit: the lane, a ``Lane``, is made once, with its
     cosines, by ``rescored_columns``). ``scores`` None: the store's k best as a set, in no
     order (``RanksVectors``, not ``ordered``)."""
 
@@ -135,9 +135,9 @@ def vector_found(
             ids = [i for i in ids if i in read]
         return Found(list(map(read.__getitem__, ids)), scores, ids), read
     hits = store.vector_candidates(scope, qvec, config.vector_k, view, **_prefilter(config))
-    memories = [h.memory for h in hits]
-    found = Found(memories, [h.score for h in hits], [m.id for m in memories])
-    return found, dict(zip(found.ids, memories, strict=True))
+    lane = Lane.of(hits)
+    found = Found(lane.memories, lane.scores, lane.ids)
+    return found, dict(zip(lane.ids, lane.memories, strict=True))
 
 
 def run_lanes(
