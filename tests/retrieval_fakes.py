@@ -19,6 +19,7 @@ import numpy as np
 
 from attestor_arango.clock import OPEN, from_us, to_us
 from attestor_arango.models import Entity, Memory, Provenance, Relation, content_hash
+from attestor_arango.retrieval.completion import Lane
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
     BackedRelations,
@@ -30,6 +31,13 @@ from attestor_arango.store.protocol import (
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def as_lanes(lanes: Sequence[tuple[str, Sequence[Hit]]]) -> list[tuple[str, Lane]]:
+    """Lanes written as (memory, score) hits, as the columns fusion reads (``Lane.of``)."""
+    return [(name, Lane.of(hits)) for name, hits in lanes]
+
+
 _WORD = re.compile(r"\w+")
 
 

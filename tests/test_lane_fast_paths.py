@@ -6,7 +6,6 @@ again, ...); the reference is that plainer read, and floats are compared exactly
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from retrieval_fakes import as_lanes
 from retrieval_fakes import mem as fake_mem
 
 from attestor_arango import AgentContext
@@ -25,6 +25,7 @@ from attestor_arango.memory import AgentMemory
 from attestor_arango.models import us_of
 from attestor_arango.retrieval import lane_run, pipeline, text_lane
 from attestor_arango.retrieval.completion import (
+    Lane,
     Ranked,
     VectorCache,
     cached_vectors,
@@ -43,7 +44,7 @@ from attestor_arango.scope import Scope
 from attestor_arango.store.codec import row_norms
 from attestor_arango.store.embedded.exact import RowNorms
 from attestor_arango.store.embedded.store import SQLiteStore
-from attestor_arango.store.protocol import Hit, TextScore, make_hit, make_hits
+from attestor_arango.store.protocol import Hit, TextScore
 
 CTX = AgentContext(agent_id="a", tenant="acme", namespace="n")
 SCOPE = Scope("acme", "n")
@@ -225,15 +226,15 @@ def _ref_rescored(hits: Sequence[Hit], scores: dict[str, float]) -> list[Hit]:
 
 
 def _ref_complete_lanes(
-    lanes: Sequence[tuple[str, Sequence[Hit]]],
+    lanes: Sequence[tuple[str, Lane]],
     text_tail: Sequence[TextScore],
     vector_scores: dict[str, float] | None,
-) -> list[tuple[str, Sequence[Hit]]]:
+) -> list[tuple[str, Lane]]:
     union = lane_union(lanes)
-    out: list[tuple[str, Sequence[Hit]]] = []
-    for name, hits in lanes:
+    out: list[tuple[str, Lane]] = []
+    for name, lane in lanes:
         if name == "vector" and vector_scores is not None:
-            gone = missing(hits, union)
+            gone = missing(lane, union)
             tail = [Hit(m, 0.0) for m in gone if m.id not in vector_scores]
             tail.extend(Hit(m, vector_scores[m.id]) for m in gone if m.id in vector_scores)
             tail = _ref_by_tie_rule(tail)
@@ -241,13 +242,27 @@ def _ref_complete_lanes(
             tail = [Hit(union[t.id], t.score) for t in text_tail if t.id in union]
         else:
             tail = []
-        out.append((name, complete(hits, tail, union)))
+        out.append((name, complete(lane, Lane.of(tail), union)))
     return out
 
 
-def _shape(lanes: Sequence[tuple[str, Sequence[Hit]]]) -> list[tuple[str, list[Any]]]:
-    """Lanes as comparable values: each hit's memory (by identity) and score (exactly)."""
-    return [(n, [(id(h.memory), h.memory.id, repr(h.score)) for h in hits]) for n, hits in lanes]
+def _pairs(lanes: Sequence[tuple[str, Lane]]) -> list[tuple[str, list[tuple[Any, str]]]]:
+    """Lanes as (memory, score's repr) pairs by name; a lane's ids are its memories' ids."""
+    assert all(lane.ids == [m.id for m in lane.memories] for _, lane in lanes)
+    return [(n, list(zip(lane.memories, map(repr, lane.scores), strict=True))) for n, lane in lanes]
+
+
+def _shape(lanes: Sequence[tuple[str, Lane | Sequence[Hit]]]) -> list[tuple[str, list[Any]]]:
+    """Lanes (or hits) as comparable values: each candidate's memory (by identity), id and
+    score (exactly); a lane's ids are its memories' ids."""
+    out: list[tuple[str, list[Any]]] = []
+    for n, lane in lanes:
+        if not isinstance(lane, Lane):
+            lane = Lane.of(lane)
+        assert lane.ids == [m.id for m in lane.memories]
+        triples = zip(lane.memories, lane.ids, lane.scores, strict=True)
+        out.append((n, [(id(m), i, repr(s)) for m, i, s in triples]))
+    return out
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -283,42 +298,14 @@ def test_rescoring_and_completion_equal_the_plain_code_on_ties_and_gaps(seed: in
     tail = [TextScore(m.id, 0, rng.choice(values)) for m in rng.sample(pool, 15)]
     tail += tail[:3]  # a row twice: appended once, at its first place
     for lanes in (
-        [("vector", vector), ("bm25", text)],
-        [("bm25", text), ("vector", vector), ("hyde_1", extra)],
+        as_lanes([("vector", vector), ("bm25", text)]),
+        as_lanes([("bm25", text), ("vector", vector), ("hyde_1", extra)]),
     ):
         for vscores in (scores, None):
             want = _shape(_ref_complete_lanes(lanes, tail, vscores))
             assert _shape(complete_lanes(lanes, tail, vscores)) == want
             # the tail as the text lane hands it over: columns (``Ranked``)
             assert _shape(complete_lanes(lanes, Ranked.of(tail), vscores)) == want
-
-
-def test_make_hit_makes_the_hit_the_dataclass_makes() -> None:
-    m = fake_mem("a", "garden party", day=1)
-    fast, plain = make_hit(m, 0.25), Hit(m, 0.25)
-    assert type(fast) is Hit
-    assert fast == plain and repr(fast) == repr(plain)
-    assert fast.memory is m and fast.score == 0.25
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.score = 1.0  # type: ignore[misc]
-
-
-@pytest.mark.parametrize("n", [0, 1, 5, 60])
-def test_make_hits_makes_the_hits_make_hit_makes(n: int) -> None:
-    """``make_hits`` (slots set by ``map``) against ``make_hit`` per pair: equal hits, in
-    order, each its own object holding its own memory; unequal lengths are refused."""
-    memories = [fake_mem(f"m{j}", f"note {j}", day=1 + j % 9) for j in range(n)]
-    scores = [0.5 / (j + 1) for j in range(n)]
-    fast = make_hits(memories, scores)
-    want = [make_hit(m, s) for m, s in zip(memories, scores, strict=True)]
-    assert fast == want and [repr(h) for h in fast] == [repr(h) for h in want]
-    assert all(type(h) is Hit and h.memory is m for h, m in zip(fast, memories, strict=True))
-    assert len({id(h) for h in fast}) == n
-    with pytest.raises(ValueError):
-        make_hits(memories, [*scores, 1.0])
-    if n:
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            fast[0].score = 1.0  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("keep", [0, 3, 8, 200])
@@ -334,16 +321,21 @@ def test_the_text_lane_on_columns_equals_the_rows_it_replaced(tmp_path: Path, ke
     known_all = store.get_memories(SCOPE, _ids(mem))
     for query in ("violin harbour note", "ember", "quill about the glacier saddle", "zzz"):
         for known in ({}, dict(list(known_all.items())[::2])):
-            hits, tail = text_lane.rescored_text(store, SCOPE, query, view, 200, keep, known)
+            lane, tail = text_lane.rescored_text(store, SCOPE, query, view, 200, keep, known)
             pool = store.text_pool(SCOPE, query, 200, view)
             held = store.scoring_terms(SCOPE, [t.id for t in pool])
             rows = text_lane.rescore_pool(pool, query, held=held)
             want = text_lane.decoded(store, SCOPE, rows[:keep], known)
-            assert [(h.memory.id, repr(h.score)) for h in hits] == [
-                (h.memory.id, repr(h.score)) for h in want
-            ]
-            assert all(h.memory == w.memory for h, w in zip(hits, want, strict=True))
-            assert all(h.memory is known[h.memory.id] for h in hits if h.memory.id in known)
+            assert [t.id for t in rows[:keep]] == want.ids == [m.id for m in want.memories]
+            assert [t.score for t in rows[:keep]] == want.scores
+            assert (lane.ids, list(map(repr, lane.scores))) == (
+                want.ids,
+                list(map(repr, want.scores)),
+            )
+            assert lane.memories == want.memories
+            assert all(
+                m is known[i] for m, i in zip(lane.memories, lane.ids, strict=True) if i in known
+            )
             assert isinstance(tail, Ranked)
             assert (tail.ids, [s.hex() for s in tail.scores]) == (
                 [t.id for t in rows[keep:]],
@@ -516,9 +508,7 @@ def test_a_lane_handed_over_as_a_set_is_ranked_again_when_its_order_decides(
                 {},
                 {},
             )
-            got.append(
-                (errors, [(n, [(h.memory, repr(h.score)) for h in hits]) for n, hits in lanes])
-            )
+            got.append((errors, _pairs(lanes)))
             if kind is HidesVectorsRanks:  # as a set; ranked again only when a cosine lacks
                 assert wrapped.unordered == ([True, False] if hidden else [True])
         assert got[0] == got[1]
@@ -563,9 +553,7 @@ def test_the_lanes_from_the_ranking_equal_the_lanes_from_vector_candidates(
             )
             assert ("vector_candidates" in rec.calls) is hide
             assert ("vector_ranked" in rec.calls) is not hide
-            got.append(
-                (errors, [(n, [(h.memory, repr(h.score)) for h in hits]) for n, hits in lanes])
-            )
+            got.append((errors, _pairs(lanes)))
         assert got[0] == got[1]
         # a memory the vector lane read is the one the text lane hands on (not read again)
         lanes_got = dict(got[0][1])
@@ -639,10 +627,10 @@ def test_recall_with_the_kept_union_equals_recall_with_a_plain_dict(
 def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, completion: bool
 ) -> None:
-    """``run_lanes`` hands ``rescored_columns`` the vector lane's ids and ``complete_lanes``
-    each lane's memories by id (from the ranking and the text lane's reads); each call's
-    answer equals the answer with those read from the memories (the general path): the
-    same memories (by identity), ids, scores to the bit and order."""
+    """``run_lanes`` hands ``rescored_columns`` the vector lane's ids (from the ranking); its
+    answer equals the answer with them read from the memories (the general path): the
+    same memories (by identity), ids, scores to the bit and order. Every lane handed to
+    ``complete_lanes``, and every lane it makes, holds its memories' own ids."""
     mem = _filled(tmp_path / "m.db")
     mem.add("violin violin harbour, the note again", context=CTX)
     store = mem.store
@@ -654,7 +642,7 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
     calls: list[str] = []
 
     # (an exception inside a lane step degrades the lanes: the checks are noted, not raised)
-    def rescored_both(memories: Any, own: Any, scores: Any, ids: Any = None) -> list[Hit] | None:
+    def rescored_both(memories: Any, own: Any, scores: Any, ids: Any = None) -> Lane | None:
         got = plain_rescored(memories, own, scores, ids)
         again = plain_rescored(memories, own, scores)
         same = _shape([("v", got or [])]) == _shape([("v", again or [])]) and (got is None) == (
@@ -663,10 +651,10 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
         calls.append(f"rescored {ids is not None} {same}")
         return got
 
-    def complete_both(lanes: Any, tail: Any, scores: Any, held: Any = None) -> Any:
-        got = plain_complete(lanes, tail, scores, held)
-        same = _shape(got) == _shape(plain_complete(lanes, tail, scores))
-        calls.append(f"complete {held is not None and None not in held} {same}")
+    def complete_both(lanes: Any, tail: Any, scores: Any) -> Any:
+        got = plain_complete(lanes, tail, scores)
+        own = all(lane.ids == [m.id for m in lane.memories] for _, lane in [*lanes, *got])
+        calls.append(f"complete {own}")
         return got
 
     monkeypatch.setattr(lane_run, "rescored_columns", rescored_both)
@@ -687,5 +675,5 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
             {},
         )
         assert not errors and [n for n, _ in lanes] == ["vector", "bm25"]
-    assert calls == ["rescored True True", *(["complete True True"] if completion else [])] * 4
+    assert calls == ["rescored True True", *(["complete True"] if completion else [])] * 4
     mem.close()

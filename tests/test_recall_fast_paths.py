@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from retrieval_fakes import as_lanes
 from retrieval_fakes import mem as fake_mem
 
 from attestor_arango.memo import Memo
@@ -284,7 +285,9 @@ def test_fusions_candidates_are_the_dataclass_candidates_slot_for_slot() -> None
     The fields fusion sets after making them are those of its normalised rrf."""
     m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
     other = fake_mem("m0", "Bob stayed", day=1.0)
-    made = next(c for c in fuse([("bm25", [Hit(other, 9.0), Hit(m, 7.25)])], 60) if c.id == "m1")
+    made = next(
+        c for c in fuse(as_lanes([("bm25", [Hit(other, 9.0), Hit(m, 7.25)])]), 60) if c.id == "m1"
+    )
     built = Candidate(m, {"bm25": 2}, None, 7.25, 0.0 + 1.0 / 62)
     built.named_ranks = built.lane_ranks  # one lane fused: its ranks are in name order
     best = 1.0 / 61
@@ -316,7 +319,7 @@ def test_fused_breakdowns_list_their_lanes_by_name_however_many_lanes_fused(seed
     rng.shuffle(names)
     pool = [fake_mem(f"m{i}", f"text {i}", day=i % 3) for i in range(12)]
     lanes = [(name, [Hit(m, rng.random()) for m in rng.sample(pool, 8)]) for name in names]
-    fused = fuse(lanes, 60)
+    fused = fuse(as_lanes(lanes), 60)
     replaced = rng.sample(fused, 3)
     for c in replaced:  # after fusion: another dict, in reverse name order
         c.lane_ranks = dict(sorted(c.lane_ranks.items(), reverse=True))
@@ -357,7 +360,7 @@ def test_candidate_fields_are_its_memorys_own_values() -> None:
     """What the steps read by key (``Candidate.fields``) is what ``memory.x`` reads, for
     a fused candidate and a constructed one."""
     m = fake_mem("m1", "Alice moved to Paris", day=3.5, created_day=4.25, session="S1")
-    for c in (fuse([("bm25", [Hit(m, 1.0)])], 60)[0], Candidate(m)):
+    for c in (fuse(as_lanes([("bm25", [Hit(m, 1.0)])]), 60)[0], Candidate(m)):
         assert c.fields is m.__dict__
         for name in type(m).model_fields:
             assert c.fields[name] is getattr(m, name), name
@@ -421,7 +424,7 @@ def test_fused_scores_looked_up_are_those_computed_anew(seed: int) -> None:
         weights = {n: rng.choice([1.0, 0.5, 2.0]) for n in names}
         k = rng.choice([60, 1, 3])
         best = sum(weights[n] for n in names) / (k + 1)
-        for c in fuse(lanes, k, weights=weights):
+        for c in fuse(as_lanes(lanes), k, weights=weights):
             assert c.rrf_norm.hex() == (c.rrf / best).hex()
             assert c.relevance.hex() == round(c.rrf / best + 0.0, 12).hex()
             rrf, norm, rrf_12, norm_12 = c.fused
@@ -435,7 +438,7 @@ def test_a_breakdown_rounds_rrf_and_rrf_norm_changed_after_fusion() -> None:
     candidate still holds those very objects: an rrf or rrf_norm set since (a step, a
     caller) is rounded anew. Fails if either identity test is dropped."""
     pool = [fake_mem(f"m{i}", f"text {i}", day=i % 3) for i in range(4)]
-    cands = fuse([("bm25", [Hit(m, 1.0) for m in pool])], 60)
+    cands = fuse(as_lanes([("bm25", [Hit(m, 1.0) for m in pool])]), 60)
     kept, changed_norm, changed_rrf = cands[0], cands[1], cands[2]
     changed_norm.rrf_norm = 0.1 + 0.2
     changed_rrf.rrf = 1 / 3
@@ -455,7 +458,7 @@ def test_fused_scores_table_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     for k in range(1, 8):  # seven bests: never more than four tables
         hits = [Hit(m, 1.0) for m in pool]
         best = 1.0 / (k + 1)
-        for c in fuse([("bm25", hits)], k):
+        for c in fuse(as_lanes([("bm25", hits)]), k):
             assert c.relevance.hex() == round(c.rrf / best + 0.0, 12).hex()
         assert len(fusion._SCORED) <= 4
         assert all(len(table) <= 5 for table in fusion._SCORED.values())
@@ -490,7 +493,7 @@ def test_fused_rrf_from_shares_made_once_is_the_sum_of_each_hits_share(seed: int
                 want[hit.memory.id] = want.get(hit.memory.id, 0.0) + weights[name] / (
                     rrf_k + len(seen)
                 )
-        got = {c.id: c.rrf for c in fuse(lanes, rrf_k, weights=weights)}
+        got = {c.id: c.rrf for c in fuse(as_lanes(lanes), rrf_k, weights=weights)}
         assert {k: v.hex() for k, v in got.items()} == {k: v.hex() for k, v in want.items()}
 
 
@@ -503,7 +506,7 @@ def test_fused_times_of_a_memory_said_as_written_are_its_own() -> None:
     assert one.valid_from is one.t_created and m.valid_from is not m.t_created
     later = fake_mem("m2", day=1.5, created_day=3.0)
     hits = [Hit(x, 1.0) for x in (one, m.model_copy(update={"id": "m3"}), later)]
-    for c in fuse([("vector", hits)], 60):
+    for c in fuse(as_lanes([("vector", hits)]), 60):
         memory = c.memory
         assert (c.t_created, c.valid_from) == (us_of(memory.t_created), us_of(memory.valid_from))
         assert type(c.valid_from) is int

@@ -14,8 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from retrieval_fakes import as_lanes, view_at
 from retrieval_fakes import mem as fake_mem
-from retrieval_fakes import view_at
 
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval import candidates, pipeline, rounding, temporal
@@ -102,7 +102,7 @@ def _lanes(seed: int) -> list[tuple[str, list[Hit]]]:
 def test_fusion_relevance_and_rounded_rrf_equal_compute_relevance(seed: int) -> None:
     rng = random.Random(seed)
     weights = {"vector": rng.uniform(0.5, 1), "bm25": rng.uniform(1, 1.5), "mq_1": rng.random()}
-    cands = fuse(_lanes(seed), 60, weights=weights)
+    cands = fuse(as_lanes(_lanes(seed)), 60, weights=weights)
     assert len(cands) > 1_000
     best = sum(weights.values()) / 61
     for c in cands:
@@ -123,7 +123,7 @@ def test_fusion_rounds_a_negative_zero_norm_as_compute_relevance() -> None:
     # keeps the sign, the relevance is round(rrf_norm + 0.0, 12), a positive zero
     m, n = fake_mem("m1", day=1.0), fake_mem("m2", day=2.0)
     lanes = [("bm25", [Hit(m, 1.0)]), ("vector", [Hit(n, 1.0)])]
-    cands = fuse(lanes, 60, weights={"bm25": -1e-310, "vector": 1e300})
+    cands = fuse(as_lanes(lanes), 60, weights={"bm25": -1e-310, "vector": 1e300})
     (neg,) = [c for c in cands if c.id == "m1"]
     assert neg.rrf < 0.0 and neg.rrf_norm.hex() == "-0x0.0p+0"
     for c in cands:
@@ -161,7 +161,8 @@ def test_exact_cosine_over_arrays_equals_rounding_each_row(seed: int) -> None:
         norm = float(np.sqrt((row * row).sum()))
         want.append(Hit(h.memory, round(float((row * qq).sum()) / (norm or 1.0), 9)))
     want.sort(key=lambda h: (-h.score, -h.memory.us("t_created"), h.memory.id))
-    assert [(h.memory.id, h.score.hex()) for h in got] == [
+    assert [m.id for m in got.memories] == got.ids
+    assert [(i, s.hex()) for i, s in zip(got.ids, got.scores, strict=True)] == [
         (h.memory.id, h.score.hex()) for h in want
     ]
 
@@ -295,7 +296,7 @@ def test_fusion_keeps_the_vector_and_bm25_scores_of_each_memory(seed: int) -> No
     for name, hits in lanes:
         for hit in hits:
             want.setdefault(hit.memory.id, {}).setdefault(name, hit.score)
-    cands = fuse(lanes, 60)
+    cands = fuse(as_lanes(lanes), 60)
     assert len(cands) == len(want)
     for c in cands:
         assert (c.vector_score, c.bm25_score) == (want[c.id].get("vector"), want[c.id].get("bm25"))
@@ -308,7 +309,7 @@ def test_fusion_keeps_lane_scores_as_given_and_the_breakdown_has_floats() -> Non
     # converts the two it reports, as validation would
     m, n = fake_mem("m1", day=1.0), fake_mem("m2", day=2.0)
     lanes = [("bm25", [Hit(m, 2), Hit(n, np.float64(0.25))]), ("vector", [Hit(n, 1)])]
-    by_id = {c.id: c for c in fuse(lanes, 60)}
+    by_id = {c.id: c for c in fuse(as_lanes(lanes), 60)}
     for mid, vector, bm25 in [("m1", None, 2.0), ("m2", 1.0, 0.25)]:
         b = by_id[mid].breakdown()
         assert (b.vector_score, b.bm25_score) == (vector, bm25)

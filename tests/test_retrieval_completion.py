@@ -12,7 +12,7 @@ import pytest
 from retrieval_fakes import FakeStore, mem, view_at
 
 from attestor_arango.retrieval import RetrievalConfig, lane_run, recall
-from attestor_arango.retrieval.completion import complete, lane_union, missing
+from attestor_arango.retrieval.completion import Lane, complete, lane_union, missing
 from attestor_arango.retrieval.trace import Tracer
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit
@@ -106,22 +106,29 @@ def hit(mid: str, score: float = 1.0) -> Hit:
     return Hit(mem(mid), score)
 
 
+def lane(*ids: str) -> Lane:
+    return Lane.of([hit(i) for i in ids])
+
+
 def test_lane_union_and_missing_are_in_id_order() -> None:
-    union = lane_union([("vector", [hit("z"), hit("b")]), ("bm25", [hit("m"), hit("b")])])
+    union = lane_union([("vector", lane("z", "b")), ("bm25", lane("m", "b"))])
     assert list(union) == ["b", "m", "z"]
-    assert [m.id for m in missing([hit("m")], union)] == ["b", "z"]
+    assert [m.id for m in missing(lane("m"), union)] == ["b", "z"]
 
 
 def test_complete_appends_union_members_of_the_tail_in_its_order_once() -> None:
-    union = lane_union([("x", [hit("a"), hit("b"), hit("c"), hit("d")])])
-    tail = [hit("e"), hit("d"), hit("a"), hit("c"), hit("d")]
+    union = lane_union([("x", lane("a", "b", "c", "d"))])
+    tail = lane("e", "d", "a", "c", "d")
     # e is no candidate; a is already in the lane; d only once, at its first place
-    assert [h.memory.id for h in complete([hit("a"), hit("b")], tail, union)] == [
-        "a",
-        "b",
-        "d",
-        "c",
-    ]
+    done = complete(lane("a", "b"), tail, union)
+    assert done.ids == ["a", "b", "d", "c"] == [m.id for m in done.memories]
+
+
+def test_a_lane_of_hits_keeps_their_order_scores_and_ids() -> None:
+    hits = [hit("b", 0.5), hit("a", 0.75), hit("b", 0.25)]
+    made = Lane.of(hits)
+    assert made.memories == [h.memory for h in hits] and made.scores == [0.5, 0.75, 0.25]
+    assert made.ids == ["b", "a", "b"] and len(made) == 3
 
 
 def test_the_vector_lane_and_its_completion_read_the_vectors_once() -> None:
@@ -177,7 +184,11 @@ def test_the_tie_rule_sort_equals_sorting_by_the_whole_rule() -> None:
     order score descending, then newer first, then id (``_tie``)."""
     import random
 
-    from attestor_arango.retrieval.completion import _tie, tie_ordered
+    from attestor_arango.models import us_of
+    from attestor_arango.retrieval.completion import tie_ordered
+
+    def _tie(h: Hit) -> tuple[float, int, str]:
+        return (-h.score, -us_of(h.memory.t_created), h.memory.id)
 
     rng = random.Random(3)
     for trial in range(300):
@@ -197,7 +208,9 @@ def test_the_tie_rule_sort_equals_sorting_by_the_whole_rule() -> None:
         if trial % 10 == 4 and n:  # a NaN among distinct scores: its place depends on the order
             hits.insert(rng.randrange(len(hits)), Hit(mem("y", "x", day=2), math.nan))
         want = sorted(hits, key=_tie)
-        got = tie_ordered([h.memory for h in hits], [h.score for h in hits])
-        assert [(id(h.memory), repr(h.score)) for h in got] == [
-            (id(h.memory), repr(h.score)) for h in want
+        got = tie_ordered(
+            [h.memory for h in hits], [h.score for h in hits], [h.memory.id for h in hits]
+        )
+        assert list(zip(map(id, got.memories), map(repr, got.scores), got.ids, strict=True)) == [
+            (id(h.memory), repr(h.score), h.memory.id) for h in want
         ]

@@ -16,6 +16,7 @@ from attestor_arango.errors import ValidationError
 from attestor_arango.models import Entity, Relation, ScoreBreakdown
 from attestor_arango.retrieval.budget import pack
 from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.completion import Lane
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.entities import recognize
 from attestor_arango.retrieval.freshness import apply_freshness
@@ -32,8 +33,8 @@ from tests.support.trace_reading import trace_text
 CFG = RetrievalConfig()
 
 
-def hits(*ids: str, day: float = 0) -> list[Hit]:
-    return [Hit(mem(i, day=day), 1.0 / (n + 1)) for n, i in enumerate(ids)]
+def hits(*ids: str, day: float = 0) -> Lane:
+    return Lane.of([Hit(mem(i, day=day), 1.0 / (n + 1)) for n, i in enumerate(ids)])
 
 
 def cand(mid: str, relevance: float, *, day: float = 0, entity: str | None = None) -> Candidate:
@@ -99,11 +100,11 @@ def test_recall_traces_the_lane_weights_it_fused_with(tmp_path: Path) -> None:
 
 def test_rrf_ties_break_on_t_created_desc_then_id_asc() -> None:
     # p is rank 1 in one lane, q rank 1 in the other: equal scores.
-    lane1 = [Hit(mem("p", day=1), 1.0)]
-    lane2 = [Hit(mem("q", day=2), 1.0)]
+    lane1 = Lane.of([Hit(mem("p", day=1), 1.0)])
+    lane2 = Lane.of([Hit(mem("q", day=2), 1.0)])
     assert [c.id for c in fuse([("vector", lane1), ("bm25", lane2)], 60)] == ["q", "p"]
-    lane2 = [Hit(mem("b", day=1), 1.0)]
-    lane1 = [Hit(mem("c", day=1), 1.0)]
+    lane2 = Lane.of([Hit(mem("b", day=1), 1.0)])
+    lane1 = Lane.of([Hit(mem("c", day=1), 1.0)])
     assert [c.id for c in fuse([("vector", lane1), ("bm25", lane2)], 60)] == ["b", "c"]
 
 
@@ -159,7 +160,7 @@ def test_the_pool_comes_with_the_terms_a_backend_keeps() -> None:
 
 def test_fused_candidates_tokenise_once() -> None:
     m = mem("a")
-    plain = fuse([("vector", [Hit(m, 0.9)])], 60)[0]
+    plain = fuse([("vector", Lane.of([Hit(m, 0.9)]))], 60)[0]
     assert plain.terms is None
     assert plain.content_terms() == scoring_terms(m.content)
     assert plain.terms == scoring_terms(m.content)

@@ -31,6 +31,7 @@ from attestor_arango.models import (
     trusted_parts,
 )
 from attestor_arango.retrieval.candidates import Candidate
+from attestor_arango.retrieval.completion import Lane
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.store.codec import memory_from_doc, memory_to_doc
 from attestor_arango.store.protocol import Hit
@@ -176,7 +177,7 @@ def test_a_breakdown_takes_a_default_as_it_is_only_for_the_very_default_object()
     from attestor_arango.retrieval import candidates
 
     names = ("graph_bonus", "freshness", "session", "coverage", "time_cue")
-    made = fuse([("vector", [Hit(a_memory(), 0.5)])], 60)[0]
+    made = fuse([("vector", Lane.of([Hit(a_memory(), 0.5)]))], 60)[0]
     for c in (made, Candidate(memory=a_memory())):
         assert all(getattr(c, name) is candidates.ZERO for name in names)
     zero_again = float("0.0")

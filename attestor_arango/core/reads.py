@@ -270,8 +270,8 @@ def search_memories(
         pool = rt.store.text_pool(scope, query, max(limit * 5, 50), view)
         if not scores_follow_view(rt.store):  # index-wide statistics: other tenants, later rows
             pool = rescore_pool(pool, query)
-        hits = decoded(rt.store, scope, pool, {})
-        return [h.memory.at(view.as_of) for h in hits[:limit]]
+        found = decoded(rt.store, scope, pool, {})
+        return [m.at(view.as_of) for m in found.memories[:limit]]
     pool = []
     rows: dict[str, Memory] = {}
     for m in all_memories(rt.store, scope, filters, view, FILTER_PAGE):

@@ -21,6 +21,7 @@ alone, so replays rank alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import NamedTuple, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
@@ -30,7 +31,7 @@ from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope
 from attestor_arango.store.codec import row_norms, vector_norm
-from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore, make_hits
+from attestor_arango.store.protocol import Hit, MemoryStore, TextHit, TextScore
 
 T = TypeVar("T")
 C = TypeVar("C", bound=dict[str, np.ndarray] | None)
@@ -49,6 +50,30 @@ class Ranked(NamedTuple):
     def of(cls, rows: Sequence[TextHit | TextScore]) -> Ranked:
         """The columns of rows in their order."""
         return cls([t.id for t in rows], [t.score for t in rows])
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    """A lane's candidates as columns, best first: ``memories[j]``, its id ``ids[j]`` and the
+    lane's raw score ``scores[j]`` (higher is better). What lane completion and fusion read,
+    without an object per candidate (a recall's lanes hold ~150 at 1k); its length is the
+    number of candidates."""
+
+    memories: list[Memory]
+    scores: list[float]
+    ids: list[str]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def of(cls, hits: Sequence[Hit]) -> Lane:
+        """The lane of a store's ``hits`` (``vector_candidates``), in their order."""
+        memories = [h.memory for h in hits]
+        return cls(memories, [h.score for h in hits], [m.id for m in memories])
+
+
+Lanes = list[tuple[str, Lane]]  # the lanes that ran, by name, in the order they ran
 
 
 class VectorCache(dict[str, np.ndarray]):
@@ -214,34 +239,37 @@ def cosines(
     return dict(zip(have, values, strict=True))
 
 
-def _tie(h: Hit) -> tuple[float, int, str]:
-    memory = h.memory
-    return (-h.score, -us_of(memory.t_created), memory.id)
-
-
-def tie_ordered(memories: Sequence[Memory], scores: Sequence[float]) -> list[Hit]:
-    """The hits of ``memories`` scored ``scores`` (``scores[j]``: ``memories[j]``'s), made
-    once each, sorted by ``_tie``: score descending, then newer first, then id.
+def tie_ordered(memories: Sequence[Memory], scores: Sequence[float], ids: Sequence[str]) -> Lane:
+    """The lane of ``memories`` scored ``scores``, ids ``ids`` (``j``-th of each: one
+    candidate), sorted by the tie rule: score descending, then newer first, then id.
 
     When no two scores are equal and none is NaN (the common case: 9-place cosines; a NaN
     makes the sum NaN) the scores alone decide: the places sorted by score (a C key
-    function: no Python call per hit), and no creation time is looked up; a tie (or a
-    NaN) sorts the hits by the whole rule.
+    function: no Python call per candidate), and no creation time is looked up; a tie (or
+    a NaN) sorts the places by the whole rule.
     """
     total = sum(scores)
     if len(set(scores)) == len(scores) and total == total:
         # descending on distinct scores: the one order, as ascending on their negations
         order = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)
-        return make_hits(
-            list(map(memories.__getitem__, order)), list(map(scores.__getitem__, order))
+    else:
+        order = sorted(
+            range(len(scores)),
+            key=lambda j: (-scores[j], -us_of(memories[j].t_created), ids[j]),
         )
-    return sorted(make_hits(memories, scores), key=_tie)
+    return Lane(
+        list(map(memories.__getitem__, order)),
+        list(map(scores.__getitem__, order)),
+        list(map(ids.__getitem__, order)),
+    )
 
 
-def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> list[Hit]:
-    """``hits`` with the cosines of ``scores`` (a hit without one keeps its own score, to 6
-    places), re-ordered by the tie rule (``rescored_columns``)."""
-    return rescored_columns([h.memory for h in hits], [h.score for h in hits], scores) or []
+def rescored(hits: Sequence[Hit], scores: Mapping[str, float]) -> Lane:
+    """The store's ``hits`` (``vector_candidates``) as a lane, with the cosines of
+    ``scores`` (a hit without one keeps its own score, to 6 places), re-ordered by the tie
+    rule (``rescored_columns``)."""
+    lane = Lane.of(hits)
+    return rescored_columns(lane.memories, lane.scores, scores, lane.ids) or Lane([], [], [])
 
 
 def rescored_columns(
@@ -249,9 +277,9 @@ def rescored_columns(
     own: Sequence[float] | None,
     scores: Mapping[str, float],
     ids: Sequence[str] | None = None,
-) -> list[Hit] | None:
-    """``rescored`` of hits given as columns (``memories[j]`` scored ``own[j]``): the lane's
-    hits are made here, once each, in their final order (``tie_ordered``). Those without a
+) -> Lane | None:
+    """``rescored`` of hits given as columns (``memories[j]`` scored ``own[j]``): the lane,
+    in its final order (``tie_ordered``). Those without a
     cosine first, then the others, each in the order given, before the sort. ``ids``: the
     memories' ids in their order, when the caller has them (a model's attribute read costs
     ~450 instructions: pydantic's ``__getattr__`` keeps CPython's fast path off); else each
@@ -268,7 +296,7 @@ def rescored_columns(
     if None not in got:  # every hit has a cosine (a backend's rows all have vectors)
         if own is None and (total := sum(got)) != total:  # type: ignore[arg-type]
             return None  # a NaN: its place depends on the order the hits came in
-        return tie_ordered(memories, got)  # type: ignore[arg-type]  # no None left
+        return tie_ordered(memories, got, ids)  # type: ignore[arg-type]  # no None left
     if own is None:
         return None
     first = [j for j, score in enumerate(got) if score is None]
@@ -276,6 +304,7 @@ def rescored_columns(
     return tie_ordered(
         [memories[j] for j in first + rest],
         [round(float(own[j]), 6) for j in first] + [got[j] for j in rest],  # type: ignore[misc]
+        [ids[j] for j in first + rest],
     )
 
 
@@ -285,48 +314,49 @@ def exact_cosine(
     qvec: np.ndarray,
     hits: Sequence[Hit],
     cache: dict[str, np.ndarray] | None = None,
-) -> list[Hit]:
-    """The vector lane re-scored in float64 from the stored vectors (``cosines``),
-    re-ordered by the tie rule."""
+) -> Lane:
+    """The store's vector ``hits`` (``vector_candidates``) re-scored in float64 from the
+    stored vectors (``cosines``), re-ordered by the tie rule: a lane."""
     if not hits:
-        return []
+        return Lane([], [], [])
     ids = sorted({h.memory.id for h in hits})
     return rescored(hits, cosines(store, scope, qvec, ids, cache))
 
 
-def lane_union(lanes: Sequence[tuple[str, Sequence[Hit]]]) -> dict[str, Memory]:
+def lane_union(lanes: Lanes) -> dict[str, Memory]:
     """Every memory any lane returned, by id (sorted ids, so iteration is stable)."""
-    found = {h.memory.id: h.memory for _, hits in lanes for h in hits}
+    found = {i: m for _, lane in lanes for i, m in zip(lane.ids, lane.memories, strict=True)}
     return {i: found[i] for i in sorted(found)}
 
 
-def missing(hits: Sequence[Hit], union: dict[str, Memory]) -> list[Memory]:
+def missing(lane: Lane, union: dict[str, Memory]) -> list[Memory]:
     """The union's memories a lane did not return, in id order."""
-    have = {h.memory.id for h in hits}
+    have = set(lane.ids)
     return [m for i, m in union.items() if i not in have]
 
 
-def complete(hits: Sequence[Hit], tail: Sequence[Hit], union: dict[str, Memory]) -> list[Hit]:
-    """``hits``, then the members of ``union`` found in ``tail`` that ``hits`` lacks.
+def complete(lane: Lane, tail: Lane, union: dict[str, Memory]) -> Lane:
+    """``lane``, then the members of ``union`` found in ``tail`` that ``lane`` lacks.
 
     ``tail`` must be in the lane's own order (best first) and rank below every
-    hit; each id is appended once, at its first place in ``tail``.
+    candidate of ``lane``; each id is appended once, at its first place in ``tail``.
     """
-    out = list(hits)
-    seen = {h.memory.id for h in hits}
-    for h in tail:
-        if h.memory.id in union and h.memory.id not in seen:
-            seen.add(h.memory.id)
-            out.append(h)
+    out = Lane(list(lane.memories), list(lane.scores), list(lane.ids))
+    seen = set(lane.ids)
+    for memory, score, i in zip(tail.memories, tail.scores, tail.ids, strict=True):
+        if i in union and i not in seen:
+            seen.add(i)
+            out.memories.append(memory)
+            out.scores.append(score)
+            out.ids.append(i)
     return out
 
 
 def complete_lanes(
-    lanes: Sequence[tuple[str, Sequence[Hit]]],
+    lanes: Lanes,
     text_tail: Sequence[TextHit | TextScore] | Ranked,
     vector_scores: Mapping[str, float] | None,
-    held: Sequence[Mapping[str, Memory] | None] | None = None,
-) -> list[tuple[str, Sequence[Hit]]]:
+) -> Lanes:
     """The vector and text lanes ranked over their union; other lanes as they came.
 
     The vector lane's missing candidates are scored by ``vector_scores``, the exact
@@ -334,49 +364,54 @@ def complete_lanes(
     the text lane's come from ``text_tail``, the re-scored pool below its cut
     (light rows, or their columns (``Ranked``): every union member is a decoded memory
     already).
-
-    ``held``: per lane, its hits' memories by id (``{h.memory.id: h.memory for h in hits}``,
-    in any order) where the caller has them (None: read from the hits), so no memory's id
-    is read again (see ``rescored_columns``).
     """
     tail = text_tail if isinstance(text_tail, Ranked) else Ranked.of(text_tail)
-    # ``lane_union``, ``missing`` and ``complete`` with each lane's hits read once: each
-    # lane's memories by id, the union of them (a later lane's memory of an id last)
-    given = held if held is not None else [None] * len(lanes)
-    lane_held = [
-        {h.memory.id: h.memory for h in hits} if have is None else have
-        for (_, hits), have in zip(lanes, given, strict=True)
-    ]
+    # ``lane_union``, ``missing`` and ``complete`` with each lane read once: the union of
+    # the lanes' memories by id (a later lane's memory of an id last)
     union: dict[str, Memory] = {}
-    for found in lane_held:
-        union.update(found)
-    out: list[tuple[str, Sequence[Hit]]] = []
-    for (name, hits), have in zip(lanes, lane_held, strict=True):
+    for _, lane in lanes:
+        union.update(zip(lane.ids, lane.memories, strict=True))
+    out: Lanes = []
+    for name, lane in lanes:
         if name == "vector" and vector_scores is not None:
-            # ``rescored`` of the missing members as hits scored 0.0: each missing member
-            # once, in id order, so all of them follow the lane's hits (``complete``)
-            unscored: list[Memory] = []
-            scored: list[Memory] = []
+            # ``rescored`` of the missing members scored 0.0: each missing member once, in
+            # id order, so all of them follow the lane's own (``complete``)
+            unscored: list[str] = []
+            scored: list[str] = []
             their: list[float] = []  # the scored ones' cosines
-            for i in sorted(union.keys() - have.keys()):
+            for i in sorted(union.keys() - set(lane.ids)):
                 score = vector_scores.get(i)
                 if score is None:
-                    unscored.append(union[i])
+                    unscored.append(i)
                 else:
-                    scored.append(union[i])
+                    scored.append(i)
                     their.append(score)
-            added = tie_ordered(unscored + scored, [0.0] * len(unscored) + their)
-            out.append((name, [*hits, *added]))
+            added_ids = unscored + scored
+            added = tie_ordered(
+                list(map(union.__getitem__, added_ids)), [0.0] * len(unscored) + their, added_ids
+            )
+            out.append(
+                (
+                    name,
+                    Lane(
+                        lane.memories + added.memories,
+                        lane.scores + added.scores,
+                        lane.ids + added.ids,
+                    ),
+                )
+            )
         elif name == "bm25":
-            members: list[Memory] = []  # ``complete`` over the tail's union members
-            member_scores: list[float] = []
-            seen = set(have)
+            memories = list(lane.memories)  # ``complete`` over the tail's union members
+            scores = list(lane.scores)
+            ids = list(lane.ids)
+            seen = set(ids)
             for i, score in zip(tail.ids, tail.scores, strict=True):
                 if i in union and i not in seen:
                     seen.add(i)
-                    members.append(union[i])
-                    member_scores.append(score)
-            out.append((name, [*hits, *make_hits(members, member_scores)]))
+                    memories.append(union[i])
+                    scores.append(score)
+                    ids.append(i)
+            out.append((name, Lane(memories, scores, ids)))
         else:
-            out.append((name, list(hits)))
+            out.append((name, lane))
     return out

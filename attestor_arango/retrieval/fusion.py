@@ -12,19 +12,19 @@ from collections.abc import Mapping, Sequence
 
 from attestor_arango.models import known_us, us_of
 from attestor_arango.retrieval.candidates import ZERO, Candidate, order
+from attestor_arango.retrieval.completion import Lane
 from attestor_arango.retrieval.rounding import round12
-from attestor_arango.store.protocol import Hit
 
 
 def fuse(
-    lanes: Sequence[tuple[str, Sequence[Hit]]],
+    lanes: Sequence[tuple[str, Lane]],
     rrf_k: int,
     weights: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
     """One candidate per memory id, in fused order (ties: t_created desc, id asc).
 
-    ``lanes`` are (name, hits) pairs; a lane's hits must already be in its own
-    rank order (best first). Lanes that returned nothing still count towards the
+    ``lanes`` are (name, lane) pairs; a lane must already be in its own rank order
+    (best first). Lanes that returned nothing still count towards the
     normaliser only if they ran; callers pass only lanes that ran. ``weights``
     scale a lane's contribution (default 1; LLM lanes use their base lane's).
     """
@@ -38,19 +38,17 @@ def fuse(
     by_id: dict[str, Candidate] = {}
     get, new, cls, zero = by_id.get, object.__new__, Candidate, ZERO
     total = 0.0
-    for lane, hits in lanes:
+    for lane, found in lanes:
         w = float(weights.get(lane, 1.0))
         total += w
-        share = _shares(w, rrf_k, len(hits))  # 0.0 + w / (rrf_k + rank), by rank
+        share = _shares(w, rrf_k, len(found))  # 0.0 + w / (rrf_k + rank), by rank
         rank = 0
         vector, bm25 = lane == "vector", lane == "bm25"  # the scores a candidate keeps
-        for hit in hits:
-            memory = hit.memory
-            values = memory.__dict__  # its fields by key: the candidate keeps them
-            mid = values["id"]
+        for memory, score, mid in zip(found.memories, found.scores, found.ids, strict=True):
             cand = get(mid)
             if cand is None:  # first named here: a new candidate, with its ranks and rrf
                 rank += 1
+                values = memory.__dict__  # its fields by key: the candidate keeps them
                 # a new ``Candidate`` (this lane's rank, score and share of rrf) made slot by
                 # slot, with no dataclass ``__init__`` (its keyword defaults and the
                 # ``__post_init__`` call were ~70% of making one) and no call at all: every
@@ -61,8 +59,8 @@ def fuse(
                 c.memory = memory
                 c.lane_ranks = ranks = {lane: rank}
                 c.named_ranks = ranks if named else None
-                c.vector_score = hit.score if vector else None  # as given: ``results``
-                c.bm25_score = hit.score if bm25 else None  # converts them
+                c.vector_score = score if vector else None  # as given: ``results``
+                c.bm25_score = score if bm25 else None  # converts them
                 c.rrf = share[rank]  # ``0.0 + w / (rrf_k + rank)``: the sum from 0.0
                 c.graph_hops = None
                 c.graph_bonus = zero  # candidates.ZERO: the 0.0 ``results`` knows as default
@@ -91,9 +89,9 @@ def fuse(
             rank += 1
             ranks[lane] = rank
             if vector:
-                cand.vector_score = hit.score
+                cand.vector_score = score
             elif bm25:
-                cand.bm25_score = hit.score
+                cand.bm25_score = score
             cand.rrf += share[rank]
     best = total / (rrf_k + 1) if total > 0 else 1.0
     cands = list(by_id.values())

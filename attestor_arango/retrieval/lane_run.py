@@ -19,6 +19,8 @@ from attestor_arango.embeddings import Embedder
 from attestor_arango.errors import TenantLeakError
 from attestor_arango.models import Memory
 from attestor_arango.retrieval.completion import (
+    Lane,
+    Lanes,
     Ranked,
     complete_lanes,
     cosines,
@@ -32,7 +34,7 @@ from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.text_lane import text_lane
 from attestor_arango.retrieval.trace import RecallTrace
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import Hit, MemoryStore, Store, TextHit, TextScore
+from attestor_arango.store.protocol import MemoryStore, Store, TextHit, TextScore
 
 
 def fatal(exc: Exception) -> None:
@@ -62,8 +64,8 @@ class RanksVectors(Protocol):
     columns (not ``ordered``: it may hand them over as a set, in no order and without scores,
     None); their rows are then read by ``get_memories`` (which drops those the scope does
     not return), as ``vector_candidates`` reads them. Not part of the Store contract: the
-    lane makes its hits once, with their exact cosines, and the rows read are the text
-    lane's ``known``. A backend offering it answers recall's vector lane with it, so a
+    lane is made once, with its exact cosines, and the rows read are the text lane's
+    ``known``. A backend offering it answers recall's vector lane with it, so a
     subclass that changes ``vector_candidates`` must change ``vector_ranked`` too: recall
     never calls the other."""
 
@@ -100,7 +102,7 @@ def _ranked(
 
 class Found(NamedTuple):
     """The vector lane as the store ranked it, as columns: each hit's memory, its score
-    and its id, in order (no object per hit: the lane's hits are made once, with their
+    and its id, in order (no object per hit: the lane, a ``Lane``, is made once, with its
     cosines, by ``rescored_columns``). ``scores`` None: the store's k best as a set, in no
     order (``RanksVectors``, not ``ordered``)."""
 
@@ -133,9 +135,9 @@ def vector_found(
             ids = [i for i in ids if i in read]
         return Found(list(map(read.__getitem__, ids)), scores, ids), read
     hits = store.vector_candidates(scope, qvec, config.vector_k, view, **_prefilter(config))
-    memories = [h.memory for h in hits]
-    found = Found(memories, [h.score for h in hits], [m.id for m in memories])
-    return found, dict(zip(found.ids, memories, strict=True))
+    lane = Lane.of(hits)
+    found = Found(lane.memories, lane.scores, lane.ids)
+    return found, dict(zip(lane.ids, lane.memories, strict=True))
 
 
 def run_lanes(
@@ -150,15 +152,14 @@ def run_lanes(
     tr: RecallTrace,
     vcache: dict[str, np.ndarray],
     tcache: dict[str, tuple[str, ...]],
-) -> list[tuple[str, Sequence[Hit]]]:
-    """The lanes that ran, with their hits; ``vcache`` collects the stored vectors read,
-    ``tcache`` the scoring terms."""
-    lanes: list[tuple[str, Sequence[Hit]]] = []
+) -> Lanes:
+    """The lanes that ran; ``vcache`` collects the stored vectors read, ``tcache`` the
+    scoring terms."""
+    lanes: Lanes = []
     qvec: np.ndarray | None = None
     found: Found | None = None  # the vector lane as the store ranked it
     known: dict[str, Memory] = {}  # its memories by id
-    text_held: dict[str, Memory] = {}  # the text lane's memories by id (``text_lane``)
-    text: Sequence[Hit] | None = None
+    text: Lane | None = None
     text_error: str | None = None
     # the re-scored pool below the lane's cut
     bm25_tail: Sequence[TextHit | TextScore] | Ranked = []
@@ -173,24 +174,22 @@ def run_lanes(
     vector_ms = tr.lap()
     if config.bm25_enabled:
         try:
-            text, bm25_tail = text_lane(store, scope, query, view, config, known, tcache, text_held)
+            text, bm25_tail = text_lane(store, scope, query, view, config, known, tcache)
         except Exception as exc:
             fatal(exc)
             text_error = errors["bm25_error"] = describe(exc)
     text_ms = tr.lap()
-    if text is not None and len(text_held) != len(text):  # not filled (or an id twice)
-        text_held = {h.memory.id: h.memory for h in text}
     scores: dict[str, float] | None = None  # the union's cosines, when completion runs
     if found is not None and qvec is not None:
-        completing = config.lane_completion and text is not None
+        completing = text if config.lane_completion else None  # the lane to complete with
         ranked = partial(_reordered, store, scope, qvec, view, config, known)
-        hits, scores = _vector_lane(
-            store, scope, qvec, (found, ranked), text_held, completing, errors, vcache
+        vector, scores = _vector_lane(
+            store, scope, qvec, (found, ranked), completing, errors, vcache
         )
         vector_ms = round(vector_ms + tr.lap(), 3)  # the lane's time includes its scoring
-        if hits is not None:
-            lanes.append(("vector", hits))
-            tr.step("vector", 0, len(hits), ms=vector_ms, ids=tr.ids(hits))
+        if vector is not None:
+            lanes.append(("vector", vector))
+            tr.step("vector", 0, len(vector), ms=vector_ms, ids=tr.ids(vector))
         else:
             tr.step("vector", 0, 0, ms=vector_ms, error=errors["vector_error"])
     if text is not None:
@@ -199,9 +198,7 @@ def run_lanes(
     elif text_error is not None:
         tr.step("bm25", 0, 0, ms=text_ms, error=text_error)
     if config.lane_completion and len(lanes) > 1:  # one lane has nothing to complete
-        # each lane's memories by id: the vector lane's hits are the memories it read
-        held = {"vector": known, "bm25": text_held}
-        lanes = _complete(lanes, bm25_tail, scores, errors, tr, held)
+        lanes = _complete(lanes, bm25_tail, scores, errors, tr)
     if expanders and (config.hyde_enabled or config.multi_query_enabled):
         _llm_lanes(
             store,
@@ -237,15 +234,15 @@ def _reordered(
     return Found(memories, lane.scores, lane.ids)
 
 
-def _rescored(lane: tuple[Found, Callable[[], Found]], scores: Mapping[str, float]) -> list[Hit]:
+def _rescored(lane: tuple[Found, Callable[[], Found]], scores: Mapping[str, float]) -> Lane:
     """``rescored_columns`` of the lane (``Found``), or of the lane as the store ranks it
     (the callable) when the one handed over as a set cannot be rescored in any order."""
     (memories, own, ids), ranked = lane
-    hits = rescored_columns(memories, own, scores, ids)
-    if hits is None:
+    done = rescored_columns(memories, own, scores, ids)
+    if done is None:
         memories, own, ids = ranked()
-        hits = rescored_columns(memories, own, scores, ids) or []
-    return hits
+        done = rescored_columns(memories, own, scores, ids) or Lane([], [], [])
+    return done
 
 
 def _vector_lane(
@@ -253,30 +250,27 @@ def _vector_lane(
     scope: Scope,
     qvec: np.ndarray,
     lane: tuple[Found, Callable[[], Found]],
-    text: Mapping[str, Memory],
-    completing: bool,
+    text: Lane | None,
     errors: dict[str, str],
     vcache: dict[str, np.ndarray],
-) -> tuple[list[Hit] | None, dict[str, float] | None]:
+) -> tuple[Lane | None, dict[str, float] | None]:
     """The lane (``Found``, and how to rank it again in order: ``_rescored``) re-scored by
     exact cosine (None if that failed: ``vector_error``), and the cosines of the lanes'
-    whole union (with the text lane's memories by id, ``text``) when ``completing`` (one
-    read for both; if reading the union fails, the lane's own rows are read and
-    ``completion_error`` says why)."""
+    whole union with the text lane, ``text``, when completion will run (one read for both;
+    if reading the union fails, the lane's own rows are read and ``completion_error`` says
+    why)."""
     ids = lane[0].ids
-    if completing:
+    if text is not None:
         try:
             # the union's ids, each once (a row's cosine does not depend on the order asked)
-            union = dict.fromkeys(ids)
-            union.update(text)  # its keys (the memories it maps them to are not read)
-            scores = cosines(store, scope, qvec, list(union), vcache)
+            scores = cosines(store, scope, qvec, list(dict.fromkeys([*ids, *text.ids])), vcache)
             return _rescored(lane, scores), scores
         except Exception as exc:  # completion fails; the lane may still be read alone
             fatal(exc)
             errors["completion_error"] = describe(exc)
     try:
         scored = cosines(store, scope, qvec, sorted(set(ids)), vcache)
-        return (_rescored(lane, scored) if ids else []), None
+        return (_rescored(lane, scored) if ids else Lane([], [], [])), None
     except Exception as exc:
         fatal(exc)
         errors.pop("completion_error", None)  # no lane to complete: the lane failed
@@ -285,19 +279,17 @@ def _vector_lane(
 
 
 def _complete(
-    lanes: list[tuple[str, Sequence[Hit]]],
+    lanes: Lanes,
     bm25_tail: Sequence[TextHit | TextScore] | Ranked,
     scores: dict[str, float] | None,
     errors: dict[str, str],
     tr: RecallTrace,
-    held: Mapping[str, Mapping[str, Memory]],
-) -> list[tuple[str, Sequence[Hit]]]:
-    """Lane completion (completion.py); if it fails, the lanes as they came still rank.
-    ``held``: a lane's memories by id, by lane name (``complete_lanes``)."""
+) -> Lanes:
+    """Lane completion (completion.py); if it fails, the lanes as they came still rank."""
     failed = errors.get("completion_error")  # set when the union's vectors could not be read
     if failed is None:
         try:
-            out = complete_lanes(lanes, bm25_tail, scores, [held.get(n) for n, _ in lanes])
+            out = complete_lanes(lanes, bm25_tail, scores)
             n_in = len(lane_union(lanes)) if tr.on else 0  # counted for the trace only
             tr.step("complete", n_in, sum(len(h) for _, h in out))
             return out
@@ -318,7 +310,7 @@ def _llm_lanes(
     expanders: Mapping[str, QueryExpander],
     errors: dict[str, str],
     tr: RecallTrace,
-    lanes: list[tuple[str, Sequence[Hit]]],
+    lanes: Lanes,
     vcache: dict[str, np.ndarray],
     tcache: dict[str, tuple[str, ...]],
 ) -> None:
@@ -341,7 +333,9 @@ def _llm_lanes(
         try:
             rewrites = expanders["multi_query"](query)[: config.multi_query_n]
             for i, text in enumerate(rewrites):
-                known = {h.memory.id: h.memory for _, found in lanes for h in found}
+                known = {
+                    i: m for _, lane in lanes for i, m in zip(lane.ids, lane.memories, strict=True)
+                }
                 mq_hits, _ = text_lane(store, scope, text, view, config, known, tcache)
                 lanes.append((f"mq_{i + 1}", mq_hits))
             tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))

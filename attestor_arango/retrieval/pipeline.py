@@ -42,7 +42,7 @@ from attestor_arango.models import CutResult, RecallResponse, trusted_maker
 from attestor_arango.retrieval.budget import left_out, pack
 from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.candidates import results as candidate_results
-from attestor_arango.retrieval.completion import VectorCache, cached_vectors
+from attestor_arango.retrieval.completion import Lanes, VectorCache, cached_vectors
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
 from attestor_arango.retrieval.freshness import StoredRows, apply_freshness, asks_past
@@ -63,14 +63,12 @@ from attestor_arango.retrieval.text_lane import stored_terms
 from attestor_arango.retrieval.timecue import apply_time_cue
 from attestor_arango.retrieval.trace import RecallTrace, Tracer, recall_id
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.protocol import GraphStore, Hit, MemoryStore, Store
+from attestor_arango.store.protocol import GraphStore, MemoryStore, Store
 from attestor_arango.text.stemming import scoring_terms
 from attestor_arango.validation import entity_key
 
 
-def _weights(
-    lanes: Sequence[tuple[str, Sequence[Hit]]], config: RetrievalConfig
-) -> dict[str, float]:
+def _weights(lanes: Lanes, config: RetrievalConfig) -> dict[str, float]:
     return {
         name: config.bm25_weight
         if name == "bm25" or name.startswith("mq_")
@@ -251,7 +249,7 @@ def recall(
     fused = list(cands)
     if tr.on:  # what only an event reads
         tr.step("fuse", sum(len(h) for _, h in lanes), len(cands), lane_weights=weights)
-    del lanes  # the hits: freed before the response is built (garbage collection, below)
+    del lanes  # the lanes: freed before the response is built (garbage collection, below)
 
     keys: list[str] = []
     if config.graph_enabled and cands is not None:

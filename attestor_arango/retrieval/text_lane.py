@@ -20,20 +20,17 @@ from typing import Protocol, TypeGuard, runtime_checkable
 import numpy as np
 
 from attestor_arango.models import Memory
-from attestor_arango.retrieval.completion import Ranked, read_through
+from attestor_arango.retrieval.completion import Lane, Ranked, read_through
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.rounding import round_array
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import (
-    Hit,
     MemoryStore,
     PoolScores,
     Store,
     TextHit,
     TextScore,
-    make_hit,
-    make_hits,
 )
 from attestor_arango.text import bm25
 from attestor_arango.text.stemming import STEMMER, scoring_terms
@@ -270,21 +267,18 @@ def text_lane(
     config: RetrievalConfig,
     known: Mapping[str, Memory],
     terms_cache: dict[str, tuple[str, ...]] | None = None,
-    held: dict[str, Memory] | None = None,
-) -> tuple[list[Hit], Sequence[TextHit | TextScore] | Ranked]:
-    """BM25 over the view: a light pool re-scored; whole rows read only for the hits kept.
+) -> tuple[Lane, Sequence[TextHit | TextScore] | Ranked]:
+    """BM25 over the view: a light pool re-scored; whole rows read only for the rows kept.
 
     ``known`` holds memories another lane already read, so they are not read twice;
     ``terms_cache`` is the recall's scoring terms read so far (``stored_terms``).
     Also returns the re-scored pool below the cut (light rows, for lane completion).
-    ``held``: gets the hits' memories by id, in hit order, on the re-scored path (left
-    empty otherwise): lane completion then reads no memory's id.
     """
     if not config.bm25_rescore:
         return decoded(store, scope, store.text_pool(scope, query, config.text_k, view), known), []
     fetch = max(config.text_k, config.text_fetch_k)
     return rescored_text(
-        store, scope, query, view, fetch, config.text_k, known, terms_cache=terms_cache, held=held
+        store, scope, query, view, fetch, config.text_k, known, terms_cache=terms_cache
     )
 
 
@@ -298,16 +292,15 @@ def rescored_text(
     known: Mapping[str, Memory],
     *,
     terms_cache: dict[str, tuple[str, ...]] | None = None,
-    held: dict[str, Memory] | None = None,
-) -> tuple[list[Hit], Ranked]:
-    """The ``keep`` best of a ``fetch``-row text pool by view-local BM25, and the rest (as
-    columns: ``Ranked``); ``held`` as ``decoded_ranked``'s."""
+) -> tuple[Lane, Ranked]:
+    """The ``keep`` best of a ``fetch``-row text pool by view-local BM25 (a lane), and the
+    rest (as columns: ``Ranked``)."""
     ranked = ranked_by_backend(store, scope, query, fetch, view, terms_cache)
     if ranked is None:
         pool, pool_terms = pool_and_terms(store, scope, query, fetch, view, terms_cache)
         ranked = Ranked.of(rescore_pool(pool, query, held=pool_terms))
     ids, scores = ranked
-    kept = decoded_ranked(store, scope, ids[:keep], scores[:keep], known, held)
+    kept = decoded_ranked(store, scope, ids[:keep], scores[:keep], known)
     return kept, Ranked(ids[keep:], scores[keep:])
 
 
@@ -316,11 +309,9 @@ def decoded(
     scope: Scope,
     pool: Sequence[TextHit | TextScore],
     known: Mapping[str, Memory],
-) -> list[Hit]:
-    """The pool's rows as hits on whole memories, reading only those ``known`` lacks."""
-    missing = [t.id for t in pool if t.id not in known]
-    found = {**known, **store.get_memories(scope, missing)} if missing else known
-    return [make_hit(found[t.id], t.score) for t in pool if t.id in found]
+) -> Lane:
+    """The pool's rows as a lane of whole memories, reading only those ``known`` lacks."""
+    return decoded_ranked(store, scope, [t.id for t in pool], [t.score for t in pool], known)
 
 
 def decoded_ranked(
@@ -329,15 +320,13 @@ def decoded_ranked(
     ids: Sequence[str],
     scores: Sequence[float],
     known: Mapping[str, Memory],
-    held: dict[str, Memory] | None = None,
-) -> list[Hit]:
-    """``decoded`` of rows given as columns (``ids[j]`` scored ``scores[j]``); ``held``, when
-    given, gets each hit's memory by id, in hit order (``{h.memory.id: h.memory}`` of the
-    hits, without reading a memory's id)."""
+) -> Lane:
+    """``decoded`` of rows given as columns (``ids[j]`` scored ``scores[j]``)."""
     missing = [i for i in ids if i not in known]
     read = store.get_memories(scope, missing) if missing else {}
     memories: list[Memory] = []
     kept: list[float] = []  # their scores
+    kept_ids: list[str] = []  # their ids
     for i, score in zip(ids, scores, strict=True):
         memory = known.get(i)
         if memory is None:
@@ -346,6 +335,5 @@ def decoded_ranked(
                 continue
         memories.append(memory)
         kept.append(score)
-        if held is not None:
-            held[i] = memory
-    return make_hits(memories, kept)
+        kept_ids.append(i)
+    return Lane(memories, kept, kept_ids)

@@ -38,9 +38,8 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attestor_arango.config import TRACE_KEEP, TRACE_MAX_BYTES
 from attestor_arango.errors import StoreError, TenantRequiredError, ValidationError
@@ -57,7 +56,9 @@ from attestor_arango.retrieval.trace_files import (
     rotate,
     tenant_file,
 )
-from attestor_arango.store.protocol import Hit
+
+if TYPE_CHECKING:
+    from attestor_arango.retrieval.completion import Lane
 
 
 def canonical_json(value: Any) -> str:
@@ -257,9 +258,9 @@ class RecallTrace:
         self._t = now
         return ms
 
-    def ids(self, hits: Sequence[Hit]) -> list[str] | None:
-        """The memory ids of ``hits`` for an event, when events are written."""
-        return None if self.tracer is None else [h.memory.id for h in hits]
+    def ids(self, lane: Lane) -> list[str] | None:
+        """The memory ids of ``lane`` for an event, when events are written."""
+        return None if self.tracer is None else list(lane.ids)
 
     def step(
         self,

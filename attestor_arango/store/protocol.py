@@ -21,9 +21,7 @@ import numpy as np
 from attestor_arango.errors import TenantLeakError, TenantRequiredError, ValidationError
 from attestor_arango.models import AuditEntry, Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
-from attestor_arango.store.hits import Hit as Hit  # (re-exported, with its makers)
-from attestor_arango.store.hits import make_hit as make_hit
-from attestor_arango.store.hits import make_hits as make_hits
+from attestor_arango.store.hits import Hit as Hit  # (re-exported)
 from attestor_arango.text.entity_names import EntityNames
 
 

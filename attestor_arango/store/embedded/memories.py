@@ -41,7 +41,6 @@ from attestor_arango.store.protocol import (
     Hit,
     MemoryFilter,
     check_tenant,
-    make_hit,
 )
 
 # the columns every memory read selects (sql.MEMORY_COLUMNS), in order: ``memory_from_row``
@@ -380,7 +379,7 @@ class EmbeddedMemories:
     ) -> list[Hit]:
         ids, scores = self.vector_ranked(scope, vector, k, view, prefilter, prefilter_rows)
         found = self.get_memories(scope, ids)
-        return [make_hit(found[i], s) for i, s in zip(ids, scores or (), strict=True) if i in found]
+        return [Hit(found[i], s) for i, s in zip(ids, scores or (), strict=True) if i in found]
 
     def vector_ranked(
         self,
