@@ -23,8 +23,8 @@ from attestor_arango.context import AgentContext
 from attestor_arango.core.reads import Listing, count_matching, list_matching
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
+from attestor_arango.jsontext import load_json
 from attestor_arango.models import MemoryPage
-from attestor_arango.validation import load_json
 
 _VERSION = 1
 
