@@ -220,7 +220,8 @@ def check_confidence(value: object) -> float:
 def check_metadata(value: object) -> dict[str, Any]:
     """Metadata as JSON gives it back: at most ``MAX_METADATA_DEPTH`` levels and
     ``MAX_METADATA_BYTES`` of UTF-8 JSON, valid text only (no lone surrogate), integers
-    within signed 64 bits (``_check_tree``). Raises ``ValidationError`` otherwise."""
+    within signed 64 bits, string keys (``_check_tree``). Raises ``ValidationError``
+    otherwise."""
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -273,6 +274,13 @@ def _check_tree(value: object, limit: int, what: str) -> None:
         elif isinstance(item, dict | list | tuple):
             if depth > limit:
                 raise ValidationError(f"{what} nests deeper than {limit} levels; flatten it")
+            if isinstance(item, dict) and not all(isinstance(key, str) for key in item):
+                # JSON would write 1, True and None as "1", "true", "null" (and drop one
+                # of {1: a, "1": b}): a key the caller did not write
+                key = next(key for key in item if not isinstance(key, str))
+                raise ValidationError(
+                    f"{what} keys must be strings, not {type(key).__name__} ({shown(key)})"
+                )
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
 

@@ -8,14 +8,16 @@ server raised) is here, once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Mapping
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 from attestor_arango.context import AgentContext
-from attestor_arango.errors import AttestorError, StoreError, ValidationError
+from attestor_arango.errors import AttestorError, StoreError, ValidationError, shown
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.errors import error_from_payload
 
@@ -46,13 +48,46 @@ def context_headers(ctx: AgentContext | None) -> dict[str, str]:
 def _sendable(op: str, value: Any) -> Any:
     """``codec.jsonable(value)``; raises ``ValidationError`` for a value nested too deeply
     to convert (the conversion recurses), as the server would refuse it, not
-    ``RecursionError``, and for bytes (sent as the text "b'...'" before: stored as such)."""
+    ``RecursionError``, for bytes (sent as the text "b'...'" before: stored as such), and
+    for what ``AgentMemory`` refuses that the conversion would make valid (``_unordered``)."""
+    _unordered(op, value)
     try:
         return codec.jsonable(value)
     except RecursionError:
         raise _too_deep(op) from None
     except TypeError as exc:  # bytes: the library refuses them as text too
         raise ValidationError(f"{op}: {exc}") from None
+
+
+def _unordered(op: str, value: Any) -> None:
+    """Raises ``ValidationError`` for a set or frozenset anywhere in ``value`` and for a
+    mapping key that is not a string, as ``AgentMemory`` does (a set has no order the
+    stored bytes could keep; a key ``1`` or ``(1, 2)`` is no JSON key the caller wrote),
+    where ``codec.jsonable`` would send a sorted list and the key's ``str()``. Walked
+    without recursion, each container once (a shared one is not walked again)."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, set | frozenset):
+            raise ValidationError(
+                f"{op}: a {type(item).__name__} has no order to store; send a list"
+            )
+        if id(item) in seen:
+            continue
+        if isinstance(item, Mapping):
+            seen.add(id(item))
+            for key in item:
+                if not isinstance(key, str):
+                    raise ValidationError(
+                        f"{op}: keys must be strings, not {type(key).__name__} ({shown(key)})"
+                    )
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            seen.add(id(item))
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            seen.add(id(item))
+            stack.extend(getattr(item, field.name) for field in dataclasses.fields(item))
 
 
 def _too_deep(op: str) -> ValidationError:

@@ -1,0 +1,92 @@
+"""Session 29 attack: the HTTP client sent what the library refuses.
+
+``MemoryClient`` is a drop-in for ``AgentMemory``: the same call gets the same answer. The
+client converted a set or frozenset anywhere in an argument into a sorted list and a
+dict's non-string keys into their ``str()``, so ``tags={"b", "a"}`` was stored as
+``["a", "b"]`` and ``metadata={(1, 2): "x"}`` as ``{"(1, 2)": "x"}``, where ``AgentMemory``
+refuses both with a ``ValidationError`` (a set has no order the stored bytes could keep;
+"metadata must be a JSON object (a dict with string keys)"). The library itself took a
+metadata key ``1``, ``True`` or ``None`` and stored it as ``"1"``, ``"true"``, ``"null"``
+(and ``{1: "a", "1": "b"}`` silently as ``{"1": "b"}``), against its own message. Now each
+is a ``ValidationError`` in both, and the client sends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from attestor_arango import AgentMemory
+from attestor_arango.errors import ValidationError
+from attestor_arango.interfaces.client import MemoryClient
+
+# every call here is refused by AgentMemory and must be refused, unsent, by the client
+CALLS: dict[str, Callable[[Any], Any]] = {
+    "tags as a set": lambda m: m.add("Ann likes tea", tags={"b", "a"}),
+    "tags as a frozenset": lambda m: m.add("Ann likes tea", tags=frozenset({"a"})),
+    "a set in metadata": lambda m: m.add("Ann likes tea", metadata={"seen": {2, 1}}),
+    "a tuple key in metadata": lambda m: m.add("Ann likes tea", metadata={(1, 2): "x"}),
+    "an int key in metadata": lambda m: m.add("Ann likes tea", metadata={1: "x"}),
+    "a bool key in metadata": lambda m: m.add("Ann likes tea", metadata={True: "x"}),
+    "a None key in metadata": lambda m: m.add("Ann likes tea", metadata={None: "x"}),
+    "an int key beside its text": lambda m: m.add("Ann", metadata={1: "a", "1": "b"}),
+    "a nested int key": lambda m: m.add("Ann likes tea", metadata={"a": {7: "x"}}),
+    "tags filter as a set": lambda m: m.list(tags={"a"}),
+    "search tags as a set": lambda m: m.search("tea", tags={"a"}),
+    "a time window as a set": lambda m: m.recall("tea", time_window={1, 2}),
+    "a set in a turn's metadata": lambda m: m.add_turns(
+        [{"speaker": "ann", "text": "hi", "metadata": {"x": {1}}}]
+    ),
+    "an int key in a turn": lambda m: m.add_turns([{"speaker": "ann", "text": "hi", 1: "x"}]),
+    "update tags as a set": lambda m: m.update("m-1", tags={"a"}),
+}
+
+
+def _client_refusal(call: Callable[[Any], Any]) -> tuple[ValidationError, list[httpx.Request]]:
+    """What ``call`` raised on a client whose server records every request it is sent."""
+    sent: list[httpx.Request] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(500, json={"code": "attestor_error", "message": "reached"})
+
+    client = MemoryClient("http://memory", "key", transport=httpx.MockTransport(server))
+    with client, pytest.raises(ValidationError) as refused:
+        call(client)
+    return refused.value, sent
+
+
+@pytest.mark.parametrize("call", list(CALLS))
+def test_the_client_refuses_unsent_what_the_library_refuses(call: str, mem: AgentMemory) -> None:
+    with pytest.raises(ValidationError):
+        CALLS[call](mem)
+    assert mem.count() == 0
+    _, sent = _client_refusal(CALLS[call])
+    assert sent == []
+
+
+def test_the_refusals_say_what_to_send() -> None:
+    error, _ = _client_refusal(CALLS["tags as a set"])
+    assert "set" in error.message and "list" in error.message, error.message
+    error, _ = _client_refusal(CALLS["a tuple key in metadata"])
+    assert "key" in error.message and "string" in error.message, error.message
+
+
+def test_lists_tuples_and_string_keys_still_travel(mem: AgentMemory) -> None:
+    bodies: list[bytes] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        bodies.append(request.content)
+        return httpx.Response(500, json={"code": "attestor_error", "message": "reached"})
+
+    client = MemoryClient("http://memory", "key", transport=httpx.MockTransport(server))
+    with client, pytest.raises(Exception, match="reached"):
+        client.add("Ann likes tea", tags=("b", "a"), metadata={"a": {"b": [1, (2, 3)]}})
+    assert b'"tags": ["b", "a"]' in bodies[0]
+    assert b'"metadata": {"a": {"b": [1, [2, 3]]}}' in bodies[0]
+    stored = mem.add("Ann likes tea", tags=("b", "a"), metadata={"a": {"b": [1, (2, 3)]}})
+    assert stored.tags == ("b", "a")
+    assert stored.metadata == {"a": {"b": [1, [2, 3]]}}
