@@ -9,12 +9,21 @@ refuses both with a ``ValidationError`` (a set has no order the stored bytes cou
 metadata key ``1``, ``True`` or ``None`` and stored it as ``"1"``, ``"true"``, ``"null"``
 (and ``{1: "a", "1": "b"}`` silently as ``{"1": "b"}``), against its own message. Now each
 is a ``ValidationError`` in both, and the client sends nothing.
+
+Metadata holding a value JSON has no type for (a datetime, a Decimal, a path, a UUID, any
+object) was sent as its text and stored, where ``AgentMemory`` refuses it ("metadata is not
+JSON-serialisable"): the client now runs the library's ``check_metadata`` on the metadata it
+sends (a call's own and each turn's) and refuses it the same way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import httpx
 import pytest
@@ -90,3 +99,33 @@ def test_lists_tuples_and_string_keys_still_travel(mem: AgentMemory) -> None:
     stored = mem.add("Ann likes tea", tags=("b", "a"), metadata={"a": {"b": [1, (2, 3)]}})
     assert stored.tags == ("b", "a")
     assert stored.metadata == {"a": {"b": [1, [2, 3]]}}
+
+
+# values JSON has no type for: ``codec.jsonable`` sent their text (an ISO time, "1.5", a
+# path, "<object object at 0x...>") and the server stored it; ``AgentMemory`` refuses them
+# in metadata ("metadata is not JSON-serialisable"), a turn's metadata too
+UNTYPED: dict[str, Callable[[Any], Any]] = {
+    "a time in metadata": lambda m: m.add(
+        "Ann likes tea", metadata={"at": datetime(2026, 1, 1, tzinfo=UTC)}
+    ),
+    "a decimal in metadata": lambda m: m.add("Ann likes tea", metadata={"n": Decimal("1.5")}),
+    "a path in metadata": lambda m: m.add("Ann likes tea", metadata={"p": [Path("/x")]}),
+    "an object in metadata": lambda m: m.add("Ann likes tea", metadata={"o": object()}),
+    "a uuid in a turn's metadata": lambda m: m.add_turns(
+        [{"speaker": "ann", "text": "hi", "metadata": {"u": UUID(int=1)}}]
+    ),
+    "a time in an ingested turn's metadata": lambda m: m.ingest_round(
+        {"user": "I like tea", "metadata": {"at": datetime(2026, 1, 1, tzinfo=UTC)}}
+    ),
+}
+
+
+@pytest.mark.parametrize("call", list(UNTYPED))
+def test_metadata_json_cannot_hold_is_refused_unsent(call: str, mem: AgentMemory) -> None:
+    with pytest.raises(ValidationError) as library:
+        UNTYPED[call](mem)
+    assert mem.count() == 0
+    error, sent = _client_refusal(UNTYPED[call])
+    assert sent == []
+    said = "metadata is not JSON-serialisable"
+    assert said in library.value.message and said in error.message, error.message

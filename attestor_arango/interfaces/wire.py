@@ -20,6 +20,7 @@ from attestor_arango.context import AgentContext
 from attestor_arango.errors import AttestorError, StoreError, ValidationError, shown
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.errors import error_from_payload
+from attestor_arango.validation import check_metadata
 
 HTTP = TypeVar("HTTP", httpx.Client, httpx.AsyncClient)
 
@@ -49,14 +50,19 @@ def _sendable(op: str, value: Any) -> Any:
     """``codec.jsonable(value)``; raises ``ValidationError`` for a value nested too deeply
     to convert (the conversion recurses), as the server would refuse it, not
     ``RecursionError``, for bytes (sent as the text "b'...'" before: stored as such), and
-    for what ``AgentMemory`` refuses that the conversion would make valid (``_unordered``)."""
+    for what ``AgentMemory`` refuses that the conversion would make valid (``_unordered``,
+    ``_metadata_checked``: read on ``value`` as given, after the conversion has refused
+    bytes and too deep a value in its own words)."""
     _unordered(op, value)
     try:
-        return codec.jsonable(value)
+        data = codec.jsonable(value)
     except RecursionError:
         raise _too_deep(op) from None
     except TypeError as exc:  # bytes: the library refuses them as text too
         raise ValidationError(f"{op}: {exc}") from None
+    if isinstance(value, Mapping):
+        _metadata_checked(value)
+    return data
 
 
 def _unordered(op: str, value: Any) -> None:
@@ -88,6 +94,18 @@ def _unordered(op: str, value: Any) -> None:
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
             seen.add(id(item))
             stack.extend(getattr(item, field.name) for field in dataclasses.fields(item))
+
+
+def _metadata_checked(sent: Mapping[str, Any]) -> None:
+    """Runs the library's ``check_metadata`` on the metadata a call sends (its own, or each
+    turn's: ``add_turns``' ``turns``, ``ingest_round``'s ``turn``), so a value JSON has no
+    type for (a datetime, a Decimal, a path, any object) is refused as ``AgentMemory``
+    refuses it, where ``codec.jsonable`` sent its text and the server stored that."""
+    turns = sent.get("turns")
+    given = [sent, sent.get("turn"), *(turns if isinstance(turns, list | tuple) else ())]
+    for holder in given:
+        if isinstance(holder, Mapping) and holder.get("metadata") is not None:
+            check_metadata(holder["metadata"])
 
 
 def _too_deep(op: str) -> ValidationError:
