@@ -13,14 +13,17 @@ is a ``ValidationError`` in both, and the client sends nothing.
 Metadata holding a value JSON has no type for (a datetime, a Decimal, a path, a UUID, any
 object) was sent as its text and stored, where ``AgentMemory`` refuses it ("metadata is not
 JSON-serialisable"): the client now runs the library's ``check_metadata`` on the metadata it
-sends (a call's own and each turn's) and refuses it the same way.
+sends (a call's own and each turn's), and refuses a value of no JSON type anywhere in an
+argument (an entity ``Path("/x")``, content ``Decimal("1.5")``, an ``as_of`` date, an enum, a
+UUID tag), which it sent as its ``str()`` and the server took.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
+from enum import Enum
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -127,5 +130,37 @@ def test_metadata_json_cannot_hold_is_refused_unsent(call: str, mem: AgentMemory
     assert mem.count() == 0
     error, sent = _client_refusal(UNTYPED[call])
     assert sent == []
-    said = "metadata is not JSON-serialisable"
-    assert said in library.value.message and said in error.message, error.message
+    assert "metadata is not JSON-serialisable" in library.value.message
+    assert "JSON" in error.message, error.message
+
+
+class _Colour(Enum):
+    RED = "red"
+
+
+# a value of no JSON type as an argument: ``codec.jsonable`` sent its ``str()`` (or a numpy
+# integer's ``item()``), which the server took (an entity "/x", content "1.5", as_of
+# "2026-01-01"); ``AgentMemory`` refuses each with a ``ValidationError``
+ARGUMENTS: dict[str, Callable[[Any], Any]] = {
+    "content as a Decimal": lambda m: m.add(Decimal("1.5")),
+    "entity as a path": lambda m: m.add("Ann likes tea", entity=Path("/x")),
+    "a category as an enum": lambda m: m.add("Ann likes tea", category=_Colour.RED),
+    "a tag as a UUID": lambda m: m.add("Ann likes tea", tags=[UUID(int=1)]),
+    "as_of as a date": lambda m: m.list(as_of=date(2026, 1, 1)),
+    "a window end as a date": lambda m: m.recall(
+        "tea", time_window=("2026-01-01T00:00:00Z", date(2026, 1, 2))
+    ),
+    "a query as an object": lambda m: m.search(object()),
+    "a timeline entity as a path": lambda m: m.timeline(Path("ann")),
+    "a turn's speaker as a path": lambda m: m.add_turns([{"speaker": Path("ann"), "text": "hi"}]),
+}
+
+
+@pytest.mark.parametrize("call", list(ARGUMENTS))
+def test_an_argument_json_has_no_type_for_is_refused_unsent(call: str, mem: AgentMemory) -> None:
+    with pytest.raises(ValidationError):
+        ARGUMENTS[call](mem)
+    assert mem.count() == 0
+    error, sent = _client_refusal(ARGUMENTS[call])
+    assert sent == []
+    assert "JSON" in error.message, error.message

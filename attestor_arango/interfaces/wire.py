@@ -11,10 +11,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
+from pydantic import BaseModel
 
 from attestor_arango.context import AgentContext
 from attestor_arango.errors import AttestorError, StoreError, ValidationError, shown
@@ -50,10 +52,10 @@ def _sendable(op: str, value: Any) -> Any:
     """``codec.jsonable(value)``; raises ``ValidationError`` for a value nested too deeply
     to convert (the conversion recurses), as the server would refuse it, not
     ``RecursionError``, for bytes (sent as the text "b'...'" before: stored as such), and
-    for what ``AgentMemory`` refuses that the conversion would make valid (``_unordered``,
+    for what ``AgentMemory`` refuses that the conversion would make valid (``_unlike_library``,
     ``_metadata_checked``: read on ``value`` as given, after the conversion has refused
     bytes and too deep a value in its own words)."""
-    _unordered(op, value)
+    _unlike_library(op, value)
     try:
         data = codec.jsonable(value)
     except RecursionError:
@@ -65,12 +67,21 @@ def _sendable(op: str, value: Any) -> Any:
     return data
 
 
-def _unordered(op: str, value: Any) -> None:
-    """Raises ``ValidationError`` for a set or frozenset anywhere in ``value`` and for a
-    mapping key that is not a string, as ``AgentMemory`` does (a set has no order the
-    stored bytes could keep; a key ``1`` or ``(1, 2)`` is no JSON key the caller wrote),
-    where ``codec.jsonable`` would send a sorted list and the key's ``str()``. Walked
-    without recursion, each container once (a shared one is not walked again)."""
+# what a call's arguments may hold as they are given: JSON's own values, a time (the
+# library reads an aware datetime where it takes a time), bytes (refused by
+# ``codec.jsonable`` in its own words), and containers and models walked through
+_LEAVES = (str, int, float, bool, type(None), datetime, bytes, bytearray, memoryview)
+
+
+def _unlike_library(op: str, value: Any) -> None:
+    """Raises ``ValidationError`` for what ``AgentMemory`` refuses and ``codec.jsonable``
+    would make valid: a set or frozenset anywhere (a set has no order the stored bytes
+    could keep; it became a sorted list), a mapping key that is not a string (it became
+    its ``str()``), and a value of no JSON type (a path, a Decimal, a UUID, a date, an
+    enum, a numpy integer, any object: it became its ``str()`` or ``item()``, so an entity
+    "/x" or an as_of "2026-01-01" reached the server). Walked without recursion, each
+    container once (a shared one is not walked again); a pydantic model (a
+    ``ConversationTurn``) was checked by the library when it was made."""
     stack, seen = [value], set()
     while stack:
         item = stack.pop()
@@ -78,7 +89,7 @@ def _unordered(op: str, value: Any) -> None:
             raise ValidationError(
                 f"{op}: a {type(item).__name__} has no order to store; send a list"
             )
-        if id(item) in seen:
+        if isinstance(item, _LEAVES) or id(item) in seen:  # a str or int enum is text or a number
             continue
         if isinstance(item, Mapping):
             seen.add(id(item))
@@ -94,6 +105,11 @@ def _unordered(op: str, value: Any) -> None:
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
             seen.add(id(item))
             stack.extend(getattr(item, field.name) for field in dataclasses.fields(item))
+        elif not isinstance(item, BaseModel):
+            raise ValidationError(
+                f"{op}: a {type(item).__name__} ({shown(item)}) is no JSON value; send "
+                "text, a number, a boolean or an aware datetime"
+            )
 
 
 def _metadata_checked(sent: Mapping[str, Any]) -> None:
