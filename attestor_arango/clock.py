@@ -101,12 +101,36 @@ _MAX_EPOCH_S = 1e12  # epoch seconds far beyond both ends of the years 1-9999
 def parse_time(value: datetime | str | int | float, *, field: str = "time") -> int:
     """Accepts an aware datetime, an ISO-8601 string with an offset, or epoch seconds,
     between the years 1 and 9999 (the open-interval sentinel itself is not a time)."""
+    return in_range(_parse_time(value, field), value, field)
+
+
+def parse_past(value: datetime | str | int | float, now: int, *, field: str) -> int:
+    """``parse_time`` for a time that must have happened (``as_of``): one after ``now`` is
+    refused as the future before its range is checked, so the last second of 9999 (the
+    open end, ``OPEN``) or a year past 9999 reads as the future it is, as the second
+    before does. Raises ``ValidationError``."""
     us = _parse_time(value, field)
-    if not MIN_US <= us < OPEN:
+    if us > now:
         raise ValidationError(
-            f"{field}: {shown(value)} is outside the years 1-9999; pass a real timestamp",
+            f"{field} is in the future; the past can be replayed, the future not yet"
         )
-    return us
+    return in_range(us, value, field)
+
+
+def in_range(us: int, value: object, field: str) -> int:
+    """``us`` when it lies in the years 1-9999 before ``OPEN``; raises ``ValidationError``
+    saying which bound it passed (the last second of 9999 is the mark of an open end: a
+    year the caller wrote is not "outside the years 1-9999")."""
+    if MIN_US <= us < OPEN:
+        return us
+    if OPEN <= us < OPEN + 1_000_000:
+        raise ValidationError(
+            f"{field}: {shown(value)} is the last second of the year 9999, which the store "
+            "keeps to mean no end; pass an earlier timestamp (an open end is no time at all)",
+        )
+    raise ValidationError(
+        f"{field}: {shown(value)} is outside the years 1-9999; pass a real timestamp",
+    )
 
 
 # a plain number as text: ASCII digits, an optional '-' and fraction (``\d`` would also take

@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from attestor_arango.errors import ValidationError
-from attestor_arango.validation import flag_from_text, int_from_text, json_or_error
+from attestor_arango.jsontext import json_or_error
+from attestor_arango.validation import flag_from_text, int_from_text
 
 DB_FILENAME = "memory.db"
 # the files beside the database named by its name and one of these (Config.store_files)
@@ -356,7 +357,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
     def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
         """A float, refusing ``.nan``, ``.inf`` and one too large for 64 bits (``1.0e+999``),
-        as JSON input is (``validation.load_json``): no setting or stored value means one."""
+        as JSON input is (``jsontext.load_json``): no setting or stored value means one."""
         value: float = super().construct_yaml_float(node)
         if not math.isfinite(value):
             raise yaml.constructor.ConstructorError(
@@ -374,7 +375,7 @@ _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.con
 def load_yaml(text: str, what: str = "the document") -> Any:
     """YAML (or JSON) text as data with ``yaml.safe_load``'s types, refusing a repeated key.
 
-    JSON is read as JSON (``validation.load_json``): YAML 1.1 reads a number such as
+    JSON is read as JSON (``jsontext.load_json``): YAML 1.1 reads a number such as
     ``1e-05`` or ``1e+20`` (how JSON writers print floats, an export among them) as text,
     so an export read back as YAML changed its numbers. Text that opens like JSON but is
     not (YAML's flow style, ``{a: 1}``) is read as YAML. Raises ``yaml.YAMLError`` as

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import unicodedata
@@ -13,6 +12,7 @@ from typing import Any
 
 from attestor_arango.clock import DECIMAL_TEXT, parse_time
 from attestor_arango.errors import ValidationError, shown
+from attestor_arango.jsontext import finite_number
 from attestor_arango.text.blank import invisible
 
 MAX_LABEL = 256
@@ -220,7 +220,8 @@ def check_confidence(value: object) -> float:
 def check_metadata(value: object) -> dict[str, Any]:
     """Metadata as JSON gives it back: at most ``MAX_METADATA_DEPTH`` levels and
     ``MAX_METADATA_BYTES`` of UTF-8 JSON, valid text only (no lone surrogate), integers
-    within signed 64 bits (``_check_tree``). Raises ``ValidationError`` otherwise."""
+    within signed 64 bits, string keys (``_check_tree``). Raises ``ValidationError``
+    otherwise."""
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -273,6 +274,13 @@ def _check_tree(value: object, limit: int, what: str) -> None:
         elif isinstance(item, dict | list | tuple):
             if depth > limit:
                 raise ValidationError(f"{what} nests deeper than {limit} levels; flatten it")
+            if isinstance(item, dict) and not all(isinstance(key, str) for key in item):
+                # JSON would write 1, True and None as "1", "true", "null" (and drop one
+                # of {1: a, "1": b}): a key the caller did not write
+                key = next(key for key in item if not isinstance(key, str))
+                raise ValidationError(
+                    f"{what} keys must be strings, not {type(key).__name__} ({shown(key)})"
+                )
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
 
@@ -351,7 +359,7 @@ def number_from_text(text: str, what: str) -> int | float:
         raise ValidationError(
             f"{what} must be a number in plain digits (e.g. 2 or 0.5), got {text!r:.60}"
         )
-    return int_from_text(text, what) if "." not in text else _finite(text, what)
+    return int_from_text(text, what) if "." not in text else finite_number(text, what)
 
 
 # the words pydantic reads as booleans in a config file, so a variable or a header and a
@@ -380,71 +388,3 @@ def flag_from_text(text: str | None, what: str) -> bool:
     if word in TRUE_WORDS:
         return True
     raise ValidationError(f"{what} must be true or false (1/0, yes/no, on/off), got {text!r:.40}")
-
-
-def load_json(text: str | bytes, what: str) -> Any:
-    """``text`` read as JSON, refusing an object that gives a key twice.
-
-    Python's reader (like most) keeps the last of two equal keys silently, so
-    ``{"limit": 1, "limit": 1000}`` would be read as whichever value a reader keeps: a
-    request whose meaning depends on the parser. Python's reader also takes ``NaN``,
-    ``Infinity`` and ``-Infinity``, which are not JSON, and reads ``1e999`` as infinity;
-    neither is a number any store, ranking or other reader agrees on, so both are refused
-    here. Raises ``ValidationError`` naming ``what`` for a repeated key, such a literal or
-    number, text that is not JSON (or not UTF-8), nesting too deep for the reader, or an
-    integer too long to read.
-    """
-    try:
-        return json_or_error(text, what)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"{what} is not valid JSON: {exc}") from None
-
-
-def json_or_error(text: str | bytes, what: str) -> Any:
-    """``load_json``'s reading, except that text that is not JSON raises the reader's own
-    ``json.JSONDecodeError`` (``UnicodeDecodeError`` for bytes that are not UTF-8): for a
-    reader of YAML or JSON (``config.load_yaml``), which reads such text as YAML."""
-    try:
-        return json.loads(
-            text,
-            object_pairs_hook=lambda pairs: _unique_keys(pairs, what),
-            parse_constant=lambda literal: _not_a_number(literal, what),
-            parse_float=lambda literal: _finite(literal, what),
-        )
-    except (ValidationError, json.JSONDecodeError, UnicodeDecodeError):
-        raise
-    except (ValueError, RecursionError):  # an integer of >4300 digits, deep nesting
-        raise ValidationError(
-            f"{what} nests too deeply or holds a number too long to read"
-        ) from None
-
-
-def _unique_keys(pairs: list[tuple[str, Any]], what: str) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in found:
-            shown = key if len(key) <= 64 else key[:64] + "..."
-            raise ValidationError(
-                f"{what} gives the key {shown!r} twice; send each key once", key=shown
-            )
-        found[key] = value
-    return found
-
-
-def _not_a_number(literal: str, what: str) -> float:
-    raise ValidationError(
-        f"{what} holds {literal}, which JSON does not allow (its numbers are finite); send a "
-        "number or null",
-        literal=literal,
-    )
-
-
-def _finite(literal: str, what: str) -> float:
-    value = float(literal)
-    if not math.isfinite(value):
-        shown = literal if len(literal) <= 40 else literal[:40] + "..."
-        raise ValidationError(
-            f"{what} holds the number {shown}, too large for a 64-bit float; send a finite number",
-            literal=shown,
-        )
-    return value

@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ids",
             "config",
             "validation",
+            "jsontext",
             "memo",
             "version",
             "lazy",

@@ -5,7 +5,7 @@ PyYAML's ``safe_load`` keeps the last of two equal keys, so a retention policy
 ``content`` twice imported the second, and a config file whose ``backend`` appeared twice
 ran the one a reviewer may not have read. Every document we read (config, API keys,
 retention policies, import files: ``config.load_yaml``; inline JSON keys in
-``$ATTESTOR_API_KEYS``: ``validation.load_json``) now refuses a repeated key, naming it;
+``$ATTESTOR_API_KEYS``: ``jsontext.load_json``) now refuses a repeated key, naming it;
 nothing is stored. YAML merge keys (``<<``) still let a mapping override
 what it merges.
 """

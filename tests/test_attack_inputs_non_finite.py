@@ -4,7 +4,7 @@ Python's JSON reader takes ``NaN``, ``Infinity`` and ``-Infinity``, which are no
 and reads ``1e999`` as infinity. A request holding one reached the argument checks as a
 float no store, ranking or other JSON reader agrees on, and was refused (if at all) by
 whichever check it met, with a message about something else ("confidence nan is outside
-[0, 1]"). ``validation.load_json`` now refuses such a literal while it parses, naming it,
+[0, 1]"). ``jsontext.load_json`` now refuses such a literal while it parses, naming it,
 and every reader of outside JSON goes through it: a REST body (422 ``invalid_input``),
 the CLI's ``--metadata`` and hook events, an MCP line over stdio or HTTP, a list cursor;
 YAML documents (config, keys, policies, import files) refuse ``.nan``, ``.inf`` and a
@@ -32,7 +32,7 @@ from attestor_arango.interfaces.api.app import create_app
 from attestor_arango.interfaces.cli.hooks import last_exchange, run_hook
 from attestor_arango.interfaces.mcp_http import create_mcp_app
 from attestor_arango.interfaces.mcp_stdio import screen
-from attestor_arango.validation import load_json
+from attestor_arango.jsontext import load_json
 
 LITERALS = ["NaN", "Infinity", "-Infinity", "1e999", "-1e400"]
 BODIES = {

@@ -6,7 +6,7 @@ writers print small and large floats) as text: an export imported into another t
 stored ``"1e-05"`` where the exported memory held the number 1e-05, so a round trip
 changed the data. A file nested deeper than the reader's recursion (an import, a policy,
 a key or a config file) ended the CLI with a traceback. A document that is JSON is now
-read as JSON (``validation.load_json``, as ``$ATTESTOR_API_KEYS`` already was), YAML's
+read as JSON (``jsontext.load_json``, as ``$ATTESTOR_API_KEYS`` already was), YAML's
 flow style still as YAML, and nesting too deep for either is a typed error.
 """
 

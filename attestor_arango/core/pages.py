@@ -23,8 +23,8 @@ from attestor_arango.context import AgentContext
 from attestor_arango.core.reads import Listing, count_matching, list_matching
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import ValidationError
+from attestor_arango.jsontext import load_json
 from attestor_arango.models import MemoryPage
-from attestor_arango.validation import load_json
 
 _VERSION = 1
 
@@ -80,13 +80,14 @@ def list_page(
     a digest of the filters and the caller's scope. Raises ``ValidationError`` for a damaged
     cursor or one made for other filters or another scope, and what ``list_matching`` raises.
     """
+    if cursor is None:  # first: an as_of ahead of now is refused as the future
+        # (``Runtime.view``), the last second of 9999 too, which the filters call the open end
+        offset, at_us = 0, rt.view(listing.as_of).as_of
     # whose listing it is counts as a filter: another scope's cursor is a foreign one
     digest = filter_digest(
         {**listing.arguments(ctx.namespace), "@scope": [ctx.tenant, ctx.namespace]}
     )
-    if cursor is None:
-        offset, at_us = 0, rt.view(listing.as_of).as_of
-    else:
+    if cursor is not None:
         offset, at_us = decode_cursor(cursor, digest)
     at = from_us(at_us)
     pinned = replace(listing, as_of=at)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, NoReturn, Protocol, TypeVar, overload
 
-from attestor_arango.clock import Clock, SystemClock, TickClock, parse_time
+from attestor_arango.clock import Clock, SystemClock, TickClock, parse_past
 from attestor_arango.config import Config, load_config
 from attestor_arango.context import AgentContext
 from attestor_arango.core.signing import Signer
@@ -53,14 +53,7 @@ class Runtime:
         Returns once the store holds every write of a time at or before it (``settle``: a
         write another process has open is waited for), so a read at it is final."""
         now = self.clock.now_us()
-        if as_of is None:
-            at = now
-        else:
-            at = parse_time(as_of, field="as_of")
-            if at > now:
-                raise ValidationError(
-                    "as_of is in the future; the past can be replayed, the future not yet",
-                )
+        at = now if as_of is None else parse_past(as_of, now, field="as_of")
         view = TemporalView(
             as_of=at, window=check_window(time_window), include_closed=include_closed
         )

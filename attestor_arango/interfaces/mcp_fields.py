@@ -16,7 +16,9 @@ from pydantic import Field
 from attestor_arango.scope import NAME_RE
 from attestor_arango.validation import MAX_LABEL, MAX_TAGS
 
-ISO = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$"
+# a timestamp with a zone, or a bare date (its UTC midnight, as ``clock.parse_time``, REST and
+# the CLI read it, and as Attestor's README writes a window: ("2026-02-01", "2026-04-01"))
+ISO = r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2}))?$"
 NAME_PATTERN = NAME_RE.pattern
 
 Query = Annotated[
@@ -40,7 +42,8 @@ Timestamp = Annotated[
     str,
     Field(
         pattern=ISO,
-        description="ISO-8601 timestamp with a time zone, e.g. 2026-03-01T00:00:00Z.",
+        description="ISO-8601 timestamp with a time zone, e.g. 2026-03-01T00:00:00Z, "
+        "or a date (its midnight UTC), e.g. 2026-03-01.",
     ),
 ]
 AsOf = Annotated[

@@ -25,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
 from attestor_arango.errors import ValidationError
-from attestor_arango.validation import load_json
+from attestor_arango.jsontext import load_json
 
 MAX_DEPTH = 64  # nesting a request may have; tool arguments are flat or nearly so
 

@@ -8,16 +8,21 @@ server raised) is here, once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
+from pydantic import BaseModel
 
 from attestor_arango.context import AgentContext
-from attestor_arango.errors import AttestorError, StoreError, ValidationError
+from attestor_arango.errors import AttestorError, StoreError, ValidationError, shown
 from attestor_arango.interfaces.api import codec, spec
 from attestor_arango.interfaces.api.errors import error_from_payload
+from attestor_arango.validation import check_metadata
 
 HTTP = TypeVar("HTTP", httpx.Client, httpx.AsyncClient)
 
@@ -46,13 +51,77 @@ def context_headers(ctx: AgentContext | None) -> dict[str, str]:
 def _sendable(op: str, value: Any) -> Any:
     """``codec.jsonable(value)``; raises ``ValidationError`` for a value nested too deeply
     to convert (the conversion recurses), as the server would refuse it, not
-    ``RecursionError``, and for bytes (sent as the text "b'...'" before: stored as such)."""
+    ``RecursionError``, for bytes (sent as the text "b'...'" before: stored as such), and
+    for what ``AgentMemory`` refuses that the conversion would make valid (``_unlike_library``,
+    ``_metadata_checked``: read on ``value`` as given, after the conversion has refused
+    bytes and too deep a value in its own words)."""
+    _unlike_library(op, value)
     try:
-        return codec.jsonable(value)
+        data = codec.jsonable(value)
     except RecursionError:
         raise _too_deep(op) from None
     except TypeError as exc:  # bytes: the library refuses them as text too
         raise ValidationError(f"{op}: {exc}") from None
+    if isinstance(value, Mapping):
+        _metadata_checked(value)
+    return data
+
+
+# what a call's arguments may hold as they are given: JSON's own values, a time (the
+# library reads an aware datetime where it takes a time), bytes (refused by
+# ``codec.jsonable`` in its own words), and containers and models walked through
+_LEAVES = (str, int, float, bool, type(None), datetime, bytes, bytearray, memoryview)
+
+
+def _unlike_library(op: str, value: Any) -> None:
+    """Raises ``ValidationError`` for what ``AgentMemory`` refuses and ``codec.jsonable``
+    would make valid: a set or frozenset anywhere (a set has no order the stored bytes
+    could keep; it became a sorted list), a mapping key that is not a string (it became
+    its ``str()``), and a value of no JSON type (a path, a Decimal, a UUID, a date, an
+    enum, a numpy integer, any object: it became its ``str()`` or ``item()``, so an entity
+    "/x" or an as_of "2026-01-01" reached the server). Walked without recursion, each
+    container once (a shared one is not walked again); a pydantic model (a
+    ``ConversationTurn``) was checked by the library when it was made."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, set | frozenset):
+            raise ValidationError(
+                f"{op}: a {type(item).__name__} has no order to store; send a list"
+            )
+        if isinstance(item, _LEAVES) or id(item) in seen:  # a str or int enum is text or a number
+            continue
+        if isinstance(item, Mapping):
+            seen.add(id(item))
+            for key in item:
+                if not isinstance(key, str):
+                    raise ValidationError(
+                        f"{op}: keys must be strings, not {type(key).__name__} ({shown(key)})"
+                    )
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            seen.add(id(item))
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            seen.add(id(item))
+            stack.extend(getattr(item, field.name) for field in dataclasses.fields(item))
+        elif not isinstance(item, BaseModel):
+            raise ValidationError(
+                f"{op}: a {type(item).__name__} ({shown(item)}) is no JSON value; send "
+                "text, a number, a boolean or an aware datetime"
+            )
+
+
+def _metadata_checked(sent: Mapping[str, Any]) -> None:
+    """Runs the library's ``check_metadata`` on the metadata a call sends (its own, or each
+    turn's: ``add_turns``' ``turns``, ``ingest_round``'s ``turn``), so a value JSON has no
+    type for (a datetime, a Decimal, a path, any object) is refused as ``AgentMemory``
+    refuses it, where ``codec.jsonable`` sent its text and the server stored that."""
+    turns = sent.get("turns")
+    given = [sent, sent.get("turn"), *(turns if isinstance(turns, list | tuple) else ())]
+    for holder in given:
+        if isinstance(holder, Mapping) and holder.get("metadata") is not None:
+            check_metadata(holder["metadata"])
 
 
 def _too_deep(op: str) -> ValidationError:

@@ -44,7 +44,7 @@ from attestor_arango.interfaces.api.loopback import JSON_MEDIA, LoopbackOnly, me
 from attestor_arango.interfaces.api.metrics import Observer, RequestMetrics, metrics_endpoint
 from attestor_arango.interfaces.api.openapi import build_openapi
 from attestor_arango.interfaces.ui import mount_ui
-from attestor_arango.validation import load_json
+from attestor_arango.jsontext import load_json
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory

@@ -31,8 +31,9 @@ from attestor_arango.context import (
 from attestor_arango.errors import AccessDenied, QuotaExceededError, ValidationError
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.errors import AuthenticationError
+from attestor_arango.jsontext import load_json
 from attestor_arango.scope import check_name, chosen_namespace
-from attestor_arango.validation import flag_from_text, int_from_text, load_json, model_problems
+from attestor_arango.validation import flag_from_text, int_from_text, model_problems
 
 ANY = ANY_AGENT
 KEYS_ENV = API_KEYS_ENV

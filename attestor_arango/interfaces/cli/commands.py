@@ -24,8 +24,8 @@ from attestor_arango.errors import ConflictError, ValidationError
 from attestor_arango.governance.export_files import ledger_path, record_export
 from attestor_arango.interfaces.cli import output as out
 from attestor_arango.interfaces.cli.parsing import anchor_arg, number_arg, time_arg, whole_number
+from attestor_arango.jsontext import load_json
 from attestor_arango.scope import Scope, check_name
-from attestor_arango.validation import load_json
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory

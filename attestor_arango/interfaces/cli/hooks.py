@@ -33,7 +33,8 @@ from attestor_arango.context import AgentContext, Permission
 from attestor_arango.errors import AttestorError, ValidationError, without_credentials
 from attestor_arango.governance.access import require
 from attestor_arango.ingest.model import Turn
-from attestor_arango.validation import MAX_LABEL, check_plain, label_form, load_json
+from attestor_arango.jsontext import load_json
+from attestor_arango.validation import MAX_LABEL, check_plain, label_form
 
 if TYPE_CHECKING:
     from attestor_arango.memory import AgentMemory
