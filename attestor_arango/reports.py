@@ -113,7 +113,8 @@ class PurgeReport:
     # outlive the erasure and confirm an exact guess of an erased text; None: not counted
     legacy_digest_entries: int | None = None
     # what the purge left on purpose: the operator's configuration of the tenant (its daily
-    # quota), not the subject's data; its values are in the kept chain (``quota_set``)
+    # quota), not the subject's data; its values are in the kept chain (``quota_set``); and
+    # the audit chain, its entries and the namespaces and agent ids they name verbatim
     kept: dict[str, Any] = field(default_factory=dict)
     # ids of the rows held after the purge that were written after it began (the tenant's
     # audit entries after ``purge_attempted``): writes that landed while it ran

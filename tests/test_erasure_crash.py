@@ -186,6 +186,11 @@ def test_a_second_store_on_the_file_forgets_the_purged_tenant_at_its_next_read(
         writer.add(f"the other tenant's note {i}", context=OTHER)
     writer.close()  # the index files written
     a, b = _memory(db), _memory(db)
+    # B stands for another process: a store of this process on the file would be told to
+    # drop its caches by the purge itself (tests/test_attack_s29_second_store_in_process.py)
+    from attestor_arango.store.embedded import store as embedded_store
+
+    embedded_store._OPEN.pop(id(b.store))
     for mem in (a, b):
         assert mem.recall(f"where does {word} live", context=SUBJECT).results
         assert mem.get(ids[0], context=SUBJECT).content.startswith(word)

@@ -128,7 +128,7 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
     assert report.removed["memories"] == 5 and report.removed["episodes"] == 1
     assert report.removed["vectors"] == 5 and report.removed["relations"] == 1
     assert report.removed["write_counts"] == 1 and "quotas" not in report.removed
-    assert report.kept == {"quota": {"daily_writes": 1000}}  # the operator's limit stays
+    assert report.kept["quota"] == {"daily_writes": 1000}  # the operator's limit stays
     assert report.remaining is not None and not any(report.remaining.values())
     # every table: only the audit chain still names the tenant, and never its content
     with sqlite3.connect(str(path)) as conn:

@@ -47,7 +47,10 @@ GENESIS = "0" * 64
 MAX_TOKEN = 128  # longest string kept verbatim (ids, action names, enum values)
 MAX_DEPTH = 6  # nesting kept; deeper values are hashed
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+/=-]*")
-# keys whose string values are free text or identify a person: always hashed
+# keys whose string values are free text or identify a person: always hashed. A retention
+# ``policy`` (its name in a run's summary, the policy as configured in an archive or delete
+# entry) and a ``category`` are labels a tenant writes in its subject's words
+# ("diagnosis_hiv"): kept verbatim they outlived the purge (session 29)
 CONTENT_KEYS = frozenset(
     {
         "content",
@@ -69,6 +72,8 @@ CONTENT_KEYS = frozenset(
         "flagged_for_review",
         "metadata",
         "tags",
+        "policy",
+        "category",
     }
 )
 

@@ -107,20 +107,31 @@ def iter_chain(store: AuditStore, tenant: str, page: int = PAGE) -> Iterator[Aud
 class ChainExposure:
     """What a tenant's audit chain holds that an erasure cannot reach: entries with unkeyed
     digests written before salts (schema 8; ``core.audit.row_text_digests``), which confirm an
-    exact guess of an erased text, and ``export`` entries, copies taken outside the store."""
+    exact guess of an erased text, and ``export`` entries, copies taken outside the store;
+    and what the chain keeps by design, verbatim: how many entries, and how many distinct
+    namespaces and agent ids (the scope of each entry, its legal record) they name."""
 
     legacy_digest_entries: int
     exports: int
+    entries: int = 0
+    namespaces: int = 0
+    agent_ids: int = 0
 
 
 def chain_exposure(store: AuditStore, tenant: str) -> ChainExposure:
     """One walk of the tenant's chain, counting what ``ChainExposure`` names; the purge
     reports it and ``doctor`` warns of the first. Raises what the store's reads raise."""
-    held = exports = 0
+    held = exports = entries = 0
+    namespaces: set[str] = set()
+    agents: set[str] = set()
     for entry in iter_chain(store, tenant):
+        entries += 1
         held += 1 if row_text_digests(entry.action, entry.details) else 0
         exports += entry.action == "export"
-    return ChainExposure(held, exports)
+        namespace, parent = entry.details.get("namespace"), entry.details.get("parent_agent_id")
+        namespaces.update([namespace] if isinstance(namespace, str) else [])
+        agents.update([entry.agent_id, *([parent] if isinstance(parent, str) else [])])
+    return ChainExposure(held, exports, entries, len(namespaces), len(agents))
 
 
 def verify_chain(

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from attestor_arango.clock import OPEN, check_not_ahead, iso, to_us
+from attestor_arango.clock import OPEN, check_not_ahead, iso, parse_time, to_us
 from attestor_arango.context import AgentContext, AgentRole, check_agent_text
 from attestor_arango.core.audit import Auditor, token
 from attestor_arango.core.paging import all_episodes, all_memories
@@ -143,15 +143,19 @@ def _rows(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _source_text(value: object, what: str) -> str | None:
+def _source_text(value: object, what: str, time: bool = False) -> str | None:
     """A field the import's audit entry keeps about its source: None, or text of at most
     ``MAX_LABEL`` characters (an edited export could put any JSON there, and the audit
-    chain cannot be edited afterwards). Raises ``ValidationError`` otherwise."""
+    chain cannot be edited afterwards), with ``time`` a time: kept verbatim, a word there
+    outlived the purge of the tenant. Raises ``ValidationError`` otherwise."""
     if value is None:
         return None
     if not isinstance(value, str) or len(value) > MAX_LABEL:
         raise ValidationError(f"export {what} must be text of at most {MAX_LABEL} characters")
-    return check_text(value, f"export {what}")
+    text = check_text(value, f"export {what}")
+    if time:
+        parse_time(text, field=f"export {what}")  # raises ValidationError
+    return text
 
 
 def parse_export(data: object, tenant: str) -> dict[str, Any]:
@@ -193,7 +197,7 @@ def parse_export(data: object, tenant: str) -> dict[str, Any]:
     last = audit[-1].get("hash") if audit and isinstance(audit[-1], dict) else None
     parsed["source"] = {  # kept in the import's audit entry: short text only
         "tenant": _source_text(source_tenant(data), "tenant"),
-        "exported_at": _source_text(data.get("exported_at"), "exported_at"),
+        "exported_at": _source_text(data.get("exported_at"), "exported_at", time=True),
         "audit_entries": len(audit),
         "audit_last_hash": _source_text(last, "the last audit entry's hash"),
     }

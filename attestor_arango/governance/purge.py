@@ -36,10 +36,13 @@ after the erasure. The day's write counters are the subject's activity and are e
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
-(core/audit.py enforces that for every entry). The reason is kept as an ``hmac1:``
-digest keyed by a random key made for this purge and stored nowhere: the report hands
-it to the caller (``PurgeReport.reason_key``), who alone can later prove what the reason
-was; a guessed reason (one naming the subject) cannot be confirmed from the chain.
+(core/audit.py enforces that for every entry); the ids include the tenant, the namespaces
+and the agent ids each entry was made in and by, verbatim, and the report says so
+(``kept["audit_chain"]``: the entries and how many namespaces and agent ids). The reason
+is kept as an ``hmac1:`` digest keyed by a random key made for this purge and stored
+nowhere: the report hands it to the caller (``PurgeReport.reason_key``), who alone can
+later prove what the reason was; a guessed reason (one naming the subject) cannot be
+confirmed from the chain.
 Entries written before schema 8 (rows without salts) hold plain digests of the rows' texts
 that the chain cannot shed: the purge counts them (``legacy_digest_entries``) and warns
 that an exact guess of an erased text can still be confirmed against them
@@ -140,7 +143,10 @@ def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
     """What the tenant's audit chain says the purge cannot reach, as warnings: entries
     holding unkeyed digests (written before salts), which outlive the rows and confirm an
     exact guess of their words; and exports taken of the tenant, copies outside the store
-    that hold every word the purge erased (``export_user`` records each one)."""
+    that hold every word the purge erased (``export_user`` records each one). And what the
+    chain keeps by design (``kept["audit_chain"]``): its entries, and the namespaces and
+    agent ids they name verbatim, so a caller who made a person's name a namespace (a
+    LangGraph namespace of user ids) learns that the erasure leaves it in the record."""
     try:
         exposure = chain_exposure(rt.store, user)
     except Exception as exc:  # informative only: the erasure itself is not affected
@@ -148,6 +154,11 @@ def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
         return
     held, exports = exposure.legacy_digest_entries, exposure.exports
     report.legacy_digest_entries = held
+    report.kept["audit_chain"] = {  # by design, and said: the ids it names stay verbatim
+        "entries": exposure.entries,
+        "namespaces": exposure.namespaces,
+        "agent_ids": exposure.agent_ids,
+    }
     if held:
         report.warnings.append(
             f"{held} audit entries of this tenant were written before salts (schema 8) and "

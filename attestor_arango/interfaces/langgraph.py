@@ -4,7 +4,10 @@ Install with the ``langgraph`` extra. How the store's operations map:
 
 - a namespace tuple ``("users", "alice")`` is the AgentMemory namespace
   ``<root>/users/alice`` of the context's tenant (``root`` defaults to the
-  context's namespace); labels are names (letters, digits, ``._:@-``), no ``/``;
+  context's namespace); labels are names (letters, digits, ``._:@-``), no ``/``.
+  A namespace is a scope identifier: the audit chain keeps it verbatim, also after
+  ``purge_user`` erased the tenant (its report's ``kept["audit_chain"]``), so use an
+  id there, not a person's name;
 - ``put(ns, key, value)`` is ``add``: the value's text is the memory's content, the
   value itself rides in ``metadata``, the key is the entity. Putting the same key
   again supersedes the previous version (it stays readable with ``as_of`` and in

@@ -16,7 +16,10 @@ the connection and the other components it needs, never the store:
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -24,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from attestor_arango.errors import ValidationError
+from attestor_arango.errors import StoreError, ValidationError
 from attestor_arango.models import AuditEntry, Entity, Episode, Memory, Relation
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.embedded.caches import TenantCaches
@@ -51,6 +54,10 @@ from attestor_arango.store.protocol import (
 # Rows each in-memory cache (vectors, text) may hold over all tenants of a store: at 100k
 # memories of 384 dimensions the vector cache takes ~190 MB and the text cache ~76 MB
 CACHE_ROWS = 2_000_000
+# every store open in this process, by its file: an erasure through one tells the others on
+# the same file to drop what they hold of it (``flush_erasure``), not only at their next read
+_OPEN: weakref.WeakValueDictionary[int, SQLiteStore] = weakref.WeakValueDictionary()
+_OPEN_LOCK = threading.Lock()
 
 
 class SQLiteStore(ScopeGuarded):
@@ -94,10 +101,16 @@ class SQLiteStore(ScopeGuarded):
         self.graph = EmbeddedGraph(self.db, self.caches)
         self.governance = EmbeddedGovernance(self.db, self.caches)
         self.governance.settle_interrupted()  # what a killed erasure left on disk
+        self._file = _file_key(path)
+        if self._file is not None:
+            with _OPEN_LOCK:
+                _OPEN[id(self)] = self
 
     # lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
         """Saves the indexes that changed since their files, then closes the connection."""
+        with _OPEN_LOCK:
+            _OPEN.pop(id(self), None)
         with self.db.lock:
             # the files are a cache: the next open rebuilds or catches up
             with contextlib.suppress(sqlite3.Error, OSError):
@@ -350,12 +363,42 @@ class SQLiteStore(ScopeGuarded):
         return self.governance.purge_collection(scope, collection)
 
     def flush_erasure(self, attempts: int = 10, wait_s: float = 0.2) -> int:
-        """Rewrites the file and empties the WAL after an erasure (governance.py); returns
-        the WAL frames left."""
-        return self.governance.flush_erasure(attempts, wait_s)
+        """Rewrites the file and empties the WAL after an erasure (governance.py), then has
+        every other store of this process open on the same file drop its caches, as its
+        next read would (an idle one held the erased rows' words for as long as it stayed
+        open); returns the WAL frames left."""
+        left = self.governance.flush_erasure(attempts, wait_s)
+        self._siblings_forget()
+        return left
+
+    def _siblings_forget(self) -> None:
+        """The other stores of this process on this file: their caches checked against the
+        file (``TenantCaches.refresh``: another connection committed, so all are dropped).
+        Each under its own lock, none held here: no two stores wait on each other."""
+        with _OPEN_LOCK:
+            others = [s for s in _OPEN.values() if s is not self and s._file == self._file]
+        for other in others:
+            with other.db.lock, contextlib.suppress(sqlite3.Error, StoreError):
+                # not closed meanwhile, and not inside its own transaction (this thread's):
+                # that one checks the file again at its next read
+                if id(other) in _OPEN and not other.db.in_transaction:
+                    other.caches.refresh()
 
     def tenant_residue(self, scope: Scope) -> dict[str, int]:
         return self.governance.tenant_residue(scope)
 
     def delete_memories(self, scope: Scope, ids: Sequence[str]) -> int:
         return self.governance.delete_memories(scope, ids)
+
+
+def _file_key(path: str | Path) -> tuple[int, int] | None:
+    """Which file a store is on, the same for every name of it (a symlink, a hard link, a
+    relative path); None for an in-memory database, which no other store shares."""
+    text = str(path)
+    if text == ":memory:" or text.startswith("file::memory:"):
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
