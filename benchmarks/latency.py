@@ -46,10 +46,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from latency_worker import limit_blas_threads  # its import works for code of either layout
 from rich.console import Console
 from rich.table import Table
 
-from attestor_arango.core.blas import limit_blas_threads
 from attestor_arango.embeddings import Embedder, HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]
