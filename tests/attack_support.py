@@ -4,11 +4,18 @@ stored state as bytes, so a refused request can be shown to have changed nothing
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
 
 from attestor_arango import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
+from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.api.auth import ApiKey, KeyRing, hash_key
+from attestor_arango.interfaces.client import MemoryClient
 from attestor_arango.memory import AgentMemory
 
 CTX = AgentContext(agent_id="orch", role="orchestrator", tenant="acme", namespace="inbox")
@@ -55,3 +62,21 @@ def stored(mem: AgentMemory, *, with_audit: bool = True) -> bytes:
         return "\n".join(out).encode("utf-8")
     finally:
         db.close()
+
+
+Refusal = tuple[ValidationError, list[httpx.Request]]  # the error raised, the requests sent
+
+
+def client_refusal(call: Callable[[MemoryClient], Any]) -> Refusal:
+    """What ``call`` raised on a ``MemoryClient`` whose server records every request it is
+    sent (and answers each with a 500): a refusal the client made itself leaves it empty."""
+    sent: list[httpx.Request] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(500, json={"code": "attestor_error", "message": "reached"})
+
+    client = MemoryClient("http://memory", "key", transport=httpx.MockTransport(server))
+    with client, pytest.raises(ValidationError) as refused:
+        call(client)
+    return refused.value, sent

@@ -16,11 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 
-from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.client import MemoryClient
+from tests.attack_support import client_refusal
 
 HUGE = 10**5000
 
@@ -56,29 +55,15 @@ BYTES: dict[str, Callable[[MemoryClient], Any]] = {
 }
 
 
-def _refused(call: Callable[[MemoryClient], Any]) -> tuple[ValidationError, list[httpx.Request]]:
-    """What ``call`` raised on a client whose server records every request it is sent."""
-    sent: list[httpx.Request] = []
-
-    def server(request: httpx.Request) -> httpx.Response:
-        sent.append(request)
-        return httpx.Response(500, json={"code": "attestor_error", "message": "reached"})
-
-    client = MemoryClient("http://memory", "key", transport=httpx.MockTransport(server))
-    with client, pytest.raises(ValidationError) as refused:
-        call(client)
-    return refused.value, sent
-
-
 @pytest.mark.parametrize("call", list(CALLS))
 def test_an_unsendable_argument_is_a_validation_error_and_sends_nothing(call: str) -> None:
-    error, sent = _refused(CALLS[call])
+    error, sent = client_refusal(CALLS[call])
     assert sent == []
     assert "NaN" not in error.message, error.message
 
 
 @pytest.mark.parametrize("call", list(BYTES))
 def test_bytes_are_refused_before_anything_is_sent(call: str) -> None:
-    error, sent = _refused(BYTES[call])
+    error, sent = client_refusal(BYTES[call])
     assert sent == []
     assert "bytes are not text" in error.message, error.message

@@ -34,6 +34,7 @@ import pytest
 from attestor_arango import AgentMemory
 from attestor_arango.errors import ValidationError
 from attestor_arango.interfaces.client import MemoryClient
+from tests.attack_support import client_refusal
 
 # every call here is refused by AgentMemory and must be refused, unsent, by the client
 CALLS: dict[str, Callable[[Any], Any]] = {
@@ -57,33 +58,19 @@ CALLS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def _client_refusal(call: Callable[[Any], Any]) -> tuple[ValidationError, list[httpx.Request]]:
-    """What ``call`` raised on a client whose server records every request it is sent."""
-    sent: list[httpx.Request] = []
-
-    def server(request: httpx.Request) -> httpx.Response:
-        sent.append(request)
-        return httpx.Response(500, json={"code": "attestor_error", "message": "reached"})
-
-    client = MemoryClient("http://memory", "key", transport=httpx.MockTransport(server))
-    with client, pytest.raises(ValidationError) as refused:
-        call(client)
-    return refused.value, sent
-
-
 @pytest.mark.parametrize("call", list(CALLS))
 def test_the_client_refuses_unsent_what_the_library_refuses(call: str, mem: AgentMemory) -> None:
     with pytest.raises(ValidationError):
         CALLS[call](mem)
     assert mem.count() == 0
-    _, sent = _client_refusal(CALLS[call])
+    _, sent = client_refusal(CALLS[call])
     assert sent == []
 
 
 def test_the_refusals_say_what_to_send() -> None:
-    error, _ = _client_refusal(CALLS["tags as a set"])
+    error, _ = client_refusal(CALLS["tags as a set"])
     assert "set" in error.message and "list" in error.message, error.message
-    error, _ = _client_refusal(CALLS["a tuple key in metadata"])
+    error, _ = client_refusal(CALLS["a tuple key in metadata"])
     assert "key" in error.message and "string" in error.message, error.message
 
 
@@ -128,7 +115,7 @@ def test_metadata_json_cannot_hold_is_refused_unsent(call: str, mem: AgentMemory
     with pytest.raises(ValidationError) as library:
         UNTYPED[call](mem)
     assert mem.count() == 0
-    error, sent = _client_refusal(UNTYPED[call])
+    error, sent = client_refusal(UNTYPED[call])
     assert sent == []
     assert "metadata is not JSON-serialisable" in library.value.message
     assert "JSON" in error.message, error.message
@@ -161,6 +148,6 @@ def test_an_argument_json_has_no_type_for_is_refused_unsent(call: str, mem: Agen
     with pytest.raises(ValidationError):
         ARGUMENTS[call](mem)
     assert mem.count() == 0
-    error, sent = _client_refusal(ARGUMENTS[call])
+    error, sent = client_refusal(ARGUMENTS[call])
     assert sent == []
     assert "JSON" in error.message, error.message
