@@ -39,7 +39,7 @@ def test_a_purge_reports_the_namespaces_and_agent_ids_its_chain_keeps(tmp_path: 
     assert report.ok, report.to_dict()
     # entries: 2 adds, LangGraph's add and the add of its index of namespaces, the attempt;
     # 3 namespaces (LangGraph's under the context's), 2 agent ids
-    kept = {"entries": 5, "namespaces": 3, "agent_ids": 2}
+    kept = {"entries": 5, "namespaces": 3, "agent_ids": 2, "source_tenants": 0}
     assert report.kept["audit_chain"] == kept
     assert report.to_dict()["kept"]["audit_chain"] == kept
     outcome = [e for e in mem.audit_log(context=helper) if e.action == "purge_completed"][-1]
@@ -57,6 +57,25 @@ def test_a_purge_of_a_tenant_that_never_wrote_keeps_its_own_entry_only(tmp_path:
 
     report = mem.purge_user("nobody", "GDPR erasure request #30", context=ctx)
 
-    assert report.ok and report.kept == {"audit_chain": {"entries": 1, "namespaces": 1,
-                                                          "agent_ids": 1}}  # fmt: skip
+    only_its_own = {"entries": 1, "namespaces": 1, "agent_ids": 1, "source_tenants": 0}
+    assert report.ok and report.kept == {"audit_chain": only_its_own}
     mem.close()
+
+
+def test_a_purge_reports_the_tenants_its_imports_came_from(tmp_path: Path) -> None:
+    source = _word("qz", "halvorsen")  # a tenant named for a person, exported and imported
+    there = AgentContext(agent_id="orch", role="orchestrator", tenant=source, namespace="n1")
+    here = AgentContext(agent_id="orch", role="orchestrator", tenant="subject", namespace="n1")
+    mem = AgentMemory(tmp_path / "mem.db", embedder=HashingEmbedder(64))
+    mem.add("the subject likes green tea", context=there)
+    exported = mem.export_user(source, context=there)
+    mem.purge_user(source, "GDPR erasure request #31", context=there)
+    mem.import_user(exported, context=here)
+
+    report = mem.purge_user("subject", "GDPR erasure request #32", context=here)
+
+    assert report.ok, report.to_dict()
+    assert report.kept["audit_chain"]["source_tenants"] == 1
+    mem.close()
+    # the import entry names its source tenant verbatim, as the report says
+    assert source.encode() in (tmp_path / "mem.db").read_bytes()

@@ -109,13 +109,15 @@ class ChainExposure:
     digests written before salts (schema 8; ``core.audit.row_text_digests``), which confirm an
     exact guess of an erased text, and ``export`` entries, copies taken outside the store;
     and what the chain keeps by design, verbatim: how many entries, and how many distinct
-    namespaces and agent ids (the scope of each entry, its legal record) they name."""
+    namespaces and agent ids (the scope of each entry, its legal record) and tenants an
+    import came from (an ``import`` entry's source) they name."""
 
     legacy_digest_entries: int
     exports: int
     entries: int = 0
     namespaces: int = 0
     agent_ids: int = 0
+    source_tenants: int = 0
 
 
 def chain_exposure(store: AuditStore, tenant: str) -> ChainExposure:
@@ -124,6 +126,7 @@ def chain_exposure(store: AuditStore, tenant: str) -> ChainExposure:
     held = exports = entries = 0
     namespaces: set[str] = set()
     agents: set[str] = set()
+    sources: set[str] = set()
     for entry in iter_chain(store, tenant):
         entries += 1
         held += 1 if row_text_digests(entry.action, entry.details) else 0
@@ -131,7 +134,10 @@ def chain_exposure(store: AuditStore, tenant: str) -> ChainExposure:
         namespace, parent = entry.details.get("namespace"), entry.details.get("parent_agent_id")
         namespaces.update([namespace] if isinstance(namespace, str) else [])
         agents.update([entry.agent_id, *([parent] if isinstance(parent, str) else [])])
-    return ChainExposure(held, exports, entries, len(namespaces), len(agents))
+        source = entry.details.get("source") if entry.action == "import" else None
+        if isinstance(source, dict) and isinstance(source.get("tenant"), str):
+            sources.add(source["tenant"])
+    return ChainExposure(held, exports, entries, len(namespaces), len(agents), len(sources))
 
 
 def verify_chain(

@@ -38,7 +38,8 @@ The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content
 (core/audit.py enforces that for every entry); the ids include the tenant, the namespaces
 and the agent ids each entry was made in and by, verbatim, and the report says so
-(``kept["audit_chain"]``: the entries and how many namespaces and agent ids). The reason
+(``kept["audit_chain"]``: the entries and how many namespaces, agent ids and tenants an
+import came from). The reason
 is kept as an ``hmac1:`` digest keyed by a random key made for this purge and stored
 nowhere: the report hands it to the caller (``PurgeReport.reason_key``), who alone can
 later prove what the reason was; a guessed reason (one naming the subject) cannot be
@@ -144,9 +145,10 @@ def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
     holding unkeyed digests (written before salts), which outlive the rows and confirm an
     exact guess of their words; and exports taken of the tenant, copies outside the store
     that hold every word the purge erased (``export_user`` records each one). And what the
-    chain keeps by design (``kept["audit_chain"]``): its entries, and the namespaces and
-    agent ids they name verbatim, so a caller who made a person's name a namespace (a
-    LangGraph namespace of user ids) learns that the erasure leaves it in the record."""
+    chain keeps by design (``kept["audit_chain"]``): its entries, and the namespaces, agent
+    ids and import source tenants they name verbatim, so a caller who made a person's name
+    a namespace (a LangGraph namespace of user ids) or a tenant learns that the erasure
+    leaves it in the record."""
     try:
         exposure = chain_exposure(rt.store, user)
     except Exception as exc:  # informative only: the erasure itself is not affected
@@ -158,6 +160,7 @@ def _chain_notes(rt: Runtime, user: str, report: PurgeReport) -> None:
         "entries": exposure.entries,
         "namespaces": exposure.namespaces,
         "agent_ids": exposure.agent_ids,
+        "source_tenants": exposure.source_tenants,
     }
     if held:
         report.warnings.append(
