@@ -333,9 +333,7 @@ def _llm_lanes(
         try:
             rewrites = expanders["multi_query"](query)[: config.multi_query_n]
             for i, text in enumerate(rewrites):
-                known = {
-                    i: m for _, lane in lanes for i, m in zip(lane.ids, lane.memories, strict=True)
-                }
+                known = lane_union(lanes)  # the memories read so far, not read again
                 mq_hits, _ = text_lane(store, scope, text, view, config, known, tcache)
                 lanes.append((f"mq_{i + 1}", mq_hits))
             tr.step("multi_query", 0, sum(len(h) for n, h in lanes if n.startswith("mq_")))
