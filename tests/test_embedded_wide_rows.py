@@ -5,6 +5,7 @@ persisted index once its rows are checked, and not at all past its limit."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,6 +37,14 @@ def _add(index: TenantVectors, rng: np.random.Generator, first: int, n: int) -> 
 def _plain(index: TenantVectors, rows: np.ndarray) -> np.ndarray:
     """The rows widened as they are read (what ``float_rows`` did before)."""
     return index.float_rows(rows, np.float32).astype(np.float64)
+
+
+def _mapped(path: Path, meta: dict[str, object], arrays: dict[str, Any]) -> TenantVectors:
+    """The index of ``meta``/``arrays`` written to ``path`` and read back memory-mapped, as
+    a store reopening its persisted index reads it (rows checked as they are read)."""
+    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
+    f = IndexFile(path)
+    return vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -81,10 +90,7 @@ def test_a_persisted_index_widens_its_rows_only_once_every_one_is_checked(
     built = TenantVectors(DIM)
     _add(built, rng, 0, 30)
     arrays, meta = sections_of(built)
-    path = tmp_path / "v.idx"
-    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
-    f = IndexFile(path)
-    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = _mapped(tmp_path / "v.idx", meta, arrays)
     rows = np.array([4, 2, 4])
     assert mapped.float_rows(rows).tobytes() == _plain(built, rows).tobytes()
     assert mapped.wide.n == 0  # rows not checked yet: each is checked as it is read
@@ -104,10 +110,7 @@ def test_a_corrupt_row_is_refused_when_read_not_when_others_are(tmp_path: Path) 
     arrays, meta = sections_of(built)
     arrays["matrix"] = arrays["matrix"].copy()
     arrays["matrix"][7, 3] += 1.0  # the row no longer matches its CRC
-    path = tmp_path / "v.idx"
-    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
-    f = IndexFile(path)
-    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = _mapped(tmp_path / "v.idx", meta, arrays)
     rows = np.array([6, 8])
     assert mapped.float_rows(rows).tobytes() == _plain(built, rows).tobytes()
     with pytest.raises(IndexFileError):
@@ -162,10 +165,7 @@ def test_float_rows_gather_the_very_rows_of_the_matrix_they_read(tmp_path: Path)
     built = TenantVectors(DIM)
     _add(built, rng, 0, 40)
     arrays, meta = sections_of(built)
-    path = tmp_path / "v.idx"
-    indexfile.install(indexfile.write_temp(path, meta, arrays), path)
-    f = IndexFile(path)
-    mapped = vectors_from_sections({k: f.section(k) for k in f.names()}, f.meta)
+    mapped = _mapped(tmp_path / "v.idx", meta, arrays)
     plain = np.array(built.matrix[:40])  # the rows as stored, a plain copy
     rows = np.array([7, 3, 7, 30])  # rows not checked yet: checked as they are read
     assert mapped.float_rows(rows, np.float32).tobytes() == plain[rows].tobytes()
