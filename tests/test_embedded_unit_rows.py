@@ -117,4 +117,8 @@ def test_the_store_hands_its_unit_rows_to_freshness(tmp_path: Path) -> None:
     assert unit_rows(cands, got).tobytes() == unit_rows(cands, plain).tobytes()
     assert store.vector_units(scope, [*ids[:3], "no-such-id"]) is None
     assert store.vector_units(Scope("acme", "other"), ids[:3]) is None
+    index = store.caches.tenant_vectors("acme")
+    assert index is not None and store.vector_units(scope, ids[:3]) is not None
+    index.wide = WideRows(limit=0)  # an index too large to keep its rows widened
+    assert store.vector_units(scope, ids[:3]) is None
     memory.close()

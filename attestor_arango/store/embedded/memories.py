@@ -132,7 +132,10 @@ def _gather_normed(
 
 
 def _units(index: TenantVectors, ids: Sequence[str], namespace: str | None) -> np.ndarray | None:
-    """``index.unit_rows`` of ``ids`` when it holds every one of them in ``namespace``."""
+    """``index.unit_rows`` of ``ids`` when it holds every one of them in ``namespace`` (an
+    index too large to keep them is answered before the ids are looked up)."""
+    if not index.wide.fits(index.n, index.dimension):
+        return None
     have, rows = index.held(ids, namespace)
     return index.unit_rows(rows) if len(have) == len(ids) else None
 
