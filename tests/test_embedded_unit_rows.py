@@ -121,4 +121,8 @@ def test_the_store_hands_its_unit_rows_to_freshness(tmp_path: Path) -> None:
     assert index is not None and store.vector_units(scope, ids[:3]) is not None
     index.wide = WideRows(limit=0)  # an index too large to keep its rows widened
     assert store.vector_units(scope, ids[:3]) is None
+    cache = VectorCache()  # and the pipeline does not ask it for them
+    cosines(store, scope, HashingEmbedder(32).embed(["violin"])[0], ids, cache)
+    got = pipeline._vectors(store, scope, cands, {}, cache)
+    assert isinstance(got, StoredRows) and got.units is None and not cache.widened_by_store
     memory.close()

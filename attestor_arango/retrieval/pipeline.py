@@ -150,7 +150,11 @@ def _vectors(
     """The stored vectors of the real candidates (freshness compares them; a synthetic
     relation candidate is never an older or newer statement, so it needs none)."""
     real = [c.id for c in cands if not c.synthetic]
-    units = partial(store.vector_units, scope) if _has_units(store) else None
+    # the backend's unit vectors: asked for only when it handed its rows over widened (an
+    # index too large to keep them widened keeps no unit vectors either)
+    units = None
+    if getattr(vcache, "widened_by_store", False) and _has_units(store):
+        units = partial(store.vector_units, scope)
     kept = _kept_matrix(vcache, real, units)
     if kept is not None:
         return kept
