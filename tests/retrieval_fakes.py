@@ -84,7 +84,7 @@ def _visible(m: Memory, view: TemporalView) -> bool:
 # what a backend may offer beside the Store contract, asked for through retrieval's own
 # protocols (text_lane.ScoresPool); this fake offers none of it
 BESIDE_THE_CONTRACT = frozenset(
-    {"text_pool_scores", "vector_matrix", "vector_matrix_normed", "vector_ranked"}
+    {"text_pool_scores", "vector_matrix", "vector_matrix_normed", "vector_ranked", "vector_units"}
 )
 
 

@@ -462,7 +462,7 @@ class HidesVectors:
         return {i: v for i, v in got.items() if i not in self.hidden}
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("vector_matrix", "vector_matrix_normed", "vector_ranked"):
+        if name in ("vector_matrix", "vector_matrix_normed", "vector_ranked", "vector_units"):
             raise AttributeError(name)
         return getattr(self.store, name)
 

@@ -89,6 +89,9 @@ class VectorCache(dict[str, np.ndarray]):
         # ``cosines``' float64 widening of a kept matrix and its rows' norms, (matrix, wide,
         # norms): freshness divides these instead of widening and norming the rows again
         self.wide: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # whether the backend handed that widening over (it keeps its rows widened: a small
+        # embedded index, which keeps them as unit vectors too, ``freshness.UnitVectors``)
+        self.widened_by_store = False
 
 
 def keep_rows(cache: dict[str, np.ndarray], ids: list[str], rows: np.ndarray) -> None:
@@ -233,6 +236,7 @@ def cosines(
     dots = (mat * q).sum(axis=1)
     if isinstance(cache, VectorCache):  # the same floats freshness would compute (unit_rows)
         cache.wide = (rows, mat, norms)
+        cache.widened_by_store = wide is not None
     # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
     # the array at once (IEEE division as Python's; round_array is round, bit for bit)
     values = round_array(dots / np.where(norms == 0.0, 1.0, norms), 9).tolist()

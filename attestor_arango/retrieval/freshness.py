@@ -28,7 +28,8 @@ statement does not replace, so such a query skips freshness (``asks_past``).
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -36,8 +37,19 @@ from attestor_arango.retrieval.candidates import Candidate, update_relevance
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.freshness_search import AskedWords, Rows, first_places, known_terms
 from attestor_arango.retrieval.text_lane import terms
+from attestor_arango.scope import Scope
 
 FRESH_EPSILON = 0.001  # an update ranks just above the fact it updates
+
+
+@runtime_checkable
+class UnitVectors(Protocol):
+    """A backend that hands stored vectors over as float64 unit vectors, each row divided
+    once and kept (the embedded one, for a small index: ``exact.UnitRows``), the same floats
+    ``unit_rows`` computes; None when it does not hold every one. Not part of the Store
+    contract."""
+
+    def vector_units(self, scope: Scope, ids: Sequence[str]) -> np.ndarray | None: ...
 
 
 class StoredRows(Mapping[str, np.ndarray]):
@@ -46,17 +58,20 @@ class StoredRows(Mapping[str, np.ndarray]):
     gather, where joining ~85 arrays, each split from that matrix first, cost ~300k
     instructions a run. ``place``: each id's row. ``wide``: when given, the matrix widened
     to float64 and each row's norm (``codec.row_norms``'s floats), as lane completion
-    computed them, so ``unit_rows`` only divides."""
+    computed them, so ``unit_rows`` only divides. ``units``: the unit vectors of some of the
+    ids as the backend keeps them (``UnitVectors``, or None), read before dividing."""
 
     def __init__(
         self,
         ids: Sequence[str],
         matrix: np.ndarray,
         wide: tuple[np.ndarray, np.ndarray] | None = None,
+        units: Callable[[list[str]], np.ndarray | None] | None = None,
     ) -> None:
         self.place = dict(zip(ids, range(len(ids)), strict=True))
         self.matrix = matrix
         self.wide = wide
+        self.units = units
 
     def __getitem__(self, key: str) -> np.ndarray:
         row: np.ndarray = self.matrix[self.place[key]]
@@ -82,6 +97,9 @@ def unit_rows(cands: Sequence[Candidate], vectors: Mapping[str, np.ndarray]) -> 
         except KeyError:  # a candidate the matrix does not hold: row by row, below
             pass
         else:
+            kept = None if vectors.units is None else vectors.units([c.id for c in cands])
+            if kept is not None:  # each row divided once by the backend: the same floats
+                return kept
             if vectors.wide is None:
                 return _unit(vectors.matrix.take(at, axis=0).astype(np.float64))
             wide, norms = vectors.wide  # the same floats as widening and norming them here

@@ -29,9 +29,10 @@ never fails silently. Recall only reads: it writes nothing to the store.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from functools import partial
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -45,7 +46,12 @@ from attestor_arango.retrieval.candidates import results as candidate_results
 from attestor_arango.retrieval.completion import Lanes, VectorCache, cached_vectors
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.coverage import apply_coverage, credits_any
-from attestor_arango.retrieval.freshness import StoredRows, apply_freshness, asks_past
+from attestor_arango.retrieval.freshness import (
+    StoredRows,
+    UnitVectors,
+    apply_freshness,
+    asks_past,
+)
 from attestor_arango.retrieval.fusion import fuse
 from attestor_arango.retrieval.graph import apply_affinity, relation_candidates
 from attestor_arango.retrieval.lane_run import describe, fatal, run_lanes
@@ -56,6 +62,7 @@ from attestor_arango.retrieval.neighbours import (
     apply_neighbours,
     has_turns,
 )
+from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.space import embedder_warnings
 from attestor_arango.retrieval.speakers import apply_speaker
 from attestor_arango.retrieval.temporal import apply_decay_boost
@@ -143,7 +150,12 @@ def _vectors(
     """The stored vectors of the real candidates (freshness compares them; a synthetic
     relation candidate is never an older or newer statement, so it needs none)."""
     real = [c.id for c in cands if not c.synthetic]
-    kept = _kept_matrix(vcache, real)
+    # the backend's unit vectors: asked for only when it handed its rows over widened (an
+    # index too large to keep them widened keeps no unit vectors either)
+    units = None
+    if getattr(vcache, "widened_by_store", False) and _has_units(store):
+        units = partial(store.vector_units, scope)
+    kept = _kept_matrix(vcache, real, units)
     if kept is not None:
         return kept
     real.sort()  # the store is read in id order (only when the kept matrix cannot answer)
@@ -157,12 +169,21 @@ def _vectors(
     return vectors
 
 
-def _kept_matrix(vcache: dict[str, np.ndarray] | None, ids: Sequence[str]) -> StoredRows | None:
+def _has_units(store: object) -> TypeGuard[UnitVectors]:
+    return speaks(store, UnitVectors, ("vector_units",))
+
+
+def _kept_matrix(
+    vcache: dict[str, np.ndarray] | None,
+    ids: Sequence[str],
+    units: Callable[[list[str]], np.ndarray | None] | None = None,
+) -> StoredRows | None:
     """The vectors of ``ids`` as the one matrix the recall's ``VectorCache`` kept them in,
     unsplit, when it holds all of them there and nothing else (the lanes' union, read in
     one step): the rows ``cached_vectors`` would hand over, the same arrays' values, without
     splitting ~85 rows apart for freshness to join them again (~300k instructions on a
-    recall that runs freshness). None: ``cached_vectors`` answers."""
+    recall that runs freshness). ``units``: the backend's kept unit vectors (``UnitVectors``),
+    which freshness reads before dividing the rows. None: ``cached_vectors`` answers."""
     pending = getattr(vcache, "pending", None)  # a VectorCache's matrices, kept unsplit
     if not pending or len(pending) != 1 or vcache:
         return None
@@ -170,7 +191,7 @@ def _kept_matrix(vcache: dict[str, np.ndarray] | None, ids: Sequence[str]) -> St
     if len(kept_ids) != len(matrix):
         return None
     wide = getattr(vcache, "wide", None)  # lane completion's float64 rows and norms of it
-    rows = StoredRows(kept_ids, matrix, wide[1:] if wide and wide[0] is matrix else None)
+    rows = StoredRows(kept_ids, matrix, wide[1:] if wide and wide[0] is matrix else None, units)
     return rows if all(map(rows.place.__contains__, ids)) else None
 
 

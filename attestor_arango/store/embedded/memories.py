@@ -131,6 +131,15 @@ def _gather_normed(
     return have, matrix, index.norms.of(rows, matrix), wide
 
 
+def _units(index: TenantVectors, ids: Sequence[str], namespace: str | None) -> np.ndarray | None:
+    """``index.unit_rows`` of ``ids`` when it holds every one of them in ``namespace`` (an
+    index too large to keep them is answered before the ids are looked up)."""
+    if not index.wide.fits(index.n, index.dimension):
+        return None
+    have, rows = index.held(ids, namespace)
+    return index.unit_rows(rows) if len(have) == len(ids) else None
+
+
 class EmbeddedMemories:
     """Memories, vectors, counts and the vector lane of one SQLite file."""
 
@@ -303,6 +312,16 @@ class EmbeddedMemories:
         if len(have) == len(ids) or len(set(have)) == len(set(ids)):  # as ``vector_matrix``
             return have, matrix, norms, wide
         return None
+
+    def vector_units(self, scope: Scope, ids: Sequence[str]) -> np.ndarray | None:
+        """The float64 unit vectors of ``ids`` (row j: the j-th), as the index keeps them once
+        divided (``exact.UnitRows``); None when the index does not hold every one of ``ids``
+        in the scope, or keeps no widened rows. Not part of the Store contract (retrieval's
+        ``freshness.UnitVectors``)."""
+        with self._db.lock:
+            if self._caches.tenant_vectors(scope.tenant) is None:
+                return None
+            return self._caches.vector_read(scope.tenant, lambda v: _units(v, ids, scope.namespace))
 
     def close_memory(
         self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None

@@ -191,6 +191,10 @@ class SQLiteStore(ScopeGuarded):
         """See ``EmbeddedMemories.vector_matrix_normed`` (beside the Store contract)."""
         return self.memories.vector_matrix_normed(scope, ids)
 
+    def vector_units(self, scope: Scope, ids: Sequence[str]) -> np.ndarray | None:
+        """See ``EmbeddedMemories.vector_units`` (beside the Store contract)."""
+        return self.memories.vector_units(scope, ids)
+
     def close_memory(
         self, scope: Scope, memory_id: str, t_expired: int, status: str, superseded_by: str | None
     ) -> None:

@@ -22,7 +22,13 @@ import numpy as np
 from attestor_arango.scope import TemporalView
 from attestor_arango.store.codec import vector_norm
 from attestor_arango.store.embedded import prefilter
-from attestor_arango.store.embedded.exact import RowNorms, WideRows, exact_scores, ranked
+from attestor_arango.store.embedded.exact import (
+    RowNorms,
+    UnitRows,
+    WideRows,
+    exact_scores,
+    ranked,
+)
 from attestor_arango.store.embedded.indexfile import Generation, IndexFileError, crc32
 from attestor_arango.store.embedded.quantise import (
     SAMPLE_STEP,
@@ -80,6 +86,7 @@ class TenantVectors:
         self._last_read = (np.zeros(0, dtype=np.intp), np.zeros((0, dimension), dtype=np.float32))
         self.norms = RowNorms()  # the rows' float64 norms, kept as exact cosine reads them
         self.wide = WideRows()  # a small index's rows as float64 (``float_rows``)
+        self.units = UnitRows()  # and as unit vectors (``unit_rows``)
 
     @property
     def n(self) -> int:
@@ -159,6 +166,21 @@ class TenantVectors:
         """The ids held in ``namespace`` (any: None), in the order of ``ids``, and their rows."""
         have, rows = self.rows.held(ids, namespace)
         return have, np.array(rows, dtype=np.intp)
+
+    def unit_rows(self, rows: np.ndarray) -> np.ndarray | None:
+        """The float64 unit vectors of some rows (``exact.UnitRows``: each widened row divided
+        by its kept norm, a zero norm as 1.0); None when the index is too large to keep its
+        rows widened (the caller divides them)."""
+        if not self.wide.fits(self.n, self.dimension):
+            return None
+        return self.units.of(rows, self.n, self.dimension, self._divided)
+
+    def _divided(self, rows: np.ndarray) -> np.ndarray:
+        norms = self.norms.of(rows, self.float_rows(rows, np.float32))  # a copy: changed here
+        norms[norms == 0] = 1.0
+        wide = self.float_rows(rows)
+        wide /= norms[:, np.newaxis]
+        return wide
 
     def float_rows(self, rows: np.ndarray, dtype: type = np.float64) -> np.ndarray:
         """The float32 vectors of some rows, as ``dtype``; IndexFileError if one is corrupt.
