@@ -11,7 +11,11 @@ and is measured on:
   then recalled with every variant (so in ``ingest`` mode the resolver's candidate
   search ran with the defaults; only the final recall differs);
 - LoCoMo dev (conversations 26 and 30) through ``add_turns`` (``benchmarks/locomo.py``
-  loader ``conversation``): one store, every variant's recall over its 231 questions.
+  loader ``conversation``, the default) or one plain ``add()`` per turn (``--loader add``,
+  the commonest use): one store, every variant's recall over its 231 questions.
+
+``all_off`` switches every optional step off at once (issue 21's "every ranking step
+off" figure), to set against ``full``.
 
 A step helps when switching it off lowers the figure. JSON (figures per variant, the
 machine's load before and after) goes to ``--out``.
@@ -56,6 +60,23 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no_time_cue": {"time_cue_enabled": False},
     "no_lane_completion": {"lane_completion": False},
     "no_bm25_rescore": {"bm25_rescore": False},
+    "no_asking": {"asking_weight": 0.0},
+    "no_speaker": {"speaker_weight": 0.0},
+}
+# every optional step above off at once (lane completion and the BM25 rescore are how the
+# lanes rank, and stay on, as in issue 21's "every ranking step off")
+VARIANTS["all_off"] = {
+    k: v
+    for name, changes in VARIANTS.items()
+    if name not in ("no_lane_completion", "no_bm25_rescore")
+    for k, v in changes.items()
+    if k in RetrievalConfig.__dataclass_fields__  # a deleted step is not switched off
+}
+# the steps after fusion that read time (decay, boost, freshness) off together
+VARIANTS["no_time_steps"] = {
+    "decay_enabled": False,
+    "boost_enabled": False,
+    "freshness_enabled": False,
 }
 
 
@@ -93,14 +114,16 @@ def ku(embedder_name: str, split: str, mode: str, names: list[str]) -> dict[str,
     }
 
 
-def locomo_dev(embedder_name: str, names: list[str], data: str) -> dict[str, Any]:
+def locomo_dev(
+    embedder_name: str, names: list[str], data: str, loader: str = "conversation"
+) -> dict[str, Any]:
     convs = [
         c for c in locomo.load_conversations(data) if locomo.short_id(c.sample_id) in {"26", "30"}
     ]
     embedder = locomo.pick_embedder(embedder_name)
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp, Progress(console=Console(stderr=True)) as bar:
-        mem, contexts = locomo.build(convs, embedder, "conversation", Path(tmp), bar)
+        mem, contexts = locomo.build(convs, embedder, loader, Path(tmp), bar)
         try:
             for name, config in _variants(names).items():
                 mem.retrieval_config = config
@@ -118,6 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--split", default="test", choices=["dev", "test", "all"])
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--skip-locomo", action="store_true")
+    ap.add_argument("--loader", default="conversation", choices=sorted(locomo.LOADERS))
     ap.add_argument("--skip-ku", action="store_true")
     ap.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data" / "locomo"))
     ap.add_argument("--out", required=True)
@@ -133,7 +157,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             report[f"ku_{mode}_{args.split}"] = ku(args.embedder, args.split, mode, names)
             Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     if not args.skip_locomo:
-        report["locomo_dev_add_turns"] = locomo_dev(args.embedder, names, args.data)
+        key = "locomo_dev_add_turns" if args.loader == "conversation" else "locomo_dev_add"
+        report[key] = locomo_dev(args.embedder, names, args.data, args.loader)
     report["load_after"] = os.getloadavg()
     report["generated_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

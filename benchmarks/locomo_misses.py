@@ -1,15 +1,16 @@
 """LoCoMo dev misses, one by one: where each evidence turn ranked and why.
 
     python benchmarks/locomo_misses.py [--embedder local|hashing] [--retrieval JSON]
-        [--k 10] [--dump FILE]
+        [--loader conversation|add] [--k 10] [--dump FILE]
 
 Stores conversations 26 and 30 through ``add_turns`` (benchmarks/locomo.py's loader,
-the public API, the default budget), asks every question of categories 1-4 and
-prints the figures per category, then every question whose evidence is not in the
-top ``k``: each evidence turn with its rank (None: not returned), the ranks of the
-turn it replies to and of the turn after it, and the score breakdown of the
-evidence and of the top three (lane ranks, graph bonus, neighbour support, session
-coverage, time cue, relevance, final). An analysis aid, not a benchmark: nothing is
+the public API, the default budget; ``--loader add``: one plain ``add()`` per turn),
+asks every question of categories 1-4 and prints the figures per category, then
+every question whose evidence is not in the top ``k``: each evidence turn with its
+rank (None: not returned), the ranks of the turn it replies to and of the turn after
+it, and the score breakdown of the evidence and of the top three (lane ranks, graph
+bonus, decay, boost, freshness, neighbour support, session coverage, time cue,
+relevance, final). An analysis aid, not a benchmark: nothing is
 written to benchmarks/results/. Embeddings are cached in benchmarks/.cache/ (text
 -> vector, per embedder), so a rerun after a ranking change takes about a minute.
 """
@@ -67,6 +68,9 @@ SIGNALS = {
     "t": "bm25_rank",
     "rrf": "rrf_norm",
     "g": "graph_bonus",
+    "d": "decay",
+    "b": "boost",
+    "f": "freshness",
     "s": "session",
     "c": "coverage",
     "tc": "time_cue",
@@ -79,14 +83,16 @@ def _rank(ranked: list[str], dia: str) -> int | None:
     return ranked.index(dia) + 1 if dia in ranked else None
 
 
-def run(embedder_name: str, config: RetrievalConfig, data: str) -> list[dict[str, Any]]:
+def run(
+    embedder_name: str, config: RetrievalConfig, data: str, loader: str = "conversation"
+) -> list[dict[str, Any]]:
     emb = CachedEmbedder(
         lc.pick_embedder(embedder_name), HERE / ".cache" / f"locomo-misses-{embedder_name}.pkl"
     )
     convs = [c for c in lc.load_conversations(data) if lc.short_id(c.sample_id) in {"26", "30"}]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp, Progress(transient=True) as progress:
-        mem, contexts = lc.build(convs, emb, "conversation", Path(tmp), progress)
+        mem, contexts = lc.build(convs, emb, loader, Path(tmp), progress)
         mem.retrieval_config = config
         try:
             for conv in convs:
@@ -147,10 +153,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--data", default=str(HERE.parents[1] / "shared" / "data" / "locomo"))
     ap.add_argument("--embedder", default="local")
     ap.add_argument("--retrieval", default="{}", help="JSON overrides of RetrievalConfig")
+    ap.add_argument("--loader", default="conversation", choices=sorted(lc.LOADERS))
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--dump", default=None, help="also write every question's row as JSON")
     args = ap.parse_args(argv)
-    rows = run(args.embedder, RetrievalConfig.from_dict(json.loads(args.retrieval)), args.data)
+    config = RetrievalConfig.from_dict(json.loads(args.retrieval))
+    rows = run(args.embedder, config, args.data, args.loader)
     show(rows, args.k)
     if args.dump:
         Path(args.dump).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")

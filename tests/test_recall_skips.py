@@ -1,7 +1,8 @@
 """Steps with no signal for the candidates are not run, and the answer is the same.
 
-The neighbour and asking steps read conversation turns' links (``metadata["turn"]``);
-over plain adds no candidate has one, so the pipeline skips all three.
+The neighbour steps read conversation turns' links (``metadata["turn"]``); over plain
+adds no candidate has one, so the pipeline skips both. The asking step reads a turn's
+words or a plain memory's content, so it runs either way.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def test_the_turn_steps_run_only_when_a_candidate_is_a_turn(
     cfg = RetrievalConfig()
     resp = recall(_store(turns), _Fixed(), SCOPE, "garden talk", view_at(20), 10_000, cfg)  # type: ignore[arg-type]
     assert len(resp.results) == 12
-    assert ran == (["add_neighbours", "apply_neighbours", "apply_asking"] if turns else [])
-    if turns:  # the steps did change something: asking turns yield, neighbours support
-        assert any(r.breakdown.session != 0.0 for r in resp.results)
+    assert ran == (
+        ["add_neighbours", "apply_neighbours", "apply_asking"] if turns else ["apply_asking"]
+    )
+    # the steps did change something: memories that ask yield (turns or not), neighbours support
+    assert any(r.breakdown.session != 0.0 for r in resp.results)

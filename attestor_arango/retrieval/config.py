@@ -97,8 +97,9 @@ class RetrievalConfig:
     # 0 switches the step off
     neighbour_weight: float = 0.5
     neighbour_fetch: int = 10
-    # a conversation turn whose words end by asking (a question, its answer in the
-    # reply) loses this much (one graph-hop step); 0 switches it off
+    # a memory whose words end by asking (a conversation turn's own words, or a plain
+    # memory's content: a question, its answer elsewhere) loses this much (one graph-hop
+    # step); 0 switches it off
     asking_weight: float = 0.1
     # the question's speaker (retrieval/speakers.py): turns spoken by the person the
     # query asks about gain this graph bonus (one hop step); 0 switches it off

@@ -20,6 +20,13 @@ ingest/conversation.py), and the asking turn also gains its answer's relevance
 above. So a turn whose own words end in a question mark yields ``weight`` (one
 graph-hop step) to the turns that state something, unless the query asks what
 was asked ("What did Jon ask Gina?"). Its answer keeps the question's support.
+
+A memory stored with plain ``add`` whose words end by asking yields the same: a chat
+written one ``add()`` per turn ("Caroline (12 July 2023): That's so nice! What pet do
+you have?") has no link, but its question holds the query's words and no answer just
+the same, and a note that ends by asking ("Should we move the launch to May?") states
+no fact either. Its words are the memory's content (a turn's own words, without the
+quoted question it replies to, when it is a linked turn).
 """
 
 from __future__ import annotations
@@ -116,12 +123,30 @@ def ends_asking(text: str) -> bool:
     """Whether a turn's words end by asking: their last mark, past closing quotes,
     brackets and exclamation marks, is a question mark ("Any tips?", "Really?!",
     "¿Vienes mañana?", "明天来吗？")."""
-    return unicodedata.normalize("NFKC", text).rstrip(_CLOSERS).endswith(_QUESTION_MARKS)
+    if not text.isascii():  # NFKC leaves ASCII as it is (most memories: no copy made)
+        text = unicodedata.normalize("NFKC", text)
+    return text.rstrip(_CLOSERS).endswith(_QUESTION_MARKS)
+
+
+def asking_words(c: Candidate) -> str | None:
+    """The words whose end says whether ``c`` asks: a linked conversation turn's own words
+    (``metadata["turn"]["text"]``), else the memory's content; None for a synthetic
+    candidate (a relation, not something said) or a turn link without its words."""
+    if c.synthetic:
+        return None
+    fields = c.fields
+    link = fields["metadata"].get("turn")
+    if link is None:
+        content: str = fields["content"]
+        return content
+    said = link.get("text") if isinstance(link, dict) else None
+    return said if isinstance(said, str) else None
 
 
 def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     """Takes ``weight`` off the neighbour support (``Candidate.session``) of each
-    conversation turn that ends by asking, unless the query asks what was asked."""
+    memory whose words end by asking (``asking_words``: a conversation turn's own, or a
+    plain memory's content), unless the query asks what was asked."""
     if weight == 0:
         return
     q = query.lower()
@@ -129,10 +154,7 @@ def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     if ("ask" in q or "question" in q) and _ASKS_WHAT_WAS_ASKED.search(q):
         return
     for c in cands:
-        link = c.memory.metadata.get("turn")
-        if c.synthetic or not isinstance(link, dict):
-            continue
-        said = link.get("text")
-        if isinstance(said, str) and ends_asking(said):
+        said = asking_words(c)
+        if said is not None and ends_asking(said):
             c.session = round(c.session - weight, 12)
             c.compute_relevance()

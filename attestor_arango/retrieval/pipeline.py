@@ -10,7 +10,8 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 4. typed relations touching those entities, as synthetic candidates;
 5. confidence decay and recency boost against the view's as_of, query-term
    coverage of each candidate's session, neighbouring conversation turns
-   (neighbours.py; a turn that ends by asking yields to the answers), time
+   (neighbours.py; a memory that ends by asking, turn or not, yields to the
+   answers), time
    cues (a "when" question, a date the query names), then freshness over
    the candidates' stored vectors;
 6. order by the summed relevance (the tie rule of candidates.py), every
@@ -276,8 +277,8 @@ def recall(
     if config.graph_enabled and cands is not None:
         cands, keys = _graph(store, scope, query, view, config, cands, errors, tr)
 
-    # conversation turns (their links) are what the neighbour and asking steps read: without
-    # one among the candidates, all three have nothing to do
+    # conversation turns (their links) are what the neighbour steps read: without one among
+    # the candidates, both have nothing to do
     turns = has_turns(cands)
     if config.neighbour_weight > 0 and turns:
         try:
@@ -297,7 +298,7 @@ def recall(
         apply_coverage(cands, query, config.session_coverage_weight)
     if config.neighbour_weight > 0 and turns:  # before freshness, like coverage
         apply_neighbours(cands, config.neighbour_weight)
-    if config.asking_weight != 0 and turns:
+    if config.asking_weight != 0:  # turns and plain memories alike (neighbours.py)
         apply_asking(cands, query, config.asking_weight)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
