@@ -33,9 +33,10 @@ from attestor_arango.validation import flag_from_text, int_from_text
 
 DB_FILENAME = "memory.db"
 # the files beside the database named by its name and one of these (Config.store_files)
+RECALL_KEY_END = ".recall-key"  # the key of the store's recall ids (core/recall_key.py)
 STORE_FILE_ENDS = (
     *("", "-wal", "-shm", "-journal", ".idx"),
-    *(".exports", ".reembed", ".reembed.paths", ".traces"),
+    *(".exports", ".reembed", ".reembed.paths", ".traces", RECALL_KEY_END),
 )
 CONFIG_FILENAME = "config.yaml"
 TRACE_FILENAME = "recall-trace.jsonl"

@@ -25,6 +25,15 @@ def new_salt(source: object) -> str:
     return make() if callable(make) else os.urandom(SALT_BYTES).hex()
 
 
+def new_key(source: object) -> bytes:
+    """A fresh secret key of ``SALT_BYTES`` bytes (a store's recall-id key,
+    ``core/recall_key.py``) from ``source`` when it makes them (``SeededIdSource.new_key``:
+    the seed's key, tests and benchmarks only), else from the operating system."""
+    make = getattr(source, "new_key", None)
+    key = make() if callable(make) else None
+    return key if isinstance(key, bytes) and key else os.urandom(SALT_BYTES)
+
+
 def _uuid7(ms: int, rand: int) -> str:
     """48 bits of milliseconds, version 7, variant 10, 74 bits of randomness."""
     value = (ms & ((1 << 48) - 1)) << 80
@@ -70,6 +79,7 @@ class SeededIdSource(UUID7Source):
 
     def __init__(self, seed: int = 0) -> None:
         super().__init__()
+        self._seed = seed
         self._random = random.Random(seed)
         # salts drawn from their own sequence, so the ids a seed gives stay those it gave
         # before salts existed (recorded rankings break ties by id)
@@ -83,3 +93,12 @@ class SeededIdSource(UUID7Source):
         """The seed's next salt (deterministic, not secret: tests and benchmarks only)."""
         with self._salt_lock:
             return self._salts.getrandbits(8 * SALT_BYTES).to_bytes(SALT_BYTES, "big").hex()
+
+    def new_key(self) -> bytes:
+        """The seed's key (``new_key``): the same for every call, from a sequence of its own,
+        so neither the ids nor the salts a seed gives move (not secret: tests only)."""
+        return (
+            random.Random(f"key:{self._seed}")
+            .getrandbits(8 * SALT_BYTES)
+            .to_bytes(SALT_BYTES, "big")
+        )

@@ -208,7 +208,7 @@ def test_a_line_break_in_the_path_cannot_forge_an_access_log_line(
         package.handlers[:], package.level, package.propagate = kept[0], kept[1], kept[2]
     assert len(lines) == 4
     assert not any(line.startswith(forged) for line in lines)
-    assert all("/v1/memories/x\\" in line for line in lines)
+    assert all("GET unmatched 404" in line for line in lines)  # the path is never logged
     mem.close()
 
 

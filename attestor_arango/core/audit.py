@@ -7,7 +7,8 @@ What an entry may hold is enforced here, where every caller passes: ids,
 actions, counts and content hashes, never content. ``scrub`` turns every string
 that is not a short identifier, and every value under a key that names
 free text (``CONTENT_KEYS``: reasons, session ids, names, fact text...), into
-``sha256:<hex>`` of the value, and bounds what an agent supplies (agent id,
+``sha256:<hex>`` of the value (so does every string under a key not known to hold
+none, ``PLAIN_KEYS``: an allow-list), and bounds what an agent supplies (agent id,
 target): a purge that erases the subject's rows therefore leaves none of the
 subject's words in the chain, and a refused caller cannot grow the log by
 sending long strings.
@@ -78,6 +79,65 @@ CONTENT_KEYS = frozenset(
 )
 
 
+# keys whose string values hold no user text: ids (of rows, agents, tenants, namespaces,
+# entries), enum values (actions, roles, decisions), digests and chain hashes, the package's
+# own names (collections, embedding spaces), times. A string under any other key is hashed
+# (session 30: an allow-list; ``CONTENT_KEYS`` alone was a deny-list, and a new field
+# carrying a subject's words was kept in clear unless someone remembered to add it there).
+# Numbers, booleans and null are kept under every key (no text); a key's own name is kept
+# when it is one of these or of ``CONTENT_KEYS``, else hashed when its dict is (a dict of
+# the caller's keys). Entries already written are never scrubbed again: they verify as
+# they were recorded (``tests/test_attack_s30_audit_allow_list.py``).
+PLAIN_KEYS = frozenset(
+    {
+        # the entry's scope and actors
+        "namespace",
+        "parent_agent_id",
+        "scope",
+        "tenant",
+        "role",
+        "operation",
+        "by",
+        "at",
+        # row ids and digests
+        "ids",
+        "memories",
+        "rows",
+        "row",
+        "extra",
+        "written_during",
+        "target_id",
+        "evidence_episode_id",
+        "fact_digest",
+        # ingest decisions: enum values
+        "decisions",
+        "action",
+        "decided_by",
+        "speaker",
+        # governance: collection names, counts by collection, the import's source
+        "failed_collection",
+        "not_attempted",
+        "counts",
+        "holding",
+        "removed",
+        "remaining",
+        "kept",
+        "audit_chain",
+        "quota",
+        "daily_writes",
+        "policies",
+        "older_than",
+        "source",
+        "exported_at",
+        "audit_last_hash",
+        "head_key_id",
+        # re-embedding: the embedding spaces' labels (the package's own names)
+        "from",
+        "to",
+    }
+)
+
+
 def digest_text(value: str, salt: str | None = None) -> str:
     """A string's digest: proves what was said without holding it. ``hmac1:<hex>`` keyed by
     ``salt`` (the salt of the row the text is about, erased with it), else ``sha256:<hex>``."""
@@ -112,7 +172,10 @@ def scrub(value: Any, *, hashed: bool = False, depth: int = 0, salt: str | None 
         out: dict[str, Any] = {}
         for key, item in value.items():
             name = token(key, salt) or "null"
-            hash_it = hashed or name in CONTENT_KEYS
+            known = name in PLAIN_KEYS or name in CONTENT_KEYS
+            if hashed and not known:  # a key of the caller's own, in a hashed dict
+                name = digest_text(str(key), salt)
+            hash_it = hashed or not known or name in CONTENT_KEYS
             out[name] = scrub(item, hashed=hash_it, depth=depth + 1, salt=salt)
         return out
     if isinstance(value, list | tuple | set | frozenset):

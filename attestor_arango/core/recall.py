@@ -17,6 +17,7 @@ from attestor_arango.context import AgentContext
 from attestor_arango.core import trace_paths
 from attestor_arango.core.audit import Auditor, audit_seq, purge_began_since
 from attestor_arango.core.linefile import made_like_store
+from attestor_arango.core.recall_key import recall_key
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import TenantLeakError, ValidationError
 from attestor_arango.models import CutResult, RecallExplanation, RecallResponse, RecordedRecall
@@ -92,6 +93,7 @@ def recall(
         tracer = None  # a trace no purge would find is not written
     # traced: where the tenant's audit chain stood before the first event (``_erased``)
     began = audit_seq(rt.store, scope) if tracer is not None else 0
+    id_key = recall_key(rt.store, rt.config, rt.ids)  # the store's: ids confirm no guess
     try:
         view = rt.view(as_of, time_window)  # first: it may wait for a write (``settle``)
         with _reads_together(rt.store):  # whose commit the caches then see
@@ -108,6 +110,7 @@ def recall(
                     cfg.hyde_enabled, cfg.multi_query_enabled, cfg.multi_query_n, rt.config.llm
                 ),
                 cut=cut,
+                id_key=id_key,
             )
     except BaseException as error:
         if isinstance(error, TenantLeakError):  # never a partial answer: the call fails, on record

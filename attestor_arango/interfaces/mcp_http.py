@@ -24,6 +24,7 @@ from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.app import ApiSettings, BodyLimit
 from attestor_arango.interfaces.api.auth import KeyRing
 from attestor_arango.interfaces.api.errors import PayloadTooLarge
+from attestor_arango.interfaces.api.logs import RequestLog
 from attestor_arango.interfaces.mcp import build_server
 from attestor_arango.interfaces.mcp_stdio import screen
 
@@ -142,6 +143,7 @@ def create_mcp_app(
     CLI allows that on loopback only). ``host`` is the bind address: on loopback the
     SDK's DNS-rebinding protection admits only loopback Host/Origin headers. A body over
     ``max_body_bytes`` (REST's limit by default) is answered 413 before it is read whole.
+    Each request gets an ``X-Request-Id`` and one access record (``api.logs.RequestLog``).
     """
     server = build_server(memory, keys=keys)
 
@@ -152,4 +154,6 @@ def create_mcp_app(
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH, stateless_http=True, json_response=True, host=host
     )
-    return KeyGate(BodyLimit(Screen(app), max_body_bytes), keys)
+    # the package's access line (route template, method, status; api/logs.py), outermost
+    # as in the REST app: uvicorn's own prints the path and query string as sent
+    return RequestLog(KeyGate(BodyLimit(Screen(app), max_body_bytes), keys), routes=app.routes)

@@ -231,12 +231,14 @@ def recall(
     tracer: Tracer | None = None,
     expanders: Mapping[str, QueryExpander] | None = None,
     cut: list[CutResult] | None = None,
+    id_key: bytes = b"",
 ) -> RecallResponse:
     """Ranks the memories of ``scope`` visible in ``view`` for ``query``.
 
     Same store state, view, query, budget, embedder and config -> the same
     response, byte for byte. ``cut``, when given, receives what the budget fit left
     out of this very ranking (the recall explainer), without a second ranking run.
+    ``id_key`` keys the recall id (the store's, ``core/recall_key.py``).
     """
     if not isinstance(query, str) or not query.strip():
         raise ValidationError("recall needs a non-empty query string")
@@ -250,6 +252,7 @@ def recall(
         view.window,
         budget,
         config.to_json(),
+        id_key,
     )
     tr = RecallTrace(tracer, rid, scope.tenant)
     if tr.on:  # the inputs a replay needs (never the query text unless include_content is set)

@@ -5,6 +5,11 @@ is the caller's ``X-Request-Id`` when it is a short token, otherwise a fresh one
 it is echoed in the response header and attached to every log record written
 while the request runs (``request_id``), so a failure's traceback and its
 access line share it.
+
+The access line names the request's route template (``/v1/memories/{memory_id}``,
+``unmatched`` for none) and method, never its path or query string: those hold what the
+caller put in them, and a log line outlives any erasure of it (``purge_user``). Nor can a
+line break sent in a path (``%0A``) end the line and forge the next one.
 """
 
 from __future__ import annotations
@@ -14,36 +19,17 @@ import logging
 import re
 import secrets
 import time
-import unicodedata
 from contextvars import ContextVar
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from attestor_arango.interfaces.api.metrics import route_template
+from attestor_arango.interfaces.api.metrics import method_label, route_template
 
 ACCESS_LOG = "attestor_arango.access"
 REQUEST_ID = ContextVar("request_id", default="-")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _access = logging.getLogger(ACCESS_LOG)
-
-
-_BREAKS = frozenset({"Cc", "Zl", "Zp"})  # control characters, line and paragraph separators
-
-
-def one_line(text: str) -> str:
-    """``text`` as it may stand in a log line: the path is decoded from the request (a
-    ``%0A`` is a line break in it), and the text format writes it as is, so a client could
-    end the access line and forge the next one. Control characters and line separators
-    are shown escaped (``\\x0a``, ``\\u2028``); anything else is kept."""
-    if text.isprintable():
-        return text
-    return "".join(
-        c
-        if unicodedata.category(c) not in _BREAKS
-        else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-        for c in text
-    )
 
 
 class RequestIdFilter(logging.Filter):
@@ -58,7 +44,7 @@ class RequestIdFilter(logging.Filter):
 class JsonFormatter(logging.Formatter):
     """A record as one JSON object: time, level, logger, message, request id, extras."""
 
-    FIELDS = ("method", "route", "path", "status", "duration_ms")
+    FIELDS = ("method", "route", "status", "duration_ms")
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -116,6 +102,11 @@ class RequestLog:
                 asked = value.decode("latin-1")
         request_id = asked if _SAFE_ID.match(asked) else secrets.token_hex(8)
         token = REQUEST_ID.set(request_id)
+        # the route template and a known method, never the path or method sent: a path
+        # holds what the caller put in it (a subject's name as a memory id, a row id the
+        # erasure removed), and no purge reaches a log line. Matched before the app runs:
+        # a mount's routing rewrites the scope's root path as it goes
+        method, route = method_label(scope), route_template(self.routes, scope)
         status = 500
         start = time.perf_counter()
 
@@ -133,16 +124,14 @@ class RequestLog:
         try:
             await self.app(scope, receive, sending)
         finally:
-            path = one_line(scope["path"])
             _access.info(
                 "%s %s %s",
-                scope["method"],
-                path,
+                method,
+                route,
                 status,
                 extra={
-                    "method": scope["method"],
-                    "route": route_template(self.routes, scope),
-                    "path": path,
+                    "method": method,
+                    "route": route,
                     "status": status,
                     "duration_ms": round((time.perf_counter() - start) * 1000, 3),
                 },

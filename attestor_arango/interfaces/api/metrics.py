@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match
+from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attestor_arango.context import AgentContext
@@ -98,12 +98,29 @@ class Observer:
 
 
 def route_template(routes: list[BaseRoute], scope: Scope) -> str:
-    """The path template a request matches (bounded label values), or 'unmatched'."""
+    """The path template a request matches (bounded label values), or 'unmatched'.
+
+    Never the path itself: a path holds whatever the caller put in it (a subject's name
+    as a memory id). A mounted app's routes are followed (``/ui/memory/{memory_id}``); a
+    mount without routes of its own (static files) is its prefix and ``/{path}``."""
     for route in routes:
-        match, _ = route.matches(scope)
-        if match is not Match.NONE:
-            return str(getattr(route, "path", "unmatched")) or "/"
+        match, child = route.matches(scope)
+        if match is Match.NONE:
+            continue
+        template = str(getattr(route, "path", "unmatched"))
+        inner = getattr(route, "routes", None)
+        if isinstance(route, Mount):
+            rest = route_template(inner, {**scope, **child}) if inner else "/{path}"
+            return template + rest if rest != "unmatched" else f"{template}/unmatched"
+        return template or "/"
     return "unmatched"
+
+
+def method_label(scope: Scope) -> str:
+    """The request's method as a label or log field: one of ``METHODS``, else ``OTHER`` (a
+    client may send any token as the method, a word of a subject's too)."""
+    method = str(scope["method"])
+    return method if method in METHODS else OTHER
 
 
 class RequestMetrics:
@@ -132,7 +149,7 @@ class RequestMetrics:
             await self.app(scope, receive, sending)
         finally:
             self.observer.duration.labels(route=route).observe(time.perf_counter() - start)
-            method = scope["method"] if scope["method"] in METHODS else OTHER
+            method = method_label(scope)
             self.observer.requests.labels(route=route, method=method, status=str(status)).inc()
 
 

@@ -67,7 +67,10 @@ DESCRIPTIONS: dict[str, str] = {
     "cleaned by `purge_user`, no longer written (delete it when its recalls are not needed). "
     "Every path a store traced to is listed in `<db>.traces` beside it (ArangoDB: the data "
     "directory), so `purge_user` also erases the tenant under a path since changed or "
-    "switched off",
+    "switched off. A trace records every input of a recall but the query; the recall id is "
+    "keyed by `<db>.recall-key` beside the store (ArangoDB: the data directory), so a trace "
+    "file confirms no guessed query to a reader without that key (copy the key with the "
+    "store, or recorded ids no longer match a replay's)",
     "trace.include_content": "also write memory text into the trace (off: ids and scores)",
     "trace.max_bytes": "a tenant's trace file past this many bytes is rotated to `<file>.1` "
     "(an event larger than the bound gets a file of its own)",

@@ -237,6 +237,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.no_auth and args.host not in LOOPBACK:
         raise ValidationError("--no-auth only binds a loopback address; use keys to serve further")
     check_address(args.host, args.port)
+    from attestor_arango.interfaces.api.logs import configure
+
+    configure("text", args.log_level)
     memory = open_memory(args)
     try:
         app = create_mcp_app(
@@ -250,6 +253,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             timeout_graceful_shutdown=args.grace,
             log_level=args.log_level,
             timeout_keep_alive=5,
+            access_log=False,  # the package's access line instead (create_mcp_app), as in api
         )
     finally:
         memory.close()
