@@ -72,6 +72,7 @@ def test_pruned_matches_rank_as_the_full_match(seed: int, monkeypatch: pytest.Mo
     asks = [
         (q, k, ns, v) for q in queries for k in (1, 5, 20, 50) for ns in (None, "a") for v in views
     ]
+    monkeypatch.setattr(text_prune, "MIN_HITS", 0)  # small indexes: prune whenever it may
     pruned: list[int] = []
     plain = text_prune.candidates
 
@@ -115,6 +116,28 @@ def test_no_pruning_without_enough_rows_or_a_second_term() -> None:
     assert text_prune.candidates([one, big], 50, norm_of, 1000) is None  # 10 rows < k
 
 
+def test_no_pruning_below_min_hits_postings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rare term and a common one whose bound is far below the rare rows' scores: pruned
+    from ``MIN_HITS`` postings up, never below (the seed pass would cost more than it spares),
+    and the rows and floats kept are the full match's either way."""
+    norm_of = lambda rows: np.ones(rows.size)  # noqa: E731
+    rare = text_prune.TermHits(np.arange(0, 100, 2), np.ones(50, dtype=np.int32), 5.0)
+
+    def common(size: int) -> text_prune.TermHits:
+        return text_prune.TermHits(np.arange(size), np.ones(size, dtype=np.int32), 0.01)
+
+    n = text_prune.MIN_HITS + 100
+    small, large = common(text_prune.MIN_HITS - 100), common(text_prune.MIN_HITS)
+    assert text_prune.candidates([rare, small], 20, norm_of, n) is None
+    got = text_prune.candidates([rare, large], 20, norm_of, n)
+    assert got is not None and got[0].tolist() == rare.rows.tolist()  # the common rows skipped
+    full = text_prune.score_all([rare, large], norm_of, n)
+    at = np.searchsorted(full[0], got[0])
+    assert got[1].tolist() == full[1][at].tolist()  # the same floats
+    monkeypatch.setattr(text_prune, "MIN_HITS", 0)
+    assert text_prune.candidates([rare, small], 20, norm_of, n) is not None
+
+
 def test_rows_near_the_skipped_terms_bounds_still_reach_the_pool(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -136,6 +159,7 @@ def test_rows_near_the_skipped_terms_bounds_still_reach_the_pool(
     q = query_terms("zeta s go")
     assert q == ["zeta", "s", "go"]
     monkeypatch.setattr(text_prune, "MIN_SKIPPED", 0.0)  # prune whenever the bounds allow
+    monkeypatch.setattr(text_prune, "MIN_HITS", 0)
     fast = [index.search(q, k, None, view) for k in range(1, 40)]
     monkeypatch.setattr(text_prune, "candidates", lambda *a: None)
     assert fast == [index.search(q, k, None, view) for k in range(1, 40)]
