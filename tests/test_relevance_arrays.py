@@ -23,6 +23,7 @@ from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.completion import exact_cosine
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.fusion import fuse
+from attestor_arango.retrieval.neighbours import apply_asking, asking_words, ends_asking
 from attestor_arango.retrieval.temporal import age_days, apply_decay_boost
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import Hit
@@ -314,3 +315,32 @@ def test_fusion_keeps_lane_scores_as_given_and_the_breakdown_has_floats() -> Non
         b = by_id[mid].breakdown()
         assert (b.vector_score, b.bm25_score) == (vector, bm25)
         assert {type(b.vector_score), type(b.bm25_score)} <= {float, type(None)}
+
+
+def test_asking_over_arrays_equals_the_per_candidate_code() -> None:
+    """``apply_asking`` lowers the session of the memories that end by asking over an array
+    (``round_list``) and updates their relevance at once: each gets the session and
+    relevance the one-at-a-time code gave (``round(session - weight, 12)``,
+    ``compute_relevance``), bit for bit, and the memories that do not ask are untouched."""
+    rng = random.Random(11)
+    fast = []
+    for i in range(300):
+        text = "Did it rain?" if rng.random() < 0.4 else "It did."
+        c = Candidate(memory=fake_mem(f"m{i:04d}", text, day=rng.uniform(-40, 0)))
+        c.rrf_norm = rng.random()
+        c.decay = rng.choice([1.0, round(rng.random(), 12)])
+        c.session = rng.choice([0.0, -0.05, round(rng.random() * 0.3, 12)])
+        c.compute_relevance()
+        fast.append(c)
+    before = [c.session for c in fast]
+    slow = [copy.copy(c) for c in fast]
+    weight = 0.1
+    for c in slow:  # the one-at-a-time reference
+        said = asking_words(c)
+        if said is not None and ends_asking(said):
+            c.session = round(c.session - weight, 12)
+            c.compute_relevance()
+    apply_asking(fast, "what was the weather", weight)
+    assert _bits(fast, "session", "relevance") == _bits(slow, "session", "relevance")
+    changed = sum(c.session != b for c, b in zip(fast, before, strict=True))
+    assert 60 < changed < 240  # both kinds were there

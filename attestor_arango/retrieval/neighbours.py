@@ -35,7 +35,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.candidates import Candidate, order, update_relevance
+from attestor_arango.retrieval.rounding import round_list
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryStore
 
@@ -153,8 +154,11 @@ def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     # every word the pattern looks for holds "ask" or "question": the search only then
     if ("ask" in q or "question" in q) and _ASKS_WHAT_WAS_ASKED.search(q):
         return
-    for c in cands:
-        said = asking_words(c)
-        if said is not None and ends_asking(said):
-            c.session = round(c.session - weight, 12)
-            c.compute_relevance()
+    asking = [c for c in cands if (said := asking_words(c)) is not None and ends_asking(said)]
+    # rounded over the array (``round_list``: ``round(x, 12)`` bit for bit), the relevance of
+    # all at once: a plain-add chat holds ~25 asking memories a recall, and one ``round``
+    # and one ``compute_relevance`` call each were ~3% of it
+    lowered = round_list([c.session - weight for c in asking], 12)
+    for c, session in zip(asking, lowered, strict=True):
+        c.session = session
+    update_relevance(asking)
