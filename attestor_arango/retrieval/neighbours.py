@@ -144,6 +144,21 @@ def asking_words(c: Candidate) -> str | None:
     return said if isinstance(said, str) else None
 
 
+def _asks(c: Candidate) -> bool:
+    """``ends_asking(asking_words(c))``, one call a candidate: an ASCII content with no
+    question mark anywhere (most memories) is answered by one substring search."""
+    if c.synthetic:
+        return False
+    fields = c.fields
+    if "turn" not in fields["metadata"]:
+        content: str = fields["content"]
+        if content.isascii():
+            return "?" in content and content.rstrip(_CLOSERS).endswith("?")
+        return ends_asking(content)
+    said = asking_words(c)
+    return said is not None and ends_asking(said)
+
+
 def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     """Takes ``weight`` off the neighbour support (``Candidate.session``) of each
     memory whose words end by asking (``asking_words``: a conversation turn's own, or a
@@ -154,7 +169,7 @@ def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     # every word the pattern looks for holds "ask" or "question": the search only then
     if ("ask" in q or "question" in q) and _ASKS_WHAT_WAS_ASKED.search(q):
         return
-    asking = [c for c in cands if (said := asking_words(c)) is not None and ends_asking(said)]
+    asking = [c for c in cands if _asks(c)]
     # rounded over the array (``round_list``: ``round(x, 12)`` bit for bit), the relevance of
     # all at once: a plain-add chat holds ~25 asking memories a recall, and one ``round``
     # and one ``compute_relevance`` call each were ~3% of it
