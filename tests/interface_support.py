@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
 
 from attestor_arango.clock import OPEN
@@ -121,3 +122,21 @@ def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         cwd=home,
     )
+
+
+def wait_healthy(base: str, proc: subprocess.Popen[Any], what: str = "server") -> None:
+    """Waits (up to 60 s) until the server subprocess ``proc`` answers ``base``'s
+    ``/healthz``; raises ``RuntimeError`` with its error output when it exits first."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            err = proc.stderr.read() if proc.stderr else ""
+            text = err.decode() if isinstance(err, bytes) else err
+            raise RuntimeError(f"{what} exited: {text}")
+        try:
+            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not start")

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-from interface_support import PYTHON, cli_env, free_port, keyring, running_server
+from interface_support import PYTHON, cli_env, free_port, keyring, running_server, wait_healthy
 from prometheus_client.parser import text_string_to_metric_families
 
 from attestor_arango.clock import ManualClock
@@ -141,14 +140,7 @@ def test_json_request_log_has_the_request_id(tmp_path: Path) -> None:
     proc = subprocess.Popen(cmd, env=cli_env(tmp_path), stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=1).is_success:
-                    break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline and proc.poll() is None
-                time.sleep(0.1)
+        wait_healthy(base, proc)
         mine = httpx.post(
             base + "/v1/recall", json={"query": "x"}, headers={"X-Request-Id": "req-42"}
         )
@@ -181,14 +173,7 @@ def test_text_request_log_holds_no_query_string(tmp_path: Path) -> None:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=1).is_success:
-                    break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline and proc.poll() is None
-                time.sleep(0.1)
+        wait_healthy(base, proc)
         added = httpx.post(base + "/v1/memories", json={"content": f"{word} lives in Oslo"})
         assert added.is_success, added.text
         for page in (f"/ui/timeline?entity={word}", f"/ui/recall?query={word}+Oslo"):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
@@ -26,7 +25,7 @@ from starlette.testclient import TestClient
 
 from attestor_arango.interfaces.api import logs
 from attestor_arango.interfaces.api.app import create_app
-from tests.interface_support import PYTHON, cli_env, free_port
+from tests.interface_support import PYTHON, cli_env, free_port, wait_healthy
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
@@ -74,14 +73,7 @@ def test_mcp_over_http_logs_no_path_or_query_string(tmp_path: Path) -> None:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=1).is_success:
-                    break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline and proc.poll() is None
-                time.sleep(0.1)
+        wait_healthy(base, proc)
         assert httpx.get(f"{base}/mcp/{word}?query={word}").status_code == 404
         assert httpx.post(f"{base}/mcp?query={word}", json={}).status_code == 400
     finally:

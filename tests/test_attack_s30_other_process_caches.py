@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +30,7 @@ from attestor_arango import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import NotFoundError
 from attestor_arango.memory import AgentMemory
-from tests.interface_support import PYTHON, cli_env, free_port, run_cli
+from tests.interface_support import PYTHON, cli_env, free_port, run_cli, wait_healthy
 
 
 @contextmanager
@@ -45,14 +44,7 @@ def _server(home: Path, **env: str) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=1).is_success:
-                    break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline and proc.poll() is None
-                time.sleep(0.1)
+        wait_healthy(base, proc)
         yield base
     finally:
         proc.terminate()

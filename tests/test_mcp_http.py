@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from interface_support import PYTHON, cli_env, free_port
+from interface_support import PYTHON, cli_env, free_port, wait_healthy
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -60,22 +59,6 @@ def write_keys(path: Path) -> None:
         },
     ]
     path.write_text(yaml.safe_dump({"keys": entries}), encoding="utf-8")
-
-
-def wait_healthy(base: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(
-                f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}"
-            )
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("MCP HTTP server did not start")
 
 
 @pytest.fixture(scope="module")
