@@ -1,7 +1,8 @@
 """Knowledge updates that generalise: does the newest statement about a subject rank first?
 
     python benchmarks/ku_suite/run.py [--mode add|ingest|quick] [--embedder local|hashing]
-        [--split dev|test|all] [--cases updates|neighbours] [--retrieval JSON] [--out FILE]
+        [--split dev|test|all] [--cases updates|neighbours|blind-a|blind-b]
+        [--retrieval JSON] [--out FILE]
 
 The cases are in ``cases.py`` (225, nine kinds; how they were written and split is
 said there). Each case runs in a fresh memory, stored the way a user would store
@@ -23,6 +24,9 @@ to ``benchmarks/results/ku_suite-<mode>-<embedder>-<split>.json``.
 writes them: plain ``add(text)``, no ``valid_from``, each write one second after the
 one before, the question one second after the last (the way cases written by others
 tend to be, which the dated sessions above do not test).
+
+``--cases blind-a`` / ``blind-b`` run the blind sets of ``blind_cases.py`` (every case in
+the test split: ``--split test``); read there which one is seen.
 
 ``--cases neighbours`` runs the guard set instead (``cases.NEIGHBOURS``, 50 cases):
 two facts about two different subjects, the second said after the first (a session
@@ -47,6 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 sys.path.insert(0, str(HERE))
 
+from blind_cases import SETS, build_blind  # noqa: E402
 from cases import FILLER, build_cases, build_neighbours  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
@@ -63,7 +68,11 @@ RESULTS_DIR = HERE.parent / "results"
 START = datetime(2025, 1, 6, 9, tzinfo=UTC)
 TOP = 5
 # outcome names per case set: (the case's answer ranks first, another of its statements does)
-OUTCOMES = {"updates": ("new_wins", "stale_wins"), "neighbours": ("kept", "taken_over")}
+OUTCOMES = {
+    "updates": ("new_wins", "stale_wins"),
+    "neighbours": ("kept", "taken_over"),
+    **{name: ("new_wins", "stale_wins") for name in SETS},  # blind_cases.py: updates too
+}
 
 
 def pick_embedder(choice: str) -> Embedder:
@@ -206,8 +215,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     embedder = pick_embedder(args.embedder)
     config = RetrievalConfig.from_dict(json.loads(args.retrieval))
     names = OUTCOMES[args.cases]
-    every = build_cases() if args.cases == "updates" else build_neighbours()
+    if args.cases in SETS:
+        every = build_blind(args.cases)
+    else:
+        every = build_cases() if args.cases == "updates" else build_neighbours()
     cases = [c for c in every if args.split in ("all", c["split"])]
+    if not cases:
+        ap.error(f"no case of --cases {args.cases} is in split {args.split}: try --split test")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases):
