@@ -217,6 +217,25 @@ ROWS = (
         _ku_suite,
     ),
     Row(
+        "blind knowledge updates, set B (frozen; run only to judge finished changes: "
+        "blind_cases.py lists each run)",
+        "ku_suite-blind-b-add-minilm*-test.json",
+        "benchmarks/ku_suite/run.py --cases blind-b --split test",
+        _ku_suite,
+    ),
+    Row(
+        "blind knowledge updates, set B, written a second apart",
+        "ku_suite-blind-b-quick-minilm*-test.json",
+        "benchmarks/ku_suite/run.py --cases blind-b --split test --mode quick",
+        _ku_suite,
+    ),
+    Row(
+        "blind knowledge updates, set B, through ingest_round",
+        "ku_suite-blind-b-ingest-minilm*-test.json",
+        "benchmarks/ku_suite/run.py --cases blind-b --split test --mode ingest",
+        _ku_suite,
+    ),
+    Row(
         "knowledge updates (the team's own 60 cases, tuned on: not a held-out figure)",
         "knowledge_updates-minilm*.json",
         "benchmarks/knowledge_updates/run.py",
