@@ -26,7 +26,7 @@ from attestor_arango import AgentContext
 from attestor_arango.config import Config
 from attestor_arango.core.recall_key import derived_key
 from attestor_arango.embeddings import HashingEmbedder
-from attestor_arango.errors import StoreError
+from attestor_arango.errors import StoreError, ValidationError
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval.trace import recall_id
 from attestor_arango.scope import Scope
@@ -214,3 +214,15 @@ def test_the_arango_store_keeps_the_key_in_a_collection_and_falls_back_when_read
     db = RecordingDB(server_error(1203, 404))  # no collection: a failure, not a fallback
     with pytest.raises(StoreError):
         make_store(db).put_recall_key(Scope("acme"), "ab" * 32)
+
+
+def test_a_refused_recall_keeps_no_key(tmp_path: Path) -> None:
+    """The key is kept after every check of the arguments: a refused recall stores nothing."""
+    mem = _memory(tmp_path / "mem.db")
+    for bad in ({"as_of": "not a time"}, {"time_window": ("2020-01-02", "2020-01-01")}):
+        with pytest.raises(ValidationError):
+            mem.recall("what does ann like", **bad)  # type: ignore[arg-type]
+        assert mem.store.get_recall_key(Scope("acme")) is None
+    mem.recall("what does ann like")
+    assert mem.store.get_recall_key(Scope("acme")) is not None
+    mem.close()
