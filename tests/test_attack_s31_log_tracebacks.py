@@ -147,3 +147,34 @@ def test_a_failing_board_page_logs_no_word_of_its_query(
     )
     assert WORD not in records and "Evidence Board page memories failed: RuntimeError" in records
     mem.close()
+
+
+@pytest.mark.parametrize("include_content", [False, True])
+def test_a_traced_lane_error_keeps_no_word_of_the_query(
+    tmp_path: Path, include_content: bool
+) -> None:
+    """The same leak into the trace file: a lane's error was written verbatim, and the
+    embedder's refusal quotes the query the trace otherwise never keeps. Without
+    ``include_content`` the event keeps the error's type and its message's length."""
+    from attestor_arango.config import Config, TraceSettings
+
+    trace = TraceSettings(
+        enabled=True, path=str(tmp_path / "t.jsonl"), include_content=include_content
+    )
+    config = Config(path=str(tmp_path / "m.db"), trace=trace)
+    mem = AgentMemory(config=config, embedder=Refusing(64), context=CTX)
+    mem.add("Ann likes green tea")
+    answer = mem.recall(f"does ann have {WORD}")
+    assert WORD in answer.errors["vector_error"]  # the caller still reads it whole
+    events = [
+        json.loads(line)
+        for file in (tmp_path / "t.jsonl.tenants").iterdir()
+        for line in file.read_text(encoding="utf-8").splitlines()
+    ]
+    (failed,) = [e for e in events if e["step"] == "vector"]
+    if include_content:
+        assert failed["error"] == answer.errors["vector_error"]
+    else:
+        assert failed["error"].startswith("RuntimeError: <message withheld, ")
+        assert not any(WORD in json.dumps(e) for e in events)
+    mem.close()
