@@ -226,3 +226,27 @@ def test_a_refused_recall_keeps_no_key(tmp_path: Path) -> None:
     mem.recall("what does ann like")
     assert mem.store.get_recall_key(Scope("acme")) is not None
     mem.close()
+
+
+def test_the_first_write_keeps_the_key_so_a_recall_only_reads(tmp_path: Path) -> None:
+    """A tenant's first write keeps its key (``Auditor.record``): its recalls store nothing.
+    A legacy key file that holds no key fails the recall, never the write."""
+    mem = _memory(tmp_path / "mem.db")
+    mem.add("Ann likes green tea")
+    kept = mem.store.get_recall_key(Scope("acme"))
+    assert kept is not None
+    conn = sqlite3.connect(tmp_path / "mem.db")
+    before = conn.execute("SELECT * FROM recall_keys").fetchall()
+    _id(mem)
+    assert conn.execute("SELECT * FROM recall_keys").fetchall() == before
+    conn.close()
+    mem.close()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "mem.db.recall-key").write_text("not a key\n", encoding="ascii")
+    bad = _memory(other / "mem.db")
+    bad.add("Ann likes green tea")  # stored
+    assert bad.store.get_recall_key(Scope("acme")) is None
+    with pytest.raises(StoreError, match="holds no recall-id key"):
+        _id(bad)
+    bad.close()

@@ -12,9 +12,10 @@ only a process holding the key ties an id to a query.
 The key is ``SALT_BYTES`` random bytes (``ids.new_key``: a seeded id source gives its
 seed's), hex, kept IN the store, one per tenant (``Store.get_recall_key``; the embedded
 file's ``recall_keys`` table, schema 12; ArangoDB's ``recall_keys`` collection), so reading
-needs no write beside the store and every opener of one store agrees. The first recall of a
-tenant by a process that may write keeps it (``put_recall_key``: never replaced, two first
-callers at once keep one). It is no data of the subject: a purge keeps it (as the quota),
+needs no write beside the store and every opener of one store agrees. A tenant's first
+write keeps it (``keep_recall_key``, from ``Auditor.record``), or, for a tenant written
+before, its first recall by a process that may write (``put_recall_key``: never replaced,
+two first callers at once keep one). It is no data of the subject: a purge keeps it (as the quota),
 an export does not carry it (a store an export is imported into makes its own).
 
 Session 30 kept one key a store in a file (``<db>.recall-key`` beside the embedded file,
@@ -29,6 +30,7 @@ a key, a new reader uses it: ids recorded by a read-only reader before then diff
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -37,7 +39,7 @@ from pathlib import Path
 from weakref import WeakKeyDictionary
 
 from attestor_arango.config import RECALL_KEY_END, Config, default_data_dir
-from attestor_arango.errors import StoreError
+from attestor_arango.errors import AttestorError, StoreError
 from attestor_arango.ids import SALT_BYTES, new_key
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import AuditStore, Store
@@ -82,6 +84,14 @@ def recall_key(store: Store, config: Config, ids: object, tenant: str) -> bytes:
     with _LOCK:
         _KEYS.setdefault(store, {})[tenant] = key
     return key
+
+
+def keep_recall_key(store: Store, config: Config, ids: object, tenant: str) -> None:
+    """At each write of a tenant (``Auditor.record``): its key is kept now if it has none,
+    so its recalls only read (the first writer keeps it). A failure here is left for the
+    recall to raise: the write does not depend on the key."""
+    with contextlib.suppress(AttestorError):
+        recall_key(store, config, ids, tenant)
 
 
 def derived_key(store: AuditStore, scope: Scope) -> bytes:

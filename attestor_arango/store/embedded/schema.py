@@ -391,7 +391,7 @@ MIGRATIONS: list[tuple[int, str]] = [
         """,
     ),
     # each tenant's recall-id key (core/recall_key.py), in the file: a reader needs no write
-    (12, "CREATE TABLE recall_keys (tenant TEXT PRIMARY KEY, key TEXT NOT NULL);"),
+    (12, "CREATE TABLE IF NOT EXISTS recall_keys (tenant TEXT PRIMARY KEY, key TEXT NOT NULL);"),
 ]
 
 LATEST = MIGRATIONS[-1][0]
