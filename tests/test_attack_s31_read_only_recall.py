@@ -229,7 +229,7 @@ def test_a_refused_recall_keeps_no_key(tmp_path: Path) -> None:
 
 
 def test_the_first_write_keeps_the_key_so_a_recall_only_reads(tmp_path: Path) -> None:
-    """A tenant's first write keeps its key (``Auditor.record``): its recalls store nothing.
+    """A tenant's first memory keeps its key (``core/writes.py``): its recalls store nothing.
     A legacy key file that holds no key fails the recall, never the write."""
     mem = _memory(tmp_path / "mem.db")
     mem.add("Ann likes green tea")

@@ -34,7 +34,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from attestor_arango.clock import from_us, to_us
-from attestor_arango.core.recall_key import keep_recall_key
 from attestor_arango.models import AuditEntry, Memory, content_digest, keyed_digest
 from attestor_arango.scope import Scope
 from attestor_arango.store.protocol import AuditStore, Store
@@ -394,7 +393,6 @@ class Auditor:
         of ``details`` are then kept as digests keyed by it (erased with the row)."""
         rt = self.runtime
         now = rt.clock.now_us()
-        keep_recall_key(rt.store, rt.config, rt.ids, ctx.tenant)  # a recall then only reads
         return append(
             rt.store,
             Scope(ctx.tenant),

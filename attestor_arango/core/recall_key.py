@@ -13,8 +13,9 @@ The key is ``SALT_BYTES`` random bytes (``ids.new_key``: a seeded id source give
 seed's), hex, kept IN the store, one per tenant (``Store.get_recall_key``; the embedded
 file's ``recall_keys`` table, schema 12; ArangoDB's ``recall_keys`` collection), so reading
 needs no write beside the store and every opener of one store agrees. A tenant's first
-write keeps it (``keep_recall_key``, from ``Auditor.record``), or, for a tenant written
-before, its first recall by a process that may write (``put_recall_key``: never replaced,
+memory written keeps it (``keep_recall_key``, in ``core/writes.py``'s one write path, in
+its transaction), or, for a tenant without one (written before, or only imported), its
+first recall by a process that may write (``put_recall_key``: never replaced,
 two first callers at once keep one). It is no data of the subject: a purge keeps it (as the quota),
 an export does not carry it (a store an export is imported into makes its own).
 
@@ -87,7 +88,7 @@ def recall_key(store: Store, config: Config, ids: object, tenant: str) -> bytes:
 
 
 def keep_recall_key(store: Store, config: Config, ids: object, tenant: str) -> None:
-    """At each write of a tenant (``Auditor.record``): its key is kept now if it has none,
+    """At each memory written (``Writer.write``): the tenant's key is kept now if it has none,
     so its recalls only read (the first writer keeps it). A failure here is left for the
     recall to raise: the write does not depend on the key."""
     with contextlib.suppress(AttestorError):
