@@ -8,6 +8,7 @@ service, the MCP server, the CLI and the HTTP client all report it the same way
     AttestorError                      attestor_error        500
     ├── ValidationError (ValueError)   invalid_input         422  bad arguments; nothing stored
     │   ├── TenantRequiredError        tenant_required       400  a store call without a tenant
+    │   ├── SigningDisabled            signing_disabled      422  a signature check, signing off
     │   └── KeyFileError               signing_key_invalid   422  a signing key file is unusable
     ├── AccessDenied (PermissionError) permission_denied     403  role or read_only forbids it
     ├── NotFoundError (LookupError)    not_found             404  no such id in the caller's scope
@@ -104,6 +105,14 @@ class TenantRequiredError(ValidationError):
 
     code = "tenant_required"
     http_status = 400
+
+
+class SigningDisabled(ValidationError, RuntimeError):
+    """A signature check (``verify_memory``, ``verify_all``) on a service that signs nothing
+    (``signing.enabled`` off). Also the ``RuntimeError`` Attestor's ``verify_memory`` raises
+    then, so code written for Attestor catches it as it did."""
+
+    code = "signing_disabled"
 
 
 class AccessDenied(AttestorError, PermissionError):

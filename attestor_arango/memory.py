@@ -587,14 +587,14 @@ class AgentMemory:
         )
 
     def verify_memory(self, memory_id: str, *, context: AgentContext | None = None) -> bool:
-        """True when the memory's Ed25519 signature matches its content; the id may be short, as
-        for ``get``. Raises ``ValidationError`` (signing off, ambiguous id), ``NotFoundError``."""
+        """Attestor's bool: the signature matches the content (False: no match, no signature,
+        no such memory); the id may be short. Raises ``SigningDisabled``, ``ValidationError``."""
         ctx = self._guarded(context, "verify_memory")
         return gov_provenance.verify_memory(self.runtime, ctx, check_id(memory_id))
 
     def verify_all(self, *, context: AgentContext | None = None) -> dict[str, Any]:
         """Checks every stored version's signature; names the ids that fail or are unsigned.
-        Raises ``ValidationError`` when signing is off and ``AccessDenied`` without READ."""
+        Raises ``SigningDisabled`` when signing is off and ``AccessDenied`` without READ."""
         ctx = self._guarded(context, "verify_all")
         return gov_provenance.verify_all(self.runtime, ctx)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import stat
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from attestor_arango.errors import StoreError
 from attestor_arango.memory import AgentMemory
 from attestor_arango.retrieval.config import RetrievalConfig
 from attestor_arango.retrieval.trace import recall_id
+from attestor_arango.scope import Scope
 
 CTX = AgentContext(agent_id="orch", role="orchestrator", tenant="acme", namespace="n1")
 
@@ -80,60 +80,47 @@ def test_recall_ids_are_stable_in_one_store_and_differ_across_stores(tmp_path: P
     assert ids[0] == ids[1] != ids[2]
 
 
-def test_the_key_file_takes_the_stores_bits_and_a_bad_one_fails_closed(tmp_path: Path) -> None:
-    """The key sits beside the store with its permission bits; a file at its name that
-    holds no key, or a link there, is refused (typed) and left as it was: replacing it
-    would silently give every recorded recall new ids, following a link would let whoever
-    planted it choose the key."""
+def test_the_key_is_kept_in_the_store_and_a_bad_legacy_file_fails_closed(tmp_path: Path) -> None:
+    """The key is a row of the store (session 31: no file beside it is made); a session-30
+    key file at ``<db>.recall-key`` is still read, and one that holds no key, or a link
+    there, is refused (typed) and left as it was: replacing it would silently give every
+    recorded recall new ids, following a link would let whoever planted it choose the key."""
     mem = _memory(tmp_path)
     mem.add("Ann likes green tea")
-    (tmp_path / "mem.db").chmod(0o600)
     key = key_path(mem.config)
-    assert key is not None and not key.exists()
-    assert key in mem.config.store_files()  # no command writes over it (export -o)
-    rid = mem.recall("what does ann like", as_of="2020-01-01T00:00:00Z").recall_id
-    assert stat.S_IMODE(key.stat().st_mode) == 0o600
-    assert re.fullmatch(r"[0-9a-f]{64}\n", key.read_text(encoding="ascii"))
+    assert key is not None and key in mem.config.store_files()  # no command writes over it
+    mem.recall("what does ann like", as_of="2020-01-01T00:00:00Z")
+    assert not key.exists()
+    kept = mem.store.get_recall_key(Scope("acme"))
+    assert kept is not None and re.fullmatch(r"[0-9a-f]{64}", kept)
     mem.close()
 
-    key.write_text("not a key\n", encoding="ascii")
-    other = _memory(tmp_path)  # a new store object reads the file again
-    with pytest.raises(StoreError, match="holds no recall-id key"):
-        other.recall("what does ann like")
-    assert key.read_text(encoding="ascii") == "not a key\n"
-    other.close()
-
-    planted = tmp_path / "planted"
-    planted.write_text("ab" * 32 + "\n", encoding="ascii")
-    key.unlink()
-    key.symlink_to(planted)
-    linked = _memory(tmp_path)
-    with pytest.raises(StoreError, match="cannot be read or made"):
-        linked.recall("what does ann like")
-    assert key.is_symlink()
-    linked.close()
-
-    key.unlink()
-    key.write_text(bytes(range(32)).hex() + "\n", encoding="ascii")  # a key of its own
-    again = _memory(tmp_path)
-    assert again.recall("what does ann like", as_of="2020-01-01T00:00:00Z").recall_id != rid
-    again.close()
+    for bad in ("not a key\n", "ab" * 32 + "\n"):
+        fresh = tmp_path / bad[:2]
+        fresh.mkdir()
+        if bad.startswith("ab"):  # a link to a file holding a key
+            (fresh / "planted").write_text(bad, encoding="ascii")
+            (fresh / "mem.db.recall-key").symlink_to(fresh / "planted")
+            match = "cannot be read"
+        else:
+            (fresh / "mem.db.recall-key").write_text(bad, encoding="ascii")
+            match = "holds no recall-id key"
+        other = _memory(fresh)
+        with pytest.raises(StoreError, match=match):
+            other.recall("what does ann like")
+        assert other.store.get_recall_key(Scope("acme")) is None  # nothing kept
+        assert (fresh / "mem.db.recall-key").read_text(encoding="ascii") == bad
+        other.close()
 
 
-def test_two_stores_on_one_file_share_the_key_another_process_made(tmp_path: Path) -> None:
-    """A key made meanwhile by another process is the one kept (made whole, linked into
-    place, never replaced); the later maker reads it."""
-    from attestor_arango.core import recall_key as keys
-
+def test_two_stores_on_one_file_keep_the_key_the_first_kept(tmp_path: Path) -> None:
+    """A key kept meanwhile by another process is the one kept (never replaced); the later
+    caller gets it back."""
     a = _memory(tmp_path)
-    path = key_path(a.config)
-    assert path is not None
-    path.write_text("cd" * 32 + "\n", encoding="ascii")  # as if made by another process
-    assert keys._make(path, a.config, a.runtime.ids) == bytes.fromhex("cd" * 32)
-    assert sorted(p.name for p in tmp_path.iterdir() if "recall-key" in p.name) == [
-        "mem.db.recall-key"
-    ]  # no temporary copy left
     b = _memory(tmp_path)
+    scope = Scope("acme")
+    assert a.store.put_recall_key(scope, "cd" * 32) == "cd" * 32  # as if another process
+    assert b.store.put_recall_key(scope, "ef" * 32) == "cd" * 32
     ask = {"query": "what does ann like", "as_of": "2020-01-01T00:00:00Z"}
     assert a.recall(**ask).recall_id == b.recall(**ask).recall_id  # type: ignore[arg-type]
     a.close()

@@ -94,6 +94,8 @@ def arguments(name: str) -> list[Any]:
         "set_quota": [5],
         "count_writes": ["2026-12-05"],
         "add_writes": ["2026-12-05", 1],
+        "get_recall_key": [],
+        "put_recall_key": ["ab" * 32],
         "purge_tenant": [],
         "purge_collection": ["memories"],
         "tenant_residue": [],

@@ -133,8 +133,10 @@ def test_purge_erases_the_subject_everywhere_and_only_the_subject(filled: AgentM
     # every table: only the audit chain still names the tenant, and never its content
     with sqlite3.connect(str(path)) as conn:
         assert _rows_mentioning(conn, (MARK,)) == {}
-        # (and the quota an operator set: its values are in the chain's quota_set entries)
-        assert set(_rows_mentioning(conn, (SUBJECT,))) <= {"audit", "audit_heads", "quotas"}
+        # (and the quota an operator set: its values are in the chain's quota_set entries;
+        # and the tenant's recall-id key, random bytes: core/recall_key.py)
+        kept = {"audit", "audit_heads", "quotas", "recall_keys"}
+        assert set(_rows_mentioning(conn, (SUBJECT,))) <= kept
         fts_hits = conn.execute(
             "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?", (MARK.lower(),)
         ).fetchone()[0]

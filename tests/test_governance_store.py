@@ -106,7 +106,8 @@ def test_delete_memories_removes_rows_vectors_text_and_derived_edges(store: Stor
 def test_chain_head_is_backfilled_when_an_old_file_migrates(tmp_path: Path) -> None:
     """A file written before the audit_heads table existed gets its heads on open."""
     from attestor_arango.core import audit as audit_log
-    from attestor_arango.store.embedded.schema import MIGRATIONS, _statements
+    from attestor_arango.store.embedded.migrate import _statements
+    from attestor_arango.store.embedded.schema import MIGRATIONS
     from attestor_arango.store.embedded.store import SQLiteStore
 
     path = tmp_path / "old.db"

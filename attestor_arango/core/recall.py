@@ -93,9 +93,10 @@ def recall(
         tracer = None  # a trace no purge would find is not written
     # traced: where the tenant's audit chain stood before the first event (``_erased``)
     began = audit_seq(rt.store, scope) if tracer is not None else 0
-    id_key = recall_key(rt.store, rt.config, rt.ids)  # the store's: ids confirm no guess
     try:
         view = rt.view(as_of, time_window)  # first: it may wait for a write (``settle``)
+        # after every check of the arguments: a refused recall keeps no key (it may write)
+        id_key = recall_key(rt.store, rt.config, rt.ids, scope.tenant)  # ids confirm no guess
         with _reads_together(rt.store):  # whose commit the caches then see
             response = run_recall(
                 rt.store,

@@ -20,6 +20,7 @@ from attestor_arango.clock import OPEN, from_us, parse_time
 from attestor_arango.context import AgentContext
 from attestor_arango.core.audit import Auditor, extra_digest, row_digest
 from attestor_arango.core.quota import check_quota
+from attestor_arango.core.recall_key import keep_recall_key
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.errors import (
     ConflictError,
@@ -318,6 +319,7 @@ class Writer:
                 # a purge erased the tenant's vectors since: this is its first write again
                 rt.store.set_embedding_space(scope, space)
             rt.store.insert_memory(scope, memory, vector)
+            keep_recall_key(rt.store, rt.config, rt.ids, scope.tenant)  # recalls then only read
             # every write is in the chain, with the digest verification recomputes from the row
             digests = {"row": row_digest(memory), "extra": extra_digest(memory)}
             auditor.record(ctx, "add", memory.id, digests, salt=memory.salt)

@@ -13,7 +13,7 @@ from attestor_arango.context import AgentContext
 from attestor_arango.core.reads import resolve_id
 from attestor_arango.core.runtime import Runtime
 from attestor_arango.core.signing import Signer
-from attestor_arango.errors import NotFoundError, ValidationError
+from attestor_arango.errors import NotFoundError, SigningDisabled, ValidationError
 from attestor_arango.governance.export import _all_memories
 from attestor_arango.scope import Scope
 
@@ -21,7 +21,7 @@ from attestor_arango.scope import Scope
 def _signer(rt: Runtime) -> Signer:
     signer = getattr(rt, "signer", None)
     if signer is None:
-        raise ValidationError(
+        raise SigningDisabled(
             "provenance signing is not enabled; set signing.enabled (and signing.key_path) "
             "in the configuration to sign and verify memories"
         )
@@ -31,20 +31,24 @@ def _signer(rt: Runtime) -> Signer:
 
 
 def verify_memory(rt: Runtime, ctx: AgentContext, memory_id: str) -> bool:
-    """True when the row carries a valid signature by the configured key.
+    """True when the row carries a valid signature by the configured key; False when it
+    carries none, one that does not match it, or when no row of the tenant has that id (as
+    Attestor's ``verify_memory``: a bool for every question about a row, so code written
+    for it runs; another tenant's id answers as an absent one).
 
     ``memory_id`` may be short, as for ``get``: resolved by ``core.reads.resolve_id`` over
     the rows this checks (the tenant's, every namespace, closed versions too). Raises
-    ``ValidationError`` when signing is off or a short id matches several ids, and
-    ``NotFoundError`` when no row of the tenant has that id.
+    ``SigningDisabled`` (a ``ValidationError`` and, as Attestor's, a ``RuntimeError``) when
+    signing is off, and ``ValidationError`` when a short id matches several ids.
     """
     signer = _signer(rt)
     scope = Scope(ctx.tenant)
-    memory_id = resolve_id(rt, scope, memory_id)
+    try:
+        memory_id = resolve_id(rt, scope, memory_id)
+    except NotFoundError:
+        return False
     memory = rt.store.get_memory(scope, memory_id)
-    if memory is None:
-        raise NotFoundError(f"no memory {memory_id!r} in tenant {ctx.tenant!r}")
-    return signer.verify(memory)
+    return memory is not None and signer.verify(memory)
 
 
 def verify_all(rt: Runtime, ctx: AgentContext) -> dict[str, Any]:

@@ -33,6 +33,9 @@ The tenant's daily quota is kept (``PurgeReport.kept``, the outcome entry's ``ke
 the operator's limit on the tenant, not the subject's data, and every value it held is in
 the kept chain already (``quota_set``). Erasing it let the tenant write without limit right
 after the erasure. The day's write counters are the subject's activity and are erased.
+The tenant's recall-id key (``core/recall_key.py``) is kept too: random bytes under the
+tenant id the chain names anyway, no data of the subject; erasing it would give the
+tenant's next recalls other ids in this process than in one that still holds the key.
 
 The tenant's audit chain is kept: it is the legal record that the erasure
 happened, and it holds ids, actions, counts and digests, never memory content

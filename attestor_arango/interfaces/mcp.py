@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
@@ -29,6 +29,7 @@ from attestor_arango.interfaces import mcp_fields as f
 from attestor_arango.interfaces.api import spec
 from attestor_arango.interfaces.api.auth import KeyRing
 from attestor_arango.interfaces.api.codec import jsonable
+from attestor_arango.interfaces.api.logs import log_failure
 from attestor_arango.interfaces.mcp_requests import RequestErrors
 from attestor_arango.scope import chosen_namespace
 from attestor_arango.version import __version__
@@ -95,6 +96,8 @@ class _Server(MCPServer[Any]):
             if isinstance(cause, PydanticValidationError):
                 err = argument_error(name, cause, self._tool_input_schema(name) or {})
                 raise ToolError(json.dumps(err.to_dict())) from None
+            if isinstance(exc, UnexpectedToolError):  # the SDK logs its cause's message
+                raise ToolError(json.dumps(log_failure(f"tool {name}", exc).to_dict())) from None
             raise
         finally:
             _HEADERS.reset(token)

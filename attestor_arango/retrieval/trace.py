@@ -2,9 +2,10 @@
 
 An event carries the recall id (a keyed hash of the inputs, so the same recall
 in one store always has the same id), a monotonic sequence number, the step name, how many
-candidates went in and came out, the step's duration and any lane error. Query
-text and memory content are left out unless ``include_content`` is set: a trace
-file must not become a second, unaudited copy of the memory.
+candidates went in and came out, the step's duration and any lane error (its type; its
+message, which may quote the query, only with ``include_content``). Query text and memory
+content are left out unless ``include_content`` is set: a trace file must not become a
+second, unaudited copy of the memory.
 
 Layout: each tenant has its own file, ``<path>.tenants/<digest>.jsonl`` beside the
 configured ``trace.path``, where ``<digest>`` is the first 32 hex digits of the SHA-256 of
@@ -292,10 +293,19 @@ class RecallTrace:
             "candidates_out": n_out,
             "ms": lapped if ms is None else ms,
         }
-        if error is not None:
-            event["error"] = error
+        if error is not None:  # its message may quote the query (an embedder's refusal)
+            event["error"] = error if self.tracer.include_content else withheld(error)
         event.update(extra)
         self.tracer.emit(event)
+
+
+def withheld(error: str) -> str:
+    """A lane error (``"Type: message"``) as a trace keeps it without ``include_content``:
+    the type, the message's length only (the recall's ``errors`` still carry it whole)."""
+    kind, sep, said = error.partition(": ")
+    if not sep or not kind.isidentifier():
+        kind, said = "error", error
+    return f"{kind}: <message withheld, {len(said)} characters>"
 
 
 def tracer_from_settings(settings: Any, make_file: MakeFile | None = None) -> Tracer | None:

@@ -39,7 +39,7 @@ from attestor_arango.interfaces.api.errors import (
     UnsupportedMediaType,
 )
 from attestor_arango.interfaces.api.fairness import TenantSlots
-from attestor_arango.interfaces.api.logs import RequestLog
+from attestor_arango.interfaces.api.logs import RequestLog, log_failure
 from attestor_arango.interfaces.api.loopback import JSON_MEDIA, LoopbackOnly, media_type
 from attestor_arango.interfaces.api.metrics import Observer, RequestMetrics, metrics_endpoint
 from attestor_arango.interfaces.api.openapi import build_openapi
@@ -268,11 +268,8 @@ def create_app(
                         f"({type(exc).__name__}); send smaller numbers and valid text"
                     )
                 )
-            except Exception:
-                log.exception("unexpected failure in %s", route.op)
-                return error_response(
-                    InternalError("unexpected server error; the server log has the details")
-                )
+            except Exception as exc:  # logged with no word of the request (log_failure)
+                return error_response(log_failure(route.op, exc, log))
 
         return handle
 

@@ -19,17 +19,20 @@ import logging
 import re
 import secrets
 import time
+import traceback
 from contextvars import ContextVar
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from attestor_arango.interfaces.api.errors import InternalError
 from attestor_arango.interfaces.api.metrics import method_label, route_template
 
 ACCESS_LOG = "attestor_arango.access"
 REQUEST_ID = ContextVar("request_id", default="-")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
 _access = logging.getLogger(ACCESS_LOG)
+_failures = logging.getLogger("attestor_arango.interfaces")
 
 
 class RequestIdFilter(logging.Filter):
@@ -66,6 +69,53 @@ JsonFormatter.converter = time.gmtime
 
 
 TRACE_LEVEL = 5  # uvicorn's TRACE
+
+
+def log_failure(what: str, exc: BaseException, logger: logging.Logger = _failures) -> InternalError:
+    """Logs an unexpected failure for an operator, with no word of the request in it.
+
+    ``logger.exception`` wrote the traceback with every exception's message, and a message
+    may quote what the request carried (an embedder that refused a memory's content, a
+    query in a store error, a subject's words in a validation message): a log line
+    outlives any erasure (``purge_user``). This writes ``what`` (the route or page), the
+    error's class and the traceback's frames (files, lines, functions, the package's
+    source lines), for the exception and every one it was raised from or while handling,
+    each message withheld (only its length said). The request id is on the record.
+    Returns the error the caller is answered with (which names nothing either)."""
+    logger.error("%s failed: %s\n%s", what, _name(exc), withheld_traceback(exc))
+    return InternalError("unexpected server error; the server log has the details")
+
+
+def withheld_traceback(exc: BaseException) -> str:
+    """``exc``'s traceback, its chain included, with each exception's message withheld."""
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        frames = "".join(traceback.format_tb(current.__traceback__))
+        try:
+            size = len(str(current))
+        except Exception:  # a __str__ that fails says nothing either
+            size = -1
+        parts.append(
+            f"Traceback (most recent call last):\n{frames}{_name(current)}: "
+            f"<message withheld, {size} characters>"
+        )
+        cause = current.__cause__
+        current = (
+            cause if cause is not None or current.__suppress_context__ else current.__context__
+        )
+    return "\n\nwhich was raised from, or while handling:\n\n".join(parts)
+
+
+def _name(exc: BaseException) -> str:
+    kind = type(exc)
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
 
 
 def configure(fmt: str, level: str = "info") -> None:

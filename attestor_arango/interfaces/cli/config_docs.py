@@ -68,10 +68,11 @@ DESCRIPTIONS: dict[str, str] = {
     "Every path a store traced to is listed in `<db>.traces` beside it (ArangoDB: the data "
     "directory), so `purge_user` also erases the tenant under a path since changed or "
     "switched off. A trace records every input of a recall but the query; the recall id is "
-    "keyed by `<db>.recall-key` beside the store (ArangoDB: the data directory), so a trace "
-    "file confirms no guessed query to a reader without that key (copy the key with the "
-    "store, or recorded ids no longer match a replay's)",
-    "trace.include_content": "also write memory text into the trace (off: ids and scores)",
+    "keyed by a key the store keeps per tenant (in the store itself, so a read-only opener "
+    "needs no write and every opener agrees; a `<db>.recall-key` file of earlier versions is "
+    "still read), so a trace file confirms no guessed query to a reader without the store",
+    "trace.include_content": "also write memory text, the query and lane errors' messages "
+    "into the trace (off: ids, scores and error types)",
     "trace.max_bytes": "a tenant's trace file past this many bytes is rotated to `<file>.1` "
     "(an event larger than the bound gets a file of its own)",
     "trace.keep": "rotated trace files kept per tenant (`<file>.1` newest ... `<file>.<keep>`); "

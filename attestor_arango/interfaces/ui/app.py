@@ -25,6 +25,7 @@ from attestor_arango.clock import iso, to_us
 from attestor_arango.errors import AttestorError
 from attestor_arango.interfaces.api.auth import ApiKey, KeyRing
 from attestor_arango.interfaces.api.errors import AuthenticationError
+from attestor_arango.interfaces.api.logs import log_failure
 from attestor_arango.interfaces.ui import explain as X
 from attestor_arango.interfaces.ui import params as P
 from attestor_arango.interfaces.ui import views
@@ -159,13 +160,8 @@ class Board:
                 )
             except AttestorError as err:
                 return self.error(request, err)
-            except Exception:
-                log.exception("Evidence Board page %s failed", name)
-                from attestor_arango.interfaces.api.errors import InternalError
-
-                return self.error(
-                    request, InternalError("unexpected server error; the server log has it")
-                )
+            except Exception as exc:  # logged with no word of the request (log_failure)
+                return self.error(request, log_failure(f"Evidence Board page {name}", exc, log))
 
         return endpoint
 

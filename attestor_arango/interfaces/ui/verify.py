@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attestor_arango.errors import AttestorError
+from attestor_arango.interfaces.api.logs import log_failure
 from attestor_arango.interfaces.ui.access import Reader
 
 log = logging.getLogger("attestor_arango.interfaces.ui")
@@ -74,8 +75,7 @@ class Verifications:
             run.report = r.call("verify_audit_chain")
         except AttestorError as exc:
             run.error = exc.message
-        except Exception:  # the page says so; the log has the rest
-            log.exception("Evidence Board: audit verification of %s failed", r.context.tenant)
-            run.error = "unexpected server error; the server log has it"
+        except Exception as exc:  # the page says so; the log has the rest, and no tenant
+            run.error = log_failure("Evidence Board audit verification", exc, log).message
         finally:
             run.finished = time.time()

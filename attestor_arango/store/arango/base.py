@@ -39,6 +39,7 @@ COLLECTIONS = (
     "write_counts",
     "quotas",
     "embedding_spaces",
+    "recall_keys",
 )
 INDEX_STATE_TTL_S = 30.0
 # Rows per purge transaction: a memory with a 1536-d vector holds about 12 KB of doubles plus

@@ -28,7 +28,7 @@ from attestor_arango.store.arango.docs import (
     relation_from_arango,
     relation_to_arango,
 )
-from attestor_arango.store.arango.planning import drain_in_batches
+from attestor_arango.store.arango.planning import READ_ONLY_REFUSALS, drain_in_batches
 from attestor_arango.store.protocol import (
     BackedRelations,
     KnownEntities,
@@ -271,6 +271,20 @@ class GraphAndGovernance(ArangoBase):
     def add_writes(self, scope: Scope, day: str, n: int) -> int:
         rows = self._retrying("writes_add", scope.tenant_wide(), {"day": day, "n": n})
         return int(rows[0]["writes"])
+
+    # recall-id keys (core/recall_key.py) ---------------------------------------------------
+    def get_recall_key(self, scope: Scope) -> str | None:
+        rows = self._run("recall_key_get", scope.tenant_wide(), {})
+        return str(rows[0]["key"]) if rows else None
+
+    def put_recall_key(self, scope: Scope, key: str) -> str | None:
+        try:
+            rows = self._retrying("recall_key_put", scope.tenant_wide(), {"key": key})
+        except StoreError as exc:  # a read-only account: the caller falls back
+            if getattr(exc.__cause__, "error_code", None) in READ_ONLY_REFUSALS:
+                return None
+            raise
+        return str(rows[0]["key"])
 
     # governance ------------------------------------------------------------------------------
     def purge_collections(self) -> tuple[str, ...]:

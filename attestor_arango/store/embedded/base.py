@@ -76,6 +76,7 @@ class SQLiteAccess(Protocol):
     the lock, transactions, the SQL runners, and the queue of what a commit did."""
 
     lock: threading.RLock
+    schema_version: int
 
     @property
     def in_transaction(self) -> bool: ...

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from attestor_arango.cancel import commit_point
 from attestor_arango.errors import ConflictError, StoreError, ValidationError
-from attestor_arango.store.embedded.schema import migrate
+from attestor_arango.store.embedded.migrate import migrate
 
 # WAL pages after which a commit copies them into the file (SQLite's default is 1,000). An
 # add writes ~26 pages, so by default one add in ~38 paid a checkpoint (its page copies

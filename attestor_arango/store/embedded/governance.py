@@ -21,6 +21,7 @@ from attestor_arango.store.codec import audit_from_doc, audit_to_doc, replacemen
 from attestor_arango.store.embedded import sql as q
 from attestor_arango.store.embedded.base import SQLiteAccess, decode_row, encode_doc, scope_params
 from attestor_arango.store.embedded.caches import TenantCaches
+from attestor_arango.store.embedded.migrate import READONLY
 from attestor_arango.store.protocol import EmbeddingSpace, VectorBatch, check_tenant
 from attestor_arango.validation import entity_key
 
@@ -120,6 +121,28 @@ class EmbeddedGovernance:
                 q.ADD_WRITES, {"tenant": scope.tenant, "day": day, "n": n}
             ).fetchone()
         return int(row[0])
+
+    # recall-id keys (core/recall_key.py) --------------------------------------------------------
+    def get_recall_key(self, scope: Scope) -> str | None:
+        if self._db.schema_version < 12:  # a read-only file not yet migrated (schema.py)
+            return None
+        rows = self._db.read(q.GET_RECALL_KEY, {"tenant": scope.tenant})
+        return str(rows[0]["key"]) if rows else None
+
+    def put_recall_key(self, scope: Scope, key: str) -> str | None:
+        if self._db.schema_version < 12:
+            return None
+        params = {"tenant": scope.tenant, "key": key}
+        try:
+            with self._db.transaction():
+                self._db.execute(q.PUT_RECALL_KEY, params)
+                row = self._db.execute(q.GET_RECALL_KEY, params).fetchone()
+        except StoreError as exc:  # a file SQLite opened read-only: the caller falls back
+            cause = exc.__cause__
+            if isinstance(cause, sqlite3.Error) and cause.sqlite_errorcode & 0xFF == READONLY:
+                return None
+            raise
+        return str(row["key"])
 
     # compliance -------------------------------------------------------------------------------
     def purge_tenant(self, scope: Scope) -> dict[str, int]:

@@ -1,16 +1,11 @@
 """The embedded backend's physical schema, as forward-only migrations.
 
 Each migration runs once, inside one transaction, and bumps ``PRAGMA
-user_version``; opening a newer file with an older package is refused rather
-than guessed at.
+user_version`` (applied by ``migrate.py``); opening a newer file with an older
+package is refused rather than guessed at.
 """
 
 from __future__ import annotations
-
-import sqlite3
-
-from attestor_arango.errors import StoreError
-from attestor_arango.validation import entity_key
 
 MIGRATIONS: list[tuple[int, str]] = [
     (
@@ -395,46 +390,8 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX memories_tenant_hash ON memories (tenant, content_hash, t_expired);
         """,
     ),
+    # each tenant's recall-id key (core/recall_key.py), in the file: a reader needs no write
+    (12, "CREATE TABLE IF NOT EXISTS recall_keys (tenant TEXT PRIMARY KEY, key TEXT NOT NULL);"),
 ]
 
 LATEST = MIGRATIONS[-1][0]
-
-
-def migrate(conn: sqlite3.Connection) -> int:
-    """Applies every migration newer than the file's version; returns the version."""
-    current = conn.execute("PRAGMA user_version").fetchone()[0]
-    if current > LATEST:
-        raise StoreError(
-            f"database schema version {current} is newer than this package knows ({LATEST}); "
-            "upgrade attestor-arango",
-        )
-    # migration 9 folds entity keys with the one function that makes them
-    conn.create_function("attestor_entity_key", 1, entity_key, deterministic=True)
-    for version, script in MIGRATIONS:
-        if version <= current:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in _statements(script):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {int(version)}")
-            conn.execute("COMMIT")
-        except Exception:
-            conn.execute("ROLLBACK")
-            raise
-        current = version
-    return current
-
-
-def _statements(script: str) -> list[str]:
-    """Splits a migration script into statements the way SQLite itself does."""
-    out: list[str] = []
-    buf = ""
-    for line in script.splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            out.append(buf.strip())
-            buf = ""
-    if buf.strip():
-        raise StoreError("migration script ends with an incomplete statement")
-    return out

@@ -327,6 +327,8 @@ SET_QUOTA = """
 INSERT INTO quotas (tenant, daily_writes) VALUES (:tenant, :daily_writes)
 ON CONFLICT (tenant) DO UPDATE SET daily_writes = excluded.daily_writes
 """
+GET_RECALL_KEY = "SELECT key FROM recall_keys WHERE tenant = :tenant"
+PUT_RECALL_KEY = "INSERT INTO recall_keys VALUES (:tenant, :key) ON CONFLICT DO NOTHING"
 COUNT_WRITES = "SELECT count FROM write_counts WHERE tenant = :tenant AND day = :day"
 ADD_WRITES = """
 INSERT INTO write_counts (tenant, day, count) VALUES (:tenant, :day, :n)

@@ -354,6 +354,12 @@ class SQLiteStore(ScopeGuarded):
     def count_writes(self, scope: Scope, day: str) -> int:
         return self.governance.count_writes(scope, day)
 
+    def get_recall_key(self, scope: Scope) -> str | None:
+        return self.governance.get_recall_key(scope)
+
+    def put_recall_key(self, scope: Scope, key: str) -> str | None:
+        return self.governance.put_recall_key(scope, key)
+
     def add_writes(self, scope: Scope, day: str, n: int) -> int:
         return self.governance.add_writes(scope, day, n)
 
