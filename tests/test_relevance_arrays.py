@@ -318,9 +318,9 @@ def test_fusion_keeps_lane_scores_as_given_and_the_breakdown_has_floats() -> Non
 
 
 def test_asking_over_arrays_equals_the_per_candidate_code() -> None:
-    """``apply_asking`` lowers the session of the memories that end by asking over an array
-    (``round_list``) and updates their relevance at once: each gets the session and
-    relevance the one-at-a-time code gave (``round(session - weight, 12)``,
+    """``apply_asking`` lowers the session of the memories that end by asking, rounding each
+    distinct session once (``round12``), and updates their relevance at once: each gets the
+    session and relevance the one-at-a-time code gave (``round(session - weight, 12)``,
     ``compute_relevance``), bit for bit, and the memories that do not ask are untouched."""
     rng = random.Random(11)
     fast = []
