@@ -35,7 +35,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from attestor_arango.retrieval.candidates import Candidate, order, update_relevance
+from attestor_arango.retrieval.candidates import Candidate, order
 from attestor_arango.retrieval.rounding import round12
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryStore
@@ -162,7 +162,8 @@ def _asks(c: Candidate) -> bool:
 def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     """Takes ``weight`` off the neighbour support (``Candidate.session``) of each
     memory whose words end by asking (``asking_words``: a conversation turn's own, or a
-    plain memory's content), unless the query asks what was asked."""
+    plain memory's content), unless the query asks what was asked. Sets the session only:
+    the relevance is summed after it (``apply_decay_boost``, pipeline.py)."""
     if weight == 0:
         return
     q = query.lower()
@@ -173,9 +174,9 @@ def apply_asking(cands: Sequence[Candidate], query: str, weight: float) -> None:
     # the lowered session of each distinct session, rounded once (``round12``: ``round(x,
     # 12)`` bit for bit; equal sessions lower to equal values): a plain-add chat holds ~25
     # asking memories a recall, all at the default 0.0, so one value is rounded, not 25 (the
-    # array form, ``round_list``, cost ~2,700 instructions a value at that size); then the
-    # relevance of all at once (one ``compute_relevance`` call each was ~3% of a recall)
+    # array form, ``round_list``, cost ~2,700 instructions a value at that size). Their
+    # relevance is left to the decay step, which runs after this one and sums every
+    # candidate's (pipeline.py; ~1.1% of a recall here)
     lowered = {s: round12(s - weight) for s in {c.session for c in asking}}
     for c in asking:
         c.session = lowered[c.session]
-    update_relevance(asking)
