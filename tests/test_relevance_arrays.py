@@ -318,9 +318,9 @@ def test_fusion_keeps_lane_scores_as_given_and_the_breakdown_has_floats() -> Non
 
 
 def test_asking_over_arrays_equals_the_per_candidate_code() -> None:
-    """``apply_asking`` lowers the session of the memories that end by asking over an array
-    (``round_list``) and updates their relevance at once: each gets the session and
-    relevance the one-at-a-time code gave (``round(session - weight, 12)``,
+    """``apply_asking`` lowers the session of the memories that end by asking, rounding each
+    distinct session once (``round12``), and their relevance is summed after it: each gets
+    the session and relevance the one-at-a-time code gave (``round(session - weight, 12)``,
     ``compute_relevance``), bit for bit, and the memories that do not ask are untouched."""
     rng = random.Random(11)
     fast = []
@@ -341,6 +341,27 @@ def test_asking_over_arrays_equals_the_per_candidate_code() -> None:
             c.session = round(c.session - weight, 12)
             c.compute_relevance()
     apply_asking(fast, "what was the weather", weight)
+    candidates.update_relevance(fast)  # the sum the pipeline's decay step makes after it
     assert _bits(fast, "session", "relevance") == _bits(slow, "session", "relevance")
     changed = sum(c.session != b for c, b in zip(fast, before, strict=True))
     assert 60 < changed < 240  # both kinds were there
+
+
+def test_every_signal_reaches_the_score_of_a_recall(mem: AgentMemory) -> None:
+    """Asking and the time cue set their own fields and the decay step, after them, sums
+    every candidate's relevance once (pipeline.py): each result's score is the sum of its
+    breakdown (to the rounding of the reported rrf_norm), time cue and asking included."""
+    mem.add("Yesterday Jon showed his studio at a fair", entity="Jon")
+    mem.add("Jon went to the fair with his studio", entity="Jon")
+    mem.add("Did Jon like the fair?", entity="Jon")
+    mem.add("Jon went to a fair last month, what a day", entity="Jon")
+    response = mem.recall("When did Jon go to the fair?")
+    seen = {"time_cue": False, "session": False}
+    for r in response.results:
+        b = r.breakdown
+        total = (b.rrf_norm + b.graph_bonus) * b.decay + b.boost + b.freshness
+        total += b.session + b.coverage + b.time_cue
+        assert r.score == pytest.approx(total, abs=1e-9), r.memory.content
+        seen["time_cue"] |= b.time_cue != 0.0
+        seen["session"] |= b.session != 0.0
+    assert seen == {"time_cue": True, "session": True}

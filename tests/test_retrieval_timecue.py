@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from retrieval_fakes import mem
 
-from attestor_arango.retrieval.candidates import Candidate, order
+from attestor_arango.retrieval.candidates import Candidate, order, update_relevance
 from attestor_arango.retrieval.timecue import apply_time_cue, asks_when, carries_time, query_dates
 
 
@@ -68,6 +68,7 @@ def pool() -> list[Candidate]:
 def test_a_when_query_lifts_candidates_that_say_when() -> None:
     cands = pool()
     apply_time_cue(cands, "When did Jon go to a fair?", 0.1, 0.0)
+    update_relevance(cands)  # the sum the pipeline's decay step makes after it
     by = {c.id: c for c in cands}
     assert [by[i].time_cue for i in "abcd"] == [0.0, 0.1, 0.0, 0.1]
     # b 0.75 + 0.1 = 0.85 > a 0.80 > c 0.70 = d 0.60 + 0.1 (tie: t_created equal, id asc)
@@ -121,6 +122,7 @@ def test_a_named_date_lifts_the_candidates_whose_event_time_falls_in_it() -> Non
             dated("d", "2023-07-02", 0.70),
         ]
         apply_time_cue(cands, query, 0.0, 0.1)
+        update_relevance(cands)  # the sum the pipeline's decay step makes after it
         return [(c.id, c.time_cue) for c in order(cands)]
 
     # only b is on that day: b 0.85 > a 0.80 > c 0.72 > d 0.70
@@ -147,6 +149,8 @@ def test_a_when_question_naming_a_date_adds_both_cues() -> None:
     # a candidate reads its memory's fields when made (candidates.py): made with the text
     c = dated("a", "2023-06-27", 0.5, "We went camping last week")
     apply_time_cue([c], "When did Melanie go camping in June?", 0.1, 0.1)
+    assert c.relevance == pytest.approx(0.5)  # the cue alone: the sum comes after
+    update_relevance([c])
     assert c.time_cue == pytest.approx(0.2)
     assert c.relevance == pytest.approx(0.7)
 
@@ -196,9 +200,10 @@ def test_query_dates_without_a_month_word_scans_only_for_a_year(query: str) -> N
 
 def test_time_cues_over_many_candidates_equal_one_at_a_time_bit_for_bit() -> None:
     """``apply_time_cue`` reads the memory's fields by key, the memo's known rows by lookup,
-    and computes the changed relevances at once: each candidate's time cue and relevance
-    are those the one-at-a-time form gave (``round(bonus, 12)``, ``compute_relevance``),
-    bit for bit, rows seen before and new ones alike."""
+    and sets the cues alone: each candidate's time cue, and its relevance summed after
+    (``update_relevance``, as the pipeline's decay step does), are those the one-at-a-time
+    form gave (``round(bonus, 12)``, ``compute_relevance``), bit for bit, rows seen before
+    and new ones alike."""
     import copy
     import random
 
@@ -222,6 +227,7 @@ def test_time_cues_over_many_candidates_equal_one_at_a_time_bit_for_bit() -> Non
     ]:
         fast, slow = copy.deepcopy(cands), copy.deepcopy(cands)
         apply_time_cue(fast, query, cue, date)
+        update_relevance(fast)
         for c in slow:  # the one-at-a-time form
             when = c.memory.valid_from
             bonus = 0.0
@@ -235,7 +241,7 @@ def test_time_cues_over_many_candidates_equal_one_at_a_time_bit_for_bit() -> Non
                 bonus += date
             if bonus:
                 c.time_cue = round(bonus, 12)
-                c.compute_relevance()
+            c.compute_relevance()
         got = [(c.time_cue.hex(), c.relevance.hex()) for c in fast]
         assert got == [(float(c.time_cue).hex(), c.relevance.hex()) for c in slow]
         assert [type(c.time_cue) for c in fast] == [float] * len(fast)

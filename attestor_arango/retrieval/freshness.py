@@ -236,9 +236,9 @@ def apply_freshness(
 ) -> None:
     """Demotes candidates restated later by a similar candidate about the same entity.
 
-    Each candidate's relevance must be current on the way in (every step before this one
-    calls ``compute_relevance`` on what it changes): only the candidates this step changes
-    are computed again.
+    Each candidate's relevance must be current on the way in (the decay step before this
+    one sums every candidate's, pipeline.py): only the candidates this step changes are
+    computed again.
 
     Only the ``freshness_update_rank`` most relevant candidates can be an update, so only
     their words are read (whether they announce a change: ``known_terms``, the backend's
@@ -339,5 +339,5 @@ def apply_freshness(
         if k not in stale:
             lift = round(max(0.0, peak - before[k]) + FRESH_EPSILON, 12)
             items[k].freshness = max(items[k].freshness, lift)
-    # only these changed: every step before keeps the others' relevance current
+    # only these changed: the decay step before left the others' relevance current
     update_relevance([items[k] for k in sorted(changed)])

@@ -8,12 +8,11 @@ Steps, in order (each switchable and tuned in ``RetrievalConfig``):
 3. graph affinity from hop distance to the entities the query names, and the
    question's speaker: turns said by the person the query asks about (speakers.py);
 4. typed relations touching those entities, as synthetic candidates;
-5. confidence decay and recency boost against the view's as_of, query-term
-   coverage of each candidate's session, neighbouring conversation turns
-   (neighbours.py; a memory that ends by asking, turn or not, yields to the
-   answers), time
-   cues (a "when" question, a date the query names), then freshness over
-   the candidates' stored vectors;
+5. query-term coverage of each candidate's session, neighbouring conversation
+   turns (neighbours.py; a memory that ends by asking, turn or not, yields to the
+   answers), time cues (a "when" question, a date the query names), confidence
+   decay and recency boost against the view's as_of (last: it sums every
+   candidate's relevance once), then freshness over the candidates' stored vectors;
 6. order by the summed relevance (the tie rule of candidates.py), every
    candidate kept;
 7. greedy budget fit in that order.
@@ -290,7 +289,6 @@ def recall(
             errors["neighbour_error"] = describe(exc)
             tr.step("neighbours", len(cands), len(cands), error=errors["neighbour_error"])
 
-    apply_decay_boost(cands, view.as_of, config)
     fresh = config.freshness_enabled and not asks_past(query) and bool(cands)
     if config.coverage_enabled and credits_any(cands):  # only conversation records gain
         # coverage reads every candidate's terms: the fused candidates take the scoring
@@ -305,6 +303,9 @@ def recall(
         apply_asking(cands, query, config.asking_weight)
     if config.time_cue_enabled:
         apply_time_cue(cands, query, config.time_cue_weight, config.date_match_weight)
+    # last of the signals: decay scales the lane relevance, and its relevance update sums
+    # every candidate's signals once (asking and time cue set their own fields only)
+    apply_decay_boost(cands, view.as_of, config)
     if fresh:  # reads the words of the few candidates that may be an update
         # the stored vectors only freshness compares: not read for a query that skips it
         vectors = _vectors(store, scope, cands, errors, vcache)

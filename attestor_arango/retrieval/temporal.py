@@ -28,7 +28,9 @@ def age_days(candidate: Candidate, as_of: int) -> float:
 
 
 def apply_decay_boost(cands: Sequence[Candidate], as_of: int, config: RetrievalConfig) -> None:
-    """Sets each candidate's decay and boost from its age at ``as_of``, then its relevance.
+    """Sets each candidate's decay and boost from its age at ``as_of``, then its relevance:
+    every signal summed, those of the steps before it too (asking and the time cue set
+    their own fields only; the pipeline runs this step after them).
 
     Per candidate, in Python floats as always: the age, ``0.5 ** (age / half_life)`` and
     ``exp(-age / tau)`` (numpy's transcendental kernels may differ from libm in the

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from attestor_arango.memo import Memo
-from attestor_arango.retrieval.candidates import Candidate, update_relevance
+from attestor_arango.retrieval.candidates import Candidate
 from attestor_arango.retrieval.rounding import round12
 from attestor_arango.text.dates import MONTH_NAMES, WEEKDAYS
 
@@ -152,16 +152,18 @@ def apply_time_cue(
     cands: Sequence[Candidate], query: str, cue_weight: float, date_weight: float
 ) -> None:
     """Adds ``cue_weight`` to each candidate carrying a time reference when the query asks
-    when, and ``date_weight`` to each whose event time falls in a date the query names."""
+    when, and ``date_weight`` to each whose event time falls in a date the query names.
+    Sets ``time_cue`` only: the relevance is summed after it (``apply_decay_boost``)."""
     cue = cue_weight != 0.0 and asks_when(query)
     dates = query_dates(query) if date_weight != 0.0 else []
     if not cue and not dates:
         return
     # the memory's fields by key (candidates.py) and a known row's answer by the memo's own
     # lookup: a "when" question reads every candidate (~90), and pydantic's attribute hook
-    # and the memo's call were most of that; the relevances of the changed ones at once,
-    # rounded as round(x, 12) is (round12: bit for bit, without the decimal conversion)
-    known, changed = _carries.known, []
+    # and the memo's call were most of that; the cue rounded as round(x, 12) is (round12:
+    # bit for bit, without the decimal conversion). The relevance is summed after this step
+    # (``apply_decay_boost``, pipeline.py), once for every candidate
+    known = _carries.known
     for c in cands:
         fields = c.fields
         when = fields["valid_from"]
@@ -177,5 +179,3 @@ def apply_time_cue(
             bonus += date_weight
         if bonus:
             c.time_cue = round12(bonus)
-            changed.append(c)
-    update_relevance(changed)
