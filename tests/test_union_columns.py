@@ -98,7 +98,7 @@ def test_the_union_columns_equal_the_general_code(seed: int) -> None:
     for own in (None, [rng.random() for _ in ids]):
         general = rescored_columns(vector, own, by_id, ids)
         fast = by_cosine(vector, cos[: len(ids)], ids)
-        if seed % 2 == 0:  # distinct scores: the columns decide
+        if seed % 4 != 3:  # no NaN: the columns decide (distinct scores, or ties in order)
             assert fast is not None
         if fast is not None:
             assert general is not None
@@ -106,7 +106,7 @@ def test_the_union_columns_equal_the_general_code(seed: int) -> None:
     lane = rescored_columns(vector, None, by_id, ids) or Lane([], [], [])
     lanes: Lanes = [("vector", lane), ("bm25", text)]
     done = complete_union(lane, text, tail, union, cos)
-    if seed % 2 == 0:
+    if seed % 4 != 3:
         assert done is not None
     if done is not None:
         assert _shape(done) == _shape(complete_lanes(lanes, tail, by_id))

@@ -25,7 +25,7 @@ from operator import not_
 import numpy as np
 
 from attestor_arango.models import Memory
-from attestor_arango.retrieval.completion import Lane, Lanes, Ranked
+from attestor_arango.retrieval.completion import Lane, Lanes, Ranked, tie_ordered
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,14 +75,18 @@ class UnionCosines:
 
 
 def by_cosine(memories: Sequence[Memory], scores: np.ndarray, ids: Sequence[str]) -> Lane | None:
-    """``completion.tie_ordered(memories, scores.tolist(), ids)`` when the scores (an array)
-    are distinct and none is NaN: they alone decide the order, one sort of the array (the
-    ascending order reversed: distinct values have one descending order). None otherwise:
-    the tie rule reads times and ids."""
+    """``completion.tie_ordered(memories, scores.tolist(), ids)`` when none of the scores (an
+    array) is NaN: distinct scores alone decide the order, one sort of the array (the
+    ascending order reversed: distinct values have one descending order); tied ones go to
+    ``tie_ordered``. None with a NaN (the general code decides)."""
     order = np.argsort(scores)[::-1]
     ranked = scores[order]
     if not (ranked[:-1] > ranked[1:]).all():  # equal neighbours, or a NaN (never greater)
-        return None
+        if np.isnan(ranked).any():  # its place depends on the order the rows came in
+            return None
+        # a tie (rows of one text, at 10k): the whole rule, which orders distinct ids
+        # alike whatever order they come in
+        return tie_ordered(memories, scores.tolist(), ids)
     at = order.tolist()
     return Lane(
         list(map(memories.__getitem__, at)), ranked.tolist(), list(map(ids.__getitem__, at))
@@ -94,7 +98,7 @@ def complete_union(
 ) -> Lanes | None:
     """``completion.complete_lanes`` of the lanes ``[("vector", vector), ("bm25", text)]``
     with the text lane's re-scored ``tail`` and the union's cosines (``values``, in the
-    order of ``union.ids``); None when the vector lane's added members tie or one is NaN."""
+    order of ``union.ids``); None when one of the vector lane's added members is NaN."""
     added = by_cosine(union.others, values[union.lane :], union.ids[union.lane :])
     if added is None:
         return None
