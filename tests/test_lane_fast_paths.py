@@ -630,7 +630,9 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
     """``run_lanes`` hands ``rescored_columns`` the vector lane's ids (from the ranking); its
     answer equals the answer with them read from the memories (the general path): the
     same memories (by identity), ids, scores to the bit and order. Every lane handed to
-    ``complete_lanes``, and every lane it makes, holds its memories' own ids."""
+    ``complete_lanes``, and every lane it makes, holds its memories' own ids. (The union's
+    columns, union_columns.py, are turned off: they answer without either function, and
+    tests/test_union_columns.py compares them with these.)"""
     mem = _filled(tmp_path / "m.db")
     mem.add("violin violin harbour, the note again", context=CTX)
     store = mem.store
@@ -657,6 +659,7 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
         calls.append(f"complete {own}")
         return got
 
+    monkeypatch.setattr(lane_run, "union_of", lambda *_: None)
     monkeypatch.setattr(lane_run, "rescored_columns", rescored_both)
     monkeypatch.setattr(lane_run, "complete_lanes", complete_both)
     for query in ("violin harbour note", "ember quill", "glacier", "nothing like it"):

@@ -97,6 +97,7 @@ def test_a_failing_completion_degrades_to_the_lanes_as_they_came(
         raise RuntimeError("no tail today")
 
     monkeypatch.setattr(lane_run, "complete_lanes", boom)
+    monkeypatch.setattr(lane_run, "complete_union", boom)  # (union_columns.py's way)
     resp = recall(store(), FixedEmbedder(), SCOPE, "garden", view_at(10), 10_000, BARE)  # type: ignore[arg-type]
     assert resp.errors == {"completion_error": "RuntimeError: no tail today"}
     assert [r.memory.id for r in resp.results] == ["d", "a", "b"]

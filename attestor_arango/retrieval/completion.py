@@ -214,8 +214,21 @@ def cosines(
     ids: Sequence[str],
     cache: dict[str, np.ndarray] | None = None,
 ) -> dict[str, float]:
+    """``cosine_column``'s answer by id."""
+    have, values = cosine_column(store, scope, qvec, ids, cache)
+    return dict(zip(have, values.tolist(), strict=True))
+
+
+def cosine_column(
+    store: MemoryStore,
+    scope: Scope,
+    qvec: np.ndarray,
+    ids: Sequence[str],
+    cache: dict[str, np.ndarray] | None = None,
+) -> tuple[list[str], np.ndarray]:
     """Exact float64 cosine to ``qvec``, rounded to 9 places, of each of ``ids`` that has a
-    stored vector (one read and one pass over arrays for all of them).
+    stored vector (one read and one pass over arrays for all of them), as two columns:
+    those ids, in their order, and their cosines (float64).
 
     An index's float32 scores can differ in the last bits with the shape of the
     matrix it scanned (and so with rows added after a replay's as_of); exact
@@ -225,7 +238,7 @@ def cosines(
     """
     have, rows, norms, wide = _stored_normed(store, scope, ids, cache)
     if not have:
-        return {}
+        return have, np.zeros(0)
     q = np.asarray(qvec, dtype=np.float64)
     q = q / (vector_norm(q) or 1.0)
     mat = rows.astype(np.float64) if wide is None else wide  # widened: each float32 exactly
@@ -239,8 +252,7 @@ def cosines(
         cache.widened_by_store = wide is not None
     # round(dot / (norm or 1.0), 9) of each row, the division and the rounding over
     # the array at once (IEEE division as Python's; round_array is round, bit for bit)
-    values = round_array(dots / np.where(norms == 0.0, 1.0, norms), 9).tolist()
-    return dict(zip(have, values, strict=True))
+    return have, round_array(dots / np.where(norms == 0.0, 1.0, norms), 9)
 
 
 def tie_ordered(memories: Sequence[Memory], scores: Sequence[float], ids: Sequence[str]) -> Lane:

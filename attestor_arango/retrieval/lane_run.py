@@ -23,6 +23,7 @@ from attestor_arango.retrieval.completion import (
     Lanes,
     Ranked,
     complete_lanes,
+    cosine_column,
     cosines,
     exact_cosine,
     lane_union,
@@ -33,6 +34,12 @@ from attestor_arango.retrieval.lanes import QueryExpander
 from attestor_arango.retrieval.optional import speaks
 from attestor_arango.retrieval.text_lane import text_lane
 from attestor_arango.retrieval.trace import RecallTrace
+from attestor_arango.retrieval.union_columns import (
+    UnionCosines,
+    by_cosine,
+    complete_union,
+    union_of,
+)
 from attestor_arango.scope import Scope, TemporalView
 from attestor_arango.store.protocol import MemoryStore, Store, TextHit, TextScore
 
@@ -179,12 +186,12 @@ def run_lanes(
             fatal(exc)
             text_error = errors["bm25_error"] = describe(exc)
     text_ms = tr.lap()
-    scores: dict[str, float] | None = None  # the union's cosines, when completion runs
+    scores: UnionCosines | None = None  # the union's cosines, when completion runs
     if found is not None and qvec is not None:
         completing = text if config.lane_completion else None  # the lane to complete with
         ranked = partial(_reordered, store, scope, qvec, view, config, known)
         vector, scores = _vector_lane(
-            store, scope, qvec, (found, ranked), completing, errors, vcache
+            store, scope, qvec, (found, ranked), known, completing, errors, vcache
         )
         vector_ms = round(vector_ms + tr.lap(), 3)  # the lane's time includes its scoring
         if vector is not None:
@@ -250,21 +257,29 @@ def _vector_lane(
     scope: Scope,
     qvec: np.ndarray,
     lane: tuple[Found, Callable[[], Found]],
+    known: Mapping[str, Memory],
     text: Lane | None,
     errors: dict[str, str],
     vcache: dict[str, np.ndarray],
-) -> tuple[Lane | None, dict[str, float] | None]:
-    """The lane (``Found``, and how to rank it again in order: ``_rescored``) re-scored by
-    exact cosine (None if that failed: ``vector_error``), and the cosines of the lanes'
-    whole union with the text lane, ``text``, when completion will run (one read for both;
-    if reading the union fails, the lane's own rows are read and ``completion_error`` says
-    why)."""
+) -> tuple[Lane | None, UnionCosines | None]:
+    """The lane (``Found``, its memories by id ``known``, and how to rank it again in order:
+    ``_rescored``) re-scored by exact cosine (None if that failed: ``vector_error``), and
+    the cosines of the lanes' whole union with the text lane, ``text``, when completion
+    will run (one read for both; if reading the union fails, the lane's own rows are read
+    and ``completion_error`` says why). On the union's columns (union_columns.py) when
+    they decide alone, else by ``_rescored``."""
     ids = lane[0].ids
     if text is not None:
         try:
+            union = union_of(ids, known, text)
             # the union's ids, each once (a row's cosine does not depend on the order asked)
-            scores = cosines(store, scope, qvec, list(dict.fromkeys([*ids, *text.ids])), vcache)
-            return _rescored(lane, scores), scores
+            wanted = list(dict.fromkeys([*ids, *text.ids])) if union is None else union.ids
+            have, values = cosine_column(store, scope, qvec, wanted, vcache)
+            if len(have) != len(wanted):  # a member without a stored vector
+                union = None
+            scores = UnionCosines(have, values, union)
+            done = None if union is None else by_cosine(lane[0].memories, values[: len(ids)], ids)
+            return (_rescored(lane, scores.by_id()) if done is None else done), scores
         except Exception as exc:  # completion fails; the lane may still be read alone
             fatal(exc)
             errors["completion_error"] = describe(exc)
@@ -281,15 +296,16 @@ def _vector_lane(
 def _complete(
     lanes: Lanes,
     bm25_tail: Sequence[TextHit | TextScore] | Ranked,
-    scores: dict[str, float] | None,
+    scores: UnionCosines | None,
     errors: dict[str, str],
     tr: RecallTrace,
 ) -> Lanes:
-    """Lane completion (completion.py); if it fails, the lanes as they came still rank."""
+    """Lane completion (completion.py; on the union's columns when they decide alone,
+    union_columns.py); if it fails, the lanes as they came still rank."""
     failed = errors.get("completion_error")  # set when the union's vectors could not be read
     if failed is None:
         try:
-            out = complete_lanes(lanes, bm25_tail, scores)
+            out = _completed(lanes, bm25_tail, scores)
             n_in = len(lane_union(lanes)) if tr.on else 0  # counted for the trace only
             tr.step("complete", n_in, sum(len(h) for _, h in out))
             return out
@@ -298,6 +314,22 @@ def _complete(
             failed = errors["completion_error"] = describe(exc)
     tr.step("complete", 0, 0, error=failed)
     return lanes
+
+
+def _completed(
+    lanes: Lanes, tail: Sequence[TextHit | TextScore] | Ranked, scores: UnionCosines | None
+) -> Lanes:
+    """``complete_lanes``' answer: ``complete_union``'s when the lanes are the vector lane
+    and then the text lane, their union read as columns, and it decides alone."""
+    if scores is None:
+        return complete_lanes(lanes, tail, None)
+    union = scores.union
+    if union is not None and len(lanes) == 2 and lanes[0][0] == "vector" and lanes[1][0] == "bm25":
+        ranked = tail if isinstance(tail, Ranked) else Ranked.of(tail)
+        done = complete_union(lanes[0][1], lanes[1][1], ranked, union, scores.values)
+        if done is not None:
+            return done
+    return complete_lanes(lanes, tail, scores.by_id())
 
 
 def _llm_lanes(
