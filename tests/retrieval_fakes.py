@@ -41,6 +41,19 @@ def as_lanes(lanes: Sequence[tuple[str, Sequence[Hit]]]) -> list[tuple[str, Lane
 _WORD = re.compile(r"\w+")
 
 
+def lanes_of(
+    store: Any, emb: Any, scope: Scope, query: str, view: TemporalView, config: Any,
+    errors: dict[str, str],
+) -> list[tuple[str, Lane]]:  # fmt: skip
+    """``lane_run.run_lanes`` of ``query`` with no expander, no trace, fresh caches: the lanes
+    as a recall runs them (the lane tests' one set-up); failures go to ``errors``."""
+    from attestor_arango.retrieval import lane_run
+    from attestor_arango.retrieval.trace import RecallTrace
+
+    tracer = RecallTrace(None, "r", scope.tenant)
+    return lane_run.run_lanes(store, emb, scope, query, view, config, None, errors, tracer, {}, {})
+
+
 def mem(
     mid: str,
     content: str = "",

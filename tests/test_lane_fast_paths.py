@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from retrieval_fakes import as_lanes
+from retrieval_fakes import as_lanes, lanes_of
 from retrieval_fakes import mem as fake_mem
 
 from attestor_arango import AgentContext
@@ -39,7 +39,6 @@ from attestor_arango.retrieval.completion import (
     stored_matrix,
 )
 from attestor_arango.retrieval.rounding import round_array
-from attestor_arango.retrieval.trace import RecallTrace
 from attestor_arango.scope import Scope
 from attestor_arango.store.codec import row_norms
 from attestor_arango.store.embedded.exact import RowNorms
@@ -495,19 +494,7 @@ def test_a_lane_handed_over_as_a_set_is_ranked_again_when_its_order_decides(
         for kind in (HidesVectorsRanks, HidesVectors):
             wrapped = kind(store, hidden)
             errors: dict[str, str] = {}
-            lanes = lane_run.run_lanes(
-                wrapped,
-                emb,
-                SCOPE,
-                query,
-                view,
-                config,
-                None,
-                errors,
-                RecallTrace(None, "r", "acme"),
-                {},
-                {},
-            )
+            lanes = lanes_of(wrapped, emb, SCOPE, query, view, config, errors)
             got.append((errors, _pairs(lanes)))
             if kind is HidesVectorsRanks:  # as a set; ranked again only when a cosine lacks
                 assert wrapped.unordered == ([True, False] if hidden else [True])
@@ -538,19 +525,7 @@ def test_the_lanes_from_the_ranking_equal_the_lanes_from_vector_candidates(
         for hide in (False, True):
             rec = WithoutRanking(store, hide)
             errors: dict[str, str] = {}
-            lanes = lane_run.run_lanes(
-                rec,
-                emb,
-                SCOPE,
-                query,
-                view,
-                config,
-                None,
-                errors,
-                RecallTrace(None, "r", "acme"),
-                {},
-                {},
-            )
+            lanes = lanes_of(rec, emb, SCOPE, query, view, config, errors)
             assert ("vector_candidates" in rec.calls) is hide
             assert ("vector_ranked" in rec.calls) is not hide
             got.append((errors, _pairs(lanes)))
@@ -664,19 +639,7 @@ def test_the_lanes_ids_handed_on_equal_the_ids_read_from_the_memories(
     monkeypatch.setattr(lane_run, "complete_lanes", complete_both)
     for query in ("violin harbour note", "ember quill", "glacier", "nothing like it"):
         errors: dict[str, str] = {}
-        lanes = lane_run.run_lanes(
-            store,
-            emb,
-            SCOPE,
-            query,
-            view,
-            config,
-            None,
-            errors,
-            RecallTrace(None, "r", "a"),
-            {},
-            {},
-        )
+        lanes = lanes_of(store, emb, SCOPE, query, view, config, errors)
         assert not errors and [n for n, _ in lanes] == ["vector", "bm25"]
     assert calls == ["rescored True True", *(["complete True"] if completion else [])] * 4
     mem.close()

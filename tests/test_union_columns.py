@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from retrieval_fakes import lanes_of
 from retrieval_fakes import mem as fake_mem
 
 from attestor_arango import AgentContext
@@ -29,7 +30,6 @@ from attestor_arango.retrieval.completion import (
     complete_lanes,
     rescored_columns,
 )
-from attestor_arango.retrieval.trace import RecallTrace
 from attestor_arango.retrieval.union_columns import (
     by_cosine,
     complete_union,
@@ -180,19 +180,7 @@ def test_run_lanes_on_the_union_columns_equals_the_general_code(
 
     def lanes(query: str) -> Lanes:
         errors: dict[str, str] = {}
-        got = lane_run.run_lanes(
-            store,
-            emb,
-            SCOPE,
-            query,
-            view,
-            config,
-            None,
-            errors,
-            RecallTrace(None, "r", "a"),
-            {},
-            {},
-        )
+        got = lanes_of(store, emb, SCOPE, query, view, config, errors)
         assert not errors and [n for n, _ in got] == ["vector", "bm25"]
         return got
 
