@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,8 @@ def wait_healthy(base: str, proc: subprocess.Popen[Any], what: str = "server") -
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            err = proc.stderr.read() if proc.stderr else ""
+            out = proc.stderr or proc.stdout  # the output the server's errors go to
+            err = out.read() if out else ""
             text = err.decode() if isinstance(err, bytes) else err
             raise RuntimeError(f"{what} exited: {text}")
         try:
@@ -140,3 +142,31 @@ def wait_healthy(base: str, proc: subprocess.Popen[Any], what: str = "server") -
             pass
         time.sleep(0.1)
     raise RuntimeError(f"{what} did not start")
+
+
+@dataclass
+class ServerRun:
+    """A CLI server run by ``cli_server``: its base URL, and what it wrote (stdout and
+    stderr as one text) once it has stopped."""
+
+    base: str
+    log: str = ""
+
+
+@contextmanager
+def cli_server(home: Path, *args: str, **env: str) -> Iterator[ServerRun]:
+    """``attestor-arango ARGS --port <free port>`` (``api``, ``mcp --transport http``) in a
+    subprocess on ``home``'s store (``cli_env`` with ``env``), healthy (``wait_healthy``);
+    stopped on the way out, its output then in ``ServerRun.log``."""
+    port = free_port()
+    cmd = [PYTHON, "-m", "attestor_arango.interfaces.cli.main", *args, "--port", str(port)]
+    proc = subprocess.Popen(
+        cmd, env=cli_env(home, **env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    run = ServerRun(f"http://127.0.0.1:{port}")
+    try:
+        wait_healthy(run.base, proc)
+        yield run
+    finally:
+        proc.terminate()
+        run.log, _ = proc.communicate(timeout=60)

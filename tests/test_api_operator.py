@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import httpx
-from interface_support import PYTHON, cli_env, free_port, keyring, running_server, wait_healthy
+from interface_support import (
+    cli_server,
+    keyring,
+    running_server,
+)
 from prometheus_client.parser import text_string_to_metric_families
 
 from attestor_arango.clock import ManualClock
@@ -134,23 +137,15 @@ def _json_lines(text: str) -> list[dict[str, Any]]:
 
 
 def test_json_request_log_has_the_request_id(tmp_path: Path) -> None:
-    port = free_port()
-    cmd = [PYTHON, "-m", "attestor_arango.interfaces.cli.main", "api", "--no-auth"]
-    cmd += ["--port", str(port), "--log-format", "json"]
-    proc = subprocess.Popen(cmd, env=cli_env(tmp_path), stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(base, proc)
+    with cli_server(tmp_path, "api", "--no-auth", "--log-format", "json") as run:
+        base = run.base
         mine = httpx.post(
             base + "/v1/recall", json={"query": "x"}, headers={"X-Request-Id": "req-42"}
         )
         assert mine.headers["x-request-id"] == "req-42"
         fresh = httpx.get(base + "/v1/memories/nope", headers={"X-Request-Id": "bad id {x}"})
         assert re.fullmatch(r"[0-9a-f]{16}", fresh.headers["x-request-id"])
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=30)
-    lines = [e for e in _json_lines(err) if e.get("logger") == "attestor_arango.access"]
+    lines = [e for e in _json_lines(run.log) if e.get("logger") == "attestor_arango.access"]
     by_id = {e["request_id"]: e for e in lines}
     assert by_id["req-42"]["route"] == "/v1/recall" and by_id["req-42"]["status"] == 200
     other = by_id[fresh.headers["x-request-id"]]
@@ -165,21 +160,12 @@ def test_text_request_log_holds_no_query_string(tmp_path: Path) -> None:
     the default text format too (uvicorn's own access line, which prints the query
     string, is off)."""
     word = "".join(("plov", "erquist"))
-    port = free_port()
-    cmd = [PYTHON, "-m", "attestor_arango.interfaces.cli.main", "api", "--no-auth"]
-    cmd += ["--port", str(port), "--log-format", "text"]
-    proc = subprocess.Popen(
-        cmd, env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(base, proc)
+    with cli_server(tmp_path, "api", "--no-auth", "--log-format", "text") as run:
+        base = run.base
         added = httpx.post(base + "/v1/memories", json={"content": f"{word} lives in Oslo"})
         assert added.is_success, added.text
         for page in (f"/ui/timeline?entity={word}", f"/ui/recall?query={word}+Oslo"):
             assert httpx.get(base + page).status_code == 200, page
-    finally:
-        proc.terminate()
-        log, _ = proc.communicate(timeout=30)  # uvicorn's lines go to stdout
+    log = run.log  # uvicorn's lines (stdout) and the package's (stderr)
     assert "GET /ui/timeline 200" in log and "GET /ui/recall 200" in log  # still logged
     assert word not in log.lower()

@@ -15,7 +15,6 @@ The words are made at run time (no constant of this module holds them).
 from __future__ import annotations
 
 import logging
-import subprocess
 from pathlib import Path
 
 import httpx
@@ -25,7 +24,7 @@ from starlette.testclient import TestClient
 
 from attestor_arango.interfaces.api import logs
 from attestor_arango.interfaces.api.app import create_app
-from tests.interface_support import PYTHON, cli_env, free_port, wait_healthy
+from tests.interface_support import cli_server
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
@@ -65,19 +64,11 @@ def test_mcp_over_http_logs_no_path_or_query_string(tmp_path: Path) -> None:
     put a subject's words in the operator's log. Its access lines are now the package's
     (route template, method, status)."""
     word = "".join(("qz", "sigrun", "dottir"))
-    port = free_port()
-    cmd = [PYTHON, "-m", "attestor_arango.interfaces.cli.main", "mcp", "--transport", "http"]
-    cmd += ["--no-auth", "--port", str(port), "--log-level", "info"]
-    proc = subprocess.Popen(
-        cmd, env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(base, proc)
+    args = ("mcp", "--transport", "http", "--no-auth", "--log-level", "info")
+    with cli_server(tmp_path, *args) as run:
+        base = run.base
         assert httpx.get(f"{base}/mcp/{word}?query={word}").status_code == 404
         assert httpx.post(f"{base}/mcp?query={word}", json={}).status_code == 400
-    finally:
-        proc.terminate()
-        log, _ = proc.communicate(timeout=30)
+    log = run.log
     assert "GET unmatched 404" in log and "POST /mcp 400" in log  # still one line each
     assert word not in log.lower()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,25 +29,14 @@ from attestor_arango import AgentContext
 from attestor_arango.embeddings import HashingEmbedder
 from attestor_arango.errors import NotFoundError
 from attestor_arango.memory import AgentMemory
-from tests.interface_support import PYTHON, cli_env, free_port, run_cli, wait_healthy
+from tests.interface_support import cli_server, run_cli
 
 
 @contextmanager
 def _server(home: Path, **env: str) -> Iterator[str]:
     """``attestor-arango api --no-auth`` on ``home``'s store in a subprocess; its base URL."""
-    port = free_port()
-    cmd = [PYTHON, "-m", "attestor_arango.interfaces.cli.main", "api", "--no-auth"]
-    cmd += ["--port", str(port), "--log-level", "warning"]
-    proc = subprocess.Popen(
-        cmd, env=cli_env(home, **env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(base, proc)
-        yield base
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=60)
+    with cli_server(home, "api", "--no-auth", "--log-level", "warning", **env) as run:
+        yield run.base
 
 
 def _reads(base: str, word: str, memory_id: str, recall_id: str) -> dict[str, Any]:

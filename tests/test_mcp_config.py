@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from interface_support import PYTHON, cli_env, free_port
+from interface_support import PYTHON, cli_env, free_port, wait_healthy
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from test_mcp_http import KEYS, wait_healthy, write_keys
+from test_mcp_http import KEYS, write_keys
 
 CLI = [PYTHON, "-m", "attestor_arango.interfaces.cli.main"]
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from interface_support import PYTHON, cli_env, free_port, wait_healthy
+from interface_support import PYTHON, cli_env, cli_server
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -66,17 +66,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("mcp-http")
     keys = home / "keys.yaml"
     write_keys(keys)
-    port = free_port()
-    cmd = [PYTHON, "-m", "attestor_arango.interfaces.cli.main", "mcp", "--transport", "http"]
-    cmd += ["--host", "127.0.0.1", "--port", str(port), "--keys", str(keys)]
-    proc = subprocess.Popen(cmd, env=cli_env(home), stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(base, proc)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    args = ("mcp", "--transport", "http", "--host", "127.0.0.1", "--keys", str(keys))
+    with cli_server(home, *args) as run:
+        yield run.base
 
 
 def text_of(result: Any) -> str:

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from interface_support import ROOT, cli_env, free_port
+from interface_support import ROOT, cli_env, free_port, wait_healthy
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from test_mcp_config import _http_from
-from test_mcp_http import KEYS, wait_healthy, write_keys
+from test_mcp_http import KEYS, write_keys
 
 BIN = str(Path(sys.executable).parent)
 MARK = re.compile(r"<!-- readme-test: ([\w-]+) -->\n```(\w+)\n(.*?)\n```", re.S)
